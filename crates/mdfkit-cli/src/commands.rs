@@ -1,0 +1,206 @@
+//! The commands: each opens the database, asks the library, and renders the answer.
+
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use mdfkit::catalog::model::TableInfo;
+use mdfkit::value::Value;
+use mdfkit::{Database, Error};
+
+use crate::output::{write_rows, Format};
+
+/// Why a command failed: the library said no, or stdout went away.
+pub enum Failure {
+    Library(Error),
+    Output(io::Error),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Library(e)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Output(e)
+    }
+}
+
+type Outcome = Result<(), Failure>;
+
+fn stdout() -> BufWriter<io::StdoutLock<'static>> {
+    BufWriter::new(io::stdout().lock())
+}
+
+/// The product name of an on-disk version number.
+pub fn version_name(version: u16) -> &'static str {
+    match version {
+        0..=539 => "SQL Server 2000",
+        540..=611 => "SQL Server 2005",
+        612..=660 => "SQL Server 2008",
+        661..=704 => "SQL Server 2008 R2",
+        705..=781 => "SQL Server 2012",
+        782..=851 => "SQL Server 2014",
+        852..=868 => "SQL Server 2016",
+        869..=903 => "SQL Server 2017",
+        904..=956 => "SQL Server 2019",
+        957..=997 => "SQL Server 2022",
+        _ => "SQL Server 2025",
+    }
+}
+
+pub fn info(files: &[PathBuf], format: Format) -> Outcome {
+    let db = Database::open(files)?;
+    let catalog = db.catalog();
+    let boot = &catalog.boot;
+    let units = catalog.table("sysallocunits");
+    let allocated: i64 = units.iter().map(|u| u.int("pcreserved")).sum();
+    let used: i64 = units.iter().map(|u| u.int("pcused")).sum();
+    let file_pages: i64 = db
+        .reader()
+        .source()
+        .files()
+        .iter()
+        .map(|f| i64::from(f.page_count))
+        .sum();
+    let rows = vec![
+        ("database", Value::text(db.name())),
+        (
+            "version",
+            Value::text(format!(
+                "{} ({}), created by {} ({})",
+                version_name(boot.version),
+                boot.version,
+                version_name(boot.create_version),
+                boot.create_version
+            )),
+        ),
+        (
+            "compatibility_level",
+            Value::Int(boot.compatibility_level.into()),
+        ),
+        (
+            "collation",
+            Value::text(mdfkit::collation::name(boot.collation_id)),
+        ),
+        ("page_verify", Value::text(boot.page_verify().name())),
+        ("recovery_model", Value::text(boot.recovery_model().name())),
+        ("created", boot.created.clone()),
+        ("pages_in_files", Value::Int(file_pages)),
+        ("pages_allocated", Value::Int(allocated)),
+        ("pages_used", Value::Int(used)),
+        (
+            "user_tables",
+            Value::Int(catalog.tables(false).len() as i64),
+        ),
+    ];
+    let files_view = catalog.view("sys.database_files")?;
+    let mut out = stdout();
+    match format {
+        Format::Table => {
+            for (k, v) in &rows {
+                writeln!(out, "{:<20} {v}", format!("{}:", k.replace('_', " ")))?;
+            }
+            writeln!(out, "\nfiles:")?;
+            write_rows(&mut out, format, &files_view.columns, &files_view.rows)?;
+        }
+        _ => {
+            let mut columns: Vec<String> = rows.iter().map(|(k, _)| k.to_string()).collect();
+            let mut values: Vec<Value> = rows.into_iter().map(|(_, v)| v).collect();
+            columns.push("files".into());
+            values.push(Value::text(
+                files_view
+                    .rows
+                    .iter()
+                    .map(|r| r.get(5).map(|v| v.to_string()).unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join(";"),
+            ));
+            write_rows(&mut out, format, &columns, &[values])?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+pub fn tables(files: &[PathBuf], system: bool, format: Format) -> Outcome {
+    let db = Database::open(files)?;
+    let columns: Vec<String> = [
+        "table",
+        "object_id",
+        "type",
+        "layout",
+        "partitions",
+        "rows",
+        "used_pages",
+        "compression",
+        "lob",
+        "row_overflow",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<Value>> = db.catalog().tables(system).iter().map(table_row).collect();
+    let mut out = stdout();
+    write_rows(&mut out, format, &columns, &rows)?;
+    out.flush()?;
+    Ok(())
+}
+
+fn table_row(t: &TableInfo) -> Vec<Value> {
+    vec![
+        Value::text(t.qualified_name()),
+        Value::Int(t.object_id.into()),
+        Value::text(&t.object_type),
+        Value::text(if t.is_heap { "heap" } else { "clustered" }),
+        Value::Int(t.partitions.len() as i64),
+        Value::Int(t.rows()),
+        Value::Int(t.used_pages()),
+        Value::text(t.compression_names().join(",")),
+        Value::bit(t.has_lob),
+        Value::bit(t.has_row_overflow),
+    ]
+}
+
+/// Splits `FILE... [NAME]`: the last argument is a name unless it is an existing file.
+fn split_files_and_name(args: &[String], name_required: bool) -> (Vec<PathBuf>, Option<String>) {
+    let last_is_file = args.last().is_some_and(|a| Path::new(a).is_file());
+    if args.len() > 1 && (name_required || !last_is_file) {
+        let (files, name) = args.split_at(args.len() - 1);
+        (
+            files.iter().map(PathBuf::from).collect(),
+            Some(name[0].clone()),
+        )
+    } else {
+        (args.iter().map(PathBuf::from).collect(), None)
+    }
+}
+
+pub fn sys(args: &[String], format: Format) -> Outcome {
+    let (files, view) = split_files_and_name(args, true);
+    let db = Database::open(&files)?;
+    let rows = db.catalog().view(view.as_deref().unwrap_or_default())?;
+    let mut out = stdout();
+    write_rows(&mut out, format, &rows.columns, &rows.rows)?;
+    out.flush()?;
+    Ok(())
+}
+
+pub fn schema(args: &[String]) -> Outcome {
+    let (files, table) = split_files_and_name(args, false);
+    let db = Database::open(&files)?;
+    let catalog = db.catalog();
+    let tables = match &table {
+        Some(name) => vec![catalog.find_table(name).ok_or_else(|| {
+            Error::not_found(format!("no table named {name}; `mdfkit tables` lists them"))
+        })?],
+        None => catalog.tables(false),
+    };
+    let mut out = stdout();
+    for t in &tables {
+        writeln!(out, "{}", catalog.create_table_sql(t))?;
+    }
+    out.flush()?;
+    Ok(())
+}

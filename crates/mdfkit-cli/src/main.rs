@@ -1,0 +1,113 @@
+//! `mdfkit`: look inside SQL Server data files without SQL Server.
+//!
+//! A thin front end: every command composes calls to the `mdfkit` library and renders the
+//! result through [`output`].
+
+mod commands;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use output::Format;
+
+#[derive(Parser)]
+#[command(
+    name = "mdfkit",
+    version,
+    about = "Read Microsoft SQL Server data files (.mdf/.ndf) without SQL Server",
+    long_about = "Read Microsoft SQL Server data files (.mdf/.ndf) without SQL Server.\n\n\
+        Give every file of the database (the .mdf and any .ndf), in any order: files are matched by\n\
+        the ids recorded in their own headers. Nothing is ever written to the files.\n\n\
+        Exit codes: 0 success, 1 failure (I/O, unknown table), 2 bad input (not a data file, damaged page).",
+    after_help = "Examples:\n  mdfkit info shop.mdf\n  mdfkit tables shop.mdf shop_2.ndf\n  mdfkit schema shop.mdf dbo.Orders\n  mdfkit sys shop.mdf sys.columns --format csv"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args)]
+struct Files {
+    /// The database's data files: the .mdf and any .ndf, in any order
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Database name, versions, collation, options, files and page counts
+    #[command(after_help = "Example:\n  mdfkit info AdventureWorksLT2012_Data.mdf")]
+    Info {
+        #[command(flatten)]
+        files: Files,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Every user table with its layout, row count and size as recorded in the catalog
+    #[command(
+        after_help = "Examples:\n  mdfkit tables shop.mdf\n  mdfkit tables shop.mdf --system --format json"
+    )]
+    Tables {
+        #[command(flatten)]
+        files: Files,
+        /// Also list the system base tables (sysschobjs, syscolpars, ...) and internal tables
+        #[arg(long)]
+        system: bool,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Table definitions as T-SQL: columns, types, identity, defaults, keys and indexes
+    #[command(
+        after_help = "Examples:\n  mdfkit schema shop.mdf                 every user table\n  mdfkit schema shop.mdf dbo.Orders      one table (the schema may be omitted)"
+    )]
+    Schema {
+        /// The .mdf (and any .ndf), then optionally one table name as the last argument
+        #[arg(required = true, value_name = "FILE... [TABLE]")]
+        args: Vec<String>,
+    },
+    /// A catalog view such as sys.columns, rebuilt from the base tables
+    #[command(
+        after_help = "Views: sys.schemas, sys.objects, sys.tables, sys.views, sys.columns, sys.types,\n  sys.indexes, sys.index_columns, sys.partitions, sys.allocation_units,\n  sys.system_internals_allocation_units, sys.system_internals_partitions,\n  sys.system_internals_partition_columns, sys.database_files, sys.filegroups,\n  sys.sql_modules, sys.foreign_keys, sys.default_constraints, sys.check_constraints,\n  and any system base table (sys.sysschobjs, sys.syscolpars, ...).\n\nExamples:\n  mdfkit sys shop.mdf sys.columns\n  mdfkit sys shop.mdf sys.objects --format jsonl | jq .name"
+    )]
+    Sys {
+        /// The .mdf (and any .ndf), then the view name as the last argument
+        #[arg(required = true, num_args = 2.., value_name = "FILE... VIEW")]
+        args: Vec<String>,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info { files, format } => commands::info(&files.files, format),
+        Command::Tables {
+            files,
+            system,
+            format,
+        } => commands::tables(&files.files, system, format),
+        Command::Schema { args } => commands::schema(&args),
+        Command::Sys { args, format } => commands::sys(&args, format),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(commands::Failure::Library(e)) => {
+            eprintln!("mdfkit: {e}");
+            ExitCode::from(if e.kind().is_bad_input() { 2 } else { 1 })
+        }
+        Err(commands::Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(commands::Failure::Output(e)) => {
+            eprintln!("mdfkit: cannot write output: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,459 @@
+//! Reading the system base tables (`sys.sysschobjs`, `sys.syscolpars`, ...) from their pages.
+//!
+//! The path from the boot page to any table:
+//!
+//! ```text
+//!  boot page 1:9 ──dbi_firstSysIndexes──► sysallocunits (auid 458752 = 7 << 16)
+//!        │ auid 196608 (3 << 16)                     │ auid 327680 (5 << 16)
+//!        ▼                                           ▼
+//!  sysrscols: physical layout of every rowset   sysrowsets: (object id, index id) → rowset id
+//!        │                                           │
+//!        └──────────► any base table: rowset → allocation unit → first page → leaf chain
+//! ```
+//!
+//! Only three things are hard-wired, because they are needed before the catalog can describe
+//! itself: the fixed offsets of the `sysallocunits` columns used to find `sysrscols`, the fixed
+//! offsets of `sysrscols` itself (both checked against sysrscols' own rows once read), and the
+//! column ids of `sysrowsets` and `syscolpars` that name everything else (checked against
+//! syscolpars' own rows for those tables). Every other base table is decoded by column *name*
+//! through sysrscols and syscolpars, so a column moved or added in a later version is read from
+//! where that version put it; a column a version lacks reads as NULL.
+//!
+//! System base tables are clustered indexes. Their leaf level is read from the allocation unit's
+//! first page along the next-page links; each page must belong to the allocation unit and be a
+//! leaf data page, and a link that revisits a page is reported as a cycle.
+
+use std::collections::{HashMap, HashSet};
+
+use super::rowset::{parse_sysrscols_row, read_column, PhysicalColumn, RowsetLayout};
+use crate::error::{Error, Result};
+use crate::page::boot::BootPage;
+use crate::page::{PageId, PageType};
+use crate::record::{Record, RecordType};
+use crate::source::PageReader;
+use crate::value::Value;
+
+/// Allocation unit (= rowset) ids of the bootstrap tables: `object id << 16`.
+pub const SYSRSCOLS_AUID: i64 = 3 << 16;
+pub const SYSROWSETS_AUID: i64 = 5 << 16;
+pub const SYSALLOCUNITS_AUID: i64 = 7 << 16;
+/// Object id of syscolpars, the table of column names.
+pub const SYSCOLPARS_ID: i32 = 41;
+
+/// sysallocunits: (column id, fixed offset) of the columns used before sysrscols is read.
+const ALLOCUNIT_BOOTSTRAP: [(i32, i16); 10] = [
+    (1, 4),
+    (2, 12),
+    (3, 13),
+    (5, 25),
+    (6, 27),
+    (7, 33),
+    (8, 39),
+    (9, 45),
+    (10, 53),
+    (11, 61),
+];
+/// sysrscols: (column id, fixed offset) of the columns `parse_sysrscols_row` reads.
+const RSCOLS_BOOTSTRAP: [(i32, i16); 12] = [
+    (1, 4),
+    (2, 12),
+    (3, 16),
+    (5, 28),
+    (6, 32),
+    (7, 36),
+    (8, 38),
+    (9, 40),
+    (10, 44),
+    (11, 48),
+    (12, 52),
+    (4, 20),
+];
+/// sysrowsets column ids: rowsetid, ownertype, idmajor, idminor.
+const ROWSETS_COLUMNS: [(&str, i32); 4] = [
+    ("rowsetid", 1),
+    ("ownertype", 2),
+    ("idmajor", 3),
+    ("idminor", 4),
+];
+/// syscolpars column ids: id, number, colid, name.
+const COLPARS_COLUMNS: [(&str, i32); 4] = [("id", 1), ("number", 2), ("colid", 3), ("name", 4)];
+
+/// One row of sysallocunits (`sys.system_internals_allocation_units`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocationUnit {
+    pub id: i64,
+    /// 1 in-row data, 2 LOB data, 3 row-overflow data.
+    pub kind: u8,
+    pub owner_id: i64,
+    pub filegroup_id: i16,
+    pub first_page: PageId,
+    pub root_page: PageId,
+    pub first_iam_page: PageId,
+    pub used_pages: i64,
+    pub data_pages: i64,
+    pub total_pages: i64,
+}
+
+/// The base-table reader: page access plus the layouts learned so far.
+pub struct BaseTables {
+    reader: PageReader,
+    pub allocation_units: Vec<AllocationUnit>,
+    pub layouts: HashMap<i64, RowsetLayout>,
+    /// (object id, index id) → rowset ids, in partition order.
+    pub rowsets_by_owner: HashMap<(i32, i32), Vec<i64>>,
+    /// Base table object id → column names by column id.
+    column_names: HashMap<i32, HashMap<i32, String>>,
+}
+
+/// A base table's rows, with its column names.
+#[derive(Debug, Clone, Default)]
+pub struct TableRows {
+    pub names: Vec<String>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+impl TableRows {
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n.eq_ignore_ascii_case(name))
+    }
+
+    /// Iterates the rows with access by column name.
+    pub fn iter(&self) -> impl Iterator<Item = RowRef<'_>> {
+        self.rows.iter().map(move |values| RowRef {
+            table: self,
+            values,
+        })
+    }
+}
+
+/// One row of a base table, read by column name; a column the version lacks reads as NULL.
+#[derive(Clone, Copy)]
+pub struct RowRef<'a> {
+    table: &'a TableRows,
+    values: &'a [Value],
+}
+
+impl<'a> RowRef<'a> {
+    pub fn get(&self, name: &str) -> &'a Value {
+        self.table
+            .column(name)
+            .and_then(|i| self.values.get(i))
+            .unwrap_or(&Value::Null)
+    }
+
+    pub fn int(&self, name: &str) -> i64 {
+        self.get(name).as_i64().unwrap_or(0)
+    }
+
+    pub fn opt_int(&self, name: &str) -> Option<i64> {
+        self.get(name).as_i64()
+    }
+
+    pub fn text(&self, name: &str) -> &'a str {
+        self.get(name).as_str().unwrap_or("")
+    }
+}
+
+impl BaseTables {
+    /// Reads sysallocunits, sysrscols, sysrowsets and the names in syscolpars.
+    pub fn bootstrap(reader: PageReader, boot: &BootPage) -> Result<Self> {
+        let mut tables = BaseTables {
+            reader,
+            allocation_units: Vec::new(),
+            layouts: HashMap::new(),
+            rowsets_by_owner: HashMap::new(),
+            column_names: HashMap::new(),
+        };
+        let mut units = Vec::new();
+        tables.scan_leaf_chain(
+            boot.first_sys_indexes,
+            SYSALLOCUNITS_AUID,
+            "sys.sysallocunits",
+            |record| {
+                units.push(parse_allocation_unit_bootstrap(record)?);
+                Ok(())
+            },
+        )?;
+        tables.allocation_units = units;
+
+        let rscols_first = tables
+            .in_row_unit(SYSRSCOLS_AUID)
+            .map(|u| u.first_page)
+            .ok_or_else(|| {
+                Error::corrupt(
+                    "sys.sysallocunits has no allocation unit for sys.sysrscols (3 << 16)",
+                )
+            })?;
+        let mut layouts: HashMap<i64, RowsetLayout> = HashMap::new();
+        tables.scan_leaf_chain(rscols_first, SYSRSCOLS_AUID, "sys.sysrscols", |record| {
+            let (rowset, column) = parse_sysrscols_row(record)?;
+            layouts.entry(rowset).or_default().columns.push(column);
+            Ok(())
+        })?;
+        for layout in layouts.values_mut() {
+            layout.columns.sort_by_key(|c| c.rowset_column_id);
+        }
+        tables.layouts = layouts;
+        tables.check_bootstrap_layout(
+            SYSALLOCUNITS_AUID,
+            "sys.sysallocunits",
+            &ALLOCUNIT_BOOTSTRAP,
+        )?;
+        tables.check_bootstrap_layout(SYSRSCOLS_AUID, "sys.sysrscols", &RSCOLS_BOOTSTRAP)?;
+
+        // sysrowsets, by column id.
+        let rowsets_layout = tables.layout(SYSROWSETS_AUID, "sys.sysrowsets")?.clone();
+        let rowset_columns = pick_columns(&rowsets_layout, &ROWSETS_COLUMNS, "sys.sysrowsets")?;
+        let first = tables
+            .in_row_unit(SYSROWSETS_AUID)
+            .map(|u| u.first_page)
+            .ok_or_else(|| {
+                Error::corrupt(
+                    "sys.sysallocunits has no allocation unit for sys.sysrowsets (5 << 16)",
+                )
+            })?;
+        let mut owners: Vec<((i32, i32), i64)> = Vec::new();
+        tables.scan_leaf_chain(first, SYSROWSETS_AUID, "sys.sysrowsets", |record| {
+            let v: Vec<Value> = rowset_columns
+                .iter()
+                .map(|c| read_column(record, c))
+                .collect::<Result<_>>()?;
+            let int = |i: usize| v[i].as_i64().unwrap_or(0);
+            owners.push(((int(2) as i32, int(3) as i32), int(0)));
+            Ok(())
+        })?;
+        for (owner, rowset) in owners {
+            tables
+                .rowsets_by_owner
+                .entry(owner)
+                .or_default()
+                .push(rowset);
+        }
+
+        // syscolpars names every base table's columns, including its own.
+        let colpars_rowset = tables.clustered_rowset(SYSCOLPARS_ID, "sys.syscolpars")?;
+        let colpars_layout = tables.layout(colpars_rowset, "sys.syscolpars")?.clone();
+        let name_columns = pick_columns(&colpars_layout, &COLPARS_COLUMNS, "sys.syscolpars")?;
+        let first = tables.first_page_of(colpars_rowset, "sys.syscolpars")?;
+        let mut names: HashMap<i32, HashMap<i32, String>> = HashMap::new();
+        tables.scan_leaf_chain(first, colpars_rowset, "sys.syscolpars", |record| {
+            let v: Vec<Value> = name_columns
+                .iter()
+                .map(|c| read_column(record, c))
+                .collect::<Result<_>>()?;
+            let (id, number, colid) = (
+                v[0].as_i64().unwrap_or(0),
+                v[1].as_i64().unwrap_or(0),
+                v[2].as_i64().unwrap_or(0),
+            );
+            // Base tables have object ids below 100; their columns have number 0.
+            if (1..100).contains(&id) && number == 0 {
+                names
+                    .entry(id as i32)
+                    .or_default()
+                    .insert(colid as i32, v[3].as_str().unwrap_or("").to_string());
+            }
+            Ok(())
+        })?;
+        for (id, table, expected) in [
+            (SYSCOLPARS_ID, "sys.syscolpars", &COLPARS_COLUMNS),
+            (5, "sys.sysrowsets", &ROWSETS_COLUMNS),
+        ] {
+            for (name, colid) in expected.iter() {
+                let found = names
+                    .get(&id)
+                    .and_then(|m| m.get(colid))
+                    .map(String::as_str);
+                if found.is_some_and(|f| !f.eq_ignore_ascii_case(name)) {
+                    return Err(Error::unsupported(format!(
+                        "{table} column {colid} is named {:?}, expected {name:?}: an on-disk layout this version of mdfkit does not know",
+                        found.unwrap_or_default()
+                    )));
+                }
+            }
+        }
+        tables.column_names = names;
+        Ok(tables)
+    }
+
+    pub fn reader(&self) -> &PageReader {
+        &self.reader
+    }
+
+    /// The in-row allocation unit owned by a rowset.
+    pub fn in_row_unit(&self, rowset: i64) -> Option<&AllocationUnit> {
+        self.allocation_units
+            .iter()
+            .find(|u| u.owner_id == rowset && u.kind == 1)
+    }
+
+    fn layout(&self, rowset: i64, table: &str) -> Result<&RowsetLayout> {
+        self.layouts.get(&rowset).ok_or_else(|| {
+            Error::corrupt(format!(
+                "sys.sysrscols has no columns for rowset {rowset} ({table})"
+            ))
+        })
+    }
+
+    /// The rowset of a base table's clustered index (index id 1).
+    pub fn clustered_rowset(&self, object_id: i32, table: &str) -> Result<i64> {
+        self.rowsets_by_owner
+            .get(&(object_id, 1))
+            .and_then(|r| r.first().copied())
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "sys.sysrowsets has no rowset for {table} (object {object_id})"
+                ))
+            })
+    }
+
+    fn first_page_of(&self, rowset: i64, table: &str) -> Result<PageId> {
+        self.in_row_unit(rowset)
+            .map(|u| u.first_page)
+            .ok_or_else(|| {
+                Error::corrupt(format!(
+                    "sys.sysallocunits has no in-row allocation unit for {table} (rowset {rowset})"
+                ))
+            })
+    }
+
+    /// Reads every row of the base table with object id `object_id`, columns named.
+    pub fn read_table(&self, object_id: i32, table: &str) -> Result<TableRows> {
+        let rowset = self.clustered_rowset(object_id, table)?;
+        let layout = self.layout(rowset, table)?;
+        let names = self.column_names.get(&object_id);
+        let columns: Vec<&PhysicalColumn> =
+            layout.columns.iter().filter(|c| !c.is_dropped()).collect();
+        let column_names: Vec<String> = columns
+            .iter()
+            .map(|c| {
+                names
+                    .and_then(|n| n.get(&c.rowset_column_id))
+                    .cloned()
+                    .unwrap_or_else(|| format!("column{}", c.rowset_column_id))
+            })
+            .collect();
+        let first = self.first_page_of(rowset, table)?;
+        let mut rows = Vec::new();
+        self.scan_leaf_chain(first, rowset, table, |record| {
+            rows.push(
+                columns
+                    .iter()
+                    .map(|c| read_column(record, c))
+                    .collect::<Result<Vec<_>>>()?,
+            );
+            Ok(())
+        })?;
+        Ok(TableRows {
+            names: column_names,
+            rows,
+        })
+    }
+
+    /// Walks a clustered index's leaf level from `first` along next-page links, calling `each`
+    /// for every live data record.
+    pub fn scan_leaf_chain(
+        &self,
+        first: PageId,
+        allocation_unit: i64,
+        table: &str,
+        mut each: impl FnMut(&Record) -> Result<()>,
+    ) -> Result<()> {
+        let mut seen = HashSet::new();
+        let mut next = first;
+        while !next.is_null() {
+            if !seen.insert(next) {
+                return Err(Error::corrupt(format!(
+                    "leaf page chain returns to page {next}: a cycle"
+                ))
+                .in_object(table));
+            }
+            let page = self.reader.read(next).map_err(|e| e.in_object(table))?;
+            let header = page.header();
+            if header.page_type != PageType::Data
+                || header.level != 0
+                || header.allocation_unit_id() != allocation_unit
+            {
+                return Err(Error::corrupt(format!(
+                    "expected a leaf data page of allocation unit {allocation_unit}, found a {} page (level {}) of allocation unit {}",
+                    header.page_type.name(),
+                    header.level,
+                    header.allocation_unit_id()
+                ))
+                .at_page(next)
+                .in_object(table));
+            }
+            for slot in 0..page.slot_count() {
+                let Some(bytes) = page.slot_bytes(slot).map_err(|e| e.in_object(table))? else {
+                    continue;
+                };
+                let status = bytes[0];
+                if RecordType::from_status(status) != RecordType::Primary {
+                    continue;
+                }
+                let record = Record::parse(bytes)
+                    .map_err(|e| e.at_page(next).at_slot(slot).in_object(table))?;
+                each(&record).map_err(|e| e.at_page(next).at_slot(slot).in_object(table))?;
+            }
+            next = header.next_page;
+        }
+        Ok(())
+    }
+
+    fn check_bootstrap_layout(
+        &self,
+        rowset: i64,
+        table: &str,
+        expected: &[(i32, i16)],
+    ) -> Result<()> {
+        let layout = self.layout(rowset, table)?;
+        for &(column, offset) in expected {
+            let found = layout.column(column).map(|c| c.leaf_offset);
+            if found != Some(offset) {
+                return Err(Error::unsupported(format!(
+                    "{table} column {column} is stored at offset {found:?}, mdfkit expects {offset}: an on-disk layout this version of mdfkit does not know"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The physical columns with the given column ids, in the given order.
+fn pick_columns(
+    layout: &RowsetLayout,
+    wanted: &[(&str, i32)],
+    table: &str,
+) -> Result<Vec<PhysicalColumn>> {
+    wanted
+        .iter()
+        .map(|&(name, id)| {
+            layout.column(id).cloned().ok_or_else(|| {
+                Error::corrupt(format!(
+                    "sys.sysrscols lacks column {id} ({name}) of {table}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Decodes a sysallocunits row with the bootstrap offsets.
+fn parse_allocation_unit_bootstrap(record: &Record) -> Result<AllocationUnit> {
+    let short =
+        || Error::corrupt("sysallocunits row's fixed part is shorter than every known version's");
+    let b = record.fixed(4, 65).ok_or_else(short)?;
+    let i64_at = |o: usize| i64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default());
+    let page_at = |o: usize| PageId::from_bytes(&b[o..o + 6]).unwrap_or_default();
+    Ok(AllocationUnit {
+        id: i64_at(0),
+        kind: b[8],
+        owner_id: i64_at(9),
+        filegroup_id: i16::from_le_bytes([b[21], b[22]]),
+        first_page: page_at(23),
+        root_page: page_at(29),
+        first_iam_page: page_at(35),
+        used_pages: i64_at(41),
+        data_pages: i64_at(49),
+        total_pages: i64_at(57),
+    })
+}

@@ -1,0 +1,123 @@
+//! The database catalog: the system base tables, and the model a DBA knows built from them.
+//!
+//! [`Catalog::load`] reads the boot page, bootstraps the base-table reader ([`base`]) and reads
+//! the base tables the `sys.*` views are made of. The views themselves are in [`views`]; the
+//! user-table model ([`TableInfo`], [`ColumnInfo`], [`IndexInfo`]) in [`model`].
+
+pub mod base;
+pub mod ddl;
+pub mod model;
+pub mod rowset;
+pub mod views;
+
+use std::collections::HashMap;
+
+use base::{BaseTables, TableRows};
+
+use crate::error::{Error, Result};
+use crate::page::boot::{BootPage, BOOT_PAGE};
+use crate::source::PageReader;
+
+/// Object id of sysschobjs, which lists every other base table by name.
+const SYSSCHOBJS_ID: i32 = 34;
+
+/// Base tables read at open: the sources of the `sys.*` views.
+const CATALOG_TABLES: &[&str] = &[
+    "sysrowsets",
+    "sysallocunits",
+    "sysrscols",
+    "syscolpars",
+    "sysidxstats",
+    "sysiscols",
+    "sysclsobjs",
+    "sysscalartypes",
+    "sysobjvalues",
+    "syssingleobjrefs",
+    "sysmultiobjrefs",
+    "sysprufiles",
+];
+
+/// Everything read from the catalog of one database.
+pub struct Catalog {
+    pub boot: BootPage,
+    base: BaseTables,
+    /// sysschobjs: every object, including the base tables.
+    objects: TableRows,
+    /// The other base tables, by name.
+    tables: HashMap<String, TableRows>,
+    /// Base table name → object id, from sysschobjs.
+    base_table_ids: HashMap<String, i32>,
+}
+
+impl Catalog {
+    /// Reads the boot page and the system base tables.
+    pub fn load(reader: PageReader) -> Result<Self> {
+        let boot_page = reader.read(BOOT_PAGE)?;
+        let boot = BootPage::parse(&boot_page)?;
+        let base = BaseTables::bootstrap(reader, &boot)?;
+        let objects = base.read_table(SYSSCHOBJS_ID, "sys.sysschobjs")?;
+        let mut base_table_ids = HashMap::new();
+        for row in objects.iter() {
+            if row.text("type").trim() == "S" {
+                base_table_ids.insert(row.text("name").to_ascii_lowercase(), row.int("id") as i32);
+            }
+        }
+        let mut tables = HashMap::new();
+        for &name in CATALOG_TABLES {
+            if let Some(&id) = base_table_ids.get(name) {
+                tables.insert(
+                    name.to_string(),
+                    base.read_table(id, &format!("sys.{name}"))?,
+                );
+            }
+        }
+        Ok(Catalog {
+            boot,
+            base,
+            objects,
+            tables,
+            base_table_ids,
+        })
+    }
+
+    pub fn base(&self) -> &BaseTables {
+        &self.base
+    }
+
+    /// sysschobjs.
+    pub fn objects(&self) -> &TableRows {
+        &self.objects
+    }
+
+    /// A base table read at open (see `CATALOG_TABLES`); empty when the version lacks it.
+    pub fn table(&self, name: &str) -> &TableRows {
+        static EMPTY: TableRows = TableRows {
+            names: Vec::new(),
+            rows: Vec::new(),
+        };
+        self.tables.get(name).unwrap_or(&EMPTY)
+    }
+
+    /// Names of the system base tables present in this database, sorted.
+    pub fn base_table_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.base_table_ids.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    /// Reads any system base table by name (`sysschobjs`, `sys.syscolpars`, ...).
+    pub fn read_base_table(&self, name: &str) -> Result<TableRows> {
+        let key = name.trim_start_matches("sys.").to_ascii_lowercase();
+        if key == "sysschobjs" {
+            return Ok(self.objects.clone());
+        }
+        if let Some(rows) = self.tables.get(&key) {
+            return Ok(rows.clone());
+        }
+        let id = *self
+            .base_table_ids
+            .get(&key)
+            .ok_or_else(|| Error::not_found(format!("no system base table named {name}")))?;
+        self.base.read_table(id, &format!("sys.{key}"))
+    }
+}

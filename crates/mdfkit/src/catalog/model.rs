@@ -1,0 +1,470 @@
+//! The user-facing model of tables, columns and indexes, built from the base tables the way the
+//! `sys.*` views define them.
+//!
+//! Bit meanings (from SQL Server's own view definitions as reproduced by OrcaMDF's DMVs, and
+//! checked against the corpus schemas):
+//! - sysschobjs.status: 0x1 is_ms_shipped, 0x4 is_system_named.
+//! - syscolpars.status: 0x1 NOT NULL, 0x4 identity, 0x8 rowguidcol, 0x10 computed,
+//!   0x1000000 sparse, 0x2000000 column set. Columns of tables have `number = 0`.
+//! - sysidxstats.status: 0x1 an index (not a statistic), 0x8 unique, 0x20 primary key,
+//!   0x40 unique constraint, 0x80 disabled. `type`: 0 heap, 1 clustered, 2 nonclustered, ...
+//! - sysiscols.status: 0x2 an index column (not a statistic's), 0x4 descending, 0x10 included;
+//!   `intprop` is the column id, `tinyprop1` the key ordinal.
+//! - sysrowsets.cmprlevel: 0 NONE, 1 ROW, 2 PAGE, 3 COLUMNSTORE, 4 COLUMNSTORE_ARCHIVE.
+
+use std::collections::HashMap;
+
+use super::base::RowRef;
+use super::Catalog;
+use crate::types::{SqlType, TypeInfo};
+
+/// A user table as `mdfkit tables` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableInfo {
+    pub object_id: i32,
+    pub schema: String,
+    pub name: String,
+    /// `U` user table, `S` system base table, `IT` internal table.
+    pub object_type: String,
+    pub is_ms_shipped: bool,
+    /// Clustered (index 1) or heap (index 0).
+    pub is_heap: bool,
+    pub partitions: Vec<PartitionInfo>,
+    pub has_lob: bool,
+    pub has_row_overflow: bool,
+}
+
+/// One partition of a table's heap or clustered index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionInfo {
+    pub partition_id: i64,
+    pub partition_number: i32,
+    /// Row count as recorded in the catalog (`sys.partitions.rows`).
+    pub rows: i64,
+    pub data_compression: u8,
+    pub used_pages: i64,
+    pub total_pages: i64,
+}
+
+impl TableInfo {
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.schema, self.name)
+    }
+
+    pub fn rows(&self) -> i64 {
+        self.partitions.iter().map(|p| p.rows).sum()
+    }
+
+    pub fn used_pages(&self) -> i64 {
+        self.partitions.iter().map(|p| p.used_pages).sum()
+    }
+
+    /// Compression of each partition, deduplicated: `NONE`, `ROW`, `PAGE`, ...
+    pub fn compression_names(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = self
+            .partitions
+            .iter()
+            .map(|p| compression_name(p.data_compression))
+            .collect();
+        names.dedup();
+        names
+    }
+}
+
+/// `sys.partitions.data_compression_desc`.
+pub fn compression_name(level: u8) -> &'static str {
+    match level {
+        0 => "NONE",
+        1 => "ROW",
+        2 => "PAGE",
+        3 => "COLUMNSTORE",
+        4 => "COLUMNSTORE_ARCHIVE",
+        _ => "UNKNOWN",
+    }
+}
+
+/// A column as declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnInfo {
+    pub column_id: i32,
+    pub name: String,
+    pub type_info: TypeInfo,
+    /// The declared type's name: the alias type's name for user-defined types.
+    pub type_name: String,
+    pub user_type_id: i32,
+    pub collation_id: u32,
+    pub is_nullable: bool,
+    pub identity: Option<Identity>,
+    pub is_rowguidcol: bool,
+    pub computed_definition: Option<String>,
+    pub is_computed: bool,
+    pub is_sparse: bool,
+    pub is_column_set: bool,
+    pub default_object_id: i32,
+}
+
+/// Identity seed and increment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub seed: String,
+    pub increment: String,
+}
+
+/// An index of a table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexInfo {
+    pub index_id: i32,
+    pub name: String,
+    pub index_type: u8,
+    pub is_unique: bool,
+    pub is_primary_key: bool,
+    pub is_unique_constraint: bool,
+    pub is_disabled: bool,
+    /// (column name, descending) in key order.
+    pub key_columns: Vec<(String, bool)>,
+    pub included_columns: Vec<String>,
+}
+
+impl IndexInfo {
+    pub fn type_desc(&self) -> &'static str {
+        index_type_name(self.index_type)
+    }
+}
+
+/// `sys.indexes.type_desc`.
+pub fn index_type_name(t: u8) -> &'static str {
+    match t {
+        0 => "HEAP",
+        1 => "CLUSTERED",
+        2 => "NONCLUSTERED",
+        3 => "XML",
+        4 => "SPATIAL",
+        5 => "CLUSTERED COLUMNSTORE",
+        6 => "NONCLUSTERED COLUMNSTORE",
+        7 => "NONCLUSTERED HASH",
+        _ => "UNKNOWN",
+    }
+}
+
+const COLUMN_NOT_NULL: i64 = 0x1;
+const COLUMN_IDENTITY: i64 = 0x4;
+const COLUMN_ROWGUIDCOL: i64 = 0x8;
+const COLUMN_COMPUTED: i64 = 0x10;
+const COLUMN_SPARSE: i64 = 0x1000000;
+const COLUMN_SET: i64 = 0x2000000;
+const INDEX_IS_INDEX: i64 = 0x1;
+const INDEX_UNIQUE: i64 = 0x8;
+const INDEX_PRIMARY_KEY: i64 = 0x20;
+const INDEX_UNIQUE_CONSTRAINT: i64 = 0x40;
+const INDEX_DISABLED: i64 = 0x80;
+const ISCOL_INDEX: i64 = 0x2;
+const ISCOL_DESCENDING: i64 = 0x4;
+const ISCOL_INCLUDED: i64 = 0x10;
+const OBJECT_MS_SHIPPED: i64 = 0x1;
+/// sysallocunits.type values.
+const LOB_DATA: i64 = 2;
+const ROW_OVERFLOW_DATA: i64 = 3;
+
+impl Catalog {
+    /// Schema id → name (`sys.schemas`: sysclsobjs rows of class 50).
+    pub fn schema_names(&self) -> HashMap<i64, String> {
+        self.table("sysclsobjs")
+            .iter()
+            .filter(|r| r.int("class") == 50)
+            .map(|r| (r.int("id"), r.text("name").to_string()))
+            .collect()
+    }
+
+    /// Tables of the database: user tables, and with `include_system` also the system base
+    /// tables and internal tables. Microsoft-shipped tables in the `sys` schema (such as
+    /// `sys.trace_xe_action_map`) count as system tables.
+    pub fn tables(&self, include_system: bool) -> Vec<TableInfo> {
+        let schemas = self.schema_names();
+        let mut partitions: HashMap<i32, Vec<(i32, PartitionInfo)>> = HashMap::new();
+        let mut unit_kinds: HashMap<i64, Vec<(i64, i64, i64)>> = HashMap::new();
+        for unit in self.table("sysallocunits").iter() {
+            unit_kinds.entry(unit.int("ownerid")).or_default().push((
+                unit.int("type"),
+                unit.int("pcused"),
+                unit.int("pcreserved"),
+            ));
+        }
+        for rs in self.table("sysrowsets").iter() {
+            let index_id = rs.int("idminor") as i32;
+            if index_id > 1 {
+                continue;
+            }
+            let units = unit_kinds
+                .get(&rs.int("rowsetid"))
+                .cloned()
+                .unwrap_or_default();
+            partitions
+                .entry(rs.int("idmajor") as i32)
+                .or_default()
+                .push((
+                    index_id,
+                    PartitionInfo {
+                        partition_id: rs.int("rowsetid"),
+                        partition_number: rs.int("numpart") as i32,
+                        rows: rs.int("rcrows"),
+                        data_compression: rs.int("cmprlevel") as u8,
+                        used_pages: units.iter().map(|u| u.1).sum(),
+                        total_pages: units.iter().map(|u| u.2).sum(),
+                    },
+                ));
+        }
+        let mut lob_owners = std::collections::HashSet::new();
+        let mut overflow_owners = std::collections::HashSet::new();
+        for unit in self.table("sysallocunits").iter() {
+            if unit.int("pcreserved") > 0 || unit.int("pcused") > 0 || !is_null_page(unit) {
+                match unit.int("type") {
+                    LOB_DATA => lob_owners.insert(unit.int("ownerid")),
+                    ROW_OVERFLOW_DATA => overflow_owners.insert(unit.int("ownerid")),
+                    _ => false,
+                };
+            }
+        }
+        let mut out = Vec::new();
+        for obj in self.objects().iter() {
+            let object_type = obj.text("type").trim().to_string();
+            let schema = schemas
+                .get(&obj.int("nsid"))
+                .cloned()
+                .unwrap_or_else(|| format!("schema{}", obj.int("nsid")));
+            let is_ms_shipped = obj.int("status") & OBJECT_MS_SHIPPED != 0;
+            let user = object_type == "U" && !(is_ms_shipped && schema == "sys");
+            let wanted =
+                user || (include_system && matches!(object_type.as_str(), "U" | "S" | "IT"));
+            if !wanted || obj.int("nsclass") != 0 {
+                continue;
+            }
+            let object_id = obj.int("id") as i32;
+            let mut parts = partitions.remove(&object_id).unwrap_or_default();
+            let is_heap = parts.iter().all(|(index_id, _)| *index_id == 0);
+            parts.sort_by_key(|(_, p)| p.partition_number);
+            let has_lob = parts
+                .iter()
+                .any(|(_, p)| lob_owners.contains(&p.partition_id));
+            let has_row_overflow = parts
+                .iter()
+                .any(|(_, p)| overflow_owners.contains(&p.partition_id));
+            out.push(TableInfo {
+                object_id,
+                schema,
+                name: obj.text("name").to_string(),
+                object_type,
+                is_ms_shipped,
+                is_heap,
+                partitions: parts.into_iter().map(|(_, p)| p).collect(),
+                has_lob,
+                has_row_overflow,
+            });
+        }
+        out.sort_by(|a, b| (&a.schema, &a.name).cmp(&(&b.schema, &b.name)));
+        out
+    }
+
+    /// Finds a table by `schema.name` or `name` (case-insensitive, brackets allowed).
+    pub fn find_table(&self, name: &str) -> Option<TableInfo> {
+        let clean = |s: &str| {
+            s.trim()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string()
+        };
+        let (schema, table) = match name.split_once('.') {
+            Some((s, t)) => (Some(clean(s)), clean(t)),
+            None => (None, clean(name)),
+        };
+        let matches = |t: &TableInfo| {
+            t.name.eq_ignore_ascii_case(&table)
+                && schema
+                    .as_ref()
+                    .is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
+        };
+        let tables = self.tables(true);
+        // Prefer dbo when no schema is given and several schemas have the name.
+        let found: Vec<&TableInfo> = tables.iter().filter(|t| matches(t)).collect();
+        found
+            .iter()
+            .find(|t| t.schema == "dbo")
+            .or(found.first())
+            .map(|t| (*t).clone())
+    }
+
+    /// The columns of an object, in column id order.
+    pub fn columns(&self, object_id: i32) -> Vec<ColumnInfo> {
+        let type_names: HashMap<i64, String> = self
+            .table("sysscalartypes")
+            .iter()
+            .map(|t| (t.int("id"), t.text("name").to_string()))
+            .collect();
+        let mut out: Vec<ColumnInfo> = self
+            .table("syscolpars")
+            .iter()
+            .filter(|c| c.int("id") == object_id as i64 && c.int("number") == 0)
+            .map(|c| {
+                let status = c.int("status");
+                let type_info = type_info_from_colpars(c);
+                let user_type_id = c.int("utype") as i32;
+                let type_name = type_names
+                    .get(&(user_type_id as i64))
+                    .cloned()
+                    .unwrap_or_else(|| type_info.sql_type.name());
+                let column_id = c.int("colid") as i32;
+                ColumnInfo {
+                    column_id,
+                    name: c.text("name").to_string(),
+                    type_info,
+                    type_name,
+                    user_type_id,
+                    collation_id: c.int("collationid") as u32,
+                    is_nullable: status & COLUMN_NOT_NULL == 0,
+                    identity: (status & COLUMN_IDENTITY != 0)
+                        .then(|| identity_from(c))
+                        .flatten(),
+                    is_rowguidcol: status & COLUMN_ROWGUIDCOL != 0,
+                    computed_definition: (status & COLUMN_COMPUTED != 0)
+                        .then(|| self.definition(object_id as i64, Some(column_id as i64)))
+                        .flatten(),
+                    is_computed: status & COLUMN_COMPUTED != 0,
+                    is_sparse: status & COLUMN_SPARSE != 0,
+                    is_column_set: status & COLUMN_SET != 0,
+                    default_object_id: c.int("dflt") as i32,
+                }
+            })
+            .collect();
+        out.sort_by_key(|c| c.column_id);
+        out
+    }
+
+    /// The indexes of a table (heap entries excluded), in index id order.
+    pub fn indexes(&self, object_id: i32) -> Vec<IndexInfo> {
+        let columns: HashMap<i64, String> = self
+            .columns(object_id)
+            .into_iter()
+            .map(|c| (c.column_id as i64, c.name))
+            .collect();
+        let mut out: Vec<IndexInfo> = self
+            .table("sysidxstats")
+            .iter()
+            .filter(|i| {
+                i.int("id") == object_id as i64
+                    && i.int("status") & INDEX_IS_INDEX != 0
+                    && i.int("indid") > 0
+            })
+            .map(|i| {
+                let index_id = i.int("indid");
+                let mut cols: Vec<(i64, i64, i64)> = self
+                    .table("sysiscols")
+                    .iter()
+                    .filter(|c| {
+                        c.int("idmajor") == object_id as i64
+                            && c.int("idminor") == index_id
+                            && c.int("status") & ISCOL_INDEX != 0
+                    })
+                    .map(|c| (c.int("subid"), c.int("intprop"), c.int("status")))
+                    .collect();
+                cols.sort();
+                let name_of = |id: i64| {
+                    columns
+                        .get(&id)
+                        .cloned()
+                        .unwrap_or_else(|| format!("column{id}"))
+                };
+                let status = i.int("status");
+                IndexInfo {
+                    index_id: index_id as i32,
+                    name: i.text("name").to_string(),
+                    index_type: i.int("type") as u8,
+                    is_unique: status & INDEX_UNIQUE != 0,
+                    is_primary_key: status & INDEX_PRIMARY_KEY != 0,
+                    is_unique_constraint: status & INDEX_UNIQUE_CONSTRAINT != 0,
+                    is_disabled: status & INDEX_DISABLED != 0,
+                    key_columns: cols
+                        .iter()
+                        .filter(|c| c.2 & ISCOL_INCLUDED == 0)
+                        .map(|c| (name_of(c.1), c.2 & ISCOL_DESCENDING != 0))
+                        .collect(),
+                    included_columns: cols
+                        .iter()
+                        .filter(|c| c.2 & ISCOL_INCLUDED != 0)
+                        .map(|c| name_of(c.1))
+                        .collect(),
+                }
+            })
+            .collect();
+        out.sort_by_key(|i| i.index_id);
+        out
+    }
+
+    /// The stored definition text of a module or constraint (sysobjvalues valclass 1, the
+    /// lowest sub-id), or of a computed column (valclass 2, sub-id = column id). The text is
+    /// stored single-byte, in the database's code page.
+    pub fn definition(&self, object_id: i64, column_id: Option<i64>) -> Option<String> {
+        self.table("sysobjvalues")
+            .iter()
+            .filter(|v| v.int("objid") == object_id)
+            .filter(|v| match column_id {
+                Some(c) => v.int("valclass") == 2 && v.int("subobjid") == c,
+                None => v.int("valclass") == 1,
+            })
+            .min_by_key(|v| v.int("subobjid"))
+            .and_then(|v| match v.get("imageval") {
+                crate::value::Value::Binary(b) => Some(crate::collation::decode_cp1252(b)),
+                _ => None,
+            })
+    }
+}
+
+fn is_null_page(unit: RowRef) -> bool {
+    matches!(unit.get("pgfirst"), crate::value::Value::Binary(b) if b.iter().all(|&x| x == 0))
+}
+
+/// A column's type from syscolpars (xtype, length, prec, scale).
+fn type_info_from_colpars(c: RowRef) -> TypeInfo {
+    TypeInfo {
+        sql_type: SqlType::from_id(c.int("xtype") as u8),
+        max_length: c.int("length") as i16,
+        precision: c.int("prec") as u8,
+        scale: c.int("scale") as u8,
+    }
+}
+
+/// Identity seed and increment from syscolpars.idtval: three values in the column's storage
+/// form (last value used, seed, increment) and a flag byte; e.g. `E7030000 01000000 01000000 00`
+/// for an int identity(1,1) whose last value is 999 (AdventureWorksLT `SalesLT.Product`).
+/// Decoded for the integer types; others show `?`.
+fn identity_from(c: RowRef) -> Option<Identity> {
+    let crate::value::Value::Binary(b) = c.get("idtval") else {
+        return None;
+    };
+    let width = match SqlType::from_id(c.int("xtype") as u8) {
+        SqlType::TinyInt => 1,
+        SqlType::SmallInt => 2,
+        SqlType::Int => 4,
+        SqlType::BigInt => 8,
+        _ => 0,
+    };
+    if width == 0 || b.len() < 3 * width {
+        return Some(Identity {
+            seed: "?".into(),
+            increment: "?".into(),
+        });
+    }
+    let read = |at: usize| -> String {
+        let mut v = [0u8; 8];
+        v[..width].copy_from_slice(&b[at..at + width]);
+        let raw = i64::from_le_bytes(v);
+        let shift = 64 - 8 * width as u32;
+        if width == 1 {
+            raw.to_string()
+        } else {
+            ((raw << shift) >> shift).to_string()
+        }
+    };
+    Some(Identity {
+        seed: read(width),
+        increment: read(2 * width),
+    })
+}

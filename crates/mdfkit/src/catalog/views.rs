@@ -1,0 +1,609 @@
+//! The DBA's catalog views (`sys.objects`, `sys.columns`, ...), rebuilt from the base tables the
+//! way SQL Server defines them. Each view keeps SQL Server's column names; columns whose source
+//! is not in the data file (server-level state, permissions) are left out rather than invented.
+//!
+//! Status-bit meanings are listed in [`super::model`]; see there for sources.
+
+use std::collections::HashMap;
+
+use super::base::{RowRef, TableRows};
+use super::model::{compression_name, index_type_name};
+use super::Catalog;
+use crate::error::{Error, Result};
+use crate::value::Value;
+
+/// The rows of a view, with its column names.
+#[derive(Debug, Clone, Default)]
+pub struct ViewRows {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+/// Every view `Catalog::view` knows, for `--help` and error messages.
+pub const VIEW_NAMES: &[&str] = &[
+    "sys.schemas",
+    "sys.objects",
+    "sys.tables",
+    "sys.views",
+    "sys.columns",
+    "sys.types",
+    "sys.indexes",
+    "sys.index_columns",
+    "sys.partitions",
+    "sys.allocation_units",
+    "sys.system_internals_allocation_units",
+    "sys.system_internals_partitions",
+    "sys.system_internals_partition_columns",
+    "sys.database_files",
+    "sys.filegroups",
+    "sys.sql_modules",
+    "sys.foreign_keys",
+    "sys.default_constraints",
+    "sys.check_constraints",
+];
+
+/// `sys.objects.type_desc` for each object type code.
+pub fn object_type_desc(code: &str) -> &'static str {
+    match code {
+        "U" => "USER_TABLE",
+        "S" => "SYSTEM_TABLE",
+        "IT" => "INTERNAL_TABLE",
+        "V" => "VIEW",
+        "P" => "SQL_STORED_PROCEDURE",
+        "FN" => "SQL_SCALAR_FUNCTION",
+        "IF" => "SQL_INLINE_TABLE_VALUED_FUNCTION",
+        "TF" => "SQL_TABLE_VALUED_FUNCTION",
+        "TR" => "SQL_TRIGGER",
+        "PK" => "PRIMARY_KEY_CONSTRAINT",
+        "UQ" => "UNIQUE_CONSTRAINT",
+        "F" => "FOREIGN_KEY_CONSTRAINT",
+        "C" => "CHECK_CONSTRAINT",
+        "D" => "DEFAULT_CONSTRAINT",
+        "SQ" => "SERVICE_QUEUE",
+        "TT" => "TYPE_TABLE",
+        "SN" => "SYNONYM",
+        "X" => "EXTENDED_STORED_PROCEDURE",
+        "PC" => "CLR_STORED_PROCEDURE",
+        "FS" => "CLR_SCALAR_FUNCTION",
+        "FT" => "CLR_TABLE_VALUED_FUNCTION",
+        "AF" => "AGGREGATE_FUNCTION",
+        "TA" => "CLR_TRIGGER",
+        "R" => "RULE",
+        "PG" => "PLAN_GUIDE",
+        "SO" => "SEQUENCE_OBJECT",
+        "EC" => "EDGE_CONSTRAINT",
+        "ET" => "EXTERNAL_TABLE",
+        _ => "UNKNOWN",
+    }
+}
+
+const MODULE_TYPES: &[&str] = &["V", "P", "FN", "IF", "TF", "TR", "R", "D"];
+
+/// A view column: its name and how to compute it from a base-table row.
+type Col<'f> = (&'static str, Box<dyn Fn(RowRef) -> Value + 'f>);
+
+/// Boxes `(name, function)` pairs into view columns.
+macro_rules! cols {
+    ($(($name:expr, $f:expr)),* $(,)?) => { vec![$(($name, Box::new($f) as Box<dyn Fn(RowRef) -> Value>)),*] };
+}
+
+/// Builds rows from view columns over a filtered base table.
+fn project<'a>(rows: impl Iterator<Item = RowRef<'a>>, columns: &[Col]) -> ViewRows {
+    ViewRows {
+        columns: columns.iter().map(|(n, _)| n.to_string()).collect(),
+        rows: rows
+            .map(|r| columns.iter().map(|(_, f)| f(r)).collect())
+            .collect(),
+    }
+}
+
+fn int(name: &'static str) -> impl Fn(RowRef) -> Value {
+    move |r| match r.get(name) {
+        Value::Null => Value::Null,
+        v => v.clone(),
+    }
+}
+
+fn bit(name: &'static str, mask: i64) -> impl Fn(RowRef) -> Value {
+    move |r| Value::bit(r.int(name) & mask != 0)
+}
+
+fn trimmed(name: &'static str) -> impl Fn(RowRef) -> Value {
+    move |r| Value::text(r.text(name).trim())
+}
+
+impl Catalog {
+    /// Rows of a `sys.*` view by name (`sys.columns` or `columns`), or of a system base table
+    /// (`sys.sysschobjs`).
+    pub fn view(&self, name: &str) -> Result<ViewRows> {
+        let lower = name.trim().to_ascii_lowercase();
+        let key = lower.strip_prefix("sys.").unwrap_or(&lower);
+        Ok(match key {
+            "schemas" => self.view_schemas(),
+            "objects" => self.view_objects(|_| true),
+            "tables" => self.view_tables(),
+            "views" => self.view_objects(|t| t == "V"),
+            "columns" => self.view_columns(),
+            "types" => self.view_types(),
+            "indexes" => self.view_indexes(),
+            "index_columns" => self.view_index_columns(),
+            "partitions" => self.view_partitions(),
+            "allocation_units" => self.view_allocation_units(false),
+            "system_internals_allocation_units" => self.view_allocation_units(true),
+            "system_internals_partitions" => self.view_internals_partitions(),
+            "system_internals_partition_columns" => self.view_partition_columns(),
+            "database_files" => self.view_database_files(),
+            "filegroups" => self.view_filegroups(),
+            "sql_modules" => self.view_sql_modules(),
+            "foreign_keys" => self.view_foreign_keys(),
+            "default_constraints" => self.view_constraints("D"),
+            "check_constraints" => self.view_constraints("C"),
+            other if other.starts_with("sys") && self.base_table_names().iter().any(|n| n == other) => {
+                table_rows_view(self.read_base_table(other)?)
+            }
+            _ => {
+                return Err(Error::not_found(format!(
+                    "no view named {name}; known views: {}, and the system base tables (sys.sysschobjs, ...)",
+                    VIEW_NAMES.join(", ")
+                )))
+            }
+        })
+    }
+
+    fn view_schemas(&self) -> ViewRows {
+        project(
+            self.table("sysclsobjs")
+                .iter()
+                .filter(|r| r.int("class") == 50),
+            &cols![("name", int("name")), ("schema_id", int("id"))],
+        )
+    }
+
+    fn object_columns() -> Vec<Col<'static>> {
+        cols![
+            ("name", int("name")),
+            ("object_id", int("id")),
+            ("schema_id", int("nsid")),
+            ("parent_object_id", int("pid")),
+            ("type", trimmed("type")),
+            ("type_desc", |r: RowRef| Value::text(object_type_desc(
+                r.text("type").trim()
+            ))),
+            ("create_date", int("created")),
+            ("modify_date", int("modified")),
+            ("is_ms_shipped", bit("status", 0x1)),
+            ("is_published", bit("status", 0x10)),
+            ("is_schema_published", bit("status", 0x40)),
+        ]
+    }
+
+    fn objects_in_namespace(&self) -> impl Iterator<Item = RowRef<'_>> {
+        self.objects()
+            .iter()
+            .filter(|o| o.int("nsclass") == 0 && o.int("pclass") == 1)
+    }
+
+    fn view_objects(&self, keep: impl Fn(&str) -> bool) -> ViewRows {
+        let cols = Self::object_columns();
+        project(
+            self.objects_in_namespace()
+                .filter(|o| keep(o.text("type").trim())),
+            &cols,
+        )
+    }
+
+    fn view_tables(&self) -> ViewRows {
+        let heap_or_clustered: HashMap<i64, RowRef> = self
+            .table("sysidxstats")
+            .iter()
+            .filter(|i| i.int("indid") <= 1)
+            .map(|i| (i.int("id"), i))
+            .collect();
+        let lob_ds = |r: RowRef| {
+            heap_or_clustered
+                .get(&r.int("id"))
+                .map_or(Value::Null, |i| i.get("lobds").clone())
+        };
+        let text_in_row = |r: RowRef| {
+            heap_or_clustered
+                .get(&r.int("id"))
+                .map_or(Value::Null, |i| i.get("intprop").clone())
+        };
+        let mut cols = Self::object_columns();
+        cols.push(("lob_data_space_id", Box::new(lob_ds)));
+        cols.push(("max_column_id_used", Box::new(int("intprop"))));
+        cols.push(("uses_ansi_nulls", Box::new(bit("status", 0x40000))));
+        cols.push(("text_in_row_limit", Box::new(text_in_row)));
+        cols.push((
+            "large_value_types_out_of_row",
+            Box::new(bit("status", 0x2000000)),
+        ));
+        cols.push(("is_tracked_by_cdc", Box::new(bit("status", 0x1000000))));
+        cols.push((
+            "lock_escalation",
+            Box::new(|r: RowRef| Value::Int((r.int("status") & 0x30000000) >> 28)),
+        ));
+        project(
+            self.objects_in_namespace()
+                .filter(|o| o.text("type").trim() == "U"),
+            &cols,
+        )
+    }
+
+    fn view_columns(&self) -> ViewRows {
+        project(
+            self.table("syscolpars")
+                .iter()
+                .filter(|c| c.int("number") == 0),
+            &cols![
+                ("object_id", int("id")),
+                ("name", int("name")),
+                ("column_id", int("colid")),
+                ("system_type_id", int("xtype")),
+                ("user_type_id", int("utype")),
+                ("max_length", int("length")),
+                ("precision", int("prec")),
+                ("scale", int("scale")),
+                ("collation_name", |r: RowRef| collation_value(
+                    r.int("collationid")
+                )),
+                ("is_nullable", |r: RowRef| Value::bit(
+                    r.int("status") & 0x1 == 0
+                )),
+                ("is_ansi_padded", bit("status", 0x2)),
+                ("is_rowguidcol", bit("status", 0x8)),
+                ("is_identity", bit("status", 0x4)),
+                ("is_computed", bit("status", 0x10)),
+                ("is_filestream", bit("status", 0x20)),
+                ("is_xml_document", bit("status", 0x800)),
+                ("xml_collection_id", int("xmlns")),
+                ("default_object_id", int("dflt")),
+                ("rule_object_id", int("chk")),
+                ("is_sparse", bit("status", 0x1000000)),
+                ("is_column_set", bit("status", 0x2000000)),
+            ],
+        )
+    }
+
+    fn view_types(&self) -> ViewRows {
+        project(
+            self.table("sysscalartypes").iter(),
+            &cols![
+                ("name", int("name")),
+                ("system_type_id", int("xtype")),
+                ("user_type_id", int("id")),
+                ("schema_id", int("schid")),
+                ("max_length", int("length")),
+                ("precision", int("prec")),
+                ("scale", int("scale")),
+                ("collation_name", |r: RowRef| collation_value(
+                    r.int("collationid")
+                )),
+                ("is_nullable", |r: RowRef| Value::bit(
+                    r.int("status") & 0x1 == 0
+                )),
+                ("is_user_defined", |r: RowRef| Value::bit(r.int("id") > 256)),
+                ("is_assembly_type", |r: RowRef| Value::bit(
+                    r.int("xtype") == 240
+                )),
+                ("default_object_id", int("dflt")),
+                ("rule_object_id", int("chk")),
+            ],
+        )
+    }
+
+    fn view_indexes(&self) -> ViewRows {
+        project(
+            self.table("sysidxstats")
+                .iter()
+                .filter(|i| i.int("status") & 0x1 != 0),
+            &cols![
+                ("object_id", int("id")),
+                ("name", |r: RowRef| Value::text_or_null(r.text("name"))),
+                ("index_id", int("indid")),
+                ("type", int("type")),
+                ("type_desc", |r: RowRef| Value::text(index_type_name(
+                    r.int("type") as u8
+                ))),
+                ("is_unique", bit("status", 0x8)),
+                ("data_space_id", int("dataspace")),
+                ("is_primary_key", bit("status", 0x20)),
+                ("is_unique_constraint", bit("status", 0x40)),
+                ("fill_factor", int("fillfact")),
+                ("is_padded", bit("status", 0x10)),
+                ("is_disabled", bit("status", 0x80)),
+                ("is_hypothetical", bit("status", 0x100)),
+                ("allow_row_locks", |r: RowRef| Value::bit(
+                    r.int("status") & 0x200 == 0
+                )),
+                ("allow_page_locks", |r: RowRef| Value::bit(
+                    r.int("status") & 0x400 == 0
+                )),
+                ("has_filter", bit("status", 0x20000)),
+            ],
+        )
+    }
+
+    fn view_index_columns(&self) -> ViewRows {
+        project(
+            self.table("sysiscols")
+                .iter()
+                .filter(|c| c.int("status") & 0x2 != 0),
+            &cols![
+                ("object_id", int("idmajor")),
+                ("index_id", int("idminor")),
+                ("index_column_id", int("subid")),
+                ("column_id", int("intprop")),
+                ("key_ordinal", int("tinyprop1")),
+                ("partition_ordinal", int("tinyprop2")),
+                ("is_descending_key", bit("status", 0x4)),
+                ("is_included_column", bit("status", 0x10)),
+            ],
+        )
+    }
+
+    fn view_partitions(&self) -> ViewRows {
+        project(
+            self.table("sysrowsets")
+                .iter()
+                .filter(|r| r.int("ownertype") == 1),
+            &cols![
+                ("partition_id", int("rowsetid")),
+                ("object_id", int("idmajor")),
+                ("index_id", int("idminor")),
+                ("partition_number", int("numpart")),
+                ("hobt_id", int("rowsetid")),
+                ("rows", int("rcrows")),
+                ("data_compression", int("cmprlevel")),
+                ("data_compression_desc", |r: RowRef| Value::text(
+                    compression_name(r.int("cmprlevel") as u8)
+                )),
+            ],
+        )
+    }
+
+    fn view_internals_partitions(&self) -> ViewRows {
+        project(
+            self.table("sysrowsets").iter(),
+            &cols![
+                ("partition_id", int("rowsetid")),
+                ("object_id", int("idmajor")),
+                ("index_id", int("idminor")),
+                ("partition_number", int("numpart")),
+                ("rows", int("rcrows")),
+                ("filestream_filegroup_id", int("fgidfs")),
+                ("ownertype", int("ownertype")),
+                ("status", int("status")),
+                ("data_compression", int("cmprlevel")),
+                ("fill_factor", int("fillfact")),
+                ("max_null_bit_used", int("maxnullbit")),
+                ("max_leaf_length", int("maxleaf")),
+                ("min_leaf_length", int("minleaf")),
+                ("max_internal_length", int("maxint")),
+                ("min_internal_length", int("minint")),
+            ],
+        )
+    }
+
+    fn view_allocation_units(&self, internals: bool) -> ViewRows {
+        let type_desc = |r: RowRef| {
+            Value::text(match r.int("type") {
+                1 => "IN_ROW_DATA",
+                2 => "LOB_DATA",
+                3 => "ROW_OVERFLOW_DATA",
+                _ => "DROPPED",
+            })
+        };
+        let mut cols: Vec<Col> = cols![
+            ("allocation_unit_id", int("auid")),
+            ("type", int("type")),
+            ("type_desc", type_desc),
+            ("container_id", int("ownerid")),
+            ("data_space_id", int("fgid")),
+            ("total_pages", int("pcreserved")),
+            ("used_pages", int("pcused")),
+            ("data_pages", int("pcdata")),
+        ];
+        if internals {
+            cols.extend(cols![
+                ("first_page", int("pgfirst")),
+                ("root_page", int("pgroot")),
+                ("first_iam_page", int("pgfirstiam"))
+            ]);
+        }
+        project(self.table("sysallocunits").iter(), &cols)
+    }
+
+    fn view_partition_columns(&self) -> ViewRows {
+        let layouts = &self.base().layouts;
+        let mut rowsets: Vec<&i64> = layouts.keys().collect();
+        rowsets.sort();
+        let mut out = ViewRows {
+            columns: [
+                "partition_id",
+                "partition_column_id",
+                "system_type_id",
+                "max_inrow_length",
+                "max_length",
+                "precision",
+                "scale",
+                "collation_name",
+                "key_ordinal",
+                "is_dropped",
+                "is_uniqueifier",
+                "is_sparse",
+                "leaf_offset",
+                "internal_offset",
+                "leaf_bit_position",
+                "leaf_null_bit",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            rows: Vec::new(),
+        };
+        for rowset in rowsets {
+            for c in &layouts[rowset].columns {
+                out.rows.push(vec![
+                    Value::Int(*rowset),
+                    Value::Int(c.rowset_column_id.into()),
+                    Value::Int(c.type_info.sql_type.id().into()),
+                    Value::Int(c.max_inrow_length.into()),
+                    Value::Int(c.type_info.max_length.into()),
+                    Value::Int(c.type_info.precision.into()),
+                    Value::Int(c.type_info.scale.into()),
+                    collation_value(c.collation_id.into()),
+                    Value::Int(c.key_ordinal.into()),
+                    Value::bit(c.is_dropped()),
+                    Value::bit(c.is_uniquifier()),
+                    Value::bit(c.is_sparse()),
+                    Value::Int(c.leaf_offset.into()),
+                    Value::Int(c.internal_offset.into()),
+                    Value::Int(c.bit_position.into()),
+                    Value::Int(c.null_bit.into()),
+                ]);
+            }
+        }
+        out
+    }
+
+    fn view_database_files(&self) -> ViewRows {
+        let type_desc = |r: RowRef| {
+            Value::text(match r.int("filetype") {
+                0 => "ROWS",
+                1 => "LOG",
+                2 => "FILESTREAM",
+                4 => "FULLTEXT",
+                _ => "UNKNOWN",
+            })
+        };
+        project(
+            self.table("sysprufiles").iter(),
+            &cols![
+                ("file_id", int("fileid")),
+                ("file_guid", int("fileguid")),
+                ("type", int("filetype")),
+                ("type_desc", type_desc),
+                ("data_space_id", int("grpid")),
+                ("name", int("lname")),
+                ("physical_name", int("pname")),
+                ("state", int("filestate")),
+                ("size", int("size")),
+                ("max_size", int("maxsize")),
+                ("growth", int("growth")),
+                ("is_percent_growth", bit("status", 0x100000)),
+            ],
+        )
+    }
+
+    fn view_filegroups(&self) -> ViewRows {
+        project(
+            self.table("sysclsobjs")
+                .iter()
+                .filter(|r| r.int("class") == 31),
+            &cols![
+                ("name", int("name")),
+                ("data_space_id", int("id")),
+                ("type", trimmed("type")),
+                ("is_default", bit("status", 0x1)),
+            ],
+        )
+    }
+
+    fn view_sql_modules(&self) -> ViewRows {
+        let types: HashMap<i64, String> = self
+            .objects()
+            .iter()
+            .map(|o| (o.int("id"), o.text("type").trim().to_string()))
+            .collect();
+        project(
+            self.table("sysobjvalues").iter().filter(|v| {
+                v.int("valclass") == 1
+                    && types
+                        .get(&v.int("objid"))
+                        .is_some_and(|t| MODULE_TYPES.contains(&t.as_str()) && t != "D")
+            }),
+            &cols![
+                ("object_id", int("objid")),
+                ("definition", definition_value)
+            ],
+        )
+    }
+
+    fn view_foreign_keys(&self) -> ViewRows {
+        // syssingleobjrefs class 11 links a foreign key to the table it references.
+        let referenced: HashMap<i64, i64> = self
+            .table("syssingleobjrefs")
+            .iter()
+            .filter(|r| r.int("class") == 11)
+            .map(|r| (r.int("depid"), r.int("indepid")))
+            .collect();
+        let mut cols = Self::object_columns();
+        cols.push((
+            "referenced_object_id",
+            Box::new(move |r: RowRef| {
+                referenced
+                    .get(&r.int("id"))
+                    .map_or(Value::Null, |v| Value::Int(*v))
+            }),
+        ));
+        cols.push(("is_disabled", Box::new(bit("status", 0x100))));
+        cols.push(("is_not_trusted", Box::new(bit("status", 0x400))));
+        cols.push((
+            "delete_referential_action",
+            Box::new(|r: RowRef| Value::Int((r.int("status") >> 14) & 3)),
+        ));
+        cols.push((
+            "update_referential_action",
+            Box::new(|r: RowRef| Value::Int((r.int("status") >> 12) & 3)),
+        ));
+        project(
+            self.objects_in_namespace()
+                .filter(|o| o.text("type").trim() == "F"),
+            &cols,
+        )
+    }
+
+    fn view_constraints(&self, code: &'static str) -> ViewRows {
+        let definition = |r: RowRef| {
+            self.definition(r.int("id"), None)
+                .map_or(Value::Null, Value::Text)
+        };
+        let mut cols = Self::object_columns();
+        cols.push(("parent_column_id", Box::new(int("intprop"))));
+        cols.push(("definition", Box::new(definition)));
+        cols.push(("is_system_named", Box::new(bit("status", 0x4))));
+        if code == "C" {
+            cols.push(("is_disabled", Box::new(bit("status", 0x100))));
+            cols.push(("is_not_trusted", Box::new(bit("status", 0x400))));
+        }
+        project(
+            self.objects_in_namespace()
+                .filter(|o| o.text("type").trim() == code),
+            &cols,
+        )
+    }
+}
+
+fn definition_value(r: RowRef) -> Value {
+    match r.get("imageval") {
+        Value::Binary(b) => Value::Text(crate::collation::decode_cp1252(b)),
+        Value::OffRow(_) => Value::text("(definition stored off-row: not read by this version)"),
+        _ => Value::Null,
+    }
+}
+
+fn table_rows_view(t: TableRows) -> ViewRows {
+    ViewRows {
+        columns: t.names,
+        rows: t.rows,
+    }
+}
+
+/// A collation id as a name where known, else `collation id N`.
+fn collation_value(id: i64) -> Value {
+    if id == 0 {
+        return Value::Null;
+    }
+    Value::Text(crate::collation::name(id as u32))
+}

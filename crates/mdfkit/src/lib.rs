@@ -1,0 +1,17 @@
+//! mdfkit: read Microsoft SQL Server data files (`.mdf`, `.ndf`) without SQL Server.
+#![forbid(unsafe_code)]
+
+pub mod bytes;
+pub mod catalog;
+pub mod collation;
+pub mod database;
+pub mod error;
+pub mod page;
+pub mod record;
+pub mod source;
+pub mod types;
+pub mod value;
+
+pub use database::Database;
+pub use error::{Error, ErrorKind, Result};
+pub use page::PageId;

@@ -1,0 +1,251 @@
+//! Where pages come from.
+//!
+//! Everything above this module asks for pages by [`PageId`] through the [`PageSource`] trait and
+//! never learns whether they come from `.mdf`/`.ndf` files on disk, from inside a backup, or from
+//! an object store. [`DataFiles`] is the source for data files: each file is identified by the
+//! file id recorded in its own file header page (page 0), so the files may be given in any order.
+//!
+//! [`PageReader`] sits on a source and turns raw bytes into validated [`Page`]s: torn-page bits
+//! restored, checksums verified, and the page's own address checked against the one asked for.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::page::protection::{self, Verdict};
+use crate::page::{Page, PageHeader, PageId, PageType, PAGE_SIZE};
+
+/// One file of the database as a source knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFile {
+    pub file_id: u16,
+    /// Where the file was read from (a path, or a name inside a container).
+    pub location: PathBuf,
+    pub page_count: u32,
+}
+
+/// A provider of raw 8 KB pages by address.
+pub trait PageSource: Send + Sync {
+    /// Fills `buf` (8192 bytes) with the raw bytes of page `id`.
+    fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()>;
+
+    /// The files this source holds, by file id.
+    fn files(&self) -> &[SourceFile];
+
+    /// The file a page id refers to, if this source has it.
+    fn file(&self, file_id: u16) -> Option<&SourceFile> {
+        self.files().iter().find(|f| f.file_id == file_id)
+    }
+}
+
+/// Magic bytes that identify inputs which are not data files, with what to tell the user.
+const FOREIGN_FORMATS: &[(&[u8], &str)] = &[
+    (b"TAPE", "this is a SQL Server backup (Microsoft Tape Format), not a data file; backups are read by the backup commands"),
+    (b"MSSQLBAK", "this is a compressed SQL Server backup, not a data file; backups are read by the backup commands"),
+];
+
+/// Data files (`.mdf` and `.ndf`) on local disk.
+pub struct DataFiles {
+    handles: Vec<File>,
+    files: Vec<SourceFile>,
+}
+
+impl DataFiles {
+    /// Opens the given files and identifies each by the file id in its file header page.
+    pub fn open<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
+        if paths.is_empty() {
+            return Err(Error::new(ErrorKind::NotFound, "no data file given"));
+        }
+        let mut by_id: BTreeMap<u16, (File, SourceFile)> = BTreeMap::new();
+        for path in paths {
+            let path = path.as_ref();
+            let (file, info) = Self::open_one(path).map_err(|e| e.in_file(path))?;
+            if let Some((_, other)) = by_id.get(&info.file_id) {
+                return Err(Error::new(
+                    ErrorKind::NotADatabase,
+                    format!(
+                        "file id {} is also the id of {}: give each file of the database once",
+                        info.file_id,
+                        other.location.display()
+                    ),
+                )
+                .in_file(path));
+            }
+            by_id.insert(info.file_id, (file, info));
+        }
+        let (handles, files) = by_id.into_values().unzip();
+        Ok(DataFiles { handles, files })
+    }
+
+    fn open_one(path: &Path) -> Result<(File, SourceFile)> {
+        let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
+        let len = file
+            .metadata()
+            .map_err(|e| Error::io(path, "cannot read metadata", e))?
+            .len();
+        let mut first = vec![0u8; PAGE_SIZE];
+        let got =
+            read_at_most(&file, &mut first, 0).map_err(|e| Error::io(path, "cannot read", e))?;
+        for (magic, message) in FOREIGN_FORMATS {
+            if first[..got].starts_with(magic) {
+                return Err(Error::not_a_database(*message));
+            }
+        }
+        if len < PAGE_SIZE as u64 * 2 {
+            return Err(Error::not_a_database(format!(
+                "file is {len} bytes, too small for a data file (at least 2 pages of 8192 bytes)"
+            )));
+        }
+        if len % PAGE_SIZE as u64 != 0 {
+            return Err(Error::not_a_database(format!(
+                "file is {len} bytes, not a whole number of 8192-byte pages: truncated, or not a data file"
+            )));
+        }
+        let page_count = u32::try_from(len / PAGE_SIZE as u64).map_err(|_| {
+            Error::not_a_database(format!(
+                "file is {len} bytes, larger than any data file can be"
+            ))
+        })?;
+        let header = PageHeader::parse(&first)?;
+        if header.page_type != PageType::FileHeader
+            || header.this_page.page != 0
+            || header.this_page.file == 0
+        {
+            return Err(Error::not_a_database(format!(
+                "page 0 is not a file header page (type byte {}, address {}): not a SQL Server data file",
+                first[1], header.this_page
+            )));
+        }
+        let file_id = header.this_page.file;
+        // A transaction log starts with a file header too, but what follows is log blocks, not
+        // a PFS page.
+        let mut second = vec![0u8; PAGE_SIZE];
+        read_at_most(&file, &mut second, PAGE_SIZE as u64)
+            .map_err(|e| Error::io(path, "cannot read", e))?;
+        let pfs = PageHeader::parse(&second)?;
+        if pfs.page_type != PageType::Pfs || pfs.this_page != PageId::new(file_id, 1) {
+            return Err(Error::not_a_database(
+                "page 1 is not a PFS page: this looks like a transaction log (.ldf); give the data files (.mdf, .ndf)",
+            ));
+        }
+        Ok((
+            file,
+            SourceFile {
+                file_id,
+                location: path.to_path_buf(),
+                page_count,
+            },
+        ))
+    }
+}
+
+impl PageSource for DataFiles {
+    fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
+        let index = self
+            .files
+            .iter()
+            .position(|f| f.file_id == id.file)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::MissingFile,
+                    format!("page {id} is in file id {}, which was not given", id.file),
+                )
+            })?;
+        let info = &self.files[index];
+        if id.page >= info.page_count {
+            return Err(Error::corrupt(format!(
+                "page {id} is beyond the end of the file ({} pages)",
+                info.page_count
+            ))
+            .in_file(&info.location));
+        }
+        let got = read_at_most(&self.handles[index], buf, id.page as u64 * PAGE_SIZE as u64)
+            .map_err(|e| Error::io(&info.location, "cannot read", e))?;
+        if got != PAGE_SIZE {
+            return Err(Error::corrupt(format!(
+                "page {id}: file ended after {got} bytes of the page"
+            ))
+            .in_file(&info.location));
+        }
+        Ok(())
+    }
+
+    fn files(&self) -> &[SourceFile] {
+        &self.files
+    }
+}
+
+/// Reads as much of `buf` as the file has at `offset`; returns the number of bytes read.
+fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = read_at(file, &mut buf[done..], offset + done as u64)?;
+        if n == 0 {
+            break;
+        }
+        done += n;
+    }
+    Ok(done)
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
+/// Reads pages from a source and validates them.
+#[derive(Clone)]
+pub struct PageReader {
+    source: Arc<dyn PageSource>,
+}
+
+impl PageReader {
+    pub fn new(source: Arc<dyn PageSource>) -> Self {
+        PageReader { source }
+    }
+
+    pub fn source(&self) -> &dyn PageSource {
+        self.source.as_ref()
+    }
+
+    /// Reads page `id`, restores torn bits, verifies its checksum and its address.
+    pub fn read(&self, id: PageId) -> Result<Page> {
+        let mut buf = vec![0u8; PAGE_SIZE].into_boxed_slice();
+        self.source
+            .read_raw(id, &mut buf)
+            .map_err(|e| self.locate(e, id))?;
+        match protection::verify_and_restore(&mut buf) {
+            Verdict::ChecksumMismatch { stored, computed } => return Err(self.locate(
+                Error::corrupt(format!(
+                    "checksum mismatch: page says {stored:#010x}, its bytes give {computed:#010x}"
+                )),
+                id,
+            )),
+            Verdict::Torn { sector } => {
+                return Err(self.locate(
+                    Error::corrupt(format!(
+                        "torn page: sector {sector} was not written with the rest"
+                    )),
+                    id,
+                ))
+            }
+            _ => {}
+        }
+        Page::new(buf, id).map_err(|e| self.locate(e, id))
+    }
+
+    fn locate(&self, e: Error, id: PageId) -> Error {
+        let e = e.at_page(id);
+        match self.source.file(id.file) {
+            Some(f) => e.in_file(&f.location),
+            None => e,
+        }
+    }
+}

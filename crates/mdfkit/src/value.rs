@@ -1,0 +1,150 @@
+//! Values of catalog rows and views, spelled the way SQL Server prints them.
+
+use std::fmt;
+
+/// A single value of a catalog row or view.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+    Binary(Vec<u8>),
+    /// `datetime`: days since 1900-01-01 and 1/300-second ticks since midnight.
+    DateTime {
+        days: i32,
+        ticks: u32,
+    },
+    /// The bytes of a pointer to a value stored off-row (LOB or row-overflow).
+    OffRow(Vec<u8>),
+}
+
+impl Value {
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+
+    pub fn text(s: impl Into<String>) -> Self {
+        Value::Text(s.into())
+    }
+
+    pub fn bit(b: bool) -> Self {
+        Value::Int(b as i64)
+    }
+
+    /// A text value, or NULL when empty.
+    pub fn text_or_null(s: &str) -> Self {
+        if s.is_empty() {
+            Value::Null
+        } else {
+            Value::Text(s.to_string())
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    /// SQL Server's spellings: `NULL`, `0x` + upper-case hex, `YYYY-MM-DD HH:MM:SS.mmm`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("NULL"),
+            Value::Int(v) => write!(f, "{v}"),
+            Value::Text(s) => f.write_str(s),
+            Value::Binary(b) | Value::OffRow(b) => {
+                f.write_str("0x")?;
+                b.iter().try_for_each(|x| write!(f, "{x:02X}"))
+            }
+            Value::DateTime { days, ticks } => {
+                let (y, m, d) = civil_from_days(i64::from(*days) + DAYS_1900_TO_1970_NEG);
+                let ms_total = (u64::from(*ticks) * 10 + 1) / 3;
+                let (secs, ms) = (ms_total / 1000, ms_total % 1000);
+                write!(
+                    f,
+                    "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ms:03}",
+                    secs / 3600,
+                    secs / 60 % 60,
+                    secs % 60
+                )
+            }
+        }
+    }
+}
+
+/// 1900-01-01 is 25,567 days before 1970-01-01.
+const DAYS_1900_TO_1970_NEG: i64 = -25_567;
+
+/// Converts days since 1970-01-01 to a proleptic Gregorian (year, month, day).
+/// Howard Hinnant's `civil_from_days` algorithm.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spells_datetime_like_sql_server() {
+        // 2012-03-15 is 40,981 days after 1900-01-01; ticks are 1/300 s.
+        assert_eq!(
+            Value::DateTime {
+                days: 40_981,
+                ticks: 0
+            }
+            .to_string(),
+            "2012-03-15 00:00:00.000"
+        );
+        assert_eq!(
+            Value::DateTime { days: 0, ticks: 1 }.to_string(),
+            "1900-01-01 00:00:00.003"
+        );
+        assert_eq!(
+            Value::DateTime { days: 0, ticks: 2 }.to_string(),
+            "1900-01-01 00:00:00.007"
+        );
+        let last_tick = 24 * 3600 * 300 - 1;
+        assert_eq!(
+            Value::DateTime {
+                days: 2_958_463,
+                ticks: last_tick
+            }
+            .to_string(),
+            "9999-12-31 23:59:59.997"
+        );
+        assert_eq!(
+            Value::DateTime {
+                days: -53_690,
+                ticks: 0
+            }
+            .to_string(),
+            "1753-01-01 00:00:00.000"
+        );
+    }
+
+    #[test]
+    fn spells_binary_and_null() {
+        assert_eq!(Value::Binary(vec![0x0a, 0xff]).to_string(), "0x0AFF");
+        assert_eq!(Value::Null.to_string(), "NULL");
+    }
+}
