@@ -161,7 +161,7 @@ mod tests {
     fn renders_each_format() {
         assert_eq!(
             render(Format::Table),
-            "id  name\n--  -------\n 7  a,\"b\"\n12  NULL\n"
+            "id  name\n--  -----\n 7  a,\"b\"\n12  NULL\n"
         );
         assert_eq!(render(Format::Csv), "id,name\n7,\"a,\"\"b\"\"\"\n12,\n");
         assert_eq!(
