@@ -222,12 +222,14 @@ impl PageReader {
             .read_raw(id, &mut buf)
             .map_err(|e| self.locate(e, id))?;
         match protection::verify_and_restore(&mut buf) {
-            Verdict::ChecksumMismatch { stored, computed } => return Err(self.locate(
-                Error::corrupt(format!(
+            Verdict::ChecksumMismatch { stored, computed } => {
+                return Err(self.locate(
+                    Error::corrupt(format!(
                     "checksum mismatch: page says {stored:#010x}, its bytes give {computed:#010x}"
                 )),
-                id,
-            )),
+                    id,
+                ))
+            }
             Verdict::Torn { sector } => {
                 return Err(self.locate(
                     Error::corrupt(format!(

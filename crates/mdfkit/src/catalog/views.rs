@@ -531,20 +531,31 @@ impl Catalog {
     }
 
     fn view_foreign_keys(&self) -> ViewRows {
-        // syssingleobjrefs class 11 links a foreign key to the table it references.
-        let referenced: HashMap<i64, i64> = self
+        // syssingleobjrefs class 27 links a foreign key (depid) to the referenced table (indepid)
+        // and the referenced key's index (indepsubid); classes 28 and 29 hold its columns.
+        // Seen in pubs: FK__titles__pub_id → publishers, index 1 (UPKCL_pubind).
+        let referenced: HashMap<i64, (i64, i64)> = self
             .table("syssingleobjrefs")
             .iter()
-            .filter(|r| r.int("class") == 11)
-            .map(|r| (r.int("depid"), r.int("indepid")))
+            .filter(|r| r.int("class") == 27 && r.int("depsubid") == 0)
+            .map(|r| (r.int("depid"), (r.int("indepid"), r.int("indepsubid"))))
             .collect();
+        let key_index = referenced.clone();
         let mut cols = Self::object_columns();
         cols.push((
             "referenced_object_id",
             Box::new(move |r: RowRef| {
                 referenced
                     .get(&r.int("id"))
-                    .map_or(Value::Null, |v| Value::Int(*v))
+                    .map_or(Value::Null, |v| Value::Int(v.0))
+            }),
+        ));
+        cols.push((
+            "key_index_id",
+            Box::new(move |r: RowRef| {
+                key_index
+                    .get(&r.int("id"))
+                    .map_or(Value::Null, |v| Value::Int(v.1))
             }),
         ));
         cols.push(("is_disabled", Box::new(bit("status", 0x100))));
