@@ -57,13 +57,7 @@ pub fn info(files: &[PathBuf], format: Format) -> Outcome {
     let units = catalog.table("sysallocunits");
     let allocated: i64 = units.iter().map(|u| u.int("pcreserved")).sum();
     let used: i64 = units.iter().map(|u| u.int("pcused")).sum();
-    let file_pages: i64 = db
-        .reader()
-        .source()
-        .files()
-        .iter()
-        .map(|f| i64::from(f.page_count))
-        .sum();
+    let file_pages: i64 = db.reader().source().files().iter().map(|f| i64::from(f.page_count)).sum();
     let rows = vec![
         ("database", Value::text(db.name())),
         (
@@ -76,23 +70,24 @@ pub fn info(files: &[PathBuf], format: Format) -> Outcome {
                 boot.create_version
             )),
         ),
-        (
-            "compatibility_level",
-            Value::Int(boot.compatibility_level.into()),
-        ),
-        (
-            "collation",
-            Value::text(mdfkit::collation::name(boot.collation_id)),
-        ),
+        ("compatibility_level", Value::Int(boot.compatibility_level.into())),
+        ("collation", Value::text(mdfkit::collation::name(boot.collation_id))),
         ("page_verify", Value::text(boot.page_verify().name())),
         ("recovery_model", Value::text(boot.recovery_model().name())),
         ("created", boot.created.clone()),
         ("pages_in_files", Value::Int(file_pages)),
         ("pages_allocated", Value::Int(allocated)),
         ("pages_used", Value::Int(used)),
+        ("user_tables", Value::Int(catalog.tables(false).len() as i64)),
         (
-            "user_tables",
-            Value::Int(catalog.tables(false).len() as i64),
+            "missing_files",
+            Value::text(
+                db.missing_files()
+                    .iter()
+                    .map(|m| format!("file id {} {} ({})", m.file_id, m.logical_name, m.physical_name))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
         ),
     ];
     let files_view = catalog.view("sys.database_files")?;
@@ -168,10 +163,7 @@ fn split_files_and_name(args: &[String], name_required: bool) -> (Vec<PathBuf>, 
     let last_is_file = args.last().is_some_and(|a| Path::new(a).is_file());
     if args.len() > 1 && (name_required || !last_is_file) {
         let (files, name) = args.split_at(args.len() - 1);
-        (
-            files.iter().map(PathBuf::from).collect(),
-            Some(name[0].clone()),
-        )
+        (files.iter().map(PathBuf::from).collect(), Some(name[0].clone()))
     } else {
         (args.iter().map(PathBuf::from).collect(), None)
     }
@@ -192,9 +184,9 @@ pub fn schema(args: &[String]) -> Outcome {
     let db = Database::open(&files)?;
     let catalog = db.catalog();
     let tables = match &table {
-        Some(name) => vec![catalog.find_table(name).ok_or_else(|| {
-            Error::not_found(format!("no table named {name}; `mdfkit tables` lists them"))
-        })?],
+        Some(name) => vec![catalog
+            .find_table(name)
+            .ok_or_else(|| Error::not_found(format!("no table named {name}; `mdfkit tables` lists them")))?],
         None => catalog.tables(false),
     };
     let mut out = stdout();

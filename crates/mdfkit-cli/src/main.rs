@@ -48,9 +48,7 @@ enum Command {
         format: Format,
     },
     /// Every user table with its layout, row count and size as recorded in the catalog
-    #[command(
-        after_help = "Examples:\n  mdfkit tables shop.mdf\n  mdfkit tables shop.mdf --system --format json"
-    )]
+    #[command(after_help = "Examples:\n  mdfkit tables shop.mdf\n  mdfkit tables shop.mdf --system --format json")]
     Tables {
         #[command(flatten)]
         files: Files,
@@ -88,11 +86,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Info { files, format } => commands::info(&files.files, format),
-        Command::Tables {
-            files,
-            system,
-            format,
-        } => commands::tables(&files.files, system, format),
+        Command::Tables { files, system, format } => commands::tables(&files.files, system, format),
         Command::Schema { args } => commands::schema(&args),
         Command::Sys { args, format } => commands::sys(&args, format),
     };
@@ -102,9 +96,7 @@ fn main() -> ExitCode {
             eprintln!("mdfkit: {e}");
             ExitCode::from(if e.kind().is_bad_input() { 2 } else { 1 })
         }
-        Err(commands::Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::SUCCESS
-        }
+        Err(commands::Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(commands::Failure::Output(e)) => {
             eprintln!("mdfkit: cannot write output: {e}");
             ExitCode::from(1)

@@ -18,42 +18,20 @@ pub enum Format {
 }
 
 /// Writes rows in the chosen format.
-pub fn write_rows(
-    out: &mut impl Write,
-    format: Format,
-    columns: &[String],
-    rows: &[Vec<Value>],
-) -> io::Result<()> {
+pub fn write_rows(out: &mut impl Write, format: Format, columns: &[String], rows: &[Vec<Value>]) -> io::Result<()> {
     match format {
         Format::Table => write_table(out, columns, rows),
         Format::Csv => {
-            writeln!(
-                out,
-                "{}",
-                columns
-                    .iter()
-                    .map(|c| csv_field(c))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )?;
+            writeln!(out, "{}", columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))?;
             for row in rows {
-                let fields: Vec<String> = row
-                    .iter()
-                    .map(|v| {
-                        if v.is_null() {
-                            String::new()
-                        } else {
-                            csv_field(&v.to_string())
-                        }
-                    })
-                    .collect();
+                let fields: Vec<String> =
+                    row.iter().map(|v| if v.is_null() { String::new() } else { csv_field(&v.to_string()) }).collect();
                 writeln!(out, "{}", fields.join(","))?;
             }
             Ok(())
         }
         Format::Json => {
-            let array: Vec<serde_json::Value> =
-                rows.iter().map(|r| json_object(columns, r)).collect();
+            let array: Vec<serde_json::Value> = rows.iter().map(|r| json_object(columns, r)).collect();
             serde_json::to_writer_pretty(&mut *out, &array)?;
             writeln!(out)
         }
@@ -68,20 +46,14 @@ pub fn write_rows(
 }
 
 fn write_table(out: &mut impl Write, columns: &[String], rows: &[Vec<Value>]) -> io::Result<()> {
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| r.iter().map(|v| one_line(&v.to_string())).collect())
-        .collect();
+    let cells: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(|v| one_line(&v.to_string())).collect()).collect();
     let mut widths: Vec<usize> = columns.iter().map(|c| c.chars().count()).collect();
     for row in &cells {
         for (w, c) in widths.iter_mut().zip(row) {
             *w = (*w).max(c.chars().count());
         }
     }
-    let right = |i: usize| {
-        rows.iter()
-            .all(|r| matches!(r.get(i), Some(Value::Int(_)) | Some(Value::Null)))
-    };
+    let right = |i: usize| rows.iter().all(|r| matches!(r.get(i), Some(Value::Int(_)) | Some(Value::Null)));
     let line = |out: &mut dyn Write, fields: &[String], align_numbers: bool| -> io::Result<()> {
         let parts: Vec<String> = fields
             .iter()
@@ -97,15 +69,7 @@ fn write_table(out: &mut impl Write, columns: &[String], rows: &[Vec<Value>]) ->
         writeln!(out, "{}", parts.join("  ").trim_end())
     };
     line(out, columns, false)?;
-    writeln!(
-        out,
-        "{}",
-        widths
-            .iter()
-            .map(|w| "-".repeat(*w))
-            .collect::<Vec<_>>()
-            .join("  ")
-    )?;
+    writeln!(out, "{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("  "))?;
     for row in &cells {
         line(out, row, true)?;
     }
@@ -126,11 +90,7 @@ fn csv_field(s: &str) -> String {
 }
 
 fn json_object(columns: &[String], row: &[Value]) -> serde_json::Value {
-    let map = columns
-        .iter()
-        .zip(row)
-        .map(|(c, v)| (c.clone(), json_value(v)))
-        .collect();
+    let map = columns.iter().zip(row).map(|(c, v)| (c.clone(), json_value(v))).collect();
     serde_json::Value::Object(map)
 }
 
@@ -148,10 +108,7 @@ mod tests {
 
     fn render(format: Format) -> String {
         let columns = vec!["id".to_string(), "name".to_string()];
-        let rows = vec![
-            vec![Value::Int(7), Value::text("a,\"b\"")],
-            vec![Value::Int(12), Value::Null],
-        ];
+        let rows = vec![vec![Value::Int(7), Value::text("a,\"b\"")], vec![Value::Int(12), Value::Null]];
         let mut out = Vec::new();
         write_rows(&mut out, format, &columns, &rows).unwrap();
         String::from_utf8(out).unwrap()
@@ -159,14 +116,8 @@ mod tests {
 
     #[test]
     fn renders_each_format() {
-        assert_eq!(
-            render(Format::Table),
-            "id  name\n--  -----\n 7  a,\"b\"\n12  NULL\n"
-        );
+        assert_eq!(render(Format::Table), "id  name\n--  -----\n 7  a,\"b\"\n12  NULL\n");
         assert_eq!(render(Format::Csv), "id,name\n7,\"a,\"\"b\"\"\"\n12,\n");
-        assert_eq!(
-            render(Format::Jsonl),
-            "{\"id\":7,\"name\":\"a,\\\"b\\\"\"}\n{\"id\":12,\"name\":null}\n"
-        );
+        assert_eq!(render(Format::Jsonl), "{\"id\":7,\"name\":\"a,\\\"b\\\"\"}\n{\"id\":12,\"name\":null}\n");
     }
 }

@@ -22,9 +22,7 @@ reader!(read_i64, i64);
 /// Decodes UTF-16LE, replacing unpaired surrogates with U+FFFD.
 pub fn utf16le(b: &[u8]) -> String {
     let units = b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
-    char::decode_utf16(units)
-        .map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER))
-        .collect()
+    char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
 }
 
 #[cfg(test)]

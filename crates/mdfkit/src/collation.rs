@@ -8,36 +8,22 @@
 //! Sources: the ids below were read from the corpus boot pages and column rows, and agree with
 //! `COLLATIONPROPERTY(name, 'CollationID')` values published for those collations.
 
-const KNOWN: &[(u32, &str)] = &[
-    (0x3400_D008, "SQL_Latin1_General_CP1_CI_AS"),
-    (0x0000_D008, "Latin1_General_CI_AS"),
-];
+const KNOWN: &[(u32, &str)] = &[(0x3400_D008, "SQL_Latin1_General_CP1_CI_AS"), (0x0000_D008, "Latin1_General_CI_AS")];
 
 /// The collation's name, or `collation id N` when the id is not one mdfkit has seen.
 pub fn name(id: u32) -> String {
-    KNOWN
-        .iter()
-        .find(|(k, _)| *k == id)
-        .map_or_else(|| format!("collation id {id}"), |(_, n)| n.to_string())
+    KNOWN.iter().find(|(k, _)| *k == id).map_or_else(|| format!("collation id {id}"), |(_, n)| n.to_string())
 }
 
 /// Windows-1252's characters for bytes 0x80..0x9F (the rest of the code page is Latin-1).
 const CP1252_HIGH: [char; 32] = [
-    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž', '\u{8f}',
-    '\u{90}', '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}', 'ž', 'Ÿ',
+    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž', '\u{8f}', '\u{90}', '‘', '’',
+    '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9d}', 'ž', 'Ÿ',
 ];
 
 /// Decodes Windows-1252 text (the code page of the Latin1_General collations).
 pub fn decode_cp1252(b: &[u8]) -> String {
-    b.iter()
-        .map(|&x| {
-            if (0x80..0xa0).contains(&x) {
-                CP1252_HIGH[(x - 0x80) as usize]
-            } else {
-                x as char
-            }
-        })
-        .collect()
+    b.iter().map(|&x| if (0x80..0xa0).contains(&x) { CP1252_HIGH[(x - 0x80) as usize] } else { x as char }).collect()
 }
 
 #[cfg(test)]

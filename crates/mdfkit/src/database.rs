@@ -6,11 +6,12 @@
 //! # Ok::<(), mdfkit::Error>(())
 //! ```
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::catalog::Catalog;
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
 use crate::source::{DataFiles, PageReader, PageSource};
@@ -20,7 +21,19 @@ pub struct Database {
     reader: PageReader,
     file_headers: Vec<FileHeader>,
     catalog: Catalog,
+    missing_files: Vec<MissingFile>,
 }
+
+/// A data file the catalog lists but that was not given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingFile {
+    pub file_id: u16,
+    pub logical_name: String,
+    pub physical_name: String,
+}
+
+/// sysprufiles.filetype of data (ROWS) files.
+const ROWS_FILE: i64 = 0;
 
 impl Database {
     /// Opens a database from its data files (`.mdf` first or not: files are matched by the ids in
@@ -37,12 +50,51 @@ impl Database {
             let page = reader.read(PageId::new(file.file_id, 0))?;
             file_headers.push(FileHeader::parse(&page).map_err(|e| e.in_file(&file.location))?);
         }
+        let primary = reader.source().file(1).ok_or_else(|| {
+            let given: Vec<String> = reader
+                .source()
+                .files()
+                .iter()
+                .map(|f| format!("{} (file id {})", f.location.display(), f.file_id))
+                .collect();
+            Error::new(
+                ErrorKind::MissingFile,
+                format!("the primary data file (file id 1, the .mdf) was not given; given: {}", given.join(", ")),
+            )
+        })?;
+        let primary_binding = file_headers.iter().find(|h| h.file_id == 1).map(|h| h.binding_id);
+        for (file, header) in reader.source().files().iter().zip(&file_headers) {
+            if Some(header.binding_id) != primary_binding {
+                return Err(Error::not_a_database(format!(
+                    "belongs to another database than {} (their file headers carry different database ids)",
+                    primary.location.display()
+                ))
+                .in_file(&file.location));
+            }
+        }
         let catalog = Catalog::load(reader.clone())?;
-        Ok(Database {
-            reader,
-            file_headers,
-            catalog,
-        })
+        let mut missing_files = Vec::new();
+        let mut names = HashMap::new();
+        for f in catalog.table("sysprufiles").iter().filter(|f| f.int("filetype") == ROWS_FILE) {
+            let file_id = f.int("fileid") as u16;
+            let missing = MissingFile {
+                file_id,
+                logical_name: f.text("lname").to_string(),
+                physical_name: f.text("pname").to_string(),
+            };
+            names.insert(file_id, format!("{} ({})", missing.logical_name, missing.physical_name));
+            if reader.source().file(file_id).is_none() {
+                missing_files.push(missing);
+            }
+        }
+        reader.name_files(names);
+        Ok(Database { reader, file_headers, catalog, missing_files })
+    }
+
+    /// Data files the catalog lists that were not given: what lives in them cannot be read, the
+    /// rest can.
+    pub fn missing_files(&self) -> &[MissingFile] {
+        &self.missing_files
     }
 
     pub fn name(&self) -> &str {

@@ -30,10 +30,7 @@ pub enum ErrorKind {
 impl ErrorKind {
     /// True for problems with the input itself (exit code 2 in the CLI).
     pub fn is_bad_input(self) -> bool {
-        matches!(
-            self,
-            ErrorKind::NotADatabase | ErrorKind::Corrupt | ErrorKind::Unsupported
-        )
+        matches!(self, ErrorKind::NotADatabase | ErrorKind::Corrupt | ErrorKind::Unsupported)
     }
 }
 
@@ -54,15 +51,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error {
-            kind,
-            message: message.into(),
-            file: None,
-            page: None,
-            slot: None,
-            object: None,
-            source: None,
-        }
+        Error { kind, message: message.into(), file: None, page: None, slot: None, object: None, source: None }
     }
 
     pub fn corrupt(message: impl Into<String>) -> Self {
@@ -180,18 +169,13 @@ mod tests {
             .at_page(PageId::new(1, 153))
             .in_object("dbo.Orders")
             .in_file(Path::new("shop.mdf"));
-        assert_eq!(
-            e.to_string(),
-            "shop.mdf: dbo.Orders: page 1:153 slot 4: record is 2 bytes, its header needs 4"
-        );
+        assert_eq!(e.to_string(), "shop.mdf: dbo.Orders: page 1:153 slot 4: record is 2 bytes, its header needs 4");
         assert!(e.kind().is_bad_input());
     }
 
     #[test]
     fn keeps_the_innermost_context() {
-        let e = Error::corrupt("x")
-            .at_page(PageId::new(1, 2))
-            .at_page(PageId::new(1, 3));
+        let e = Error::corrupt("x").at_page(PageId::new(1, 2)).at_page(PageId::new(1, 3));
         assert_eq!(e.page(), Some(PageId::new(1, 2)));
     }
 }

@@ -52,10 +52,7 @@ impl RecordType {
     }
 
     pub fn is_ghost(self) -> bool {
-        matches!(
-            self,
-            RecordType::GhostIndex | RecordType::GhostData | RecordType::GhostVersion
-        )
+        matches!(self, RecordType::GhostIndex | RecordType::GhostData | RecordType::GhostVersion)
     }
 }
 
@@ -91,31 +88,21 @@ impl<'a> Record<'a> {
     pub fn parse(b: &'a [u8]) -> Result<Self> {
         let status = *b.first().ok_or_else(|| Error::corrupt("empty record"))?;
         let record_type = RecordType::from_status(status);
-        if !matches!(
-            record_type,
-            RecordType::Primary | RecordType::Forwarded | RecordType::GhostData
-        ) {
-            return Err(Error::corrupt(format!(
-                "expected a data record, found a {record_type:?} record"
-            )));
+        if !matches!(record_type, RecordType::Primary | RecordType::Forwarded | RecordType::GhostData) {
+            return Err(Error::corrupt(format!("expected a data record, found a {record_type:?} record")));
         }
-        let fixed_end = read_u16(b, 2)
-            .ok_or_else(|| Error::corrupt("record ends inside its 4-byte header"))?
-            as usize;
+        let fixed_end = read_u16(b, 2).ok_or_else(|| Error::corrupt("record ends inside its 4-byte header"))? as usize;
         if fixed_end < 4 {
-            return Err(Error::corrupt(format!(
-                "record's fixed part ends at {fixed_end}, before its header does"
-            )));
+            return Err(Error::corrupt(format!("record's fixed part ends at {fixed_end}, before its header does")));
         }
         let mut at = fixed_end;
         let (column_count, null_bitmap) = if status & HAS_NULL_BITMAP != 0 {
-            let count = read_u16(b, at).ok_or_else(|| {
-                Error::corrupt(format!("column count at {at} is past the record's end"))
-            })? as usize;
+            let count = read_u16(b, at)
+                .ok_or_else(|| Error::corrupt(format!("column count at {at} is past the record's end")))?
+                as usize;
             let len = count.div_ceil(8);
-            let bitmap = b
-                .get(at + 2..at + 2 + len)
-                .ok_or_else(|| Error::corrupt("null bitmap runs past the record's end"))?;
+            let bitmap =
+                b.get(at + 2..at + 2 + len).ok_or_else(|| Error::corrupt("null bitmap runs past the record's end"))?;
             at += 2 + len;
             (count, bitmap)
         } else {
@@ -128,9 +115,7 @@ impl<'a> Record<'a> {
             let table = at + 2;
             let table_end = table + 2 * count;
             if table_end > b.len() {
-                return Err(Error::corrupt(format!(
-                    "{count} variable column offsets run past the record's end"
-                )));
+                return Err(Error::corrupt(format!("{count} variable column offsets run past the record's end")));
             }
             let last = if count == 0 {
                 table_end
@@ -145,20 +130,9 @@ impl<'a> Record<'a> {
             end += VERSION_TAG_SIZE;
         }
         if end > b.len() {
-            return Err(Error::corrupt(format!(
-                "record claims {end} bytes, only {} are left in the page",
-                b.len()
-            )));
+            return Err(Error::corrupt(format!("record claims {end} bytes, only {} are left in the page", b.len())));
         }
-        Ok(Record {
-            bytes: &b[..end],
-            record_type,
-            fixed_end,
-            column_count,
-            null_bitmap,
-            var_count,
-            var_table,
-        })
+        Ok(Record { bytes: &b[..end], record_type, fixed_end, column_count, null_bitmap, var_count, var_table })
     }
 
     pub fn record_type(&self) -> RecordType {
@@ -195,9 +169,7 @@ impl<'a> Record<'a> {
         if i >= self.column_count {
             return true;
         }
-        self.null_bitmap
-            .get(i / 8)
-            .is_some_and(|byte| byte & (1 << (i % 8)) != 0)
+        self.null_bitmap.get(i / 8).is_some_and(|byte| byte & (1 << (i % 8)) != 0)
     }
 
     /// The `index`-th (0-based) variable-length column, or `None` when it is not stored.
@@ -209,8 +181,7 @@ impl<'a> Record<'a> {
         let start = if index == 0 {
             data_start
         } else {
-            (read_u16(self.bytes, self.var_table + 2 * (index - 1)).unwrap_or(0) & !COMPLEX_COLUMN)
-                as usize
+            (read_u16(self.bytes, self.var_table + 2 * (index - 1)).unwrap_or(0) & !COMPLEX_COLUMN) as usize
         };
         let raw_end = read_u16(self.bytes, self.var_table + 2 * index).unwrap_or(0);
         let end = (raw_end & !COMPLEX_COLUMN) as usize;
@@ -220,10 +191,7 @@ impl<'a> Record<'a> {
                 self.bytes.len()
             )));
         }
-        Ok(Some(VarField {
-            bytes: &self.bytes[start..end],
-            complex: raw_end & COMPLEX_COLUMN != 0,
-        }))
+        Ok(Some(VarField { bytes: &self.bytes[start..end], complex: raw_end & COMPLEX_COLUMN != 0 }))
     }
 }
 
@@ -232,12 +200,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// Builds a primary record: fixed bytes, a null bitmap over `columns` and variable columns.
-    pub(crate) fn build_record(
-        fixed: &[u8],
-        columns: u16,
-        nulls: &[usize],
-        vars: &[&[u8]],
-    ) -> Vec<u8> {
+    pub(crate) fn build_record(fixed: &[u8], columns: u16, nulls: &[usize], vars: &[&[u8]]) -> Vec<u8> {
         let mut status = HAS_NULL_BITMAP;
         if !vars.is_empty() {
             status |= HAS_VAR_COLUMNS;
@@ -277,10 +240,7 @@ pub(crate) mod tests {
         assert_eq!(rec.fixed(6, 4), None);
         assert!(!rec.is_null(1));
         assert!(rec.is_null(2));
-        assert!(
-            rec.is_null(4),
-            "a column added after the record was written reads as null"
-        );
+        assert!(rec.is_null(4), "a column added after the record was written reads as null");
         assert_eq!(rec.var(0).unwrap().unwrap().bytes, b"ab");
         assert_eq!(rec.var(1).unwrap().unwrap().bytes, b"");
         assert_eq!(rec.var(2).unwrap().unwrap().bytes, b"xyz");

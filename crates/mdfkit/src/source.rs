@@ -8,10 +8,10 @@
 //! [`PageReader`] sits on a source and turns raw bytes into validated [`Page`]s: torn-page bits
 //! restored, checksums verified, and the page's own address checked against the one asked for.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::protection::{self, Verdict};
@@ -42,26 +42,79 @@ pub trait PageSource: Send + Sync {
 
 /// Magic bytes that identify inputs which are not data files, with what to tell the user.
 const FOREIGN_FORMATS: &[(&[u8], &str)] = &[
-    (b"TAPE", "this is a SQL Server backup (Microsoft Tape Format), not a data file; backups are read by the backup commands"),
+    (
+        b"TAPE",
+        "this is a SQL Server backup (Microsoft Tape Format), not a data file; backups are read by the backup commands",
+    ),
     (b"MSSQLBAK", "this is a compressed SQL Server backup, not a data file; backups are read by the backup commands"),
 ];
 
-/// Data files (`.mdf` and `.ndf`) on local disk.
+/// Bytes that can be read at any offset: a file, or a buffer in memory.
+pub trait RandomAccess: Send + Sync {
+    fn size(&self) -> std::io::Result<u64>;
+    /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (0 at the end).
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
+}
+
+impl RandomAccess for File {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        read_file_at(self, buf, offset)
+    }
+}
+
+impl RandomAccess for Vec<u8> {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.len() as u64)
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(self.len());
+        let n = buf.len().min(self.len() - start);
+        buf[..n].copy_from_slice(&self[start..start + n]);
+        Ok(n)
+    }
+}
+
+/// Data files (`.mdf` and `.ndf`) on local disk or in memory.
 pub struct DataFiles {
-    handles: Vec<File>,
+    handles: Vec<Box<dyn RandomAccess>>,
     files: Vec<SourceFile>,
 }
 
 impl DataFiles {
     /// Opens the given files and identifies each by the file id in its file header page.
     pub fn open<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
-        if paths.is_empty() {
-            return Err(Error::new(ErrorKind::NotFound, "no data file given"));
-        }
-        let mut by_id: BTreeMap<u16, (File, SourceFile)> = BTreeMap::new();
+        let mut inputs: Vec<(PathBuf, Box<dyn RandomAccess>)> = Vec::new();
         for path in paths {
             let path = path.as_ref();
-            let (file, info) = Self::open_one(path).map_err(|e| e.in_file(path))?;
+            let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
+            inputs.push((path.to_path_buf(), Box::new(file)));
+        }
+        Self::from_inputs(inputs)
+    }
+
+    /// Data files held in memory, each with the name to use in messages.
+    pub fn from_memory(files: Vec<(String, Vec<u8>)>) -> Result<Self> {
+        Self::from_inputs(
+            files
+                .into_iter()
+                .map(|(name, bytes)| (PathBuf::from(name), Box::new(bytes) as Box<dyn RandomAccess>))
+                .collect(),
+        )
+    }
+
+    fn from_inputs(inputs: Vec<(PathBuf, Box<dyn RandomAccess>)>) -> Result<Self> {
+        if inputs.is_empty() {
+            return Err(Error::new(ErrorKind::NotFound, "no data file given"));
+        }
+        let mut by_id: BTreeMap<u16, (Box<dyn RandomAccess>, SourceFile)> = BTreeMap::new();
+        for (path, file) in inputs {
+            let path = path.as_path();
+            let info = Self::identify(file.as_ref(), path).map_err(|e| e.in_file(path))?;
             if let Some((_, other)) = by_id.get(&info.file_id) {
                 return Err(Error::new(
                     ErrorKind::NotADatabase,
@@ -79,15 +132,11 @@ impl DataFiles {
         Ok(DataFiles { handles, files })
     }
 
-    fn open_one(path: &Path) -> Result<(File, SourceFile)> {
-        let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| Error::io(path, "cannot read metadata", e))?
-            .len();
+    /// Checks that `file` is a data file and finds its file id.
+    fn identify(file: &dyn RandomAccess, path: &Path) -> Result<SourceFile> {
+        let len = file.size().map_err(|e| Error::io(path, "cannot read metadata", e))?;
         let mut first = vec![0u8; PAGE_SIZE];
-        let got =
-            read_at_most(&file, &mut first, 0).map_err(|e| Error::io(path, "cannot read", e))?;
+        let got = read_at_most(file, &mut first, 0).map_err(|e| Error::io(path, "cannot read", e))?;
         for (magic, message) in FOREIGN_FORMATS {
             if first[..got].starts_with(magic) {
                 return Err(Error::not_a_database(*message));
@@ -103,16 +152,10 @@ impl DataFiles {
                 "file is {len} bytes, not a whole number of 8192-byte pages: truncated, or not a data file"
             )));
         }
-        let page_count = u32::try_from(len / PAGE_SIZE as u64).map_err(|_| {
-            Error::not_a_database(format!(
-                "file is {len} bytes, larger than any data file can be"
-            ))
-        })?;
+        let page_count = u32::try_from(len / PAGE_SIZE as u64)
+            .map_err(|_| Error::not_a_database(format!("file is {len} bytes, larger than any data file can be")))?;
         let header = PageHeader::parse(&first)?;
-        if header.page_type != PageType::FileHeader
-            || header.this_page.page != 0
-            || header.this_page.file == 0
-        {
+        if header.page_type != PageType::FileHeader || header.this_page.page != 0 || header.this_page.file == 0 {
             return Err(Error::not_a_database(format!(
                 "page 0 is not a file header page (type byte {}, address {}): not a SQL Server data file",
                 first[1], header.this_page
@@ -122,52 +165,33 @@ impl DataFiles {
         // A transaction log starts with a file header too, but what follows is log blocks, not
         // a PFS page.
         let mut second = vec![0u8; PAGE_SIZE];
-        read_at_most(&file, &mut second, PAGE_SIZE as u64)
-            .map_err(|e| Error::io(path, "cannot read", e))?;
+        read_at_most(file, &mut second, PAGE_SIZE as u64).map_err(|e| Error::io(path, "cannot read", e))?;
         let pfs = PageHeader::parse(&second)?;
         if pfs.page_type != PageType::Pfs || pfs.this_page != PageId::new(file_id, 1) {
             return Err(Error::not_a_database(
                 "page 1 is not a PFS page: this looks like a transaction log (.ldf); give the data files (.mdf, .ndf)",
             ));
         }
-        Ok((
-            file,
-            SourceFile {
-                file_id,
-                location: path.to_path_buf(),
-                page_count,
-            },
-        ))
+        Ok(SourceFile { file_id, location: path.to_path_buf(), page_count })
     }
 }
 
 impl PageSource for DataFiles {
     fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
-        let index = self
-            .files
-            .iter()
-            .position(|f| f.file_id == id.file)
-            .ok_or_else(|| {
-                Error::new(
-                    ErrorKind::MissingFile,
-                    format!("page {id} is in file id {}, which was not given", id.file),
-                )
-            })?;
+        let index = self.files.iter().position(|f| f.file_id == id.file).ok_or_else(|| {
+            Error::new(ErrorKind::MissingFile, format!("page {id} is in file id {}, which was not given", id.file))
+        })?;
         let info = &self.files[index];
         if id.page >= info.page_count {
-            return Err(Error::corrupt(format!(
-                "page {id} is beyond the end of the file ({} pages)",
-                info.page_count
-            ))
-            .in_file(&info.location));
+            return Err(Error::corrupt(format!("page {id} is beyond the end of the file ({} pages)", info.page_count))
+                .in_file(&info.location));
         }
-        let got = read_at_most(&self.handles[index], buf, id.page as u64 * PAGE_SIZE as u64)
+        let got = read_at_most(self.handles[index].as_ref(), buf, id.page as u64 * PAGE_SIZE as u64)
             .map_err(|e| Error::io(&info.location, "cannot read", e))?;
         if got != PAGE_SIZE {
-            return Err(Error::corrupt(format!(
-                "page {id}: file ended after {got} bytes of the page"
-            ))
-            .in_file(&info.location));
+            return Err(
+                Error::corrupt(format!("page {id}: file ended after {got} bytes of the page")).in_file(&info.location)
+            );
         }
         Ok(())
     }
@@ -178,10 +202,10 @@ impl PageSource for DataFiles {
 }
 
 /// Reads as much of `buf` as the file has at `offset`; returns the number of bytes read.
-fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+fn read_at_most(file: &dyn RandomAccess, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
-        let n = read_at(file, &mut buf[done..], offset + done as u64)?;
+        let n = file.read_at(&mut buf[done..], offset + done as u64)?;
         if n == 0 {
             break;
         }
@@ -191,12 +215,12 @@ fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usi
 }
 
 #[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+fn read_file_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(file, buf, offset)
 }
 
 #[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+fn read_file_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     std::os::windows::fs::FileExt::seek_read(file, buf, offset)
 }
 
@@ -204,11 +228,18 @@ fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
 #[derive(Clone)]
 pub struct PageReader {
     source: Arc<dyn PageSource>,
+    /// File id → "logical (physical)" names from the catalog, for errors about missing files.
+    file_names: Arc<OnceLock<HashMap<u16, String>>>,
 }
 
 impl PageReader {
     pub fn new(source: Arc<dyn PageSource>) -> Self {
-        PageReader { source }
+        PageReader { source, file_names: Arc::new(OnceLock::new()) }
+    }
+
+    /// Records the catalog's names of the files, so that errors can name a file not given.
+    pub fn name_files(&self, names: HashMap<u16, String>) {
+        let _ = self.file_names.set(names);
     }
 
     pub fn source(&self) -> &dyn PageSource {
@@ -218,25 +249,19 @@ impl PageReader {
     /// Reads page `id`, restores torn bits, verifies its checksum and its address.
     pub fn read(&self, id: PageId) -> Result<Page> {
         let mut buf = vec![0u8; PAGE_SIZE].into_boxed_slice();
-        self.source
-            .read_raw(id, &mut buf)
-            .map_err(|e| self.locate(e, id))?;
+        self.source.read_raw(id, &mut buf).map_err(|e| self.locate(e, id))?;
         match protection::verify_and_restore(&mut buf) {
             Verdict::ChecksumMismatch { stored, computed } => {
                 return Err(self.locate(
                     Error::corrupt(format!(
-                    "checksum mismatch: page says {stored:#010x}, its bytes give {computed:#010x}"
-                )),
+                        "checksum mismatch: page says {stored:#010x}, its bytes give {computed:#010x}"
+                    )),
                     id,
                 ))
             }
             Verdict::Torn { sector } => {
-                return Err(self.locate(
-                    Error::corrupt(format!(
-                        "torn page: sector {sector} was not written with the rest"
-                    )),
-                    id,
-                ))
+                return Err(self
+                    .locate(Error::corrupt(format!("torn page: sector {sector} was not written with the rest")), id))
             }
             _ => {}
         }
@@ -244,6 +269,17 @@ impl PageReader {
     }
 
     fn locate(&self, e: Error, id: PageId) -> Error {
+        if e.kind() == ErrorKind::MissingFile {
+            if let Some(name) = self.file_names.get().and_then(|n| n.get(&id.file)) {
+                return Error::new(
+                    ErrorKind::MissingFile,
+                    format!(
+                        "page {id} is in file id {}, {name}, which was not given: add it to the files to read",
+                        id.file
+                    ),
+                );
+            }
+        }
         let e = e.at_page(id);
         match self.source.file(id.file) {
             Some(f) => e.in_file(&f.location),

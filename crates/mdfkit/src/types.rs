@@ -176,10 +176,7 @@ impl SqlType {
 
     /// Types with a fractional-seconds scale in their spelling (`datetime2(3)`).
     pub fn has_time_scale(self) -> bool {
-        matches!(
-            self,
-            SqlType::Time | SqlType::DateTime2 | SqlType::DateTimeOffset
-        )
+        matches!(self, SqlType::Time | SqlType::DateTime2 | SqlType::DateTimeOffset)
     }
 }
 
@@ -199,12 +196,7 @@ impl TypeInfo {
         let sql_type = SqlType::from_id((ti & 0xff) as u8);
         let b1 = ((ti >> 8) & 0xff) as u8;
         let b2 = ((ti >> 16) & 0xff) as u8;
-        let mut info = TypeInfo {
-            sql_type,
-            max_length: 0,
-            precision: 0,
-            scale: 0,
-        };
+        let mut info = TypeInfo { sql_type, max_length: 0, precision: 0, scale: 0 };
         use SqlType::*;
         match sql_type {
             Decimal | Numeric => {
@@ -244,11 +236,7 @@ impl TypeInfo {
             if self.max_length < 0 {
                 return format!("{name}(max)");
             }
-            let chars = if self.sql_type.is_unicode() {
-                self.max_length / 2
-            } else {
-                self.max_length
-            };
+            let chars = if self.sql_type.is_unicode() { self.max_length / 2 } else { self.max_length };
             return format!("{name}({chars})");
         }
         match self.sql_type {

@@ -70,13 +70,7 @@ impl fmt::Display for Value {
                 let (y, m, d) = civil_from_days(i64::from(*days) + DAYS_1900_TO_1970_NEG);
                 let ms_total = (u64::from(*ticks) * 10 + 1) / 3;
                 let (secs, ms) = (ms_total / 1000, ms_total % 1000);
-                write!(
-                    f,
-                    "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ms:03}",
-                    secs / 3600,
-                    secs / 60 % 60,
-                    secs % 60
-                )
+                write!(f, "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ms:03}", secs / 3600, secs / 60 % 60, secs % 60)
             }
         }
     }
@@ -107,39 +101,12 @@ mod tests {
     #[test]
     fn spells_datetime_like_sql_server() {
         // 2012-03-15 is 40,981 days after 1900-01-01; ticks are 1/300 s.
-        assert_eq!(
-            Value::DateTime {
-                days: 40_981,
-                ticks: 0
-            }
-            .to_string(),
-            "2012-03-15 00:00:00.000"
-        );
-        assert_eq!(
-            Value::DateTime { days: 0, ticks: 1 }.to_string(),
-            "1900-01-01 00:00:00.003"
-        );
-        assert_eq!(
-            Value::DateTime { days: 0, ticks: 2 }.to_string(),
-            "1900-01-01 00:00:00.007"
-        );
+        assert_eq!(Value::DateTime { days: 40_981, ticks: 0 }.to_string(), "2012-03-15 00:00:00.000");
+        assert_eq!(Value::DateTime { days: 0, ticks: 1 }.to_string(), "1900-01-01 00:00:00.003");
+        assert_eq!(Value::DateTime { days: 0, ticks: 2 }.to_string(), "1900-01-01 00:00:00.007");
         let last_tick = 24 * 3600 * 300 - 1;
-        assert_eq!(
-            Value::DateTime {
-                days: 2_958_463,
-                ticks: last_tick
-            }
-            .to_string(),
-            "9999-12-31 23:59:59.997"
-        );
-        assert_eq!(
-            Value::DateTime {
-                days: -53_690,
-                ticks: 0
-            }
-            .to_string(),
-            "1753-01-01 00:00:00.000"
-        );
+        assert_eq!(Value::DateTime { days: 2_958_463, ticks: last_tick }.to_string(), "9999-12-31 23:59:59.997");
+        assert_eq!(Value::DateTime { days: -53_690, ticks: 0 }.to_string(), "1753-01-01 00:00:00.000");
     }
 
     #[test]

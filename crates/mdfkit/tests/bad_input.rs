@@ -25,14 +25,9 @@ fn names_the_problem_for_each_kind_of_wrong_file() {
 
     let (kind, msg) = open_error("odd", &vec![0u8; 8192 * 3 + 100]);
     assert_eq!(kind, ErrorKind::NotADatabase);
-    assert!(
-        msg.contains("not a whole number of 8192-byte pages"),
-        "{msg}"
-    );
+    assert!(msg.contains("not a whole number of 8192-byte pages"), "{msg}");
 
-    let noise: Vec<u8> = (0..8192 * 4u32)
-        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
-        .collect();
+    let noise: Vec<u8> = (0..8192 * 4u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
     let (kind, msg) = open_error("noise", &noise);
     assert_eq!(kind, ErrorKind::NotADatabase);
     assert!(msg.contains("not a file header page"), "{msg}");
@@ -45,9 +40,5 @@ fn names_the_problem_for_each_kind_of_wrong_file() {
 fn a_missing_file_is_an_io_error_naming_it() {
     let err = Database::open(&["/nonexistent/shop.mdf"]).err().unwrap();
     assert_eq!(err.kind(), ErrorKind::Io);
-    assert!(
-        err.to_string()
-            .starts_with("/nonexistent/shop.mdf: cannot open"),
-        "{err}"
-    );
+    assert!(err.to_string().starts_with("/nonexistent/shop.mdf: cannot open"), "{err}");
 }

@@ -4,31 +4,13 @@
 //!
 //! Without the corpus the test fails under CI and says loudly that it skipped elsewhere.
 
+mod common;
+
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mdfkit::catalog::views::VIEW_NAMES;
 use mdfkit::Database;
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("MDFKIT_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    if dir.join("MANIFEST.tsv").is_file() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "corpus not found at {} (set MDFKIT_CORPUS): CI must run the corpus tests",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "\n*** SKIPPED: corpus not found at {} (set MDFKIT_CORPUS); corpus tests did not run ***\n",
-        dir.display()
-    );
-    None
-}
 
 struct ManifestRow {
     file: String,
@@ -41,14 +23,8 @@ fn manifest(dir: &Path) -> Vec<ManifestRow> {
     let text = std::fs::read_to_string(dir.join("MANIFEST.tsv")).expect("read MANIFEST.tsv");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
-    let col = |name: &str| {
-        header
-            .iter()
-            .position(|h| *h == name)
-            .unwrap_or_else(|| panic!("MANIFEST lacks {name}"))
-    };
-    let (file, kind, version, name) =
-        (col("file"), col("kind"), col("dbi_version"), col("db_name"));
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("MANIFEST lacks {name}"));
+    let (file, kind, version, name) = (col("file"), col("kind"), col("dbi_version"), col("db_name"));
     lines
         .map(|l| l.split('\t').collect::<Vec<_>>())
         .map(|f| ManifestRow {
@@ -72,8 +48,7 @@ fn expected_tables(dir: &Path) -> HashMap<String, Vec<(String, String, i64)>> {
             if !path.to_string_lossy().ends_with(".expected.json") {
                 continue;
             }
-            let json: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
             let Some(file) = json["corpus_file"].as_str() else {
                 continue;
             };
@@ -95,7 +70,7 @@ fn expected_tables(dir: &Path) -> HashMap<String, Vec<(String, String, i64)>> {
 
 #[test]
 fn every_corpus_data_file_opens_and_matches_its_ground_truth() {
-    let Some(dir) = corpus_dir() else { return };
+    let Some(dir) = common::corpus_dir() else { return };
     let expected = expected_tables(&dir);
     let mut mismatches = Vec::new();
     let (mut files, mut tables, mut views) = (0, 0, 0);
@@ -111,40 +86,19 @@ fn every_corpus_data_file_opens_and_matches_its_ground_truth() {
         files += 1;
         let catalog = db.catalog();
         if catalog.boot.version != row.version {
-            mismatches.push(format!(
-                "{}: version {} != manifest {}",
-                row.file, catalog.boot.version, row.version
-            ));
+            mismatches.push(format!("{}: version {} != manifest {}", row.file, catalog.boot.version, row.version));
         }
         if db.name() != row.name {
-            mismatches.push(format!(
-                "{}: name {:?} != manifest {:?}",
-                row.file,
-                db.name(),
-                row.name
-            ));
+            mismatches.push(format!("{}: name {:?} != manifest {:?}", row.file, db.name(), row.name));
         }
         let user_tables = catalog.tables(false);
         if user_tables.iter().any(|t| t.schema == "sys") {
-            mismatches.push(format!(
-                "{}: a sys-schema table is listed as a user table",
-                row.file
-            ));
+            mismatches.push(format!("{}: a sys-schema table is listed as a user table", row.file));
         }
-        let file_name = Path::new(&row.file)
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .to_string();
+        let file_name = Path::new(&row.file).file_name().unwrap().to_string_lossy().to_string();
         for (schema, name, rows) in expected.get(&file_name).into_iter().flatten() {
-            match user_tables
-                .iter()
-                .find(|t| &t.schema == schema && &t.name == name)
-            {
-                None => mismatches.push(format!(
-                    "{}: expected table {schema}.{name} not listed",
-                    row.file
-                )),
+            match user_tables.iter().find(|t| &t.schema == schema && &t.name == name) {
+                None => mismatches.push(format!("{}: expected table {schema}.{name} not listed", row.file)),
                 Some(t) if t.rows() != *rows => mismatches.push(format!(
                     "{}: {schema}.{name} catalog rows {} != expected {rows}",
                     row.file,
@@ -159,15 +113,9 @@ fn every_corpus_data_file_opens_and_matches_its_ground_truth() {
             let columns = catalog.columns(t.object_id);
             if columns.is_empty()
                 || !sql.starts_with("CREATE TABLE")
-                || !columns
-                    .iter()
-                    .all(|c| sql.contains(&format!("[{}]", c.name)))
+                || !columns.iter().all(|c| sql.contains(&format!("[{}]", c.name)))
             {
-                mismatches.push(format!(
-                    "{}: schema of {} is incomplete",
-                    row.file,
-                    t.qualified_name()
-                ));
+                mismatches.push(format!("{}: schema of {} is incomplete", row.file, t.qualified_name()));
             }
         }
         for view in VIEW_NAMES {
@@ -177,42 +125,22 @@ fn every_corpus_data_file_opens_and_matches_its_ground_truth() {
                 Err(e) => mismatches.push(format!("{}: {view}: {e}", row.file)),
             }
         }
-        for view in [
-            "sys.objects",
-            "sys.columns",
-            "sys.indexes",
-            "sys.partitions",
-            "sys.allocation_units",
-        ] {
-            if catalog
-                .view(view)
-                .map(|v| v.rows.is_empty())
-                .unwrap_or(true)
-            {
+        for view in ["sys.objects", "sys.columns", "sys.indexes", "sys.partitions", "sys.allocation_units"] {
+            if catalog.view(view).map(|v| v.rows.is_empty()).unwrap_or(true) {
                 mismatches.push(format!("{}: {view} is empty", row.file));
             }
         }
     }
-    println!(
-        "corpus: {files} files, {tables} tables, {views} views rendered, {} mismatches",
-        mismatches.len()
-    );
-    assert!(
-        files >= 31,
-        "expected every corpus data file (31), opened {files}"
-    );
-    assert!(
-        mismatches.is_empty(),
-        "mismatches:\n{}",
-        mismatches.join("\n")
-    );
+    println!("corpus: {files} files, {tables} tables, {views} views rendered, {} mismatches", mismatches.len());
+    assert!(files >= 31, "expected every corpus data file (31), opened {files}");
+    assert!(mismatches.is_empty(), "mismatches:\n{}", mismatches.join("\n"));
 }
 
 /// pubs' instpubs.sql declares `titles.pub_id REFERENCES publishers(pub_id)` and
 /// `titleauthor.au_id REFERENCES authors(au_id)`.
 #[test]
 fn pubs_foreign_keys_reference_the_declared_tables() {
-    let Some(dir) = corpus_dir() else { return };
+    let Some(dir) = common::corpus_dir() else { return };
     let db = Database::open(&[dir.join("mdf/itsligo-sampledbs__pubs.mdf")]).unwrap();
     let catalog = db.catalog();
     let id_of = |name: &str| i64::from(catalog.find_table(name).unwrap().object_id);

@@ -41,40 +41,13 @@ pub const SYSALLOCUNITS_AUID: i64 = 7 << 16;
 pub const SYSCOLPARS_ID: i32 = 41;
 
 /// sysallocunits: (column id, fixed offset) of the columns used before sysrscols is read.
-const ALLOCUNIT_BOOTSTRAP: [(i32, i16); 10] = [
-    (1, 4),
-    (2, 12),
-    (3, 13),
-    (5, 25),
-    (6, 27),
-    (7, 33),
-    (8, 39),
-    (9, 45),
-    (10, 53),
-    (11, 61),
-];
+const ALLOCUNIT_BOOTSTRAP: [(i32, i16); 10] =
+    [(1, 4), (2, 12), (3, 13), (5, 25), (6, 27), (7, 33), (8, 39), (9, 45), (10, 53), (11, 61)];
 /// sysrscols: (column id, fixed offset) of the columns `parse_sysrscols_row` reads.
-const RSCOLS_BOOTSTRAP: [(i32, i16); 12] = [
-    (1, 4),
-    (2, 12),
-    (3, 16),
-    (5, 28),
-    (6, 32),
-    (7, 36),
-    (8, 38),
-    (9, 40),
-    (10, 44),
-    (11, 48),
-    (12, 52),
-    (4, 20),
-];
+const RSCOLS_BOOTSTRAP: [(i32, i16); 12] =
+    [(1, 4), (2, 12), (3, 16), (5, 28), (6, 32), (7, 36), (8, 38), (9, 40), (10, 44), (11, 48), (12, 52), (4, 20)];
 /// sysrowsets column ids: rowsetid, ownertype, idmajor, idminor.
-const ROWSETS_COLUMNS: [(&str, i32); 4] = [
-    ("rowsetid", 1),
-    ("ownertype", 2),
-    ("idmajor", 3),
-    ("idminor", 4),
-];
+const ROWSETS_COLUMNS: [(&str, i32); 4] = [("rowsetid", 1), ("ownertype", 2), ("idmajor", 3), ("idminor", 4)];
 /// syscolpars column ids: id, number, colid, name.
 const COLPARS_COLUMNS: [(&str, i32); 4] = [("id", 1), ("number", 2), ("colid", 3), ("name", 4)];
 
@@ -119,10 +92,7 @@ impl TableRows {
 
     /// Iterates the rows with access by column name.
     pub fn iter(&self) -> impl Iterator<Item = RowRef<'_>> {
-        self.rows.iter().map(move |values| RowRef {
-            table: self,
-            values,
-        })
+        self.rows.iter().map(move |values| RowRef { table: self, values })
     }
 }
 
@@ -135,10 +105,7 @@ pub struct RowRef<'a> {
 
 impl<'a> RowRef<'a> {
     pub fn get(&self, name: &str) -> &'a Value {
-        self.table
-            .column(name)
-            .and_then(|i| self.values.get(i))
-            .unwrap_or(&Value::Null)
+        self.table.column(name).and_then(|i| self.values.get(i)).unwrap_or(&Value::Null)
     }
 
     pub fn int(&self, name: &str) -> i64 {
@@ -165,25 +132,16 @@ impl BaseTables {
             column_names: HashMap::new(),
         };
         let mut units = Vec::new();
-        tables.scan_leaf_chain(
-            boot.first_sys_indexes,
-            SYSALLOCUNITS_AUID,
-            "sys.sysallocunits",
-            |record| {
-                units.push(parse_allocation_unit_bootstrap(record)?);
-                Ok(())
-            },
-        )?;
+        tables.scan_leaf_chain(boot.first_sys_indexes, SYSALLOCUNITS_AUID, "sys.sysallocunits", |record| {
+            units.push(parse_allocation_unit_bootstrap(record)?);
+            Ok(())
+        })?;
         tables.allocation_units = units;
 
         let rscols_first = tables
             .in_row_unit(SYSRSCOLS_AUID)
             .map(|u| u.first_page)
-            .ok_or_else(|| {
-                Error::corrupt(
-                    "sys.sysallocunits has no allocation unit for sys.sysrscols (3 << 16)",
-                )
-            })?;
+            .ok_or_else(|| Error::corrupt("sys.sysallocunits has no allocation unit for sys.sysrscols (3 << 16)"))?;
         let mut layouts: HashMap<i64, RowsetLayout> = HashMap::new();
         tables.scan_leaf_chain(rscols_first, SYSRSCOLS_AUID, "sys.sysrscols", |record| {
             let (rowset, column) = parse_sysrscols_row(record)?;
@@ -194,11 +152,7 @@ impl BaseTables {
             layout.columns.sort_by_key(|c| c.rowset_column_id);
         }
         tables.layouts = layouts;
-        tables.check_bootstrap_layout(
-            SYSALLOCUNITS_AUID,
-            "sys.sysallocunits",
-            &ALLOCUNIT_BOOTSTRAP,
-        )?;
+        tables.check_bootstrap_layout(SYSALLOCUNITS_AUID, "sys.sysallocunits", &ALLOCUNIT_BOOTSTRAP)?;
         tables.check_bootstrap_layout(SYSRSCOLS_AUID, "sys.sysrscols", &RSCOLS_BOOTSTRAP)?;
 
         // sysrowsets, by column id.
@@ -207,27 +161,16 @@ impl BaseTables {
         let first = tables
             .in_row_unit(SYSROWSETS_AUID)
             .map(|u| u.first_page)
-            .ok_or_else(|| {
-                Error::corrupt(
-                    "sys.sysallocunits has no allocation unit for sys.sysrowsets (5 << 16)",
-                )
-            })?;
+            .ok_or_else(|| Error::corrupt("sys.sysallocunits has no allocation unit for sys.sysrowsets (5 << 16)"))?;
         let mut owners: Vec<((i32, i32), i64)> = Vec::new();
         tables.scan_leaf_chain(first, SYSROWSETS_AUID, "sys.sysrowsets", |record| {
-            let v: Vec<Value> = rowset_columns
-                .iter()
-                .map(|c| read_column(record, c))
-                .collect::<Result<_>>()?;
+            let v: Vec<Value> = rowset_columns.iter().map(|c| read_column(record, c)).collect::<Result<_>>()?;
             let int = |i: usize| v[i].as_i64().unwrap_or(0);
             owners.push(((int(2) as i32, int(3) as i32), int(0)));
             Ok(())
         })?;
         for (owner, rowset) in owners {
-            tables
-                .rowsets_by_owner
-                .entry(owner)
-                .or_default()
-                .push(rowset);
+            tables.rowsets_by_owner.entry(owner).or_default().push(rowset);
         }
 
         // syscolpars names every base table's columns, including its own.
@@ -237,33 +180,20 @@ impl BaseTables {
         let first = tables.first_page_of(colpars_rowset, "sys.syscolpars")?;
         let mut names: HashMap<i32, HashMap<i32, String>> = HashMap::new();
         tables.scan_leaf_chain(first, colpars_rowset, "sys.syscolpars", |record| {
-            let v: Vec<Value> = name_columns
-                .iter()
-                .map(|c| read_column(record, c))
-                .collect::<Result<_>>()?;
-            let (id, number, colid) = (
-                v[0].as_i64().unwrap_or(0),
-                v[1].as_i64().unwrap_or(0),
-                v[2].as_i64().unwrap_or(0),
-            );
+            let v: Vec<Value> = name_columns.iter().map(|c| read_column(record, c)).collect::<Result<_>>()?;
+            let (id, number, colid) =
+                (v[0].as_i64().unwrap_or(0), v[1].as_i64().unwrap_or(0), v[2].as_i64().unwrap_or(0));
             // Base tables have object ids below 100; their columns have number 0.
             if (1..100).contains(&id) && number == 0 {
-                names
-                    .entry(id as i32)
-                    .or_default()
-                    .insert(colid as i32, v[3].as_str().unwrap_or("").to_string());
+                names.entry(id as i32).or_default().insert(colid as i32, v[3].as_str().unwrap_or("").to_string());
             }
             Ok(())
         })?;
-        for (id, table, expected) in [
-            (SYSCOLPARS_ID, "sys.syscolpars", &COLPARS_COLUMNS),
-            (5, "sys.sysrowsets", &ROWSETS_COLUMNS),
-        ] {
+        for (id, table, expected) in
+            [(SYSCOLPARS_ID, "sys.syscolpars", &COLPARS_COLUMNS), (5, "sys.sysrowsets", &ROWSETS_COLUMNS)]
+        {
             for (name, colid) in expected.iter() {
-                let found = names
-                    .get(&id)
-                    .and_then(|m| m.get(colid))
-                    .map(String::as_str);
+                let found = names.get(&id).and_then(|m| m.get(colid)).map(String::as_str);
                 if found.is_some_and(|f| !f.eq_ignore_ascii_case(name)) {
                     return Err(Error::unsupported(format!(
                         "{table} column {colid} is named {:?}, expected {name:?}: an on-disk layout this version of mdfkit does not know",
@@ -282,17 +212,13 @@ impl BaseTables {
 
     /// The in-row allocation unit owned by a rowset.
     pub fn in_row_unit(&self, rowset: i64) -> Option<&AllocationUnit> {
-        self.allocation_units
-            .iter()
-            .find(|u| u.owner_id == rowset && u.kind == 1)
+        self.allocation_units.iter().find(|u| u.owner_id == rowset && u.kind == 1)
     }
 
     fn layout(&self, rowset: i64, table: &str) -> Result<&RowsetLayout> {
-        self.layouts.get(&rowset).ok_or_else(|| {
-            Error::corrupt(format!(
-                "sys.sysrscols has no columns for rowset {rowset} ({table})"
-            ))
-        })
+        self.layouts
+            .get(&rowset)
+            .ok_or_else(|| Error::corrupt(format!("sys.sysrscols has no columns for rowset {rowset} ({table})")))
     }
 
     /// The rowset of a base table's clustered index (index id 1).
@@ -300,21 +226,13 @@ impl BaseTables {
         self.rowsets_by_owner
             .get(&(object_id, 1))
             .and_then(|r| r.first().copied())
-            .ok_or_else(|| {
-                Error::corrupt(format!(
-                    "sys.sysrowsets has no rowset for {table} (object {object_id})"
-                ))
-            })
+            .ok_or_else(|| Error::corrupt(format!("sys.sysrowsets has no rowset for {table} (object {object_id})")))
     }
 
     fn first_page_of(&self, rowset: i64, table: &str) -> Result<PageId> {
-        self.in_row_unit(rowset)
-            .map(|u| u.first_page)
-            .ok_or_else(|| {
-                Error::corrupt(format!(
-                    "sys.sysallocunits has no in-row allocation unit for {table} (rowset {rowset})"
-                ))
-            })
+        self.in_row_unit(rowset).map(|u| u.first_page).ok_or_else(|| {
+            Error::corrupt(format!("sys.sysallocunits has no in-row allocation unit for {table} (rowset {rowset})"))
+        })
     }
 
     /// Reads every row of the base table with object id `object_id`, columns named.
@@ -322,8 +240,7 @@ impl BaseTables {
         let rowset = self.clustered_rowset(object_id, table)?;
         let layout = self.layout(rowset, table)?;
         let names = self.column_names.get(&object_id);
-        let columns: Vec<&PhysicalColumn> =
-            layout.columns.iter().filter(|c| !c.is_dropped()).collect();
+        let columns: Vec<&PhysicalColumn> = layout.columns.iter().filter(|c| !c.is_dropped()).collect();
         let column_names: Vec<String> = columns
             .iter()
             .map(|c| {
@@ -336,18 +253,10 @@ impl BaseTables {
         let first = self.first_page_of(rowset, table)?;
         let mut rows = Vec::new();
         self.scan_leaf_chain(first, rowset, table, |record| {
-            rows.push(
-                columns
-                    .iter()
-                    .map(|c| read_column(record, c))
-                    .collect::<Result<Vec<_>>>()?,
-            );
+            rows.push(columns.iter().map(|c| read_column(record, c)).collect::<Result<Vec<_>>>()?);
             Ok(())
         })?;
-        Ok(TableRows {
-            names: column_names,
-            rows,
-        })
+        Ok(TableRows { names: column_names, rows })
     }
 
     /// Walks a clustered index's leaf level from `first` along next-page links, calling `each`
@@ -363,16 +272,11 @@ impl BaseTables {
         let mut next = first;
         while !next.is_null() {
             if !seen.insert(next) {
-                return Err(Error::corrupt(format!(
-                    "leaf page chain returns to page {next}: a cycle"
-                ))
-                .in_object(table));
+                return Err(Error::corrupt(format!("leaf page chain returns to page {next}: a cycle")).in_object(table));
             }
             let page = self.reader.read(next).map_err(|e| e.in_object(table))?;
             let header = page.header();
-            if header.page_type != PageType::Data
-                || header.level != 0
-                || header.allocation_unit_id() != allocation_unit
+            if header.page_type != PageType::Data || header.level != 0 || header.allocation_unit_id() != allocation_unit
             {
                 return Err(Error::corrupt(format!(
                     "expected a leaf data page of allocation unit {allocation_unit}, found a {} page (level {}) of allocation unit {}",
@@ -391,8 +295,7 @@ impl BaseTables {
                 if RecordType::from_status(status) != RecordType::Primary {
                     continue;
                 }
-                let record = Record::parse(bytes)
-                    .map_err(|e| e.at_page(next).at_slot(slot).in_object(table))?;
+                let record = Record::parse(bytes).map_err(|e| e.at_page(next).at_slot(slot).in_object(table))?;
                 each(&record).map_err(|e| e.at_page(next).at_slot(slot).in_object(table))?;
             }
             next = header.next_page;
@@ -400,12 +303,7 @@ impl BaseTables {
         Ok(())
     }
 
-    fn check_bootstrap_layout(
-        &self,
-        rowset: i64,
-        table: &str,
-        expected: &[(i32, i16)],
-    ) -> Result<()> {
+    fn check_bootstrap_layout(&self, rowset: i64, table: &str, expected: &[(i32, i16)]) -> Result<()> {
         let layout = self.layout(rowset, table)?;
         for &(column, offset) in expected {
             let found = layout.column(column).map(|c| c.leaf_offset);
@@ -420,27 +318,21 @@ impl BaseTables {
 }
 
 /// The physical columns with the given column ids, in the given order.
-fn pick_columns(
-    layout: &RowsetLayout,
-    wanted: &[(&str, i32)],
-    table: &str,
-) -> Result<Vec<PhysicalColumn>> {
+fn pick_columns(layout: &RowsetLayout, wanted: &[(&str, i32)], table: &str) -> Result<Vec<PhysicalColumn>> {
     wanted
         .iter()
         .map(|&(name, id)| {
-            layout.column(id).cloned().ok_or_else(|| {
-                Error::corrupt(format!(
-                    "sys.sysrscols lacks column {id} ({name}) of {table}"
-                ))
-            })
+            layout
+                .column(id)
+                .cloned()
+                .ok_or_else(|| Error::corrupt(format!("sys.sysrscols lacks column {id} ({name}) of {table}")))
         })
         .collect()
 }
 
 /// Decodes a sysallocunits row with the bootstrap offsets.
 fn parse_allocation_unit_bootstrap(record: &Record) -> Result<AllocationUnit> {
-    let short =
-        || Error::corrupt("sysallocunits row's fixed part is shorter than every known version's");
+    let short = || Error::corrupt("sysallocunits row's fixed part is shorter than every known version's");
     let b = record.fixed(4, 65).ok_or_else(short)?;
     let i64_at = |o: usize| i64::from_le_bytes(b[o..o + 8].try_into().unwrap_or_default());
     let page_at = |o: usize| PageId::from_bytes(&b[o..o + 6]).unwrap_or_default();

@@ -42,9 +42,7 @@ impl Catalog {
             }
             line.push_str(if c.is_nullable { " NULL" } else { " NOT NULL" });
             if let Some((id, name, _)) = defaults.iter().find(|d| d.2 == i64::from(c.column_id)) {
-                let def = catalog
-                    .definition(*id, None)
-                    .unwrap_or_else(|| "(?)".into());
+                let def = catalog.definition(*id, None).unwrap_or_else(|| "(?)".into());
                 line.push_str(&format!(" CONSTRAINT {} DEFAULT {def}", quote(name)));
             }
             lines.push(line);
@@ -56,30 +54,17 @@ impl Catalog {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        for i in indexes
-            .iter()
-            .filter(|i| i.is_primary_key || i.is_unique_constraint)
-        {
+        for i in indexes.iter().filter(|i| i.is_primary_key || i.is_unique_constraint) {
             lines.push(format!(
                 "CONSTRAINT {} {} {} ({})",
                 quote(&i.name),
-                if i.is_primary_key {
-                    "PRIMARY KEY"
-                } else {
-                    "UNIQUE"
-                },
+                if i.is_primary_key { "PRIMARY KEY" } else { "UNIQUE" },
                 i.type_desc(),
                 key_list(&i.key_columns)
             ));
         }
-        let mut sql = format!(
-            "CREATE TABLE {qualified} (\n    {}\n);",
-            lines.join(",\n    ")
-        );
-        for i in indexes
-            .iter()
-            .filter(|i| !(i.is_primary_key || i.is_unique_constraint))
-        {
+        let mut sql = format!("CREATE TABLE {qualified} (\n    {}\n);", lines.join(",\n    "));
+        for i in indexes.iter().filter(|i| !(i.is_primary_key || i.is_unique_constraint)) {
             let mut stmt = format!(
                 "\nCREATE {}{} INDEX {} ON {qualified} ({})",
                 if i.is_unique { "UNIQUE " } else { "" },
@@ -90,11 +75,7 @@ impl Catalog {
             if !i.included_columns.is_empty() {
                 stmt.push_str(&format!(
                     " INCLUDE ({})",
-                    i.included_columns
-                        .iter()
-                        .map(|c| quote(c))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    i.included_columns.iter().map(|c| quote(c)).collect::<Vec<_>>().join(", ")
                 ));
             }
             stmt.push(';');

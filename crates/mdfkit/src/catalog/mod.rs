@@ -65,19 +65,10 @@ impl Catalog {
         let mut tables = HashMap::new();
         for &name in CATALOG_TABLES {
             if let Some(&id) = base_table_ids.get(name) {
-                tables.insert(
-                    name.to_string(),
-                    base.read_table(id, &format!("sys.{name}"))?,
-                );
+                tables.insert(name.to_string(), base.read_table(id, &format!("sys.{name}"))?);
             }
         }
-        Ok(Catalog {
-            boot,
-            base,
-            objects,
-            tables,
-            base_table_ids,
-        })
+        Ok(Catalog { boot, base, objects, tables, base_table_ids })
     }
 
     pub fn base(&self) -> &BaseTables {
@@ -91,10 +82,7 @@ impl Catalog {
 
     /// A base table read at open (see `CATALOG_TABLES`); empty when the version lacks it.
     pub fn table(&self, name: &str) -> &TableRows {
-        static EMPTY: TableRows = TableRows {
-            names: Vec::new(),
-            rows: Vec::new(),
-        };
+        static EMPTY: TableRows = TableRows { names: Vec::new(), rows: Vec::new() };
         self.tables.get(name).unwrap_or(&EMPTY)
     }
 

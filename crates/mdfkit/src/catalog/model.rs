@@ -61,11 +61,8 @@ impl TableInfo {
 
     /// Compression of each partition, deduplicated: `NONE`, `ROW`, `PAGE`, ...
     pub fn compression_names(&self) -> Vec<&'static str> {
-        let mut names: Vec<&'static str> = self
-            .partitions
-            .iter()
-            .map(|p| compression_name(p.data_compression))
-            .collect();
+        let mut names: Vec<&'static str> =
+            self.partitions.iter().map(|p| compression_name(p.data_compression)).collect();
         names.dedup();
         names
     }
@@ -194,24 +191,18 @@ impl Catalog {
             if index_id > 1 {
                 continue;
             }
-            let units = unit_kinds
-                .get(&rs.int("rowsetid"))
-                .cloned()
-                .unwrap_or_default();
-            partitions
-                .entry(rs.int("idmajor") as i32)
-                .or_default()
-                .push((
-                    index_id,
-                    PartitionInfo {
-                        partition_id: rs.int("rowsetid"),
-                        partition_number: rs.int("numpart") as i32,
-                        rows: rs.int("rcrows"),
-                        data_compression: rs.int("cmprlevel") as u8,
-                        used_pages: units.iter().map(|u| u.1).sum(),
-                        total_pages: units.iter().map(|u| u.2).sum(),
-                    },
-                ));
+            let units = unit_kinds.get(&rs.int("rowsetid")).cloned().unwrap_or_default();
+            partitions.entry(rs.int("idmajor") as i32).or_default().push((
+                index_id,
+                PartitionInfo {
+                    partition_id: rs.int("rowsetid"),
+                    partition_number: rs.int("numpart") as i32,
+                    rows: rs.int("rcrows"),
+                    data_compression: rs.int("cmprlevel") as u8,
+                    used_pages: units.iter().map(|u| u.1).sum(),
+                    total_pages: units.iter().map(|u| u.2).sum(),
+                },
+            ));
         }
         let mut lob_owners = std::collections::HashSet::new();
         let mut overflow_owners = std::collections::HashSet::new();
@@ -227,14 +218,10 @@ impl Catalog {
         let mut out = Vec::new();
         for obj in self.objects().iter() {
             let object_type = obj.text("type").trim().to_string();
-            let schema = schemas
-                .get(&obj.int("nsid"))
-                .cloned()
-                .unwrap_or_else(|| format!("schema{}", obj.int("nsid")));
+            let schema = schemas.get(&obj.int("nsid")).cloned().unwrap_or_else(|| format!("schema{}", obj.int("nsid")));
             let is_ms_shipped = obj.int("status") & OBJECT_MS_SHIPPED != 0;
             let user = object_type == "U" && !(is_ms_shipped && schema == "sys");
-            let wanted =
-                user || (include_system && matches!(object_type.as_str(), "U" | "S" | "IT"));
+            let wanted = user || (include_system && matches!(object_type.as_str(), "U" | "S" | "IT"));
             if !wanted || obj.int("nsclass") != 0 {
                 continue;
             }
@@ -242,12 +229,8 @@ impl Catalog {
             let mut parts = partitions.remove(&object_id).unwrap_or_default();
             let is_heap = parts.iter().all(|(index_id, _)| *index_id == 0);
             parts.sort_by_key(|(_, p)| p.partition_number);
-            let has_lob = parts
-                .iter()
-                .any(|(_, p)| lob_owners.contains(&p.partition_id));
-            let has_row_overflow = parts
-                .iter()
-                .any(|(_, p)| overflow_owners.contains(&p.partition_id));
+            let has_lob = parts.iter().any(|(_, p)| lob_owners.contains(&p.partition_id));
+            let has_row_overflow = parts.iter().any(|(_, p)| overflow_owners.contains(&p.partition_id));
             out.push(TableInfo {
                 object_id,
                 schema,
@@ -266,39 +249,24 @@ impl Catalog {
 
     /// Finds a table by `schema.name` or `name` (case-insensitive, brackets allowed).
     pub fn find_table(&self, name: &str) -> Option<TableInfo> {
-        let clean = |s: &str| {
-            s.trim()
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_string()
-        };
+        let clean = |s: &str| s.trim().trim_start_matches('[').trim_end_matches(']').to_string();
         let (schema, table) = match name.split_once('.') {
             Some((s, t)) => (Some(clean(s)), clean(t)),
             None => (None, clean(name)),
         };
         let matches = |t: &TableInfo| {
-            t.name.eq_ignore_ascii_case(&table)
-                && schema
-                    .as_ref()
-                    .is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
+            t.name.eq_ignore_ascii_case(&table) && schema.as_ref().is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
         };
         let tables = self.tables(true);
         // Prefer dbo when no schema is given and several schemas have the name.
         let found: Vec<&TableInfo> = tables.iter().filter(|t| matches(t)).collect();
-        found
-            .iter()
-            .find(|t| t.schema == "dbo")
-            .or(found.first())
-            .map(|t| (*t).clone())
+        found.iter().find(|t| t.schema == "dbo").or(found.first()).map(|t| (*t).clone())
     }
 
     /// The columns of an object, in column id order.
     pub fn columns(&self, object_id: i32) -> Vec<ColumnInfo> {
-        let type_names: HashMap<i64, String> = self
-            .table("sysscalartypes")
-            .iter()
-            .map(|t| (t.int("id"), t.text("name").to_string()))
-            .collect();
+        let type_names: HashMap<i64, String> =
+            self.table("sysscalartypes").iter().map(|t| (t.int("id"), t.text("name").to_string())).collect();
         let mut out: Vec<ColumnInfo> = self
             .table("syscolpars")
             .iter()
@@ -307,10 +275,8 @@ impl Catalog {
                 let status = c.int("status");
                 let type_info = type_info_from_colpars(c);
                 let user_type_id = c.int("utype") as i32;
-                let type_name = type_names
-                    .get(&(user_type_id as i64))
-                    .cloned()
-                    .unwrap_or_else(|| type_info.sql_type.name());
+                let type_name =
+                    type_names.get(&(user_type_id as i64)).cloned().unwrap_or_else(|| type_info.sql_type.name());
                 let column_id = c.int("colid") as i32;
                 ColumnInfo {
                     column_id,
@@ -320,9 +286,7 @@ impl Catalog {
                     user_type_id,
                     collation_id: c.int("collationid") as u32,
                     is_nullable: status & COLUMN_NOT_NULL == 0,
-                    identity: (status & COLUMN_IDENTITY != 0)
-                        .then(|| identity_from(c))
-                        .flatten(),
+                    identity: (status & COLUMN_IDENTITY != 0).then(|| identity_from(c)).flatten(),
                     is_rowguidcol: status & COLUMN_ROWGUIDCOL != 0,
                     computed_definition: (status & COLUMN_COMPUTED != 0)
                         .then(|| self.definition(object_id as i64, Some(column_id as i64)))
@@ -340,19 +304,12 @@ impl Catalog {
 
     /// The indexes of a table (heap entries excluded), in index id order.
     pub fn indexes(&self, object_id: i32) -> Vec<IndexInfo> {
-        let columns: HashMap<i64, String> = self
-            .columns(object_id)
-            .into_iter()
-            .map(|c| (c.column_id as i64, c.name))
-            .collect();
+        let columns: HashMap<i64, String> =
+            self.columns(object_id).into_iter().map(|c| (c.column_id as i64, c.name)).collect();
         let mut out: Vec<IndexInfo> = self
             .table("sysidxstats")
             .iter()
-            .filter(|i| {
-                i.int("id") == object_id as i64
-                    && i.int("status") & INDEX_IS_INDEX != 0
-                    && i.int("indid") > 0
-            })
+            .filter(|i| i.int("id") == object_id as i64 && i.int("status") & INDEX_IS_INDEX != 0 && i.int("indid") > 0)
             .map(|i| {
                 let index_id = i.int("indid");
                 let mut cols: Vec<(i64, i64, i64)> = self
@@ -366,12 +323,7 @@ impl Catalog {
                     .map(|c| (c.int("subid"), c.int("intprop"), c.int("status")))
                     .collect();
                 cols.sort();
-                let name_of = |id: i64| {
-                    columns
-                        .get(&id)
-                        .cloned()
-                        .unwrap_or_else(|| format!("column{id}"))
-                };
+                let name_of = |id: i64| columns.get(&id).cloned().unwrap_or_else(|| format!("column{id}"));
                 let status = i.int("status");
                 IndexInfo {
                     index_id: index_id as i32,
@@ -386,11 +338,7 @@ impl Catalog {
                         .filter(|c| c.2 & ISCOL_INCLUDED == 0)
                         .map(|c| (name_of(c.1), c.2 & ISCOL_DESCENDING != 0))
                         .collect(),
-                    included_columns: cols
-                        .iter()
-                        .filter(|c| c.2 & ISCOL_INCLUDED != 0)
-                        .map(|c| name_of(c.1))
-                        .collect(),
+                    included_columns: cols.iter().filter(|c| c.2 & ISCOL_INCLUDED != 0).map(|c| name_of(c.1)).collect(),
                 }
             })
             .collect();
@@ -447,10 +395,7 @@ fn identity_from(c: RowRef) -> Option<Identity> {
         _ => 0,
     };
     if width == 0 || b.len() < 3 * width {
-        return Some(Identity {
-            seed: "?".into(),
-            increment: "?".into(),
-        });
+        return Some(Identity { seed: "?".into(), increment: "?".into() });
     }
     let read = |at: usize| -> String {
         let mut v = [0u8; 8];
@@ -463,8 +408,5 @@ fn identity_from(c: RowRef) -> Option<Identity> {
             ((raw << shift) >> shift).to_string()
         }
     };
-    Some(Identity {
-        seed: read(width),
-        increment: read(2 * width),
-    })
+    Some(Identity { seed: read(width), increment: read(2 * width) })
 }

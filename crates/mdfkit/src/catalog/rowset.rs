@@ -98,16 +98,13 @@ pub struct RowsetLayout {
 
 impl RowsetLayout {
     pub fn column(&self, rowset_column_id: i32) -> Option<&PhysicalColumn> {
-        self.columns
-            .iter()
-            .find(|c| c.rowset_column_id == rowset_column_id)
+        self.columns.iter().find(|c| c.rowset_column_id == rowset_column_id)
     }
 }
 
 /// Decodes one sysrscols record with the fixed offsets every known version uses.
 pub fn parse_sysrscols_row(record: &Record) -> Result<(i64, PhysicalColumn)> {
-    let short =
-        || Error::corrupt("sysrscols row's fixed part is shorter than every known version's");
+    let short = || Error::corrupt("sysrscols row's fixed part is shorter than every known version's");
     let b = record.fixed(4, 50).ok_or_else(short)?;
     let ti = read_u32(b, 24).ok_or_else(short)?;
     let offset = read_u32(b, 40).ok_or_else(short)?;
@@ -136,9 +133,10 @@ pub fn read_column(record: &Record, column: &PhysicalColumn) -> Result<Value> {
     let ty = column.type_info.sql_type;
     let bytes = match column.location() {
         ColumnLocation::Fixed(offset) => {
-            let len = column.type_info.fixed_length().ok_or_else(|| {
-                Error::unsupported(format!("{} column stored at a fixed offset", ty.name()))
-            })?;
+            let len = column
+                .type_info
+                .fixed_length()
+                .ok_or_else(|| Error::unsupported(format!("{} column stored at a fixed offset", ty.name())))?;
             match record.fixed(offset, len) {
                 Some(b) => b,
                 None => return Ok(Value::Null),
@@ -163,10 +161,9 @@ pub fn read_column(record: &Record, column: &PhysicalColumn) -> Result<Value> {
         SqlType::NVarChar | SqlType::NChar => Value::Text(utf16le(bytes)),
         // System tables keep only ASCII in char columns (object type codes such as "U ").
         SqlType::Char | SqlType::VarChar => Value::Text(bytes.iter().map(|&b| b as char).collect()),
-        SqlType::DateTime => Value::DateTime {
-            ticks: read_u32(bytes, 0).ok_or_else(bad)?,
-            days: read_i32(bytes, 4).ok_or_else(bad)?,
-        },
+        SqlType::DateTime => {
+            Value::DateTime { ticks: read_u32(bytes, 0).ok_or_else(bad)?, days: read_i32(bytes, 4).ok_or_else(bad)? }
+        }
         _ => Value::Binary(bytes.to_vec()),
     })
 }

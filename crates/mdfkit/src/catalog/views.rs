@@ -91,9 +91,7 @@ macro_rules! cols {
 fn project<'a>(rows: impl Iterator<Item = RowRef<'a>>, columns: &[Col]) -> ViewRows {
     ViewRows {
         columns: columns.iter().map(|(n, _)| n.to_string()).collect(),
-        rows: rows
-            .map(|r| columns.iter().map(|(_, f)| f(r)).collect())
-            .collect(),
+        rows: rows.map(|r| columns.iter().map(|(_, f)| f(r)).collect()).collect(),
     }
 }
 
@@ -152,9 +150,7 @@ impl Catalog {
 
     fn view_schemas(&self) -> ViewRows {
         project(
-            self.table("sysclsobjs")
-                .iter()
-                .filter(|r| r.int("class") == 50),
+            self.table("sysclsobjs").iter().filter(|r| r.int("class") == 50),
             &cols![("name", int("name")), ("schema_id", int("id"))],
         )
     }
@@ -166,9 +162,7 @@ impl Catalog {
             ("schema_id", int("nsid")),
             ("parent_object_id", int("pid")),
             ("type", trimmed("type")),
-            ("type_desc", |r: RowRef| Value::text(object_type_desc(
-                r.text("type").trim()
-            ))),
+            ("type_desc", |r: RowRef| Value::text(object_type_desc(r.text("type").trim()))),
             ("create_date", int("created")),
             ("modify_date", int("modified")),
             ("is_ms_shipped", bit("status", 0x1)),
@@ -178,63 +172,34 @@ impl Catalog {
     }
 
     fn objects_in_namespace(&self) -> impl Iterator<Item = RowRef<'_>> {
-        self.objects()
-            .iter()
-            .filter(|o| o.int("nsclass") == 0 && o.int("pclass") == 1)
+        self.objects().iter().filter(|o| o.int("nsclass") == 0 && o.int("pclass") == 1)
     }
 
     fn view_objects(&self, keep: impl Fn(&str) -> bool) -> ViewRows {
         let cols = Self::object_columns();
-        project(
-            self.objects_in_namespace()
-                .filter(|o| keep(o.text("type").trim())),
-            &cols,
-        )
+        project(self.objects_in_namespace().filter(|o| keep(o.text("type").trim())), &cols)
     }
 
     fn view_tables(&self) -> ViewRows {
-        let heap_or_clustered: HashMap<i64, RowRef> = self
-            .table("sysidxstats")
-            .iter()
-            .filter(|i| i.int("indid") <= 1)
-            .map(|i| (i.int("id"), i))
-            .collect();
-        let lob_ds = |r: RowRef| {
-            heap_or_clustered
-                .get(&r.int("id"))
-                .map_or(Value::Null, |i| i.get("lobds").clone())
-        };
-        let text_in_row = |r: RowRef| {
-            heap_or_clustered
-                .get(&r.int("id"))
-                .map_or(Value::Null, |i| i.get("intprop").clone())
-        };
+        let heap_or_clustered: HashMap<i64, RowRef> =
+            self.table("sysidxstats").iter().filter(|i| i.int("indid") <= 1).map(|i| (i.int("id"), i)).collect();
+        let lob_ds = |r: RowRef| heap_or_clustered.get(&r.int("id")).map_or(Value::Null, |i| i.get("lobds").clone());
+        let text_in_row =
+            |r: RowRef| heap_or_clustered.get(&r.int("id")).map_or(Value::Null, |i| i.get("intprop").clone());
         let mut cols = Self::object_columns();
         cols.push(("lob_data_space_id", Box::new(lob_ds)));
         cols.push(("max_column_id_used", Box::new(int("intprop"))));
         cols.push(("uses_ansi_nulls", Box::new(bit("status", 0x40000))));
         cols.push(("text_in_row_limit", Box::new(text_in_row)));
-        cols.push((
-            "large_value_types_out_of_row",
-            Box::new(bit("status", 0x2000000)),
-        ));
+        cols.push(("large_value_types_out_of_row", Box::new(bit("status", 0x2000000))));
         cols.push(("is_tracked_by_cdc", Box::new(bit("status", 0x1000000))));
-        cols.push((
-            "lock_escalation",
-            Box::new(|r: RowRef| Value::Int((r.int("status") & 0x30000000) >> 28)),
-        ));
-        project(
-            self.objects_in_namespace()
-                .filter(|o| o.text("type").trim() == "U"),
-            &cols,
-        )
+        cols.push(("lock_escalation", Box::new(|r: RowRef| Value::Int((r.int("status") & 0x30000000) >> 28))));
+        project(self.objects_in_namespace().filter(|o| o.text("type").trim() == "U"), &cols)
     }
 
     fn view_columns(&self) -> ViewRows {
         project(
-            self.table("syscolpars")
-                .iter()
-                .filter(|c| c.int("number") == 0),
+            self.table("syscolpars").iter().filter(|c| c.int("number") == 0),
             &cols![
                 ("object_id", int("id")),
                 ("name", int("name")),
@@ -244,12 +209,8 @@ impl Catalog {
                 ("max_length", int("length")),
                 ("precision", int("prec")),
                 ("scale", int("scale")),
-                ("collation_name", |r: RowRef| collation_value(
-                    r.int("collationid")
-                )),
-                ("is_nullable", |r: RowRef| Value::bit(
-                    r.int("status") & 0x1 == 0
-                )),
+                ("collation_name", |r: RowRef| collation_value(r.int("collationid"))),
+                ("is_nullable", |r: RowRef| Value::bit(r.int("status") & 0x1 == 0)),
                 ("is_ansi_padded", bit("status", 0x2)),
                 ("is_rowguidcol", bit("status", 0x8)),
                 ("is_identity", bit("status", 0x4)),
@@ -276,16 +237,10 @@ impl Catalog {
                 ("max_length", int("length")),
                 ("precision", int("prec")),
                 ("scale", int("scale")),
-                ("collation_name", |r: RowRef| collation_value(
-                    r.int("collationid")
-                )),
-                ("is_nullable", |r: RowRef| Value::bit(
-                    r.int("status") & 0x1 == 0
-                )),
+                ("collation_name", |r: RowRef| collation_value(r.int("collationid"))),
+                ("is_nullable", |r: RowRef| Value::bit(r.int("status") & 0x1 == 0)),
                 ("is_user_defined", |r: RowRef| Value::bit(r.int("id") > 256)),
-                ("is_assembly_type", |r: RowRef| Value::bit(
-                    r.int("xtype") == 240
-                )),
+                ("is_assembly_type", |r: RowRef| Value::bit(r.int("xtype") == 240)),
                 ("default_object_id", int("dflt")),
                 ("rule_object_id", int("chk")),
             ],
@@ -294,17 +249,13 @@ impl Catalog {
 
     fn view_indexes(&self) -> ViewRows {
         project(
-            self.table("sysidxstats")
-                .iter()
-                .filter(|i| i.int("status") & 0x1 != 0),
+            self.table("sysidxstats").iter().filter(|i| i.int("status") & 0x1 != 0),
             &cols![
                 ("object_id", int("id")),
                 ("name", |r: RowRef| Value::text_or_null(r.text("name"))),
                 ("index_id", int("indid")),
                 ("type", int("type")),
-                ("type_desc", |r: RowRef| Value::text(index_type_name(
-                    r.int("type") as u8
-                ))),
+                ("type_desc", |r: RowRef| Value::text(index_type_name(r.int("type") as u8))),
                 ("is_unique", bit("status", 0x8)),
                 ("data_space_id", int("dataspace")),
                 ("is_primary_key", bit("status", 0x20)),
@@ -313,12 +264,8 @@ impl Catalog {
                 ("is_padded", bit("status", 0x10)),
                 ("is_disabled", bit("status", 0x80)),
                 ("is_hypothetical", bit("status", 0x100)),
-                ("allow_row_locks", |r: RowRef| Value::bit(
-                    r.int("status") & 0x200 == 0
-                )),
-                ("allow_page_locks", |r: RowRef| Value::bit(
-                    r.int("status") & 0x400 == 0
-                )),
+                ("allow_row_locks", |r: RowRef| Value::bit(r.int("status") & 0x200 == 0)),
+                ("allow_page_locks", |r: RowRef| Value::bit(r.int("status") & 0x400 == 0)),
                 ("has_filter", bit("status", 0x20000)),
             ],
         )
@@ -326,9 +273,7 @@ impl Catalog {
 
     fn view_index_columns(&self) -> ViewRows {
         project(
-            self.table("sysiscols")
-                .iter()
-                .filter(|c| c.int("status") & 0x2 != 0),
+            self.table("sysiscols").iter().filter(|c| c.int("status") & 0x2 != 0),
             &cols![
                 ("object_id", int("idmajor")),
                 ("index_id", int("idminor")),
@@ -344,9 +289,7 @@ impl Catalog {
 
     fn view_partitions(&self) -> ViewRows {
         project(
-            self.table("sysrowsets")
-                .iter()
-                .filter(|r| r.int("ownertype") == 1),
+            self.table("sysrowsets").iter().filter(|r| r.int("ownertype") == 1),
             &cols![
                 ("partition_id", int("rowsetid")),
                 ("object_id", int("idmajor")),
@@ -355,9 +298,7 @@ impl Catalog {
                 ("hobt_id", int("rowsetid")),
                 ("rows", int("rcrows")),
                 ("data_compression", int("cmprlevel")),
-                ("data_compression_desc", |r: RowRef| Value::text(
-                    compression_name(r.int("cmprlevel") as u8)
-                )),
+                ("data_compression_desc", |r: RowRef| Value::text(compression_name(r.int("cmprlevel") as u8))),
             ],
         )
     }
@@ -498,9 +439,7 @@ impl Catalog {
 
     fn view_filegroups(&self) -> ViewRows {
         project(
-            self.table("sysclsobjs")
-                .iter()
-                .filter(|r| r.int("class") == 31),
+            self.table("sysclsobjs").iter().filter(|r| r.int("class") == 31),
             &cols![
                 ("name", int("name")),
                 ("data_space_id", int("id")),
@@ -511,22 +450,14 @@ impl Catalog {
     }
 
     fn view_sql_modules(&self) -> ViewRows {
-        let types: HashMap<i64, String> = self
-            .objects()
-            .iter()
-            .map(|o| (o.int("id"), o.text("type").trim().to_string()))
-            .collect();
+        let types: HashMap<i64, String> =
+            self.objects().iter().map(|o| (o.int("id"), o.text("type").trim().to_string())).collect();
         project(
             self.table("sysobjvalues").iter().filter(|v| {
                 v.int("valclass") == 1
-                    && types
-                        .get(&v.int("objid"))
-                        .is_some_and(|t| MODULE_TYPES.contains(&t.as_str()) && t != "D")
+                    && types.get(&v.int("objid")).is_some_and(|t| MODULE_TYPES.contains(&t.as_str()) && t != "D")
             }),
-            &cols![
-                ("object_id", int("objid")),
-                ("definition", definition_value)
-            ],
+            &cols![("object_id", int("objid")), ("definition", definition_value)],
         )
     }
 
@@ -544,42 +475,21 @@ impl Catalog {
         let mut cols = Self::object_columns();
         cols.push((
             "referenced_object_id",
-            Box::new(move |r: RowRef| {
-                referenced
-                    .get(&r.int("id"))
-                    .map_or(Value::Null, |v| Value::Int(v.0))
-            }),
+            Box::new(move |r: RowRef| referenced.get(&r.int("id")).map_or(Value::Null, |v| Value::Int(v.0))),
         ));
         cols.push((
             "key_index_id",
-            Box::new(move |r: RowRef| {
-                key_index
-                    .get(&r.int("id"))
-                    .map_or(Value::Null, |v| Value::Int(v.1))
-            }),
+            Box::new(move |r: RowRef| key_index.get(&r.int("id")).map_or(Value::Null, |v| Value::Int(v.1))),
         ));
         cols.push(("is_disabled", Box::new(bit("status", 0x100))));
         cols.push(("is_not_trusted", Box::new(bit("status", 0x400))));
-        cols.push((
-            "delete_referential_action",
-            Box::new(|r: RowRef| Value::Int((r.int("status") >> 14) & 3)),
-        ));
-        cols.push((
-            "update_referential_action",
-            Box::new(|r: RowRef| Value::Int((r.int("status") >> 12) & 3)),
-        ));
-        project(
-            self.objects_in_namespace()
-                .filter(|o| o.text("type").trim() == "F"),
-            &cols,
-        )
+        cols.push(("delete_referential_action", Box::new(|r: RowRef| Value::Int((r.int("status") >> 14) & 3))));
+        cols.push(("update_referential_action", Box::new(|r: RowRef| Value::Int((r.int("status") >> 12) & 3))));
+        project(self.objects_in_namespace().filter(|o| o.text("type").trim() == "F"), &cols)
     }
 
     fn view_constraints(&self, code: &'static str) -> ViewRows {
-        let definition = |r: RowRef| {
-            self.definition(r.int("id"), None)
-                .map_or(Value::Null, Value::Text)
-        };
+        let definition = |r: RowRef| self.definition(r.int("id"), None).map_or(Value::Null, Value::Text);
         let mut cols = Self::object_columns();
         cols.push(("parent_column_id", Box::new(int("intprop"))));
         cols.push(("definition", Box::new(definition)));
@@ -588,11 +498,7 @@ impl Catalog {
             cols.push(("is_disabled", Box::new(bit("status", 0x100))));
             cols.push(("is_not_trusted", Box::new(bit("status", 0x400))));
         }
-        project(
-            self.objects_in_namespace()
-                .filter(|o| o.text("type").trim() == code),
-            &cols,
-        )
+        project(self.objects_in_namespace().filter(|o| o.text("type").trim() == code), &cols)
     }
 }
 
@@ -605,10 +511,7 @@ fn definition_value(r: RowRef) -> Value {
 }
 
 fn table_rows_view(t: TableRows) -> ViewRows {
-    ViewRows {
-        columns: t.names,
-        rows: t.rows,
-    }
+    ViewRows { columns: t.names, rows: t.rows }
 }
 
 /// A collation id as a name where known, else `collation id N`.

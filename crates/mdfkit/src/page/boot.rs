@@ -103,16 +103,14 @@ impl BootPage {
             ))
             .at_page(page.id()));
         }
-        let bytes = page.slot_bytes(0)?.ok_or_else(|| {
-            Error::corrupt("boot page has no record in slot 0").at_page(page.id())
-        })?;
+        let bytes = page
+            .slot_bytes(0)?
+            .ok_or_else(|| Error::corrupt("boot page has no record in slot 0").at_page(page.id()))?;
         let record = Record::parse(bytes).map_err(|e| e.at_page(page.id()).at_slot(0))?;
         let field = |at: usize, len: usize| {
             record.fixed(at, len).ok_or_else(|| {
-                Error::corrupt(format!(
-                    "boot record's fixed part is too short for the field at {at}"
-                ))
-                .at_page(page.id())
+                Error::corrupt(format!("boot record's fixed part is too short for the field at {at}"))
+                    .at_page(page.id())
             })
         };
         let name_len = (read_u32(field(308, 4)?, 0).unwrap_or(0) as usize).min(256) & !1;
@@ -200,13 +198,11 @@ mod tests {
     #[test]
     fn status_bits_give_recovery_model_and_page_verify() {
         let page = build_page(BOOT_PAGE, 13, &[&boot_record("x", 0x4000001c)]);
-        let boot =
-            BootPage::parse(&Page::new(page.into_boxed_slice(), BOOT_PAGE).unwrap()).unwrap();
+        let boot = BootPage::parse(&Page::new(page.into_boxed_slice(), BOOT_PAGE).unwrap()).unwrap();
         assert_eq!(boot.recovery_model(), RecoveryModel::Simple);
         assert_eq!(boot.page_verify(), PageVerify::TornPageDetection);
         let page = build_page(BOOT_PAGE, 13, &[&boot_record("x", 0x00010000)]);
-        let boot =
-            BootPage::parse(&Page::new(page.into_boxed_slice(), BOOT_PAGE).unwrap()).unwrap();
+        let boot = BootPage::parse(&Page::new(page.into_boxed_slice(), BOOT_PAGE).unwrap()).unwrap();
         assert_eq!(boot.recovery_model(), RecoveryModel::Full);
     }
 

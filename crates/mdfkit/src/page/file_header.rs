@@ -51,21 +51,15 @@ impl FileHeader {
             ))
             .at_page(page.id()));
         }
-        let bytes = page
-            .slot_bytes(0)?
-            .ok_or_else(|| Error::corrupt("file header page has no record").at_page(page.id()))?;
+        let bytes =
+            page.slot_bytes(0)?.ok_or_else(|| Error::corrupt("file header page has no record").at_page(page.id()))?;
         let record = Record::parse(bytes).map_err(|e| e.at_page(page.id()).at_slot(0))?;
         let var = |i: usize| -> Result<Option<&[u8]>> {
-            Ok(record
-                .var(i)
-                .map_err(|e| e.at_page(page.id()))?
-                .map(|v| v.bytes))
+            Ok(record.var(i).map_err(|e| e.at_page(page.id()))?.map(|v| v.bytes))
         };
         let int = |i: usize| -> Result<i32> {
             let b = var(i)?.unwrap_or_default();
-            Ok(read_i32(b, 0)
-                .or_else(|| read_i16(b, 0).map(i32::from))
-                .unwrap_or(0))
+            Ok(read_i32(b, 0).or_else(|| read_i16(b, 0).map(i32::from)).unwrap_or(0))
         };
         Ok(FileHeader {
             binding_id: var(0)?.and_then(|b| b.try_into().ok()).unwrap_or_default(),
@@ -95,10 +89,7 @@ mod tests {
     #[test]
     fn reads_the_variable_fields() {
         let guid = [7u8; 16];
-        let name: Vec<u8> = "shop_data"
-            .encode_utf16()
-            .flat_map(|u| u.to_le_bytes())
-            .collect();
+        let name: Vec<u8> = "shop_data".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
         let mut vars: Vec<Vec<u8>> = vec![Vec::new(); 28];
         vars[0] = guid.to_vec();
         vars[2] = 3i16.to_le_bytes().to_vec();
@@ -111,19 +102,9 @@ mod tests {
         let refs: Vec<&[u8]> = vars.iter().map(Vec::as_slice).collect();
         let record = build_record(&[0; 4], 28, &[], &refs);
         let page = build_page(PageId::new(3, 0), 15, &[&record]);
-        let header =
-            FileHeader::parse(&Page::new(page.into_boxed_slice(), PageId::new(3, 0)).unwrap())
-                .unwrap();
+        let header = FileHeader::parse(&Page::new(page.into_boxed_slice(), PageId::new(3, 0)).unwrap()).unwrap();
         assert_eq!(header.binding_id, guid);
-        assert_eq!(
-            (
-                header.file_id,
-                header.filegroup_id,
-                header.size_pages,
-                header.max_size_pages
-            ),
-            (3, 2, 1024, -1)
-        );
+        assert_eq!((header.file_id, header.filegroup_id, header.size_pages, header.max_size_pages), (3, 2, 1024, -1));
         assert!(header.growth_is_percent());
         assert_eq!(header.logical_name.as_deref(), Some("shop_data"));
     }

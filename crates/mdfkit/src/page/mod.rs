@@ -68,10 +68,7 @@ impl PageId {
 
     /// Reads the 6-byte on-disk pointer: page number (4 bytes) then file id (2 bytes).
     pub fn from_bytes(b: &[u8]) -> Option<Self> {
-        Some(PageId {
-            page: read_u32(b, 0)?,
-            file: read_u16(b, 4)?,
-        })
+        Some(PageId { page: read_u32(b, 0)?, file: read_u16(b, 4)? })
     }
 
     /// The null pointer `0:0` marks "no page" (no next page, empty table).
@@ -176,10 +173,7 @@ impl PageHeader {
     /// Decodes a header from at least 96 bytes.
     pub fn parse(b: &[u8]) -> Result<Self> {
         if b.len() < HEADER_SIZE {
-            return Err(Error::corrupt(format!(
-                "page header needs {HEADER_SIZE} bytes, got {}",
-                b.len()
-            )));
+            return Err(Error::corrupt(format!("page header needs {HEADER_SIZE} bytes, got {}", b.len())));
         }
         // Lengths were checked above: the reads below cannot fail.
         let u16_at = |o| read_u16(b, o).unwrap_or(0);
@@ -220,9 +214,7 @@ pub struct Page {
 
 impl fmt::Debug for Page {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Page")
-            .field("header", &self.header)
-            .finish_non_exhaustive()
+        f.debug_struct("Page").field("header", &self.header).finish_non_exhaustive()
     }
 }
 
@@ -230,11 +222,9 @@ impl Page {
     /// Wraps the bytes read from `expected`: the header must name that same address.
     pub fn new(bytes: Box<[u8]>, expected: PageId) -> Result<Self> {
         if bytes.len() != PAGE_SIZE {
-            return Err(Error::corrupt(format!(
-                "page is {} bytes, expected {PAGE_SIZE}",
-                bytes.len()
-            ))
-            .at_page(expected));
+            return Err(
+                Error::corrupt(format!("page is {} bytes, expected {PAGE_SIZE}", bytes.len())).at_page(expected)
+            );
         }
         let header = PageHeader::parse(&bytes).map_err(|e| e.at_page(expected))?;
         if header.this_page != expected {
@@ -270,14 +260,9 @@ impl Page {
         let array_start = PAGE_SIZE
             .checked_sub(2 * slots)
             .filter(|&s| s >= HEADER_SIZE)
-            .ok_or_else(|| {
-                Error::corrupt(format!("slot count {slots} does not fit in a page"))
-                    .at_page(self.id())
-            })?;
+            .ok_or_else(|| Error::corrupt(format!("slot count {slots} does not fit in a page")).at_page(self.id()))?;
         if slot as usize >= slots {
-            return Err(
-                Error::corrupt(format!("slot {slot} beyond slot count {slots}")).at_page(self.id()),
-            );
+            return Err(Error::corrupt(format!("slot {slot} beyond slot count {slots}")).at_page(self.id()));
         }
         let at = PAGE_SIZE - 2 * (slot as usize + 1);
         let offset = read_u16(&self.bytes, at).unwrap_or(0) as usize;
@@ -349,10 +334,7 @@ pub(crate) mod tests {
     fn rejects_a_page_that_claims_another_address() {
         let b = build_page(PageId::new(1, 7), 1, &[]);
         let err = Page::new(b.into_boxed_slice(), PageId::new(1, 8)).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "page 1:8: page header says it is page 1:7 (data page)"
-        );
+        assert_eq!(err.to_string(), "page 1:8: page header says it is page 1:7 (data page)");
     }
 
     #[test]

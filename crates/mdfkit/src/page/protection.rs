@@ -41,10 +41,7 @@ pub enum Verdict {
 
 impl Verdict {
     pub fn is_damaged(self) -> bool {
-        matches!(
-            self,
-            Verdict::ChecksumMismatch { .. } | Verdict::Torn { .. }
-        )
+        matches!(self, Verdict::ChecksumMismatch { .. } | Verdict::Torn { .. })
     }
 }
 
@@ -74,11 +71,7 @@ pub fn verify_and_restore(page: &mut [u8]) -> Verdict {
     let stored = read_u32(page, CHECKSUM_OFFSET).unwrap_or(0);
     if flags & FLAG_CHECKSUM != 0 {
         let computed = page_checksum(page);
-        return if computed == stored {
-            Verdict::ChecksumOk
-        } else {
-            Verdict::ChecksumMismatch { stored, computed }
-        };
+        return if computed == stored { Verdict::ChecksumOk } else { Verdict::ChecksumMismatch { stored, computed } };
     }
     if flags & FLAG_TORN_PAGE != 0 {
         let stamp = (stored & 3) as u8;
@@ -141,10 +134,7 @@ mod tests {
         for at in [100, 511, 4000, 8191] {
             let mut damaged = p.clone();
             damaged[at] ^= 0x10;
-            assert!(
-                verify_and_restore(&mut damaged).is_damaged(),
-                "flip at {at}"
-            );
+            assert!(verify_and_restore(&mut damaged).is_damaged(), "flip at {at}");
         }
     }
 
@@ -168,10 +158,7 @@ mod tests {
         }
         let mut torn_write = p.clone();
         torn_write[7 * 512 + 511] ^= 3;
-        assert_eq!(
-            verify_and_restore(&mut torn_write),
-            Verdict::Torn { sector: 7 }
-        );
+        assert_eq!(verify_and_restore(&mut torn_write), Verdict::Torn { sector: 7 });
         assert_eq!(verify_and_restore(&mut p), Verdict::TornBitsRestored);
         assert_eq!(p, expected);
     }
