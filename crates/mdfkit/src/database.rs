@@ -10,10 +10,13 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::catalog::model::{compression_name, TableInfo};
 use crate::catalog::Catalog;
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
+use crate::record::Record;
+use crate::scan::{self, RowLocation, ScanStats};
 use crate::source::{DataFiles, PageReader, PageSource};
 
 /// An open database.
@@ -112,5 +115,36 @@ impl Database {
     /// The file header of each file given, in file id order.
     pub fn file_headers(&self) -> &[FileHeader] {
         &self.file_headers
+    }
+
+    /// Calls `each` for every live row record of `table`, partition by partition. Tables whose
+    /// storage this version does not decode are refused by name.
+    pub fn for_each_row(
+        &self,
+        table: &TableInfo,
+        mut each: impl FnMut(&Record, RowLocation) -> Result<()>,
+    ) -> Result<ScanStats> {
+        let name = table.qualified_name();
+        let mut total = ScanStats::default();
+        for partition in &table.partitions {
+            if partition.data_compression != 0 {
+                return Err(Error::unsupported(format!(
+                    "uses {} compression: not supported yet",
+                    compression_name(partition.data_compression)
+                ))
+                .in_object(name));
+            }
+            let unit = self.catalog.base().in_row_unit(partition.partition_id).ok_or_else(|| {
+                Error::corrupt(format!("partition {} has no in-row allocation unit", partition.partition_id))
+                    .in_object(name.clone())
+            })?;
+            let stats = scan::for_each_row(&self.reader, unit, table.is_heap, &mut each)
+                .map_err(|e| e.in_object(name.clone()))?;
+            total.rows += stats.rows;
+            total.pages += stats.pages;
+            total.ghost_records += stats.ghost_records;
+            total.forwarded_rows += stats.forwarded_rows;
+        }
+        Ok(total)
     }
 }

@@ -8,6 +8,7 @@ pub mod database;
 pub mod error;
 pub mod page;
 pub mod record;
+pub mod scan;
 pub mod source;
 pub mod types;
 pub mod value;

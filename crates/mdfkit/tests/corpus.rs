@@ -157,3 +157,39 @@ fn pubs_foreign_keys_reference_the_declared_tables() {
     assert!(references("titleauthor").contains(&id_of("authors")));
     assert!(references("titleauthor").contains(&id_of("titles")));
 }
+
+/// Every user table of every corpus data file scans to the row count its catalog records.
+#[test]
+fn every_table_scans_to_its_catalog_row_count() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut mismatches = Vec::new();
+    let (mut tables, mut rows, mut ghosts, mut forwarded) = (0, 0, 0, 0);
+    for row in manifest(&dir).iter().filter(|r| r.kind == "mdf") {
+        let db = Database::open(&[dir.join(&row.file)]).unwrap();
+        for t in db.catalog().tables(false) {
+            tables += 1;
+            match db.for_each_row(&t, |_, _| Ok(())) {
+                Ok(stats) => {
+                    rows += stats.rows;
+                    ghosts += stats.ghost_records;
+                    forwarded += stats.forwarded_rows;
+                    if stats.rows as i64 != t.rows() {
+                        mismatches.push(format!(
+                            "{}: {} scanned {} rows, catalog says {}",
+                            row.file,
+                            t.qualified_name(),
+                            stats.rows,
+                            t.rows()
+                        ));
+                    }
+                }
+                Err(e) => mismatches.push(format!("{}: {}", row.file, e)),
+            }
+        }
+    }
+    println!(
+        "scan: {tables} tables, {rows} rows, {ghosts} ghost records skipped, {forwarded} forwarded rows, {} mismatches",
+        mismatches.len()
+    );
+    assert!(mismatches.is_empty(), "mismatches:\n{}", mismatches.join("\n"));
+}

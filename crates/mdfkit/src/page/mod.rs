@@ -40,6 +40,7 @@
 //! last two bytes. A page's own address is checked against where it was read from before any of
 //! it is trusted ([`Page::new`]).
 
+pub mod allocation;
 pub mod boot;
 pub mod file_header;
 pub mod protection;
@@ -203,6 +204,19 @@ impl PageHeader {
     pub fn allocation_unit_id(&self) -> i64 {
         ((self.index_id as i64) << 48) | ((self.obj_id as i64) << 16)
     }
+
+    /// Whether the page belongs to allocation unit `unit`. Data pages last written by SQL Server
+    /// 2000 carry the table's object id and index id 0 instead; a database upgraded from 2000 gives
+    /// such tables the allocation unit `index << 48 | object id << 16` (index 0 heap, 1 clustered),
+    /// so those pages are recognised by their object id. (Seen in the corpus' Northwind, created by
+    /// SQL Server 2000: every data page of its clustered tables.)
+    pub fn belongs_to(&self, unit: i64) -> bool {
+        if self.allocation_unit_id() == unit {
+            return true;
+        }
+        let (unit_index, unit_object) = (unit >> 48, (unit >> 16) & 0xffff_ffff);
+        self.index_id == 0 && matches!(unit_index, 0 | 1) && i64::from(self.obj_id) == unit_object && unit & 0xffff == 0
+    }
 }
 
 /// An owned, validated page: its header is decoded and its address checked.
@@ -327,7 +341,20 @@ pub(crate) mod tests {
         assert_eq!(h.flag_bits, FLAG_CHECKSUM);
         assert_eq!(h.next_page, PageId::new(1, 154));
         assert_eq!(h.allocation_unit_id(), 72057594045399040);
+        assert!(h.belongs_to(72057594045399040));
+        assert!(!h.belongs_to(72057594045399040 + (1 << 16)));
         assert_eq!(page.slot_bytes(0).unwrap().unwrap()[..4], *b"abcd");
+    }
+
+    #[test]
+    fn recognises_pages_last_written_by_sql_server_2000() {
+        let mut b = build_page(PageId::new(1, 100), 1, &[]);
+        b[24..28].copy_from_slice(&2041058307u32.to_le_bytes());
+        let page = Page::new(b.into_boxed_slice(), PageId::new(1, 100)).unwrap();
+        let upgraded_clustered = (1i64 << 48) | (2041058307i64 << 16);
+        assert!(page.header().belongs_to(upgraded_clustered));
+        assert!(!page.header().belongs_to((2i64 << 48) | (2041058307i64 << 16)));
+        assert!(!page.header().belongs_to((1i64 << 48) | (2041058308i64 << 16)));
     }
 
     #[test]

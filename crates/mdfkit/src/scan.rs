@@ -1,0 +1,185 @@
+//! Scans: every live row record of a partition, heap or clustered.
+//!
+//! - **Heaps** have no page chain that covers the table: the pages are those the allocation unit's
+//!   IAM chain owns (single pages from mixed extents, then whole uniform extents), kept only where
+//!   the PFS page says they are allocated and the page header says they are data pages of this
+//!   allocation unit (extents hold unformatted or freed pages too). A forwarding stub is followed
+//!   to its forwarded record, which is returned there, once; a forwarded record met on its own page
+//!   is skipped, so no row is returned twice.
+//! - **Clustered indexes** are read along the leaf level from the allocation unit's first page via
+//!   next-page links; a link back to a page already read is reported as a cycle.
+//! - Ghost records (deleted rows not yet cleaned up) are skipped and counted.
+//!
+//! Sources: Paul Randal, "Inside the Storage Engine: IAM pages", "Anatomy of a record" (forwarding
+//! stubs hold an 8-byte RID: page, file, slot) and "Ghost cleanup in depth"; checked on the corpus
+//! (row counts of every table equal the catalog's).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::bytes::read_u16;
+use crate::catalog::base::AllocationUnit;
+use crate::error::{Error, Result};
+use crate::page::allocation::{pfs_page_for, pfs_says_allocated, IamPage};
+use crate::page::{Page, PageId, PageType};
+use crate::record::{Record, RecordType};
+use crate::source::PageReader;
+
+/// What a scan met besides the rows it returned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    pub rows: u64,
+    pub pages: u64,
+    pub ghost_records: u64,
+    pub forwarded_rows: u64,
+}
+
+/// Where a row was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowLocation {
+    pub page: PageId,
+    pub slot: u16,
+}
+
+/// The data pages of a heap allocation unit, in allocation order.
+pub fn heap_pages(reader: &PageReader, unit: &AllocationUnit) -> Result<Vec<PageId>> {
+    let mut candidates = Vec::new();
+    let mut seen_iam = HashSet::new();
+    let mut next = unit.first_iam_page;
+    while !next.is_null() {
+        if !seen_iam.insert(next) {
+            return Err(Error::corrupt(format!("IAM chain returns to page {next}: a cycle")));
+        }
+        let page = reader.read(next)?;
+        let iam = IamPage::parse(&page)?;
+        candidates.extend(iam.single_pages.iter().copied());
+        for extent in &iam.extents {
+            candidates.extend((0..8).map(|i| PageId::new(extent.file, extent.page + i)));
+        }
+        next = page.header().next_page;
+    }
+    let mut unique = HashSet::new();
+    candidates.retain(|p| unique.insert(*p));
+    let mut pfs_cache: HashMap<PageId, Page> = HashMap::new();
+    let mut pages = Vec::with_capacity(candidates.len());
+    for id in candidates {
+        let pfs_id = pfs_page_for(id);
+        if !pfs_cache.contains_key(&pfs_id) {
+            pfs_cache.insert(pfs_id, reader.read(pfs_id)?);
+        }
+        if pfs_says_allocated(&pfs_cache[&pfs_id], id)? {
+            pages.push(id);
+        }
+    }
+    Ok(pages)
+}
+
+/// Calls `each` for every live row of the partition whose in-row allocation unit is `unit`.
+pub fn for_each_row(
+    reader: &PageReader,
+    unit: &AllocationUnit,
+    is_heap: bool,
+    mut each: impl FnMut(&Record, RowLocation) -> Result<()>,
+) -> Result<ScanStats> {
+    let mut stats = ScanStats::default();
+    let mut visit_page = |page: &Page, stats: &mut ScanStats| -> Result<()> {
+        stats.pages += 1;
+        for slot in 0..page.slot_count() {
+            let Some(bytes) = page.slot_bytes(slot)? else { continue };
+            let location = RowLocation { page: page.id(), slot };
+            let at_slot = |e: Error| e.at_page(page.id()).at_slot(slot);
+            match RecordType::from_status(bytes[0]) {
+                RecordType::Primary => {
+                    let record = Record::parse(bytes).map_err(at_slot)?;
+                    each(&record, location)?;
+                    stats.rows += 1;
+                }
+                RecordType::GhostData | RecordType::GhostVersion => stats.ghost_records += 1,
+                // Returned through its stub.
+                RecordType::Forwarded => {}
+                RecordType::ForwardingStub if is_heap => {
+                    let target = forwarding_target(bytes).map_err(at_slot)?;
+                    let target_page = reader.read(target.page).map_err(at_slot)?;
+                    let target_bytes = target_page.slot_bytes(target.slot)?.ok_or_else(|| {
+                        Error::corrupt(format!(
+                            "forwarding stub points at empty slot {} of page {}",
+                            target.slot, target.page
+                        ))
+                    })?;
+                    if RecordType::from_status(target_bytes[0]) != RecordType::Forwarded {
+                        return Err(at_slot(Error::corrupt(format!(
+                            "forwarding stub points at page {} slot {}, which holds no forwarded record",
+                            target.page, target.slot
+                        ))));
+                    }
+                    let record =
+                        Record::parse(target_bytes).map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
+                    each(&record, target)?;
+                    stats.rows += 1;
+                    stats.forwarded_rows += 1;
+                }
+                other => {
+                    return Err(at_slot(Error::corrupt(format!("unexpected {other:?} record in a data page"))));
+                }
+            }
+        }
+        Ok(())
+    };
+    if is_heap {
+        for id in heap_pages(reader, unit)? {
+            let page = reader.read(id)?;
+            let h = page.header();
+            // Extents also hold pages not (or no longer) formatted for this unit.
+            if h.page_type != PageType::Data || !h.belongs_to(unit.id) {
+                continue;
+            }
+            visit_page(&page, &mut stats)?;
+        }
+    } else {
+        let mut seen = HashSet::new();
+        let mut next = unit.first_page;
+        while !next.is_null() {
+            if !seen.insert(next) {
+                return Err(Error::corrupt(format!("leaf page chain returns to page {next}: a cycle")));
+            }
+            let page = reader.read(next)?;
+            let h = page.header();
+            if h.page_type != PageType::Data || h.level != 0 || !h.belongs_to(unit.id) {
+                return Err(Error::corrupt(format!(
+                    "expected a leaf data page of allocation unit {}, found a {} page (level {}) of allocation unit {}",
+                    unit.id,
+                    h.page_type.name(),
+                    h.level,
+                    h.allocation_unit_id()
+                ))
+                .at_page(next));
+            }
+            visit_page(&page, &mut stats)?;
+            next = h.next_page;
+        }
+    }
+    Ok(stats)
+}
+
+/// The row a forwarding stub points to: status byte, then page (4), file (2), slot (2).
+fn forwarding_target(stub: &[u8]) -> Result<RowLocation> {
+    let rid = stub.get(1..9).ok_or_else(|| Error::corrupt("forwarding stub shorter than 9 bytes"))?;
+    let page = PageId::from_bytes(&rid[..6]).unwrap_or_default();
+    let slot = read_u16(rid, 6).unwrap_or(0);
+    if page.is_null() {
+        return Err(Error::corrupt("forwarding stub points at page 0:0"));
+    }
+    Ok(RowLocation { page, slot })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_rid_of_a_forwarding_stub() {
+        let stub = [0x04, 0x9a, 0, 0, 0, 1, 0, 3, 0];
+        assert_eq!(forwarding_target(&stub).unwrap(), RowLocation { page: PageId::new(1, 154), slot: 3 });
+        assert!(forwarding_target(&stub[..8]).is_err());
+        assert!(forwarding_target(&[0x04, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
+    }
+}
