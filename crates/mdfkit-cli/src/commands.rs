@@ -1,13 +1,15 @@
 //! The commands: each opens the database, asks the library, and renders the answer.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use mdfkit::catalog::model::TableInfo;
+use mdfkit::rows::RowDecoder;
+use mdfkit::scan::Flow;
 use mdfkit::value::Value;
 use mdfkit::{Database, Error};
 
-use crate::output::{write_rows, Format};
+use crate::output::{write_rows, write_rows_without_header, Format};
 
 /// Why a command failed: the library said no, or stdout went away.
 pub enum Failure {
@@ -177,6 +179,75 @@ pub fn sys(args: &[String], format: Format) -> Outcome {
     write_rows(&mut out, format, &rows.columns, &rows.rows)?;
     out.flush()?;
     Ok(())
+}
+
+/// Rows shown at most on a terminal without `--limit`, so a big table does not flood it.
+const TERMINAL_ROWS: u64 = 1000;
+
+pub fn cat(args: &[String], limit: Option<u64>, columns: Option<&[String]>, format: Option<Format>) -> Outcome {
+    let (files, table) = split_files_and_name(args, true);
+    let db = Database::open(&files)?;
+    let name = table.unwrap_or_default();
+    let table = db
+        .catalog()
+        .find_table(&name)
+        .ok_or_else(|| Error::not_found(format!("no table named {name}; `mdfkit tables` lists them")))?;
+    let terminal = io::stdout().is_terminal();
+    let format = format.unwrap_or(if terminal { Format::Table } else { Format::Csv });
+    let limit = limit.or((terminal && format == Format::Table).then_some(TERMINAL_ROWS));
+    let mut out = stdout();
+    let mut header: Option<Vec<String>> = None;
+    let mut buffered: Vec<Vec<Value>> = Vec::new();
+    let mut count = 0u64;
+    let mut values = Vec::new();
+    let mut first_batch = true;
+    let mut ghosts = 0;
+    for partition in &table.partitions {
+        let decoder = RowDecoder::new(&db, &table, partition.partition_id, columns)?;
+        let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
+        header.get_or_insert(names);
+        let stats = db.for_each_row_in_partition(&table, partition, |record, _| {
+            if limit.is_some_and(|l| count >= l) {
+                return Ok(Flow::Stop);
+            }
+            decoder.decode(record, &mut values)?;
+            count += 1;
+            buffered.push(values.clone());
+            if matches!(format, Format::Csv | Format::Jsonl) && buffered.len() >= 1024 {
+                let h = header.as_deref().unwrap_or_default();
+                write_batch(&mut out, format, h, &buffered, first_batch)
+                    .map_err(|e| Error::new(mdfkit::ErrorKind::Io, e.to_string()))?;
+                first_batch = false;
+                buffered.clear();
+            }
+            Ok(Flow::Continue)
+        })?;
+        ghosts += stats.ghost_records;
+        if limit.is_some_and(|l| count >= l) {
+            break;
+        }
+    }
+    let h = header.unwrap_or_default();
+    write_batch(&mut out, format, &h, &buffered, first_batch)?;
+    out.flush()?;
+    if terminal && ghosts > 0 {
+        eprintln!("({ghosts} ghost (deleted) records skipped)");
+    }
+    Ok(())
+}
+
+/// Writes rows; streaming formats write their header only with the first batch.
+fn write_batch(
+    out: &mut impl Write,
+    format: Format,
+    columns: &[String],
+    rows: &[Vec<Value>],
+    first: bool,
+) -> io::Result<()> {
+    match format {
+        Format::Csv if !first => write_rows_without_header(out, rows),
+        _ => write_rows(out, format, columns, rows),
+    }
 }
 
 pub fn schema(args: &[String]) -> Outcome {

@@ -68,6 +68,24 @@ enum Command {
         #[arg(required = true, value_name = "FILE... [TABLE]")]
         args: Vec<String>,
     },
+    /// Print a table's rows
+    #[command(
+        after_help = "Examples:\n  mdfkit cat shop.mdf dbo.Orders --limit 20\n  mdfkit cat shop.mdf Orders --columns OrderID,OrderDate --format csv > orders.csv\n\nOn a terminal rows print as an aligned table (up to 1000 rows unless --limit says otherwise);\npiped, they stream as CSV. Ghost (deleted) records are skipped; forwarded rows are returned once."
+    )]
+    Cat {
+        /// The .mdf (and any .ndf), then the table name as the last argument
+        #[arg(required = true, num_args = 2.., value_name = "FILE... TABLE")]
+        args: Vec<String>,
+        /// Stop after this many rows
+        #[arg(long)]
+        limit: Option<u64>,
+        /// Only these columns, comma-separated, in table order
+        #[arg(long, value_delimiter = ',')]
+        columns: Option<Vec<String>>,
+        /// Output format (default: table on a terminal, csv when piped)
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+    },
     /// A catalog view such as sys.columns, rebuilt from the base tables
     #[command(
         after_help = "Views: sys.schemas, sys.objects, sys.tables, sys.views, sys.columns, sys.types,\n  sys.indexes, sys.index_columns, sys.partitions, sys.allocation_units,\n  sys.system_internals_allocation_units, sys.system_internals_partitions,\n  sys.system_internals_partition_columns, sys.database_files, sys.filegroups,\n  sys.sql_modules, sys.foreign_keys, sys.default_constraints, sys.check_constraints,\n  and any system base table (sys.sysschobjs, sys.syscolpars, ...).\n\nExamples:\n  mdfkit sys shop.mdf sys.columns\n  mdfkit sys shop.mdf sys.objects --format jsonl | jq .name"
@@ -89,6 +107,7 @@ fn main() -> ExitCode {
         Command::Tables { files, system, format } => commands::tables(&files.files, system, format),
         Command::Schema { args } => commands::schema(&args),
         Command::Sys { args, format } => commands::sys(&args, format),
+        Command::Cat { args, limit, columns, format } => commands::cat(&args, limit, columns.as_deref(), format),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

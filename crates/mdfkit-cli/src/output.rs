@@ -23,12 +23,7 @@ pub fn write_rows(out: &mut impl Write, format: Format, columns: &[String], rows
         Format::Table => write_table(out, columns, rows),
         Format::Csv => {
             writeln!(out, "{}", columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))?;
-            for row in rows {
-                let fields: Vec<String> =
-                    row.iter().map(|v| if v.is_null() { String::new() } else { csv_field(&v.to_string()) }).collect();
-                writeln!(out, "{}", fields.join(","))?;
-            }
-            Ok(())
+            write_rows_without_header(out, rows)
         }
         Format::Json => {
             let array: Vec<serde_json::Value> = rows.iter().map(|r| json_object(columns, r)).collect();
@@ -43,6 +38,16 @@ pub fn write_rows(out: &mut impl Write, format: Format, columns: &[String], rows
             Ok(())
         }
     }
+}
+
+/// CSV rows only, for the batches after the first of a streamed output. NULL is an empty field.
+pub fn write_rows_without_header(out: &mut impl Write, rows: &[Vec<Value>]) -> io::Result<()> {
+    for row in rows {
+        let fields: Vec<String> =
+            row.iter().map(|v| if v.is_null() { String::new() } else { csv_field(&v.to_string()) }).collect();
+        writeln!(out, "{}", fields.join(","))?;
+    }
+    Ok(())
 }
 
 fn write_table(out: &mut impl Write, columns: &[String], rows: &[Vec<Value>]) -> io::Result<()> {

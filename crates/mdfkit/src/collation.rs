@@ -15,6 +15,15 @@ pub fn name(id: u32) -> String {
     KNOWN.iter().find(|(k, _)| *k == id).map_or_else(|| format!("collation id {id}"), |(_, n)| n.to_string())
 }
 
+/// Decodes char/varchar bytes stored under collation `id`. Known collations use their code page;
+/// for any other, plain ASCII is still certain, anything else is refused rather than guessed.
+pub fn decode_text(id: u32, bytes: &[u8]) -> crate::Result<String> {
+    if KNOWN.iter().any(|(k, _)| *k == id) || bytes.is_ascii() {
+        return Ok(decode_cp1252(bytes));
+    }
+    Err(crate::Error::unsupported(format!("text in collation id {id}, whose code page mdfkit does not know yet")))
+}
+
 /// Windows-1252's characters for bytes 0x80..0x9F (the rest of the code page is Latin-1).
 const CP1252_HIGH: [char; 32] = [
     '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8d}', 'Ž', '\u{8f}', '\u{90}', '‘', '’',

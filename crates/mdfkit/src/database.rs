@@ -10,13 +10,13 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::catalog::model::{compression_name, TableInfo};
+use crate::catalog::model::{compression_name, PartitionInfo, TableInfo};
 use crate::catalog::Catalog;
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
 use crate::record::Record;
-use crate::scan::{self, RowLocation, ScanStats};
+use crate::scan::{self, Flow, RowLocation, ScanStats};
 use crate::source::{DataFiles, PageReader, PageSource};
 
 /// An open database.
@@ -117,34 +117,52 @@ impl Database {
         &self.file_headers
     }
 
-    /// Calls `each` for every live row record of `table`, partition by partition. Tables whose
-    /// storage this version does not decode are refused by name.
+    /// Calls `each` for every live row record of `table`, partition by partition, until it
+    /// returns [`Flow::Stop`]. Tables whose storage this version does not decode are refused by
+    /// name.
     pub fn for_each_row(
         &self,
         table: &TableInfo,
-        mut each: impl FnMut(&Record, RowLocation) -> Result<()>,
+        mut each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
     ) -> Result<ScanStats> {
-        let name = table.qualified_name();
         let mut total = ScanStats::default();
         for partition in &table.partitions {
-            if partition.data_compression != 0 {
-                return Err(Error::unsupported(format!(
-                    "uses {} compression: not supported yet",
-                    compression_name(partition.data_compression)
-                ))
-                .in_object(name));
-            }
-            let unit = self.catalog.base().in_row_unit(partition.partition_id).ok_or_else(|| {
-                Error::corrupt(format!("partition {} has no in-row allocation unit", partition.partition_id))
-                    .in_object(name.clone())
+            let mut stopped = false;
+            let stats = self.for_each_row_in_partition(table, partition, |record, location| {
+                let flow = each(record, location)?;
+                stopped = flow == Flow::Stop;
+                Ok(flow)
             })?;
-            let stats = scan::for_each_row(&self.reader, unit, table.is_heap, &mut each)
-                .map_err(|e| e.in_object(name.clone()))?;
             total.rows += stats.rows;
             total.pages += stats.pages;
             total.ghost_records += stats.ghost_records;
             total.forwarded_rows += stats.forwarded_rows;
+            if stopped {
+                break;
+            }
         }
         Ok(total)
+    }
+
+    /// Like [`Database::for_each_row`], for one partition of the table.
+    pub fn for_each_row_in_partition(
+        &self,
+        table: &TableInfo,
+        partition: &PartitionInfo,
+        each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
+    ) -> Result<ScanStats> {
+        let name = table.qualified_name();
+        if partition.data_compression != 0 {
+            return Err(Error::unsupported(format!(
+                "uses {} compression: not supported yet",
+                compression_name(partition.data_compression)
+            ))
+            .in_object(name));
+        }
+        let unit = self.catalog.base().in_row_unit(partition.partition_id).ok_or_else(|| {
+            Error::corrupt(format!("partition {} has no in-row allocation unit", partition.partition_id))
+                .in_object(name.clone())
+        })?;
+        scan::for_each_row(&self.reader, unit, table.is_heap, each).map_err(|e| e.in_object(name))
     }
 }

@@ -33,6 +33,13 @@ pub struct ScanStats {
     pub forwarded_rows: u64,
 }
 
+/// Whether a scan goes on after a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
 /// Where a row was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowLocation {
@@ -78,10 +85,10 @@ pub fn for_each_row(
     reader: &PageReader,
     unit: &AllocationUnit,
     is_heap: bool,
-    mut each: impl FnMut(&Record, RowLocation) -> Result<()>,
+    mut each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
 ) -> Result<ScanStats> {
     let mut stats = ScanStats::default();
-    let mut visit_page = |page: &Page, stats: &mut ScanStats| -> Result<()> {
+    let mut visit_page = |page: &Page, stats: &mut ScanStats| -> Result<Flow> {
         stats.pages += 1;
         for slot in 0..page.slot_count() {
             let Some(bytes) = page.slot_bytes(slot)? else { continue };
@@ -90,8 +97,10 @@ pub fn for_each_row(
             match RecordType::from_status(bytes[0]) {
                 RecordType::Primary => {
                     let record = Record::parse(bytes).map_err(at_slot)?;
-                    each(&record, location)?;
                     stats.rows += 1;
+                    if each(&record, location)? == Flow::Stop {
+                        return Ok(Flow::Stop);
+                    }
                 }
                 RecordType::GhostData | RecordType::GhostVersion => stats.ghost_records += 1,
                 // Returned through its stub.
@@ -113,16 +122,18 @@ pub fn for_each_row(
                     }
                     let record =
                         Record::parse(target_bytes).map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
-                    each(&record, target)?;
                     stats.rows += 1;
                     stats.forwarded_rows += 1;
+                    if each(&record, target)? == Flow::Stop {
+                        return Ok(Flow::Stop);
+                    }
                 }
                 other => {
                     return Err(at_slot(Error::corrupt(format!("unexpected {other:?} record in a data page"))));
                 }
             }
         }
-        Ok(())
+        Ok(Flow::Continue)
     };
     if is_heap {
         for id in heap_pages(reader, unit)? {
@@ -132,7 +143,9 @@ pub fn for_each_row(
             if h.page_type != PageType::Data || !h.belongs_to(unit.id) {
                 continue;
             }
-            visit_page(&page, &mut stats)?;
+            if visit_page(&page, &mut stats)? == Flow::Stop {
+                break;
+            }
         }
     } else {
         let mut seen = HashSet::new();
@@ -153,7 +166,9 @@ pub fn for_each_row(
                 ))
                 .at_page(next));
             }
-            visit_page(&page, &mut stats)?;
+            if visit_page(&page, &mut stats)? == Flow::Stop {
+                break;
+            }
             next = h.next_page;
         }
     }

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use mdfkit::catalog::views::VIEW_NAMES;
+use mdfkit::scan::Flow;
 use mdfkit::Database;
 
 struct ManifestRow {
@@ -73,7 +74,7 @@ fn every_corpus_data_file_opens_and_matches_its_ground_truth() {
     let Some(dir) = common::corpus_dir() else { return };
     let expected = expected_tables(&dir);
     let mut mismatches = Vec::new();
-    let (mut files, mut tables, mut views) = (0, 0, 0);
+    let (mut files, mut tables, mut views, mut expected_checked) = (0, 0, 0, 0);
     for row in manifest(&dir).iter().filter(|r| r.kind == "mdf") {
         let path = dir.join(&row.file);
         let db = match Database::open(&[&path]) {
@@ -95,8 +96,8 @@ fn every_corpus_data_file_opens_and_matches_its_ground_truth() {
         if user_tables.iter().any(|t| t.schema == "sys") {
             mismatches.push(format!("{}: a sys-schema table is listed as a user table", row.file));
         }
-        let file_name = Path::new(&row.file).file_name().unwrap().to_string_lossy().to_string();
-        for (schema, name, rows) in expected.get(&file_name).into_iter().flatten() {
+        for (schema, name, rows) in expected.get(&row.file).into_iter().flatten() {
+            expected_checked += 1;
             match user_tables.iter().find(|t| &t.schema == schema && &t.name == name) {
                 None => mismatches.push(format!("{}: expected table {schema}.{name} not listed", row.file)),
                 Some(t) if t.rows() != *rows => mismatches.push(format!(
@@ -131,8 +132,12 @@ fn every_corpus_data_file_opens_and_matches_its_ground_truth() {
             }
         }
     }
-    println!("corpus: {files} files, {tables} tables, {views} views rendered, {} mismatches", mismatches.len());
+    println!(
+        "corpus: {files} files, {tables} tables, {views} views rendered, {expected_checked} expected tables compared, {} mismatches",
+        mismatches.len()
+    );
     assert!(files >= 31, "expected every corpus data file (31), opened {files}");
+    assert!(expected_checked >= 24, "only {expected_checked} expected tables were compared");
     assert!(mismatches.is_empty(), "mismatches:\n{}", mismatches.join("\n"));
 }
 
@@ -158,17 +163,34 @@ fn pubs_foreign_keys_reference_the_declared_tables() {
     assert!(references("titleauthor").contains(&id_of("titles")));
 }
 
-/// Every user table of every corpus data file scans to the row count its catalog records.
+/// Every user table of every corpus data file scans to the row count its catalog records, and
+/// every value of every row decodes.
 #[test]
 fn every_table_scans_to_its_catalog_row_count() {
     let Some(dir) = common::corpus_dir() else { return };
     let mut mismatches = Vec::new();
     let (mut tables, mut rows, mut ghosts, mut forwarded) = (0, 0, 0, 0);
+    let mut unsupported = Vec::new();
     for row in manifest(&dir).iter().filter(|r| r.kind == "mdf") {
         let db = Database::open(&[dir.join(&row.file)]).unwrap();
         for t in db.catalog().tables(false) {
             tables += 1;
-            match db.for_each_row(&t, |_, _| Ok(())) {
+            let decoders: Result<Vec<_>, _> =
+                t.partitions.iter().map(|p| mdfkit::rows::RowDecoder::new(&db, &t, p.partition_id, None)).collect();
+            let decoders = match decoders {
+                Ok(d) => d,
+                Err(e) => {
+                    mismatches.push(format!("{}: {}", row.file, e));
+                    continue;
+                }
+            };
+            let mut values = Vec::new();
+            // Every value of every row decodes (the decoder of the first partition serves all:
+            // the corpus has no partitioned table).
+            match db.for_each_row(&t, |record, _| {
+                decoders[0].decode(record, &mut values)?;
+                Ok(Flow::Continue)
+            }) {
                 Ok(stats) => {
                     rows += stats.rows;
                     ghosts += stats.ghost_records;
@@ -183,6 +205,9 @@ fn every_table_scans_to_its_catalog_row_count() {
                         ));
                     }
                 }
+                Err(e) if e.kind() == mdfkit::ErrorKind::Unsupported => {
+                    unsupported.push(format!("{}: {}", row.file, e))
+                }
                 Err(e) => mismatches.push(format!("{}: {}", row.file, e)),
             }
         }
@@ -192,4 +217,93 @@ fn every_table_scans_to_its_catalog_row_count() {
         mismatches.len()
     );
     assert!(mismatches.is_empty(), "mismatches:\n{}", mismatches.join("\n"));
+    // Features not decoded yet are reported by name; this list shrinks as they land.
+    println!("not supported yet: {unsupported:?}");
+    assert!(unsupported.iter().all(|u| u.contains("type xml")), "unexpected unsupported features: {unsupported:?}");
+    assert_eq!(unsupported.len(), 1, "AdventureWorksLT ProductModel.CatalogDescription is the corpus' only xml column");
+}
+
+/// The listed rows of every expected-value file about a data file are reproduced exactly (as a
+/// set: heaps return rows in allocation order). Values are compared in the spellings the corpus
+/// README gives; datetimes without milliseconds in the expected file are compared without them.
+#[test]
+fn expected_rows_are_reproduced_exactly() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut checked = 0;
+    let mut mismatches = Vec::new();
+    for sub in ["expected", "gt"] {
+        let Ok(entries) = std::fs::read_dir(dir.join(sub)) else { continue };
+        for entry in entries.flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".expected.json")) {
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(entry.path()).unwrap()).unwrap();
+            let Some(file) = json["corpus_file"].as_str().filter(|f| f.ends_with(".mdf")) else { continue };
+            let db = Database::open(&[dir.join(file)]).unwrap();
+            for table in json["tables"].as_array().unwrap() {
+                let Some(expected_rows) = table["rows"].as_array().filter(|r| !r.is_empty()) else { continue };
+                let name = format!("{}.{}", table["schema"].as_str().unwrap(), table["name"].as_str().unwrap());
+                // Columns the script made non-deterministic (getdate()) have no expected value.
+                let unknown: Vec<&str> = table["columns"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|c| c["unknown"].as_bool() == Some(true))
+                    .filter_map(|c| c["name"].as_str())
+                    .collect();
+                match read_rows(&db, &name) {
+                    Ok(ours) => {
+                        for expected in expected_rows {
+                            checked += 1;
+                            let found = ours.iter().any(|row| {
+                                expected
+                                    .as_object()
+                                    .unwrap()
+                                    .iter()
+                                    .filter(|(col, _)| !unknown.contains(&col.as_str()))
+                                    .all(|(col, want)| {
+                                        let got = row.iter().find(|(c, _)| c == col).and_then(|(_, v)| v.clone());
+                                        same_value(want, got.as_deref())
+                                    })
+                            });
+                            if !found {
+                                mismatches.push(format!("{file}: {name}: row not found: {expected}"));
+                            }
+                        }
+                    }
+                    Err(e) => mismatches.push(format!("{file}: {name}: {e}")),
+                }
+            }
+        }
+    }
+    println!("expected rows: {checked} checked, {} mismatches", mismatches.len());
+    for m in mismatches.iter().take(10) {
+        println!("  {}", m.chars().take(300).collect::<String>());
+    }
+    assert!(checked > 200, "too few expected rows found: {checked}");
+    assert!(mismatches.is_empty(), "{} mismatches", mismatches.len());
+}
+
+fn read_rows(db: &Database, name: &str) -> mdfkit::Result<Vec<Vec<(String, Option<String>)>>> {
+    let table = db.catalog().find_table(name).ok_or_else(|| mdfkit::Error::not_found(name.to_string()))?;
+    let mut rows = Vec::new();
+    for partition in &table.partitions {
+        let decoder = mdfkit::rows::RowDecoder::new(db, &table, partition.partition_id, None)?;
+        let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
+        let mut values = Vec::new();
+        db.for_each_row_in_partition(&table, partition, |record, _| {
+            decoder.decode(record, &mut values)?;
+            rows.push(
+                names.iter().cloned().zip(values.iter().map(|v| (!v.is_null()).then(|| v.to_string()))).collect(),
+            );
+            Ok(Flow::Continue)
+        })?;
+    }
+    Ok(rows)
+}
+
+fn same_value(want: &serde_json::Value, got: Option<&str>) -> bool {
+    match (want.as_str(), got) {
+        (None, None) => want.is_null(),
+        (Some(w), Some(g)) => w == g || (w.len() == 19 && g.len() == 23 && g.starts_with(w) && g.ends_with(".000")),
+        _ => false,
+    }
 }

@@ -1,0 +1,137 @@
+//! Turning a table's records into values: which stored column feeds which declared column.
+//!
+//! For a heap or clustered index the partition column id in sysrscols equals the column id in
+//! syscolpars, so each declared column is found in the partition's physical layout by id (dropped
+//! physical columns and the hidden uniquifier are never returned). Its leaf offset says where its
+//! bytes are: the physical order, not the declaration order (clustered key columns come first).
+//! Computed columns that are not persisted have no stored bytes and are not returned.
+//!
+//! Sources: Remus Rusanu, "SQL Server table columns under the hood"; checked on the corpus, where
+//! every stored column's sysrscols type equals its syscolpars type and the expected rows of pubs
+//! and products are reproduced exactly.
+
+use crate::catalog::model::{ColumnInfo, TableInfo};
+use crate::catalog::rowset::{ColumnLocation, PhysicalColumn};
+use crate::database::Database;
+use crate::decode::decode;
+use crate::error::{Error, Result};
+use crate::lob;
+use crate::record::Record;
+use crate::source::PageReader;
+use crate::types::SqlType;
+use crate::value::Value;
+
+/// One output column and where its bytes are stored.
+#[derive(Debug, Clone)]
+pub struct ColumnPlan {
+    pub column: ColumnInfo,
+    pub physical: PhysicalColumn,
+}
+
+/// Decodes the records of one partition into rows of values.
+#[derive(Clone)]
+pub struct RowDecoder {
+    table: String,
+    columns: Vec<ColumnPlan>,
+    /// Reads off-row (LOB and row-overflow) values.
+    reader: PageReader,
+}
+
+impl RowDecoder {
+    /// The decoder for partition `partition_id` of `table`, returning the columns named in `only`
+    /// (all stored columns when `None`) in declaration order.
+    pub fn new(db: &Database, table: &TableInfo, partition_id: i64, only: Option<&[String]>) -> Result<Self> {
+        let catalog = db.catalog();
+        let name = table.qualified_name();
+        let layout = catalog.base().layouts.get(&partition_id).ok_or_else(|| {
+            Error::corrupt(format!("sys.sysrscols has no layout for partition {partition_id}")).in_object(name.clone())
+        })?;
+        let mut columns = Vec::new();
+        for column in catalog.columns(table.object_id) {
+            if let Some(only) = only {
+                if !only.iter().any(|o| o.eq_ignore_ascii_case(&column.name)) {
+                    continue;
+                }
+            }
+            let physical = layout.columns.iter().find(|p| p.rowset_column_id == column.column_id && !p.is_dropped());
+            let Some(physical) = physical else {
+                if column.is_computed {
+                    continue;
+                }
+                return Err(Error::corrupt(format!(
+                    "column {} has no stored column in partition {partition_id}",
+                    column.name
+                ))
+                .in_object(name));
+            };
+            if physical.type_info.sql_type != column.type_info.sql_type {
+                return Err(Error::corrupt(format!(
+                    "column {} is declared {} but stored as {}",
+                    column.name,
+                    column.type_info.sql_type.name(),
+                    physical.type_info.sql_type.name()
+                ))
+                .in_object(name));
+            }
+            columns.push(ColumnPlan { column, physical: physical.clone() });
+        }
+        if let Some(only) = only {
+            for wanted in only {
+                if !columns.iter().any(|c| c.column.name.eq_ignore_ascii_case(wanted)) {
+                    return Err(Error::not_found(format!("no stored column named {wanted}")).in_object(name));
+                }
+            }
+        }
+        Ok(RowDecoder { table: name, columns, reader: db.reader().clone() })
+    }
+
+    pub fn columns(&self) -> &[ColumnPlan] {
+        &self.columns
+    }
+
+    /// Decodes `record` into `out` (cleared first), one value per planned column.
+    pub fn decode(&self, record: &Record, out: &mut Vec<Value>) -> Result<()> {
+        out.clear();
+        for plan in &self.columns {
+            out.push(
+                self.value(record, plan).map_err(|e| e.in_object(format!("{}.{}", self.table, plan.column.name)))?,
+            );
+        }
+        Ok(())
+    }
+
+    fn value(&self, record: &Record, plan: &ColumnPlan) -> Result<Value> {
+        let p = &plan.physical;
+        if p.null_bit > 0 && record.is_null(p.null_bit as usize) {
+            return Ok(Value::Null);
+        }
+        let ty = &plan.column.type_info;
+        let mut off_row = Vec::new();
+        let bytes = match p.location() {
+            ColumnLocation::Fixed(offset) => {
+                let len = p.type_info.fixed_length().ok_or_else(|| {
+                    Error::unsupported(format!("{} stored in the fixed part of the record", ty.spelling()))
+                })?;
+                match record.fixed(offset, len) {
+                    Some(b) => b,
+                    None => return Ok(Value::Null),
+                }
+            }
+            ColumnLocation::Variable(index) => match record.var(index)? {
+                None => return Ok(Value::Null),
+                // text/ntext/image hold a 16-byte text pointer (flagged complex too).
+                Some(v) if matches!(ty.sql_type, SqlType::Text | SqlType::NText | SqlType::Image) => {
+                    lob::read_text_pointer(&self.reader, v.bytes, &mut off_row)?;
+                    &off_row
+                }
+                Some(v) if v.complex => {
+                    lob::read_complex(&self.reader, v.bytes, &mut off_row)?;
+                    &off_row
+                }
+                Some(v) => v.bytes,
+            },
+        };
+        let collation = plan.column.collation_id;
+        decode(ty, bytes, p.bit_position.clamp(0, 7) as u8, &|b| crate::collation::decode_text(collation, b))
+    }
+}
