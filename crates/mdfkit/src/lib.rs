@@ -11,6 +11,7 @@ pub mod record;
 pub mod source;
 pub mod types;
 pub mod value;
+pub mod xpress;
 
 pub use database::Database;
 pub use error::{Error, ErrorKind, Result};
