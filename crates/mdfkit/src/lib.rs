@@ -15,6 +15,7 @@ pub mod scan;
 pub mod source;
 pub mod types;
 pub mod value;
+pub mod xpress;
 
 pub use database::Database;
 pub use error::{Error, ErrorKind, Result};
