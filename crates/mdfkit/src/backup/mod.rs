@@ -50,6 +50,12 @@
 //! is an error. Backups from 2019 (904) and 2025 (998) re-send extents in a second MSDA block;
 //! where a page is in the backup more than once, the later copy wins.
 //!
+//! Not read: the log portion (MSTL/MQTL). A backup is fuzzy: restore replays that log over the
+//! copied pages. Usually the copied pages alone are consistent enough to read the catalog, but
+//! chinook.bak (998) links sysrscols' leaf 1:46 to 1:51 and holds no copy of extent 1:48 at all,
+//! so it does not open. Differential backups (SSET attribute 0x8) hold only changed extents and
+//! are refused; only the first backup set of a file is read.
+//!
 //! Sources: the block/stream walk and the record tags from the bytes of the corpus backups, with
 //! the MTF layouts from the MTF 1.00a specification; the SFIN field positions found by comparing
 //! the 22 corpus backups (logical/physical names match `RESTORE FILELISTONLY`-style paths, sizes
