@@ -1,0 +1,377 @@
+//! Unit tests over backups built byte by byte.
+
+use super::mtf::tests::{block_header, stream_header};
+use super::*;
+
+const LBS: usize = 1024;
+
+/// A page that names itself `file:page`, with `marker` at byte 100.
+fn page(file: u16, page_no: u32, marker: u8) -> Vec<u8> {
+    let mut p = vec![0u8; PAGE_SIZE];
+    p[0] = 1;
+    p[1] = 1;
+    p[32..36].copy_from_slice(&page_no.to_le_bytes());
+    p[36..38].copy_from_slice(&file.to_le_bytes());
+    p[100] = marker;
+    p
+}
+
+fn extent(file: u16, first: u32, marker: u8) -> Vec<u8> {
+    (0..8).flat_map(|k| page(file, first + k, marker)).collect()
+}
+
+fn sfin(file_id: u32, kind: u32, size: u64, logical: &str, physical: &str) -> Vec<u8> {
+    let utf16 = |s: &str| {
+        s.encode_utf16()
+            .flat_map(|u| u.to_le_bytes())
+            .collect::<Vec<u8>>()
+    };
+    let (l, p) = (utf16(logical), utf16(physical));
+    let mut r = vec![0u8; 64];
+    r[..4].copy_from_slice(b"SFIN");
+    r[16..20].copy_from_slice(&8192u32.to_le_bytes());
+    r[20..24].copy_from_slice(&file_id.to_le_bytes());
+    r[28..32].copy_from_slice(&kind.to_le_bytes());
+    r[40..48].copy_from_slice(&size.to_le_bytes());
+    r[48..50].copy_from_slice(&(l.len() as u16).to_le_bytes());
+    r[50..52].copy_from_slice(&64u16.to_le_bytes());
+    r[52..54].copy_from_slice(&(p.len() as u16).to_le_bytes());
+    r[54..56].copy_from_slice(&((64 + l.len()) as u16).to_le_bytes());
+    r.extend(l);
+    r.extend(p);
+    let len = r.len() as u32;
+    r[4..8].copy_from_slice(&len.to_le_bytes());
+    r
+}
+
+/// Builds a backup the way SQL Server lays one out.
+struct Builder {
+    out: Vec<u8>,
+    sset: usize,
+    physical: usize,
+}
+
+impl Builder {
+    fn new(physical: usize) -> Self {
+        let mut b = Builder {
+            out: Vec::new(),
+            sset: 0,
+            physical,
+        };
+        let mut tape = block_header(b"TAPE", 96, 0);
+        tape.resize(96, 0);
+        tape[52..56].copy_from_slice(&0x1234_5678u32.to_le_bytes());
+        tape[84..86].copy_from_slice(&(LBS as u16).to_le_bytes());
+        b.out.extend(tape);
+        b.pad_to(physical.max(LBS));
+        b.sfmb();
+        b.sset = b.out.len();
+        b.block(b"SSET", &[]);
+        assert_eq!(b.out.len(), b.sset + LBS);
+        b.block(b"VOLB", &[]);
+        let mut mqci = b"SCIN\x0c\x00\x00\x00abcd".to_vec();
+        mqci.extend(sfin(1, 1, 4 * 65536, "Shop", "C:\\DATA\\Shop.mdf"));
+        mqci.extend(sfin(2, 2, 65536, "Shop_log", "C:\\DATA\\Shop_log.ldf"));
+        b.block(b"MSCI", &[(*b"MQCI", 0, mqci)]);
+        b
+    }
+
+    fn sfmb(&mut self) {
+        let start = self.out.len();
+        self.out
+            .extend(block_header(b"SFMB", self.physical as u16, 0));
+        self.out.resize(start + self.physical, 0);
+    }
+
+    /// Appends a SPAD stream that ends the block at the next multiple of `to` from the SSET.
+    fn pad_to(&mut self, to: usize) {
+        let here = self.out.len().div_ceil(4) * 4;
+        self.out.resize(here, 0);
+        let base = self.sset;
+        let mut end = base + (here + 22 - base).div_ceil(to) * to;
+        if end - here < 22 {
+            end += to;
+        }
+        self.out
+            .extend(stream_header(b"SPAD", 0, (end - here - 22) as u64));
+        self.out.resize(end, 0);
+    }
+
+    fn block(&mut self, kind: &[u8; 4], streams: &[([u8; 4], u16, Vec<u8>)]) -> usize {
+        let start = self.out.len();
+        let fla = if self.sset == 0 || kind == b"ESET" {
+            0
+        } else {
+            (start - self.sset) / LBS
+        };
+        let mut header = block_header(kind, 60, fla as u64);
+        header.resize(60, 0);
+        self.out.extend(header);
+        for (id, attr, data) in streams {
+            let here = self.out.len().div_ceil(4) * 4;
+            self.out.resize(here, 0);
+            self.out.extend(stream_header(id, *attr, data.len() as u64));
+            self.out.extend(data);
+        }
+        self.pad_to(LBS);
+        start
+    }
+
+    /// An MSDA block whose data stream holds `extents`.
+    fn data(&mut self, extents: &[Vec<u8>]) -> usize {
+        let mut payload = vec![0u8, 0u8];
+        for e in extents {
+            payload.extend(e);
+        }
+        self.block(
+            b"MSDA",
+            &[(*b"MQDA", 0x2, payload), (*b"MQDA", 0x6, Vec::new())],
+        )
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.sfmb();
+        self.block(b"ESET", &[(*b"TSMP", 0, vec![1, 2, 3])]);
+        self.block(b"ESET", &[]);
+        self.sfmb();
+        self.out
+    }
+}
+
+/// Two data blocks: extent 1:0 (page 1:5 unformatted), an extent no page identifies, extent 1:8;
+/// then a re-sent copy of extent 1:0 in which page 1:1 changed.
+fn sample(physical: usize) -> Vec<u8> {
+    let mut b = Builder::new(physical);
+    let mut first = extent(1, 0, 0xa0);
+    first[5 * PAGE_SIZE..6 * PAGE_SIZE].fill(0);
+    b.data(&[first, vec![0u8; 8 * PAGE_SIZE], extent(1, 8, 0xa8)]);
+    b.data(&[extent(1, 0, 0xb0)]);
+    b.finish()
+}
+
+fn open(bytes: Vec<u8>) -> Result<BackupPages> {
+    BackupPages::from_bytes("test.bak", bytes)
+}
+
+fn marker(pages: &BackupPages, id: PageId) -> u8 {
+    let mut buf = vec![0u8; PAGE_SIZE];
+    pages.read_raw(id, &mut buf).unwrap();
+    buf[100]
+}
+
+#[test]
+fn maps_pages_and_later_copies_win() {
+    for physical in [512, 1024, 4096] {
+        let pages = open(sample(physical)).unwrap();
+        assert_eq!(pages.page_count(), 16, "block size {physical}");
+        assert_eq!(pages.page_copies(), 24);
+        assert_eq!(pages.backup_sets(), 1);
+        assert_eq!(marker(&pages, PageId::new(1, 1)), 0xb0);
+        assert_eq!(marker(&pages, PageId::new(1, 9)), 0xa8);
+        // Pages are at whatever offset the stream puts them.
+        let (_, offset) = pages.page_location(PageId::new(1, 1)).unwrap();
+        assert_ne!(offset % 512, 0);
+        // The unformatted page is mapped by its extent, and the re-sent copy replaced it.
+        assert_eq!(marker(&pages, PageId::new(1, 5)), 0xb0);
+        // The unidentified extent is not mapped anywhere.
+        assert!(pages.page_location(PageId::new(1, 16)).is_none());
+    }
+}
+
+#[test]
+fn reads_the_file_list() {
+    let pages = open(sample(512)).unwrap();
+    let list = pages.file_list();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0].file_id, 1);
+    assert_eq!(list[0].kind, FileKind::Data);
+    assert_eq!(list[0].logical_name, "Shop");
+    assert_eq!(list[0].physical_name, "C:\\DATA\\Shop.mdf");
+    assert_eq!(list[1].kind, FileKind::Log);
+    let files = pages.files();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].file_id, 1);
+    assert_eq!(files[0].page_count, 32);
+    assert_eq!(files[0].location, PathBuf::from("test.bak!Shop.mdf"));
+}
+
+#[test]
+fn missing_pages_are_reported_not_invented() {
+    let pages = open(sample(512)).unwrap();
+    let mut buf = vec![0u8; PAGE_SIZE];
+    let e = pages.read_raw(PageId::new(1, 20), &mut buf).unwrap_err();
+    assert!(
+        e.to_string().contains("page 1:20 is not in the backup"),
+        "{e}"
+    );
+    let e = pages.read_raw(PageId::new(3, 0), &mut buf).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::MissingFile);
+}
+
+fn expect_err(bytes: Vec<u8>, kind: ErrorKind, needles: &[&str]) {
+    let e = match open(bytes) {
+        Ok(_) => panic!("expected an error containing {needles:?}"),
+        Err(e) => e,
+    };
+    let text = e.to_string();
+    assert_eq!(e.kind(), kind, "{text}");
+    assert!(text.starts_with("test.bak: "), "{text}");
+    for n in needles {
+        assert!(text.contains(n), "{text:?} lacks {n:?}");
+    }
+}
+
+#[test]
+fn refuses_compressed_and_foreign_files() {
+    let mut b = b"MSSQLBAK".to_vec();
+    b.resize(4096, 0);
+    expect_err(b, ErrorKind::Unsupported, &["compressed backup (MSSQLBAK)"]);
+    expect_err(
+        vec![0u8; 4096],
+        ErrorKind::NotADatabase,
+        &["expected \"TAPE\""],
+    );
+    expect_err(
+        b"TA".to_vec(),
+        ErrorKind::NotADatabase,
+        &["expected \"TAPE\""],
+    );
+    expect_err(Vec::new(), ErrorKind::NotADatabase, &["expected \"TAPE\""]);
+    // A TAPE magic with nothing after it.
+    expect_err(
+        b"TAPE".to_vec(),
+        ErrorKind::Corrupt,
+        &["truncated backup", "at byte 0"],
+    );
+}
+
+#[test]
+fn truncated_backups_name_the_offset() {
+    let full = sample(512);
+    // Cut inside the first data stream.
+    let cut = 40_000;
+    expect_err(
+        full[..cut].to_vec(),
+        ErrorKind::Corrupt,
+        &["truncated backup", "at byte"],
+    );
+    // Cut just before the end-of-set blocks: every stream is whole, the set is not.
+    let eset = full.windows(4).position(|w| w == b"ESET").unwrap();
+    expect_err(
+        full[..eset].to_vec(),
+        ErrorKind::Corrupt,
+        &["ESET", "truncated"],
+    );
+}
+
+#[test]
+fn every_truncation_and_corruption_is_an_error_not_a_panic() {
+    let full = sample(512);
+    for len in (0..full.len()).step_by(509) {
+        assert!(open(full[..len].to_vec()).is_err(), "cut at {len}");
+    }
+    let mut seed = 0x2545_f491_u32;
+    for _ in 0..300 {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        let mut b = full.clone();
+        // Hit the descriptor area and the stream headers more often than the page bytes.
+        let at = (seed as usize) % if seed & 1 == 0 { 8192 } else { b.len() };
+        b[at] ^= (seed >> 24) as u8 | 1;
+        let _ = open(b);
+    }
+}
+
+#[test]
+fn corrupt_headers_are_reported_with_their_offset() {
+    let mut b = sample(512);
+    let sset = 1024 + 512;
+    b[sset + 12] ^= 0xff;
+    expect_err(
+        b,
+        ErrorKind::Corrupt,
+        &[&format!("at byte {sset}"), "checksum"],
+    );
+
+    let mut b = sample(512);
+    // The MSCI block's first stream header.
+    let mqci = 1536 + 2 * LBS + 60;
+    b[mqci + 9] ^= 0x01;
+    expect_err(
+        b,
+        ErrorKind::Corrupt,
+        &[&format!("at byte {mqci}"), "stream header"],
+    );
+}
+
+#[test]
+fn unknown_block_types_are_refused() {
+    let mut b = Builder::new(512);
+    b.block(b"XYZW", &[]);
+    expect_err(
+        b.finish(),
+        ErrorKind::Unsupported,
+        &["unknown descriptor block type 'XYZW'", "at byte 4608"],
+    );
+}
+
+#[test]
+fn extents_whose_pages_disagree_are_refused() {
+    let mut b = Builder::new(512);
+    let mut e = extent(1, 0, 1);
+    e[3 * PAGE_SIZE..4 * PAGE_SIZE].copy_from_slice(&page(1, 11, 1));
+    b.data(&[e]);
+    expect_err(
+        b.finish(),
+        ErrorKind::Corrupt,
+        &["page 1:11", "out of step"],
+    );
+
+    let mut b = Builder::new(512);
+    let mut e = extent(1, 0, 1);
+    e[4 * PAGE_SIZE..5 * PAGE_SIZE].copy_from_slice(&page(1, 12, 1));
+    b.data(&[e]);
+    expect_err(
+        b.finish(),
+        ErrorKind::Corrupt,
+        &["page 4 of the extent", "puts the extent at 1:0"],
+    );
+}
+
+#[test]
+fn data_streams_must_hold_whole_pages() {
+    let mut b = Builder::new(512);
+    b.block(b"MSDA", &[(*b"MQDA", 0x2, vec![0u8; 2 + 4000])]);
+    expect_err(
+        b.finish(),
+        ErrorKind::Corrupt,
+        &["MQDA is 4002 bytes", "whole number"],
+    );
+}
+
+#[test]
+fn logical_addresses_are_checked() {
+    let mut b = Builder::new(512);
+    let at = b.data(&[extent(1, 0, 1)]);
+    let mut out = b.finish();
+    out[at + 20] ^= 0x40;
+    let c = super::mtf::xor16(&out[at..at + 50]);
+    out[at + 50..at + 52].copy_from_slice(&c.to_le_bytes());
+    expect_err(
+        out,
+        ErrorKind::Corrupt,
+        &["logical block", &format!("at byte {at}")],
+    );
+}
+
+#[test]
+fn differential_and_log_backups_are_explained() {
+    let mut bytes = sample(512);
+    let sset = 1536;
+    bytes[sset + 52] = 0x8;
+    expect_err(bytes, ErrorKind::Unsupported, &["differential backup"]);
+
+    let b = Builder::new(512);
+    expect_err(b.finish(), ErrorKind::NotADatabase, &["no data pages"]);
+}

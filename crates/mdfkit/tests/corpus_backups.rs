@@ -1,0 +1,265 @@
+//! Backups over the real corpus (`MDFKIT_CORPUS`, default `../shared/corpus` beside the
+//! repository): every uncompressed `.bak` opens through [`BackupPages`] with no restore, its boot
+//! page agrees with `MANIFEST.tsv`, its tables agree with the expected-value files, and every sys
+//! view renders. Compressed backups are refused with a message naming the file.
+//!
+//! Without the corpus the test fails under CI and says loudly that it skipped elsewhere.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mdfkit::backup::BackupPages;
+use mdfkit::catalog::views::VIEW_NAMES;
+use mdfkit::{Database, ErrorKind, PageId};
+
+fn corpus_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("MDFKIT_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    if dir.join("MANIFEST.tsv").is_file() {
+        return Some(dir);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "corpus not found at {} (set MDFKIT_CORPUS): CI must run the corpus tests",
+            dir.display()
+        );
+    }
+    eprintln!(
+        "\n*** SKIPPED: corpus not found at {} (set MDFKIT_CORPUS); backup corpus tests did not run ***\n",
+        dir.display()
+    );
+    None
+}
+
+struct Row {
+    file: String,
+    version: u16,
+    name: String,
+}
+
+/// The `bak` rows of MANIFEST.tsv.
+fn backups(dir: &Path) -> Vec<Row> {
+    let text = std::fs::read_to_string(dir.join("MANIFEST.tsv")).expect("read MANIFEST.tsv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (file, kind, version, name) =
+        (col("file"), col("kind"), col("dbi_version"), col("db_name"));
+    lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .filter(|f| f[kind] == "bak")
+        .map(|f| Row {
+            file: f[file].to_string(),
+            version: f[version].parse().unwrap_or(0),
+            name: f[name].to_string(),
+        })
+        .collect()
+}
+
+fn is_compressed(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    use std::io::Read;
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == b"MSSQLBAK"
+}
+
+/// Backups known not to open, with the error they give. chinook.bak (998): page 1:46, a leaf of
+/// sysrscols, links to 1:51, but no copy of extent 1:48 is anywhere in the backup's data streams
+/// (the GAM and PFS copies in the backup call it allocated; no page header in the file names
+/// 1:51). Restore presumably rebuilds it from the backup's log portion (MSTL), which is not read.
+/// The test insists the error stays exactly this, so a fix shows up here.
+const KNOWN_GAPS: &[(&str, &str)] = &[(
+    "bak/mariamahmed08080-chinook_analysis__chinook.bak",
+    "page 1:51 is not in the backup",
+)];
+
+fn open(path: &Path) -> mdfkit::Result<Database> {
+    Database::from_source(Arc::new(BackupPages::open(path)?))
+}
+
+#[test]
+fn every_uncompressed_corpus_backup_opens_without_a_restore() {
+    let Some(dir) = corpus_dir() else { return };
+    let mut mismatches = Vec::new();
+    let (mut opened, mut compressed, mut views, mut gaps) = (0, 0, 0, 0);
+    for row in backups(&dir) {
+        let path = dir.join(&row.file);
+        if is_compressed(&path) {
+            compressed += 1;
+            match BackupPages::open(&path) {
+                Err(e)
+                    if e.kind() == ErrorKind::Unsupported
+                        && e.to_string().contains("compressed backup (MSSQLBAK)")
+                        && e.to_string().contains(&row.file) => {}
+                Err(e) => mismatches.push(format!("{}: wrong refusal: {e}", row.file)),
+                Ok(_) => mismatches.push(format!("{}: compressed backup accepted", row.file)),
+            }
+            continue;
+        }
+        let known_gap = KNOWN_GAPS.iter().find(|(f, _)| *f == row.file);
+        let db = match (open(&path), known_gap) {
+            (Ok(db), None) => db,
+            (Err(e), Some((_, expected))) if e.to_string().contains(expected) => {
+                println!("known gap: {}: {e}", row.file);
+                gaps += 1;
+                continue;
+            }
+            (Ok(_), Some(_)) => {
+                mismatches.push(format!(
+                    "{}: opens now: remove it from KNOWN_GAPS",
+                    row.file
+                ));
+                continue;
+            }
+            (Err(e), _) => {
+                mismatches.push(format!("{}: cannot open: {e}", row.file));
+                continue;
+            }
+        };
+        opened += 1;
+        let catalog = db.catalog();
+        if catalog.boot.version != row.version {
+            mismatches.push(format!(
+                "{}: version {} != manifest {}",
+                row.file, catalog.boot.version, row.version
+            ));
+        }
+        if db.name() != row.name {
+            mismatches.push(format!(
+                "{}: name {:?} != manifest {:?}",
+                row.file,
+                db.name(),
+                row.name
+            ));
+        }
+        // The file list's size agrees with the file header page inside the backup.
+        let pages = BackupPages::open(&path).unwrap();
+        for header in db.file_headers() {
+            let listed = pages
+                .file_list()
+                .iter()
+                .find(|f| i32::from(f.file_id as i16) == i32::from(header.file_id));
+            match listed {
+                Some(f) if f.size_bytes == header.size_pages as u64 * 8192 => {}
+                other => mismatches.push(format!(
+                    "{}: file {} header says {} pages, file list says {:?}",
+                    row.file,
+                    header.file_id,
+                    header.size_pages,
+                    other.map(|f| f.size_bytes)
+                )),
+            }
+        }
+        let tables = catalog.tables(false);
+        if tables.is_empty() {
+            mismatches.push(format!("{}: no user tables", row.file));
+        }
+        for view in VIEW_NAMES {
+            match catalog.view(view) {
+                Ok(v) if v.rows.iter().all(|r| r.len() == v.columns.len()) => views += 1,
+                Ok(_) => mismatches.push(format!("{}: {view} has ragged rows", row.file)),
+                Err(e) => mismatches.push(format!("{}: {view}: {e}", row.file)),
+            }
+        }
+    }
+    println!("backups: {opened} opened, {gaps} known gaps, {compressed} compressed refused, {views} views rendered");
+    assert!(
+        mismatches.is_empty(),
+        "mismatches:\n{}",
+        mismatches.join("\n")
+    );
+    assert!(
+        opened + gaps >= 6,
+        "expected the 6 uncompressed corpus backups, saw {opened} open and {gaps} known gaps"
+    );
+}
+
+#[test]
+fn entrepot_tables_match_the_expected_file() {
+    let Some(dir) = corpus_dir() else { return };
+    let expected_path = dir.join("expected/xxxnemesis4xxx-sql_server__entrepot.bak.expected.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(expected_path).unwrap()).unwrap();
+    let db = open(&dir.join(json["corpus_file"].as_str().unwrap())).unwrap();
+    let tables = db.catalog().tables(false);
+    let expected = json["tables"].as_array().unwrap();
+    assert!(!expected.is_empty());
+    for t in expected {
+        let (schema, name) = (
+            t["schema"].as_str().unwrap_or("dbo"),
+            t["name"].as_str().unwrap(),
+        );
+        let found = tables
+            .iter()
+            .find(|x| x.schema == schema && x.name == name)
+            .unwrap_or_else(|| panic!("{schema}.{name} not listed"));
+        assert_eq!(
+            found.rows(),
+            t["row_count"].as_i64().unwrap(),
+            "{schema}.{name}"
+        );
+    }
+}
+
+/// chinook.bak (998): its only boot page copy is in the second data block, at an offset that is
+/// 4096 mod 8192; the later copy of a re-sent extent is the one served.
+#[test]
+fn resent_extents_are_read_where_they_are() {
+    let Some(dir) = corpus_dir() else { return };
+    let pages =
+        BackupPages::open(dir.join("bak/mariamahmed08080-chinook_analysis__chinook.bak")).unwrap();
+    let (_, boot) = pages.page_location(PageId::new(1, 9)).unwrap();
+    assert_eq!(boot % 8192, 4096);
+    // 2019: the boot page is sent twice; the later copy (in the second data block) wins.
+    let banking =
+        BackupPages::open(dir.join("bak/rrieshavv-corewebapi.jwt.banking__database.bak")).unwrap();
+    let (_, boot) = banking.page_location(PageId::new(1, 9)).unwrap();
+    assert!(
+        boot > 3_800_000,
+        "boot page served from byte {boot}, not the re-sent copy"
+    );
+    assert!(banking.page_copies() > banking.page_count());
+}
+
+/// The 2008 R2 chains: full backups open, a striped pair opens from both files, differential and
+/// log backups are explained.
+#[test]
+fn chain_backups_open_or_are_explained() {
+    let Some(dir) = corpus_dir() else { return };
+    let chains = dir.join("chains");
+    if !chains.is_dir() {
+        return;
+    }
+    for full in [
+        "difftest/difftest-full.bak",
+        "stopat/StopAt.bak",
+        "media-password/passwd.bak",
+        "cube-query-history/SQL2008_Cube_Query_History_FULL_20170518_041737.bak",
+    ] {
+        let db = open(&chains.join(full)).unwrap_or_else(|e| panic!("{full}: {e}"));
+        assert!(!db.name().is_empty());
+        for view in VIEW_NAMES {
+            db.catalog()
+                .view(view)
+                .unwrap_or_else(|e| panic!("{full}: {view}: {e}"));
+        }
+    }
+    let stripes = [
+        chains.join("stripe/RestoreTimeStripe.bak"),
+        chains.join("stripe/RestoreTimeStripe1.bak"),
+    ];
+    let db = Database::from_source(Arc::new(BackupPages::open_stripes(&stripes).unwrap())).unwrap();
+    assert_eq!(db.name(), "restoretimestripe");
+
+    let e = BackupPages::open(chains.join("difftest/difftest-diff1.bak"))
+        .err()
+        .unwrap();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    let e = BackupPages::open(chains.join("stopat/StopAt_1.trn"))
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("no data pages"), "{e}");
+}
