@@ -6,9 +6,16 @@
 //! Only ids seen in real files are named; any other id is shown as its number, never guessed.
 //!
 //! Sources: the ids below were read from the corpus boot pages and column rows, and agree with
-//! `COLLATIONPROPERTY(name, 'CollationID')` values published for those collations.
+//! `COLLATIONPROPERTY(name, 'CollationID')` values published for those collations. All three use
+//! code page 1252.
 
-const KNOWN: &[(u32, &str)] = &[(0x3400_D008, "SQL_Latin1_General_CP1_CI_AS"), (0x0000_D008, "Latin1_General_CI_AS")];
+const KNOWN: &[(u32, &str)] = &[
+    (0x3400_D008, "SQL_Latin1_General_CP1_CI_AS"),
+    (0x0000_D008, "Latin1_General_CI_AS"),
+    // entrepot.bak: its backup header spells the database collation in TDS form as LCID 0x040C
+    // (French), flags 0xD0, sort id 0.
+    (0x0000_D00B, "French_CI_AS"),
+];
 
 /// The collation's name, or `collation id N` when the id is not one mdfkit has seen.
 pub fn name(id: u32) -> String {

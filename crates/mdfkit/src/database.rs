@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::backup::BackupPages;
 use crate::catalog::model::{compression_name, PartitionInfo, TableInfo};
 use crate::catalog::Catalog;
 use crate::error::{Error, ErrorKind, Result};
@@ -40,8 +41,18 @@ const ROWS_FILE: i64 = 0;
 
 impl Database {
     /// Opens a database from its data files (`.mdf` first or not: files are matched by the ids in
-    /// their own headers).
+    /// their own headers), or from a backup (`.bak`, or the stripes of one backup set).
     pub fn open<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
+        let backups = paths.iter().filter(|p| is_backup(p.as_ref())).count();
+        if backups > 0 {
+            if backups != paths.len() {
+                return Err(Error::new(
+                    ErrorKind::NotFound,
+                    "give either the data files of a database or the files of one backup, not both",
+                ));
+            }
+            return Self::from_source(Arc::new(BackupPages::open_stripes(paths)?));
+        }
         Self::from_source(Arc::new(DataFiles::open(paths)?))
     }
 
@@ -165,4 +176,12 @@ impl Database {
         })?;
         scan::for_each_row(&self.reader, unit, table.is_heap, each).map_err(|e| e.in_object(name))
     }
+}
+
+/// Whether the file starts like a SQL Server backup (Microsoft Tape Format or compressed).
+fn is_backup(path: &Path) -> bool {
+    let mut magic = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
+        .is_ok_and(|_| magic.starts_with(b"TAPE") || magic.starts_with(b"MSSQLBAK"))
 }

@@ -68,12 +68,15 @@ struct Link {
 /// Appends the value an in-row complex-column pointer refers to.
 pub fn read_complex(reader: &PageReader, pointer: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let kind = *pointer.first().ok_or_else(|| Error::corrupt("empty off-row pointer"))?;
-    let links =
-        pointer.get(12..).ok_or_else(|| Error::corrupt(format!("off-row pointer of {} bytes", pointer.len())))?;
+    let hex = || pointer.iter().map(|b| format!("{b:02X}")).collect::<String>();
+    let links = pointer
+        .get(12..)
+        .ok_or_else(|| Error::corrupt(format!("off-row pointer of {} bytes ({})", pointer.len(), hex())))?;
     if links.is_empty() || links.len() % 12 != 0 {
         return Err(Error::corrupt(format!(
-            "off-row pointer of {} bytes is not a whole number of links",
-            pointer.len()
+            "off-row pointer of {} bytes ({}) is not a whole number of links",
+            pointer.len(),
+            hex()
         )));
     }
     match kind {

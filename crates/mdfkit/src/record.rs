@@ -16,7 +16,9 @@
 //! Variable-length end offsets count from the start of the record; the top bit (0x8000) marks a
 //! "complex" column whose bytes are a pointer (row-overflow or LOB root) rather than the value.
 //! Trailing NULL variable-length columns are not stored at all, and columns added to a table
-//! after a row was written are beyond the row's column count: both read as absent.
+//! after a row was written are beyond the row's column count: both read as absent. A forwarded
+//! record carries one extra complex variable-length column at its end: a 10-byte back pointer to
+//! its forwarding stub (`00 04`, then page, file, slot), seen in the corpus' amigos.api backup.
 //!
 //! Sources: Paul Randal, "Inside the Storage Engine: Anatomy of a record"; Kalen Delaney,
 //! "SQL Server Internals"; checked on every system table of the corpus files.
@@ -61,6 +63,9 @@ const HAS_VAR_COLUMNS: u8 = 0x20;
 const HAS_VERSION_TAG: u8 = 0x40;
 const VERSION_TAG_SIZE: usize = 14;
 const COMPLEX_COLUMN: u16 = 0x8000;
+/// A forwarded record's back pointer: tag 0x0400, then the stub's page (4), file (2), slot (2).
+const BACK_POINTER_SIZE: usize = 10;
+const BACK_POINTER_TAG: [u8; 2] = [0x00, 0x04];
 
 /// A variable-length column's bytes, and whether they are a pointer to data stored elsewhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,7 +82,11 @@ pub struct Record<'a> {
     fixed_end: usize,
     column_count: usize,
     null_bitmap: &'a [u8],
+    /// Variable-length columns of the table stored in the record.
     var_count: usize,
+    /// Entries in the variable-length offset table (one more than `var_count` for a forwarded
+    /// record's back pointer).
+    var_entries: usize,
     /// Offset of the first variable-length end offset.
     var_table: usize,
 }
@@ -132,7 +141,26 @@ impl<'a> Record<'a> {
         if end > b.len() {
             return Err(Error::corrupt(format!("record claims {end} bytes, only {} are left in the page", b.len())));
         }
-        Ok(Record { bytes: &b[..end], record_type, fixed_end, column_count, null_bitmap, var_count, var_table })
+        let mut record = Record {
+            bytes: &b[..end],
+            record_type,
+            fixed_end,
+            column_count,
+            null_bitmap,
+            var_count,
+            var_entries: var_count,
+            var_table,
+        };
+        // A forwarded record ends with a back pointer to its stub, stored as one more
+        // (complex) variable-length column: it is not a column of the table.
+        if record_type == RecordType::Forwarded && var_count > 0 {
+            if let Some(last) = record.var(var_count - 1)? {
+                if last.complex && last.bytes.len() == BACK_POINTER_SIZE && last.bytes[..2] == BACK_POINTER_TAG {
+                    record.var_count -= 1;
+                }
+            }
+        }
+        Ok(record)
     }
 
     pub fn record_type(&self) -> RecordType {
@@ -177,7 +205,7 @@ impl<'a> Record<'a> {
         if index >= self.var_count {
             return Ok(None);
         }
-        let data_start = self.var_table + 2 * self.var_count;
+        let data_start = self.var_table + 2 * self.var_entries;
         let start = if index == 0 {
             data_start
         } else {
@@ -245,6 +273,19 @@ pub(crate) mod tests {
         assert_eq!(rec.var(1).unwrap().unwrap().bytes, b"");
         assert_eq!(rec.var(2).unwrap().unwrap().bytes, b"xyz");
         assert_eq!(rec.var(3).unwrap(), None);
+    }
+
+    #[test]
+    fn hides_the_back_pointer_of_a_forwarded_record() {
+        let back = [0x00, 0x04, 0x24, 0x01, 0, 0, 1, 0, 0x63, 0];
+        let mut r = build_record(&[], 2, &[2], &[b"ab", &back]);
+        r[0] |= 1 << 1; // forwarded record
+        let table = 4 + 2 + 1 + 2;
+        r[table + 3] |= 0x80; // the back pointer is complex
+        let rec = Record::parse(&r).unwrap();
+        assert_eq!(rec.record_type(), RecordType::Forwarded);
+        assert_eq!(rec.var(0).unwrap().unwrap().bytes, b"ab");
+        assert_eq!(rec.var(1).unwrap(), None, "the back pointer is not a column");
     }
 
     #[test]

@@ -119,18 +119,11 @@ impl Default for Decompressor {
 
 impl Decompressor {
     pub fn new() -> Self {
-        Decompressor {
-            table: Box::new([0; DECODE_ENTRIES]),
-        }
+        Decompressor { table: Box::new([0; DECODE_ENTRIES]) }
     }
 
     /// Same as [`decompress_huffman`], reusing this decompressor's table.
-    pub fn decompress(
-        &mut self,
-        input: &[u8],
-        output: &mut Vec<u8>,
-        expected_len: usize,
-    ) -> Result<()> {
+    pub fn decompress(&mut self, input: &[u8], output: &mut Vec<u8>, expected_len: usize) -> Result<()> {
         if expected_len > MAX_EXPECTED_LEN {
             return Err(Error::corrupt(format!(
                 "LZ77+Huffman: expected decompressed size {expected_len} exceeds the limit of \
@@ -148,18 +141,15 @@ impl Decompressor {
         let mut block_at = 0usize;
         let mut block_no = 0usize;
         while output.len() < end {
-            let lengths = input
-                .get(block_at..)
-                .and_then(|rest| rest.get(..LENGTH_TABLE_BYTES))
-                .ok_or_else(|| {
-                    Error::corrupt(format!(
-                        "LZ77+Huffman block {block_no}: expected a 256-byte code length table \
+            let lengths = input.get(block_at..).and_then(|rest| rest.get(..LENGTH_TABLE_BYTES)).ok_or_else(|| {
+                Error::corrupt(format!(
+                    "LZ77+Huffman block {block_no}: expected a 256-byte code length table \
                          at input offset {block_at}, but the input is {} bytes ({} of \
                          {expected_len} bytes decompressed)",
-                        input.len(),
-                        output.len() - base
-                    ))
-                })?;
+                    input.len(),
+                    output.len() - base
+                ))
+            })?;
             self.build_table(lengths).map_err(|why| {
                 Error::corrupt(format!(
                     "LZ77+Huffman block {block_no}: the code length table at input offset \
@@ -168,15 +158,14 @@ impl Decompressor {
             })?;
             let block_end = end.min(output.len() + BLOCK_OUTPUT);
             let mut bits = BitReader::new(input, block_at + LENGTH_TABLE_BYTES);
-            self.decode_block(&mut bits, output, base, block_end, end)
-                .map_err(|why| {
-                    Error::corrupt(format!(
-                        "LZ77+Huffman block {block_no} (at input offset {block_at}), near input \
+            self.decode_block(&mut bits, output, base, block_end, end).map_err(|why| {
+                Error::corrupt(format!(
+                    "LZ77+Huffman block {block_no} (at input offset {block_at}), near input \
                          offset {}: {why} ({} of {expected_len} bytes decompressed)",
-                        bits.pos,
-                        output.len() - base
-                    ))
-                })?;
+                    bits.pos,
+                    output.len() - base
+                ))
+            })?;
             block_at = bits.pos;
             block_no += 1;
         }
@@ -215,10 +204,7 @@ impl Decompressor {
             ));
         }
         for (i, &b) in packed.iter().enumerate() {
-            for (symbol, len) in [
-                (2 * i, usize::from(b & 15)),
-                (2 * i + 1, usize::from(b >> 4)),
-            ] {
+            for (symbol, len) in [(2 * i, usize::from(b & 15)), (2 * i + 1, usize::from(b >> 4))] {
                 if len == 0 {
                     continue;
                 }
@@ -277,9 +263,7 @@ impl Decompressor {
                         v = u64::from(bits.read_u32()?);
                     }
                     if v < 15 {
-                        return Err(format!(
-                            "expected an extended match length of at least 15, found {v}"
-                        ));
+                        return Err(format!("expected an extended match length of at least 15, found {v}"));
                     }
                     length = v;
                 }
@@ -297,9 +281,7 @@ impl Decompressor {
             }
             let room = end - output.len();
             if length > room as u64 {
-                return Err(format!(
-                    "a match of {length} bytes overruns the expected size ({room} bytes left)"
-                ));
+                return Err(format!("a match of {length} bytes overruns the expected size ({room} bytes left)"));
             }
             copy_match(output, distance, length as usize);
         }
@@ -338,13 +320,7 @@ struct BitReader<'a> {
 
 impl<'a> BitReader<'a> {
     fn new(input: &'a [u8], pos: usize) -> Self {
-        BitReader {
-            input,
-            pos,
-            buf: 0,
-            count: 0,
-            exhausted: false,
-        }
+        BitReader { input, pos, buf: 0, count: 0, exhausted: false }
     }
 
     /// Reads one word into the register; needs `count <= 16`. At the end of the input the
@@ -389,10 +365,7 @@ impl<'a> BitReader<'a> {
             return Ok(0);
         }
         if n > self.count {
-            return Err(format!(
-                "the input ends inside a match distance (expected {n} bits, {} left)",
-                self.count
-            ));
+            return Err(format!("the input ends inside a match distance (expected {n} bits, {} left)", self.count));
         }
         let v = self.buf >> (32 - n);
         self.consume(n);
@@ -400,16 +373,9 @@ impl<'a> BitReader<'a> {
     }
 
     fn read_bytes<const N: usize>(&mut self) -> std::result::Result<[u8; N], String> {
-        let bytes = self
-            .input
-            .get(self.pos..)
-            .and_then(|rest| rest.get(..N))
-            .filter(|_| !self.exhausted)
-            .ok_or_else(|| {
-                format!(
-                    "the input ends where a match length needs {N} more byte(s) at offset {}",
-                    self.pos
-                )
+        let bytes =
+            self.input.get(self.pos..).and_then(|rest| rest.get(..N)).filter(|_| !self.exhausted).ok_or_else(|| {
+                format!("the input ends where a match length needs {N} more byte(s) at offset {}", self.pos)
             })?;
         self.pos += N;
         let mut out = [0u8; N];
@@ -442,9 +408,7 @@ mod tests {
     }
 
     fn hex(s: &str) -> Vec<u8> {
-        s.split_whitespace()
-            .map(|h| u8::from_str_radix(h, 16).unwrap())
-            .collect()
+        s.split_whitespace().map(|h| u8::from_str_radix(h, 16).unwrap()).collect()
     }
 
     /// A code length table with the given (byte offset, byte) pairs, all else zero.
@@ -463,9 +427,7 @@ mod tests {
         v.resize(128, 0);
         v.push(0x04);
         v.resize(256, 0);
-        v.extend(hex(
-            "d8 52 3e d7 94 11 5b e9 19 5f f9 d6 7c df 8d 04 00 00 00 00",
-        ));
+        v.extend(hex("d8 52 3e d7 94 11 5b e9 19 5f f9 d6 7c df 8d 04 00 00 00 00"));
         v
     }
 
@@ -481,10 +443,7 @@ mod tests {
     fn spec_example_alphabet() {
         let input = spec_alphabet();
         assert_eq!(input.len(), 276);
-        assert_eq!(
-            decompress(&input, 26).unwrap(),
-            b"abcdefghijklmnopqrstuvwxyz"
-        );
+        assert_eq!(decompress(&input, 26).unwrap(), b"abcdefghijklmnopqrstuvwxyz");
     }
 
     #[test]
@@ -510,10 +469,7 @@ mod tests {
     /// 0x99), so symbol `s` is written as `s` in 9 bits; the bits are padded to whole words
     /// plus one more zero word, the word the decoder has read ahead.
     fn nine_bit_block(symbols: &[u16]) -> Vec<u8> {
-        let mut bits: Vec<bool> = symbols
-            .iter()
-            .flat_map(|&s| (0..9).rev().map(move |i| (s >> i) & 1 == 1))
-            .collect();
+        let mut bits: Vec<bool> = symbols.iter().flat_map(|&s| (0..9).rev().map(move |i| (s >> i) & 1 == 1)).collect();
         bits.resize(bits.len().div_ceil(16) * 16 + 16, false);
         let mut block = vec![0x99u8; 256];
         for word in bits.chunks(16) {
@@ -552,11 +508,7 @@ mod tests {
                 // 26 literals take 126 bits, i.e. 8 words after the table; the abc stream
                 // needs its two words and the three length bytes after the two words read
                 // ahead (256 + 4 + 3 bytes).
-                let needed = if expected_len == 26 {
-                    256 + 16
-                } else {
-                    256 + 7
-                };
+                let needed = if expected_len == 26 { 256 + 16 } else { 256 + 7 };
                 assert_eq!(r.is_ok(), cut >= needed, "cut at {cut}");
             }
         }
@@ -606,9 +558,7 @@ mod tests {
     fn symbol_of(t: Token) -> usize {
         match t {
             Token::Literal(b) => b as usize,
-            Token::Match { length, distance } => {
-                256 + (length - 3).min(15) + 16 * high_bit(distance)
-            }
+            Token::Match { length, distance } => 256 + (length - 3).min(15) + 16 * high_bit(distance),
         }
     }
 
@@ -715,13 +665,7 @@ mod tests {
             }
             let slot = out.len();
             out.extend([0; 4]);
-            BitWriter {
-                out,
-                slot,
-                next_slot: slot + 2,
-                word: 0,
-                used: 0,
-            }
+            BitWriter { out, slot, next_slot: slot + 2, word: 0, used: 0 }
         }
 
         fn bits(&mut self, n: u32, value: u32) {
@@ -831,10 +775,7 @@ mod tests {
                         len += 1;
                     }
                     if len >= 3 {
-                        tokens.push(Token::Match {
-                            length: len,
-                            distance: i - cand,
-                        });
+                        tokens.push(Token::Match { length: len, distance: i - cand });
                         for p in i + 1..(i + len).min(data.len().saturating_sub(2)) {
                             head[hash(p)] = p;
                         }
@@ -907,10 +848,7 @@ mod tests {
             Token::Literal(b'a'),
             Token::Literal(b'b'),
             Token::Literal(b'c'),
-            Token::Match {
-                length: 297,
-                distance: 3,
-            },
+            Token::Match { length: 297, distance: 3 },
         ];
         assert_eq!(encode_with(&abc, Some(&unpack(&spec_abc()))).0, spec_abc());
         // Our own Huffman construction happens to pick the same lengths for this one.
@@ -942,23 +880,14 @@ mod tests {
         for i in 0..65_000usize {
             tokens.push(Token::Literal((i % 251) as u8));
         }
-        tokens.push(Token::Match {
-            length: 1000,
-            distance: 300,
-        });
+        tokens.push(Token::Match { length: 1000, distance: 300 });
         // The next block counts 64 KiB from where that match ended; a long u32-escaped
         // match now spans more than a whole block, then the shortest and longest lengths
         // of each escape form.
-        tokens.push(Token::Match {
-            length: 200_000,
-            distance: 65_535,
-        });
+        tokens.push(Token::Match { length: 200_000, distance: 65_535 });
         for length in [17, 18, 272, 273, 65_538, 65_539] {
             tokens.push(Token::Literal(7));
-            tokens.push(Token::Match {
-                length,
-                distance: 1,
-            });
+            tokens.push(Token::Match { length, distance: 1 });
         }
         let expected = expand(&tokens);
         let (stream, total) = encode(&tokens);
@@ -968,14 +897,7 @@ mod tests {
     #[test]
     fn symbol_256_before_the_end_is_a_match() {
         // Symbol 256 = match of length 3 at distance 1.
-        let tokens = [
-            Token::Literal(b'A'),
-            Token::Match {
-                length: 3,
-                distance: 1,
-            },
-            Token::Literal(b'B'),
-        ];
+        let tokens = [Token::Literal(b'A'), Token::Match { length: 3, distance: 1 }, Token::Literal(b'B')];
         let (stream, total) = encode(&tokens);
         assert_eq!(decompress(&stream, total).unwrap(), b"AAAAB");
     }
@@ -984,8 +906,8 @@ mod tests {
     fn decodes_a_megabyte_of_compressible_data() {
         // Text-like data: words from a small vocabulary, so there are plenty of matches.
         let words = [
-            "select", "from", "where", "order", "by", "group", "table", "index", "page", "row",
-            "slot", "backup", "log", "data", "file", "sys", "object", "column", "null", "key",
+            "select", "from", "where", "order", "by", "group", "table", "index", "page", "row", "slot", "backup",
+            "log", "data", "file", "sys", "object", "column", "null", "key",
         ];
         let mut rng = Rng(42);
         let mut data = Vec::new();
@@ -997,10 +919,7 @@ mod tests {
             }
         }
         let tokens = lz77(&data);
-        assert!(
-            tokens.len() < data.len() / 2,
-            "the test data should compress"
-        );
+        assert!(tokens.len() < data.len() / 2, "the test data should compress");
         let (stream, total) = encode(&tokens);
         assert_eq!(total, data.len());
         assert!(stream.len() < data.len() / 2);
@@ -1017,23 +936,8 @@ mod tests {
     #[test]
     fn rejects_matches_before_the_start_of_the_output() {
         for (tokens, reach) in [
-            (
-                vec![
-                    Token::Literal(b'a'),
-                    Token::Match {
-                        length: 5,
-                        distance: 2,
-                    },
-                ],
-                "2 bytes back, but only 1",
-            ),
-            (
-                vec![Token::Match {
-                    length: 3,
-                    distance: 1,
-                }],
-                "1 bytes back, but only 0",
-            ),
+            (vec![Token::Literal(b'a'), Token::Match { length: 5, distance: 2 }], "2 bytes back, but only 1"),
+            (vec![Token::Match { length: 3, distance: 1 }], "1 bytes back, but only 0"),
         ] {
             let (stream, total) = encode(&tokens);
             let e = decompress(&stream, total).unwrap_err();

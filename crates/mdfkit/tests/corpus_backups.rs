@@ -5,32 +5,16 @@
 //!
 //! Without the corpus the test fails under CI and says loudly that it skipped elsewhere.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::sync::Arc;
 
 use mdfkit::backup::BackupPages;
 use mdfkit::catalog::views::VIEW_NAMES;
+use mdfkit::rows::RowDecoder;
+use mdfkit::scan::Flow;
 use mdfkit::{Database, ErrorKind, PageId};
-
-fn corpus_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("MDFKIT_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    if dir.join("MANIFEST.tsv").is_file() {
-        return Some(dir);
-    }
-    if std::env::var_os("CI").is_some() {
-        panic!(
-            "corpus not found at {} (set MDFKIT_CORPUS): CI must run the corpus tests",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "\n*** SKIPPED: corpus not found at {} (set MDFKIT_CORPUS); backup corpus tests did not run ***\n",
-        dir.display()
-    );
-    None
-}
 
 struct Row {
     file: String,
@@ -44,26 +28,18 @@ fn backups(dir: &Path) -> Vec<Row> {
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (file, kind, version, name) =
-        (col("file"), col("kind"), col("dbi_version"), col("db_name"));
+    let (file, kind, version, name) = (col("file"), col("kind"), col("dbi_version"), col("db_name"));
     lines
         .map(|l| l.split('\t').collect::<Vec<_>>())
         .filter(|f| f[kind] == "bak")
-        .map(|f| Row {
-            file: f[file].to_string(),
-            version: f[version].parse().unwrap_or(0),
-            name: f[name].to_string(),
-        })
+        .map(|f| Row { file: f[file].to_string(), version: f[version].parse().unwrap_or(0), name: f[name].to_string() })
         .collect()
 }
 
 fn is_compressed(path: &Path) -> bool {
     let mut magic = [0u8; 8];
     use std::io::Read;
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut magic))
-        .is_ok()
-        && &magic == b"MSSQLBAK"
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"MSSQLBAK"
 }
 
 /// Backups known not to open, with the error they give. chinook.bak (998): page 1:46, a leaf of
@@ -71,10 +47,8 @@ fn is_compressed(path: &Path) -> bool {
 /// (the GAM and PFS copies in the backup call it allocated; no page header in the file names
 /// 1:51). Restore presumably rebuilds it from the backup's log portion (MSTL), which is not read.
 /// The test insists the error stays exactly this, so a fix shows up here.
-const KNOWN_GAPS: &[(&str, &str)] = &[(
-    "bak/mariamahmed08080-chinook_analysis__chinook.bak",
-    "page 1:51 is not in the backup",
-)];
+const KNOWN_GAPS: &[(&str, &str)] =
+    &[("bak/mariamahmed08080-chinook_analysis__chinook.bak", "page 1:51 is not in the backup")];
 
 fn open(path: &Path) -> mdfkit::Result<Database> {
     Database::from_source(Arc::new(BackupPages::open(path)?))
@@ -82,9 +56,9 @@ fn open(path: &Path) -> mdfkit::Result<Database> {
 
 #[test]
 fn every_uncompressed_corpus_backup_opens_without_a_restore() {
-    let Some(dir) = corpus_dir() else { return };
+    let Some(dir) = common::corpus_dir() else { return };
     let mut mismatches = Vec::new();
-    let (mut opened, mut compressed, mut views, mut gaps) = (0, 0, 0, 0);
+    let (mut opened, mut compressed, mut views, mut gaps, mut rows) = (0, 0, 0, 0, 0);
     for row in backups(&dir) {
         let path = dir.join(&row.file);
         if is_compressed(&path) {
@@ -108,10 +82,7 @@ fn every_uncompressed_corpus_backup_opens_without_a_restore() {
                 continue;
             }
             (Ok(_), Some(_)) => {
-                mismatches.push(format!(
-                    "{}: opens now: remove it from KNOWN_GAPS",
-                    row.file
-                ));
+                mismatches.push(format!("{}: opens now: remove it from KNOWN_GAPS", row.file));
                 continue;
             }
             (Err(e), _) => {
@@ -122,26 +93,15 @@ fn every_uncompressed_corpus_backup_opens_without_a_restore() {
         opened += 1;
         let catalog = db.catalog();
         if catalog.boot.version != row.version {
-            mismatches.push(format!(
-                "{}: version {} != manifest {}",
-                row.file, catalog.boot.version, row.version
-            ));
+            mismatches.push(format!("{}: version {} != manifest {}", row.file, catalog.boot.version, row.version));
         }
         if db.name() != row.name {
-            mismatches.push(format!(
-                "{}: name {:?} != manifest {:?}",
-                row.file,
-                db.name(),
-                row.name
-            ));
+            mismatches.push(format!("{}: name {:?} != manifest {:?}", row.file, db.name(), row.name));
         }
         // The file list's size agrees with the file header page inside the backup.
         let pages = BackupPages::open(&path).unwrap();
         for header in db.file_headers() {
-            let listed = pages
-                .file_list()
-                .iter()
-                .find(|f| i32::from(f.file_id as i16) == i32::from(header.file_id));
+            let listed = pages.file_list().iter().find(|f| i32::from(f.file_id as i16) == i32::from(header.file_id));
             match listed {
                 Some(f) if f.size_bytes == header.size_pages as u64 * 8192 => {}
                 other => mismatches.push(format!(
@@ -164,43 +124,50 @@ fn every_uncompressed_corpus_backup_opens_without_a_restore() {
                 Err(e) => mismatches.push(format!("{}: {view}: {e}", row.file)),
             }
         }
+        // Every table scans to its catalog row count and every value decodes.
+        for t in &tables {
+            let scanned = t.partitions.iter().try_fold(0u64, |n, p| {
+                let decoder = RowDecoder::new(&db, t, p.partition_id, None)?;
+                let mut values = Vec::new();
+                let stats = db.for_each_row_in_partition(t, p, |record, _| {
+                    decoder.decode(record, &mut values)?;
+                    Ok(Flow::Continue)
+                })?;
+                Ok::<_, mdfkit::Error>(n + stats.rows)
+            });
+            match scanned {
+                Ok(n) if n as i64 == t.rows() => rows += n,
+                Ok(n) => mismatches.push(format!(
+                    "{}: {} scanned {n} rows, catalog says {}",
+                    row.file,
+                    t.qualified_name(),
+                    t.rows()
+                )),
+                Err(e) => mismatches.push(format!("{}: {e}", row.file)),
+            }
+        }
     }
-    println!("backups: {opened} opened, {gaps} known gaps, {compressed} compressed refused, {views} views rendered");
-    assert!(
-        mismatches.is_empty(),
-        "mismatches:\n{}",
-        mismatches.join("\n")
-    );
-    assert!(
-        opened + gaps >= 6,
-        "expected the 6 uncompressed corpus backups, saw {opened} open and {gaps} known gaps"
-    );
+    println!("backups: {opened} opened, {gaps} known gaps, {compressed} compressed refused, {views} views rendered, {rows} rows read");
+    assert!(mismatches.is_empty(), "mismatches:\n{}", mismatches.join("\n"));
+    assert!(opened + gaps >= 6, "expected the 6 uncompressed corpus backups, saw {opened} open and {gaps} known gaps");
 }
 
 #[test]
 fn entrepot_tables_match_the_expected_file() {
-    let Some(dir) = corpus_dir() else { return };
+    let Some(dir) = common::corpus_dir() else { return };
     let expected_path = dir.join("expected/xxxnemesis4xxx-sql_server__entrepot.bak.expected.json");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(expected_path).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(expected_path).unwrap()).unwrap();
     let db = open(&dir.join(json["corpus_file"].as_str().unwrap())).unwrap();
     let tables = db.catalog().tables(false);
     let expected = json["tables"].as_array().unwrap();
     assert!(!expected.is_empty());
     for t in expected {
-        let (schema, name) = (
-            t["schema"].as_str().unwrap_or("dbo"),
-            t["name"].as_str().unwrap(),
-        );
+        let (schema, name) = (t["schema"].as_str().unwrap_or("dbo"), t["name"].as_str().unwrap());
         let found = tables
             .iter()
             .find(|x| x.schema == schema && x.name == name)
             .unwrap_or_else(|| panic!("{schema}.{name} not listed"));
-        assert_eq!(
-            found.rows(),
-            t["row_count"].as_i64().unwrap(),
-            "{schema}.{name}"
-        );
+        assert_eq!(found.rows(), t["row_count"].as_i64().unwrap(), "{schema}.{name}");
     }
 }
 
@@ -208,19 +175,14 @@ fn entrepot_tables_match_the_expected_file() {
 /// 4096 mod 8192; the later copy of a re-sent extent is the one served.
 #[test]
 fn resent_extents_are_read_where_they_are() {
-    let Some(dir) = corpus_dir() else { return };
-    let pages =
-        BackupPages::open(dir.join("bak/mariamahmed08080-chinook_analysis__chinook.bak")).unwrap();
+    let Some(dir) = common::corpus_dir() else { return };
+    let pages = BackupPages::open(dir.join("bak/mariamahmed08080-chinook_analysis__chinook.bak")).unwrap();
     let (_, boot) = pages.page_location(PageId::new(1, 9)).unwrap();
     assert_eq!(boot % 8192, 4096);
     // 2019: the boot page is sent twice; the later copy (in the second data block) wins.
-    let banking =
-        BackupPages::open(dir.join("bak/rrieshavv-corewebapi.jwt.banking__database.bak")).unwrap();
+    let banking = BackupPages::open(dir.join("bak/rrieshavv-corewebapi.jwt.banking__database.bak")).unwrap();
     let (_, boot) = banking.page_location(PageId::new(1, 9)).unwrap();
-    assert!(
-        boot > 3_800_000,
-        "boot page served from byte {boot}, not the re-sent copy"
-    );
+    assert!(boot > 3_800_000, "boot page served from byte {boot}, not the re-sent copy");
     assert!(banking.page_copies() > banking.page_count());
 }
 
@@ -228,7 +190,7 @@ fn resent_extents_are_read_where_they_are() {
 /// log backups are explained.
 #[test]
 fn chain_backups_open_or_are_explained() {
-    let Some(dir) = corpus_dir() else { return };
+    let Some(dir) = common::corpus_dir() else { return };
     let chains = dir.join("chains");
     if !chains.is_dir() {
         return;
@@ -242,24 +204,15 @@ fn chain_backups_open_or_are_explained() {
         let db = open(&chains.join(full)).unwrap_or_else(|e| panic!("{full}: {e}"));
         assert!(!db.name().is_empty());
         for view in VIEW_NAMES {
-            db.catalog()
-                .view(view)
-                .unwrap_or_else(|e| panic!("{full}: {view}: {e}"));
+            db.catalog().view(view).unwrap_or_else(|e| panic!("{full}: {view}: {e}"));
         }
     }
-    let stripes = [
-        chains.join("stripe/RestoreTimeStripe.bak"),
-        chains.join("stripe/RestoreTimeStripe1.bak"),
-    ];
+    let stripes = [chains.join("stripe/RestoreTimeStripe.bak"), chains.join("stripe/RestoreTimeStripe1.bak")];
     let db = Database::from_source(Arc::new(BackupPages::open_stripes(&stripes).unwrap())).unwrap();
     assert_eq!(db.name(), "restoretimestripe");
 
-    let e = BackupPages::open(chains.join("difftest/difftest-diff1.bak"))
-        .err()
-        .unwrap();
+    let e = BackupPages::open(chains.join("difftest/difftest-diff1.bak")).err().unwrap();
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
-    let e = BackupPages::open(chains.join("stopat/StopAt_1.trn"))
-        .err()
-        .unwrap();
+    let e = BackupPages::open(chains.join("stopat/StopAt_1.trn")).err().unwrap();
     assert!(e.to_string().contains("no data pages"), "{e}");
 }

@@ -201,24 +201,15 @@ impl BackupPages {
         for path in paths {
             let path = path.as_ref();
             let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
-            let len = file
-                .metadata()
-                .map_err(|e| Error::io(path, "cannot read metadata", e))?
-                .len();
-            stripes.push(Stripe {
-                path: path.to_path_buf(),
-                bytes: Box::new(DiskFile { file, len }),
-            });
+            let len = file.metadata().map_err(|e| Error::io(path, "cannot read metadata", e))?.len();
+            stripes.push(Stripe { path: path.to_path_buf(), bytes: Box::new(DiskFile { file, len }) });
         }
         Self::build(stripes)
     }
 
     /// Reads a backup held in memory; `name` is used in messages.
     pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Self> {
-        Self::build(vec![Stripe {
-            path: name.into(),
-            bytes: Box::new(bytes),
-        }])
+        Self::build(vec![Stripe { path: name.into(), bytes: Box::new(bytes) }])
     }
 
     /// The database's files as the backup lists them (data and log).
@@ -243,9 +234,7 @@ impl BackupPages {
 
     /// Byte offset (and file, for striped backups) of the copy of `id` that is served.
     pub fn page_location(&self, id: PageId) -> Option<(&Path, u64)> {
-        self.pages
-            .get(&id)
-            .map(|l| (self.stripes[l.stripe].path.as_path(), l.offset))
+        self.pages.get(&id).map(|l| (self.stripes[l.stripe].path.as_path(), l.offset))
     }
 
     fn build(stripes: Vec<Stripe>) -> Result<Self> {
@@ -277,37 +266,18 @@ impl BackupPages {
         }
         let first = &stripes[0].path;
         if pages.is_empty() {
-            return Err(Error::not_a_database(
-                "backup holds no data pages (a transaction log backup?)",
-            )
-            .in_file(first));
+            return Err(Error::not_a_database("backup holds no data pages (a transaction log backup?)").in_file(first));
         }
         let files = source_files(first, &file_list, &pages);
-        Ok(BackupPages {
-            stripes,
-            pages,
-            files,
-            file_list,
-            backup_sets,
-            copies,
-        })
+        Ok(BackupPages { stripes, pages, files, file_list, backup_sets, copies })
     }
 }
 
 /// The data files to serve: those the file list names as data, plus any file id pages carry.
-fn source_files(
-    backup: &Path,
-    file_list: &[BackupFile],
-    pages: &BTreeMap<PageId, Location>,
-) -> Vec<SourceFile> {
+fn source_files(backup: &Path, file_list: &[BackupFile], pages: &BTreeMap<PageId, Location>) -> Vec<SourceFile> {
     let mut by_id: BTreeMap<u16, SourceFile> = BTreeMap::new();
     for f in file_list.iter().filter(|f| f.kind == FileKind::Data) {
-        let name = f
-            .physical_name
-            .rsplit(['\\', '/'])
-            .next()
-            .filter(|n| !n.is_empty())
-            .unwrap_or(&f.logical_name);
+        let name = f.physical_name.rsplit(['\\', '/']).next().filter(|n| !n.is_empty()).unwrap_or(&f.logical_name);
         by_id.insert(
             f.file_id,
             SourceFile {
@@ -358,18 +328,8 @@ struct StripeScan {
 
 /// Walks every block of one backup file, reading the file list and mapping the pages of the
 /// first backup set.
-fn scan_stripe(
-    src: &dyn ByteSource,
-    path: &Path,
-    stripe: usize,
-    logical_block_size: u16,
-) -> Result<StripeScan> {
-    let mut scan = StripeScan {
-        files: Vec::new(),
-        copies: Vec::new(),
-        sets: 0,
-        differential: false,
-    };
+fn scan_stripe(src: &dyn ByteSource, path: &Path, stripe: usize, logical_block_size: u16) -> Result<StripeScan> {
+    let mut scan = StripeScan { files: Vec::new(), copies: Vec::new(), sets: 0, differential: false };
     let mut sset_offset: Option<u64> = None;
     let mut set_ended = false;
     let mut blocks = 0usize;
@@ -377,12 +337,7 @@ fn scan_stripe(
         let block = block?;
         blocks += 1;
         if blocks == 1 && !block.header.is(b"TAPE") {
-            return Err(error_at(
-                path,
-                ErrorKind::Corrupt,
-                0,
-                "first block is not TAPE",
-            ));
+            return Err(error_at(path, ErrorKind::Corrupt, 0, "first block is not TAPE"));
         }
         let kind = &block.header.kind;
         match kind {
@@ -391,13 +346,7 @@ fn scan_stripe(
                 if scan.sets == 1 {
                     sset_offset = Some(block.offset);
                     let mut attr = [0u8; 4];
-                    read_exact(
-                        src,
-                        path,
-                        block.offset + 52,
-                        &mut attr,
-                        "the SSET attributes",
-                    )?;
+                    read_exact(src, path, block.offset + 52, &mut attr, "the SSET attributes")?;
                     scan.differential = u32::from_le_bytes(attr) & SSET_DIFFERENTIAL != 0;
                 }
                 continue;
@@ -424,10 +373,8 @@ fn scan_stripe(
         }
     }
     if sset_offset.is_none() {
-        return Err(Error::corrupt(
-            "no SSET (start of backup set) block: truncated backup or not a database backup",
-        )
-        .in_file(path));
+        return Err(Error::corrupt("no SSET (start of backup set) block: truncated backup or not a database backup")
+            .in_file(path));
     }
     if !set_ended {
         return Err(Error::corrupt(format!(
@@ -441,17 +388,10 @@ fn scan_stripe(
 
 /// SQL Server's blocks inside a set sit at SSET offset + logical address x logical block size.
 fn check_logical_address(path: &Path, block: &Block, sset: u64, lbs: u16) -> Result<()> {
-    if !matches!(
-        &block.header.kind,
-        b"VOLB" | b"MSCI" | b"MSDA" | b"MSTL" | b"MSLS"
-    ) {
+    if !matches!(&block.header.kind, b"VOLB" | b"MSCI" | b"MSDA" | b"MSTL" | b"MSLS") {
         return Ok(());
     }
-    let expected = block
-        .header
-        .logical_address
-        .checked_mul(u64::from(lbs))
-        .and_then(|o| o.checked_add(sset));
+    let expected = block.header.logical_address.checked_mul(u64::from(lbs)).and_then(|o| o.checked_add(sset));
     if expected != Some(block.offset) {
         return Err(error_at(
             path,
@@ -508,9 +448,7 @@ fn read_file_list(src: &dyn ByteSource, path: &Path, block: &Block) -> Result<Ve
                     path,
                     ErrorKind::Corrupt,
                     at,
-                    format!(
-                        "file record SFIN of {rec_len} bytes is too short for its fields or names"
-                    ),
+                    format!("file record SFIN of {rec_len} bytes is too short for its fields or names"),
                 )
             })?);
         }
@@ -556,8 +494,7 @@ fn map_data_block(
             continue;
         }
         let page = PAGE_SIZE as u64;
-        let whole_pages =
-            len >= MQDA_PREFIX && (len - MQDA_PREFIX) / page * page == len - MQDA_PREFIX;
+        let whole_pages = len >= MQDA_PREFIX && (len - MQDA_PREFIX) / page * page == len - MQDA_PREFIX;
         if !whole_pages {
             return Err(error_at(
                 path,
@@ -581,13 +518,7 @@ fn map_data_block(
                     let Some(page_no) = base.page.checked_add(k as u32) else {
                         break;
                     };
-                    copies.push((
-                        PageId::new(base.file, page_no),
-                        Location {
-                            stripe,
-                            offset: at + k * page,
-                        },
-                    ));
+                    copies.push((PageId::new(base.file, page_no), Location { stripe, offset: at + k * page }));
                 }
             }
             extent += 1;
@@ -599,12 +530,7 @@ fn map_data_block(
 /// The first page of the extent whose `count` pages start at `at`: every page with a header
 /// (version 1, non-zero file id) must name the same extent, at its own position in it. `None`
 /// when no page names itself.
-fn identify_extent(
-    src: &dyn ByteSource,
-    path: &Path,
-    at: u64,
-    count: u64,
-) -> Result<Option<PageId>> {
+fn identify_extent(src: &dyn ByteSource, path: &Path, at: u64, count: u64) -> Result<Option<PageId>> {
     let mut found: Option<(PageId, u64)> = None;
     for k in 0..count {
         let offset = at + k * PAGE_SIZE as u64;
@@ -643,30 +569,14 @@ fn identify_extent(
 impl PageSource for BackupPages {
     fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
         let Some(location) = self.pages.get(&id) else {
-            let held = self
-                .pages
-                .range(PageId::new(id.file, 0)..=PageId::new(id.file, u32::MAX))
-                .count();
+            let held = self.pages.range(PageId::new(id.file, 0)..=PageId::new(id.file, u32::MAX)).count();
             return Err(Error::new(
-                if held == 0 {
-                    ErrorKind::MissingFile
-                } else {
-                    ErrorKind::Corrupt
-                },
-                format!(
-                    "page {id} is not in the backup (it holds {held} pages of file id {})",
-                    id.file
-                ),
+                if held == 0 { ErrorKind::MissingFile } else { ErrorKind::Corrupt },
+                format!("page {id} is not in the backup (it holds {held} pages of file id {})", id.file),
             ));
         };
         let stripe = &self.stripes[location.stripe];
-        read_exact(
-            stripe.bytes.as_ref(),
-            &stripe.path,
-            location.offset,
-            &mut buf[..PAGE_SIZE],
-            "a page",
-        )
+        read_exact(stripe.bytes.as_ref(), &stripe.path, location.offset, &mut buf[..PAGE_SIZE], "a page")
     }
 
     fn files(&self) -> &[SourceFile] {

@@ -67,16 +67,14 @@ pub const STREAM_VAR_END: u16 = 0x4;
 /// Block types this reader knows: the MTF 1.00a ones and those SQL Server writes.
 const KNOWN_BLOCKS: &[&[u8; 4]] = &[
     // MTF 1.00a
-    b"TAPE", b"SSET", b"VOLB", b"DIRB", b"FILE", b"CFIL", b"ESPB", b"ESET", b"EOTM", b"SFMB",
-    b"SSES", b"ESES", b"EOBJ", b"IMAG",
-    // SQL Server: configuration (MSCI), data (MSDA), log (MSTL), end of log/config (MSLS)
+    b"TAPE", b"SSET", b"VOLB", b"DIRB", b"FILE", b"CFIL", b"ESPB", b"ESET", b"EOTM", b"SFMB", b"SSES", b"ESES", b"EOBJ",
+    b"IMAG", // SQL Server: configuration (MSCI), data (MSDA), log (MSTL), end of log/config (MSLS)
     b"MSCI", b"MSDA", b"MSTL", b"MSLS",
 ];
 
 /// XOR of the little-endian u16 words of `b` (an even number of bytes).
 pub fn xor16(b: &[u8]) -> u16 {
-    b.chunks_exact(2)
-        .fold(0, |acc, w| acc ^ u16::from_le_bytes([w[0], w[1]]))
+    b.chunks_exact(2).fold(0, |acc, w| acc ^ u16::from_le_bytes([w[0], w[1]]))
 }
 
 /// Renders a 4-byte tag for messages: ASCII as is, anything else in hex.
@@ -84,10 +82,7 @@ pub fn tag_name(tag: &[u8; 4]) -> String {
     if tag.iter().all(|c| c.is_ascii_graphic()) {
         format!("'{}'", String::from_utf8_lossy(tag))
     } else {
-        format!(
-            "0x{}",
-            tag.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        )
+        format!("0x{}", tag.iter().map(|b| format!("{b:02x}")).collect::<String>())
     }
 }
 
@@ -109,10 +104,7 @@ impl BlockHeader {
     /// Decodes and checksums a block header; `Err` says what is wrong.
     pub fn parse(b: &[u8]) -> std::result::Result<Self, String> {
         if b.len() < BLOCK_HEADER_SIZE {
-            return Err(format!(
-                "{} bytes left, a descriptor block header needs {BLOCK_HEADER_SIZE}",
-                b.len()
-            ));
+            return Err(format!("{} bytes left, a descriptor block header needs {BLOCK_HEADER_SIZE}", b.len()));
         }
         let stored = read_u16(b, 50).unwrap_or(0);
         let computed = xor16(&b[..50]);
@@ -155,10 +147,7 @@ impl StreamHeader {
     /// Decodes and checksums a stream header; `Err` says what is wrong.
     pub fn parse(b: &[u8]) -> std::result::Result<Self, String> {
         if b.len() < STREAM_HEADER_SIZE {
-            return Err(format!(
-                "{} bytes left, a stream header needs {STREAM_HEADER_SIZE}",
-                b.len()
-            ));
+            return Err(format!("{} bytes left, a stream header needs {STREAM_HEADER_SIZE}", b.len()));
         }
         let stored = read_u16(b, 20).unwrap_or(0);
         let computed = xor16(&b[..20]);
@@ -217,13 +206,7 @@ pub fn error_at(path: &Path, kind: ErrorKind, offset: u64, message: impl AsRef<s
 }
 
 /// Reads exactly `buf.len()` bytes at `offset`, or says the file is truncated there.
-pub fn read_exact(
-    src: &dyn ByteSource,
-    path: &Path,
-    offset: u64,
-    buf: &mut [u8],
-    what: &str,
-) -> Result<()> {
+pub fn read_exact(src: &dyn ByteSource, path: &Path, offset: u64, buf: &mut [u8], what: &str) -> Result<()> {
     let len = src.len();
     let end = offset.saturating_add(buf.len() as u64);
     if end > len {
@@ -231,14 +214,10 @@ pub fn read_exact(
             path,
             ErrorKind::Corrupt,
             offset,
-            format!(
-                "expected {what} ({} bytes), but the file ends at byte {len}: truncated backup",
-                buf.len()
-            ),
+            format!("expected {what} ({} bytes), but the file ends at byte {len}: truncated backup", buf.len()),
         ));
     }
-    src.read_exact_at(buf, offset)
-        .map_err(|e| Error::io(path, &format!("cannot read {what} at byte {offset}"), e))
+    src.read_exact_at(buf, offset).map_err(|e| Error::io(path, &format!("cannot read {what} at byte {offset}"), e))
 }
 
 /// Reads the TAPE block at offset 0 (the caller has checked the magic).
@@ -252,13 +231,12 @@ pub fn read_tape(src: &dyn ByteSource, path: &Path) -> Result<TapeInfo> {
             path,
             ErrorKind::Corrupt,
             TAPE_LOGICAL_BLOCK_SIZE as u64,
-            format!("TAPE block gives logical block size {logical_block_size}, expected a power of two of at least 512"),
+            format!(
+                "TAPE block gives logical block size {logical_block_size}, expected a power of two of at least 512"
+            ),
         ));
     }
-    Ok(TapeInfo {
-        logical_block_size,
-        media_family_id: read_u32(&b, TAPE_MEDIA_FAMILY_ID).unwrap_or(0),
-    })
+    Ok(TapeInfo { logical_block_size, media_family_id: read_u32(&b, TAPE_MEDIA_FAMILY_ID).unwrap_or(0) })
 }
 
 /// Walks the descriptor blocks of a backup file from offset 0.
@@ -271,12 +249,7 @@ pub struct Blocks<'a> {
 
 impl<'a> Blocks<'a> {
     pub fn new(src: &'a dyn ByteSource, path: &'a Path) -> Self {
-        Blocks {
-            src,
-            path,
-            pos: 0,
-            done: false,
-        }
+        Blocks { src, path, pos: 0, done: false }
     }
 
     fn err(&self, offset: u64, message: impl AsRef<str>) -> Error {
@@ -285,13 +258,7 @@ impl<'a> Blocks<'a> {
 
     fn block_at(&self, offset: u64) -> Result<Block> {
         let mut b = [0u8; BLOCK_HEADER_SIZE];
-        read_exact(
-            self.src,
-            self.path,
-            offset,
-            &mut b,
-            "a descriptor block header",
-        )?;
+        read_exact(self.src, self.path, offset, &mut b, "a descriptor block header")?;
         let header = BlockHeader::parse(&b).map_err(|m| self.err(offset, m))?;
         if !KNOWN_BLOCKS.contains(&&header.kind) {
             return Err(error_at(
@@ -326,12 +293,7 @@ impl<'a> Blocks<'a> {
                     ),
                 ));
             }
-            return Ok(Block {
-                offset,
-                header,
-                streams: Vec::new(),
-                end,
-            });
+            return Ok(Block { offset, header, streams: Vec::new(), end });
         }
         let mut streams = Vec::new();
         let mut pos = offset + first;
@@ -339,10 +301,7 @@ impl<'a> Blocks<'a> {
             if streams.len() >= MAX_STREAMS_PER_BLOCK {
                 return Err(self.err(
                     offset,
-                    format!(
-                        "{} block has more than {MAX_STREAMS_PER_BLOCK} streams",
-                        tag_name(&header.kind)
-                    ),
+                    format!("{} block has more than {MAX_STREAMS_PER_BLOCK} streams", tag_name(&header.kind)),
                 ));
             }
             let mut h = [0u8; STREAM_HEADER_SIZE];
@@ -353,20 +312,9 @@ impl<'a> Blocks<'a> {
                     // A block whose streams end without a pad stream is followed directly by
                     // the next block.
                     if !streams.is_empty() && self.is_block_at(pos) {
-                        return Ok(Block {
-                            offset,
-                            header,
-                            streams,
-                            end: pos,
-                        });
+                        return Ok(Block { offset, header, streams, end: pos });
                     }
-                    return Err(self.err(
-                        pos,
-                        format!(
-                            "in the {} block at byte {offset}: {m}",
-                            tag_name(&header.kind)
-                        ),
-                    ));
+                    return Err(self.err(pos, format!("in the {} block at byte {offset}: {m}", tag_name(&header.kind))));
                 }
             };
             let data = pos + STREAM_HEADER_SIZE as u64;
@@ -384,35 +332,20 @@ impl<'a> Blocks<'a> {
             }
             let next = end.div_ceil(4) * 4;
             let is_pad = stream.is(b"SPAD");
-            streams.push(Stream {
-                header: stream,
-                offset: pos,
-                data,
-            });
+            streams.push(Stream { header: stream, offset: pos, data });
             if is_pad {
-                return Ok(Block {
-                    offset,
-                    header,
-                    streams,
-                    end: next.min(self.src.len()),
-                });
+                return Ok(Block { offset, header, streams, end: next.min(self.src.len()) });
             }
             pos = next;
             if pos >= self.src.len() {
-                return Ok(Block {
-                    offset,
-                    header,
-                    streams,
-                    end: self.src.len(),
-                });
+                return Ok(Block { offset, header, streams, end: self.src.len() });
             }
         }
     }
 
     fn is_block_at(&self, offset: u64) -> bool {
         let mut b = [0u8; BLOCK_HEADER_SIZE];
-        read_exact(self.src, self.path, offset, &mut b, "a block header").is_ok()
-            && BlockHeader::parse(&b).is_ok()
+        read_exact(self.src, self.path, offset, &mut b, "a block header").is_ok() && BlockHeader::parse(&b).is_ok()
     }
 }
 
@@ -477,9 +410,7 @@ pub(crate) mod tests {
         let mut bad = b.clone();
         bad[20] ^= 1;
         assert!(BlockHeader::parse(&bad).unwrap_err().contains("checksum"));
-        assert!(BlockHeader::parse(&b[..40])
-            .unwrap_err()
-            .contains("needs 52"));
+        assert!(BlockHeader::parse(&b[..40]).unwrap_err().contains("needs 52"));
     }
 
     #[test]

@@ -21,11 +21,7 @@ fn extent(file: u16, first: u32, marker: u8) -> Vec<u8> {
 }
 
 fn sfin(file_id: u32, kind: u32, size: u64, logical: &str, physical: &str) -> Vec<u8> {
-    let utf16 = |s: &str| {
-        s.encode_utf16()
-            .flat_map(|u| u.to_le_bytes())
-            .collect::<Vec<u8>>()
-    };
+    let utf16 = |s: &str| s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
     let (l, p) = (utf16(logical), utf16(physical));
     let mut r = vec![0u8; 64];
     r[..4].copy_from_slice(b"SFIN");
@@ -53,11 +49,7 @@ struct Builder {
 
 impl Builder {
     fn new(physical: usize) -> Self {
-        let mut b = Builder {
-            out: Vec::new(),
-            sset: 0,
-            physical,
-        };
+        let mut b = Builder { out: Vec::new(), sset: 0, physical };
         let mut tape = block_header(b"TAPE", 96, 0);
         tape.resize(96, 0);
         tape[52..56].copy_from_slice(&0x1234_5678u32.to_le_bytes());
@@ -78,8 +70,7 @@ impl Builder {
 
     fn sfmb(&mut self) {
         let start = self.out.len();
-        self.out
-            .extend(block_header(b"SFMB", self.physical as u16, 0));
+        self.out.extend(block_header(b"SFMB", self.physical as u16, 0));
         self.out.resize(start + self.physical, 0);
     }
 
@@ -92,18 +83,13 @@ impl Builder {
         if end - here < 22 {
             end += to;
         }
-        self.out
-            .extend(stream_header(b"SPAD", 0, (end - here - 22) as u64));
+        self.out.extend(stream_header(b"SPAD", 0, (end - here - 22) as u64));
         self.out.resize(end, 0);
     }
 
     fn block(&mut self, kind: &[u8; 4], streams: &[([u8; 4], u16, Vec<u8>)]) -> usize {
         let start = self.out.len();
-        let fla = if self.sset == 0 || kind == b"ESET" {
-            0
-        } else {
-            (start - self.sset) / LBS
-        };
+        let fla = if self.sset == 0 || kind == b"ESET" { 0 } else { (start - self.sset) / LBS };
         let mut header = block_header(kind, 60, fla as u64);
         header.resize(60, 0);
         self.out.extend(header);
@@ -123,10 +109,7 @@ impl Builder {
         for e in extents {
             payload.extend(e);
         }
-        self.block(
-            b"MSDA",
-            &[(*b"MQDA", 0x2, payload), (*b"MQDA", 0x6, Vec::new())],
-        )
+        self.block(b"MSDA", &[(*b"MQDA", 0x2, payload), (*b"MQDA", 0x6, Vec::new())])
     }
 
     fn finish(mut self) -> Vec<u8> {
@@ -200,10 +183,7 @@ fn missing_pages_are_reported_not_invented() {
     let pages = open(sample(512)).unwrap();
     let mut buf = vec![0u8; PAGE_SIZE];
     let e = pages.read_raw(PageId::new(1, 20), &mut buf).unwrap_err();
-    assert!(
-        e.to_string().contains("page 1:20 is not in the backup"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("page 1:20 is not in the backup"), "{e}");
     let e = pages.read_raw(PageId::new(3, 0), &mut buf).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::MissingFile);
 }
@@ -226,23 +206,11 @@ fn refuses_compressed_and_foreign_files() {
     let mut b = b"MSSQLBAK".to_vec();
     b.resize(4096, 0);
     expect_err(b, ErrorKind::Unsupported, &["compressed backup (MSSQLBAK)"]);
-    expect_err(
-        vec![0u8; 4096],
-        ErrorKind::NotADatabase,
-        &["expected \"TAPE\""],
-    );
-    expect_err(
-        b"TA".to_vec(),
-        ErrorKind::NotADatabase,
-        &["expected \"TAPE\""],
-    );
+    expect_err(vec![0u8; 4096], ErrorKind::NotADatabase, &["expected \"TAPE\""]);
+    expect_err(b"TA".to_vec(), ErrorKind::NotADatabase, &["expected \"TAPE\""]);
     expect_err(Vec::new(), ErrorKind::NotADatabase, &["expected \"TAPE\""]);
     // A TAPE magic with nothing after it.
-    expect_err(
-        b"TAPE".to_vec(),
-        ErrorKind::Corrupt,
-        &["truncated backup", "at byte 0"],
-    );
+    expect_err(b"TAPE".to_vec(), ErrorKind::Corrupt, &["truncated backup", "at byte 0"]);
 }
 
 #[test]
@@ -250,18 +218,10 @@ fn truncated_backups_name_the_offset() {
     let full = sample(512);
     // Cut inside the first data stream.
     let cut = 40_000;
-    expect_err(
-        full[..cut].to_vec(),
-        ErrorKind::Corrupt,
-        &["truncated backup", "at byte"],
-    );
+    expect_err(full[..cut].to_vec(), ErrorKind::Corrupt, &["truncated backup", "at byte"]);
     // Cut just before the end-of-set blocks: every stream is whole, the set is not.
     let eset = full.windows(4).position(|w| w == b"ESET").unwrap();
-    expect_err(
-        full[..eset].to_vec(),
-        ErrorKind::Corrupt,
-        &["ESET", "truncated"],
-    );
+    expect_err(full[..eset].to_vec(), ErrorKind::Corrupt, &["ESET", "truncated"]);
 }
 
 #[test]
@@ -288,32 +248,20 @@ fn corrupt_headers_are_reported_with_their_offset() {
     let mut b = sample(512);
     let sset = 1024 + 512;
     b[sset + 12] ^= 0xff;
-    expect_err(
-        b,
-        ErrorKind::Corrupt,
-        &[&format!("at byte {sset}"), "checksum"],
-    );
+    expect_err(b, ErrorKind::Corrupt, &[&format!("at byte {sset}"), "checksum"]);
 
     let mut b = sample(512);
     // The MSCI block's first stream header.
     let mqci = 1536 + 2 * LBS + 60;
     b[mqci + 9] ^= 0x01;
-    expect_err(
-        b,
-        ErrorKind::Corrupt,
-        &[&format!("at byte {mqci}"), "stream header"],
-    );
+    expect_err(b, ErrorKind::Corrupt, &[&format!("at byte {mqci}"), "stream header"]);
 }
 
 #[test]
 fn unknown_block_types_are_refused() {
     let mut b = Builder::new(512);
     b.block(b"XYZW", &[]);
-    expect_err(
-        b.finish(),
-        ErrorKind::Unsupported,
-        &["unknown descriptor block type 'XYZW'", "at byte 4608"],
-    );
+    expect_err(b.finish(), ErrorKind::Unsupported, &["unknown descriptor block type 'XYZW'", "at byte 4608"]);
 }
 
 #[test]
@@ -322,32 +270,20 @@ fn extents_whose_pages_disagree_are_refused() {
     let mut e = extent(1, 0, 1);
     e[3 * PAGE_SIZE..4 * PAGE_SIZE].copy_from_slice(&page(1, 11, 1));
     b.data(&[e]);
-    expect_err(
-        b.finish(),
-        ErrorKind::Corrupt,
-        &["page 1:11", "out of step"],
-    );
+    expect_err(b.finish(), ErrorKind::Corrupt, &["page 1:11", "out of step"]);
 
     let mut b = Builder::new(512);
     let mut e = extent(1, 0, 1);
     e[4 * PAGE_SIZE..5 * PAGE_SIZE].copy_from_slice(&page(1, 12, 1));
     b.data(&[e]);
-    expect_err(
-        b.finish(),
-        ErrorKind::Corrupt,
-        &["page 4 of the extent", "puts the extent at 1:0"],
-    );
+    expect_err(b.finish(), ErrorKind::Corrupt, &["page 4 of the extent", "puts the extent at 1:0"]);
 }
 
 #[test]
 fn data_streams_must_hold_whole_pages() {
     let mut b = Builder::new(512);
     b.block(b"MSDA", &[(*b"MQDA", 0x2, vec![0u8; 2 + 4000])]);
-    expect_err(
-        b.finish(),
-        ErrorKind::Corrupt,
-        &["MQDA is 4002 bytes", "whole number"],
-    );
+    expect_err(b.finish(), ErrorKind::Corrupt, &["MQDA is 4002 bytes", "whole number"]);
 }
 
 #[test]
@@ -358,11 +294,7 @@ fn logical_addresses_are_checked() {
     out[at + 20] ^= 0x40;
     let c = super::mtf::xor16(&out[at..at + 50]);
     out[at + 50..at + 52].copy_from_slice(&c.to_le_bytes());
-    expect_err(
-        out,
-        ErrorKind::Corrupt,
-        &["logical block", &format!("at byte {at}")],
-    );
+    expect_err(out, ErrorKind::Corrupt, &["logical block", &format!("at byte {at}")]);
 }
 
 #[test]
