@@ -2,6 +2,10 @@
 
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mdfkit::export::ExportFormat;
 
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::rows::RowDecoder;
@@ -11,10 +15,12 @@ use mdfkit::{Database, Error};
 
 use crate::output::{write_rows, write_rows_without_header, Format};
 
-/// Why a command failed: the library said no, or stdout went away.
+/// Why a command failed: the library said no, stdout went away, or some of the work was done and
+/// the rest was reported on stderr.
 pub enum Failure {
     Library(Error),
     Output(io::Error),
+    Partial,
 }
 
 impl From<Error> for Failure {
@@ -266,4 +272,86 @@ pub fn schema(args: &[String]) -> Outcome {
     }
     out.flush()?;
     Ok(())
+}
+
+pub fn export(
+    files: &[PathBuf],
+    names: &[String],
+    all: bool,
+    format: ExportFormat,
+    output: &Path,
+    columns: Option<&[String]>,
+) -> Outcome {
+    if names.is_empty() && !all {
+        return Err(Error::not_found("name the tables to export with --table, or use --all").into());
+    }
+    if columns.is_some() && names.len() != 1 {
+        return Err(Error::not_found("--columns goes with exactly one --table").into());
+    }
+    let db = Database::open(files)?;
+    let catalog = db.catalog();
+    let tables = if all {
+        catalog.tables(false)
+    } else {
+        names
+            .iter()
+            .map(|n| {
+                catalog
+                    .find_table(n)
+                    .ok_or_else(|| Error::not_found(format!("no table named {n}; `mdfkit tables` lists them")))
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    std::fs::create_dir_all(output).map_err(|e| Error::io(output, "cannot create the output folder", e))?;
+    let terminal = io::stderr().is_terminal();
+    let started = Instant::now();
+    let (mut rows, mut bytes, mut failed) = (0u64, 0u64, Vec::new());
+    for t in &tables {
+        let path = output.join(format!("{}.{}.{}", t.schema, t.name, format.extension()));
+        let bar = if terminal { progress_bar(t) } else { ProgressBar::hidden() };
+        match mdfkit::export::export_table(&db, t, format, &path, columns, |n| bar.set_position(n)) {
+            Ok(stats) => {
+                bar.finish_and_clear();
+                rows += stats.rows;
+                bytes += stats.bytes;
+                eprintln!(
+                    "{:<40} {:>10} rows {:>12} bytes  {}",
+                    t.qualified_name(),
+                    stats.rows,
+                    stats.bytes,
+                    path.display()
+                );
+            }
+            Err(e) => {
+                bar.finish_and_clear();
+                std::fs::remove_file(&path).ok();
+                eprintln!("mdfkit: skipped {e}");
+                failed.push(t.qualified_name());
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    eprintln!(
+        "exported {} of {} tables, {rows} rows, {bytes} bytes in {seconds:.2} s ({:.0} rows/s)",
+        tables.len() - failed.len(),
+        tables.len(),
+        rows as f64 / seconds.max(1e-9)
+    );
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        eprintln!("not exported: {}", failed.join(", "));
+        Err(Failure::Partial)
+    }
+}
+
+fn progress_bar(t: &TableInfo) -> ProgressBar {
+    let bar = ProgressBar::new(t.rows().max(0) as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:30} [{bar:30}] {pos}/{len} rows {per_sec} ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.set_message(t.qualified_name());
+    bar
 }

@@ -86,6 +86,29 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<Format>,
     },
+    /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files, one file per table
+    #[command(
+        after_help = "Examples:\n  mdfkit export shop.mdf --all --format parquet -o out/\n  mdfkit export shop.bak --table dbo.Orders --table dbo.Customers --format csv -o out/\n\nFiles are named SCHEMA.TABLE.EXT in the output folder. Parquet keeps exact types (decimal,\ntimestamps, ...) and is zstd-compressed. Tables that cannot be read (e.g. PAGE compression) are\nreported and skipped; the others are still written, and the exit code is then 2."
+    )]
+    Export {
+        #[command(flatten)]
+        files: Files,
+        /// A table to export (repeatable); `schema.` may be omitted
+        #[arg(long = "table", value_name = "TABLE")]
+        tables: Vec<String>,
+        /// Export every user table
+        #[arg(long, conflicts_with = "tables")]
+        all: bool,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = ExportFormatArg::Parquet)]
+        format: ExportFormatArg,
+        /// Output folder (created if missing)
+        #[arg(short = 'o', long = "output", value_name = "DIR")]
+        output: PathBuf,
+        /// Only these columns, comma-separated (with a single --table)
+        #[arg(long, value_delimiter = ',')]
+        columns: Option<Vec<String>>,
+    },
     /// A catalog view such as sys.columns, rebuilt from the base tables
     #[command(
         after_help = "Views: sys.schemas, sys.objects, sys.tables, sys.views, sys.columns, sys.types,\n  sys.indexes, sys.index_columns, sys.partitions, sys.allocation_units,\n  sys.system_internals_allocation_units, sys.system_internals_partitions,\n  sys.system_internals_partition_columns, sys.database_files, sys.filegroups,\n  sys.sql_modules, sys.foreign_keys, sys.default_constraints, sys.check_constraints,\n  and any system base table (sys.sysschobjs, sys.syscolpars, ...).\n\nExamples:\n  mdfkit sys shop.mdf sys.columns\n  mdfkit sys shop.mdf sys.objects --format jsonl | jq .name"
@@ -100,6 +123,29 @@ enum Command {
     },
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ExportFormatArg {
+    /// Apache Parquet, zstd-compressed
+    Parquet,
+    /// CSV with a header row
+    Csv,
+    /// JSON Lines: one object per row
+    Jsonl,
+    /// Arrow IPC stream
+    Arrow,
+}
+
+impl From<ExportFormatArg> for mdfkit::export::ExportFormat {
+    fn from(f: ExportFormatArg) -> Self {
+        match f {
+            ExportFormatArg::Parquet => Self::Parquet,
+            ExportFormatArg::Csv => Self::Csv,
+            ExportFormatArg::Jsonl => Self::Jsonl,
+            ExportFormatArg::Arrow => Self::Arrow,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -107,6 +153,9 @@ fn main() -> ExitCode {
         Command::Tables { files, system, format } => commands::tables(&files.files, system, format),
         Command::Schema { args } => commands::schema(&args),
         Command::Sys { args, format } => commands::sys(&args, format),
+        Command::Export { files, tables, all, format, output, columns } => {
+            commands::export(&files.files, &tables, all, format.into(), &output, columns.as_deref())
+        }
         Command::Cat { args, limit, columns, format } => commands::cat(&args, limit, columns.as_deref(), format),
     };
     match result {
@@ -115,6 +164,7 @@ fn main() -> ExitCode {
             eprintln!("mdfkit: {e}");
             ExitCode::from(if e.kind().is_bad_input() { 2 } else { 1 })
         }
+        Err(commands::Failure::Partial) => ExitCode::from(2),
         Err(commands::Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(commands::Failure::Output(e)) => {
             eprintln!("mdfkit: cannot write output: {e}");

@@ -10,13 +10,18 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
 use crate::backup::BackupPages;
 use crate::catalog::model::{compression_name, PartitionInfo, TableInfo};
 use crate::catalog::Catalog;
+use crate::columnar::{self, BatchBuilder};
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
 use crate::record::Record;
+use crate::rows::RowDecoder;
 use crate::scan::{self, Flow, RowLocation, ScanStats};
 use crate::source::{DataFiles, PageReader, PageSource};
 
@@ -175,6 +180,78 @@ impl Database {
                 .in_object(name.clone())
         })?;
         scan::for_each_row(&self.reader, unit, table.is_heap, each).map_err(|e| e.in_object(name))
+    }
+
+    /// A decoder for partition `partition_id` of `table`, returning the columns named in
+    /// `columns` (all stored columns when `None`).
+    pub fn row_decoder(&self, table: &TableInfo, partition_id: i64, columns: Option<&[String]>) -> Result<RowDecoder> {
+        RowDecoder::new(self, table, partition_id, columns)
+    }
+
+    /// Reads `table` as Arrow record batches of `options.batch_size` rows, passing each to `each`
+    /// until it returns [`Flow::Stop`] or `options.limit` rows were read.
+    pub fn scan_batches(
+        &self,
+        table: &TableInfo,
+        options: &ScanOptions,
+        mut each: impl FnMut(RecordBatch) -> Result<Flow>,
+    ) -> Result<ScanStats> {
+        let mut total = ScanStats::default();
+        let batch_size = options.batch_size.max(1);
+        let mut remaining = options.limit.unwrap_or(u64::MAX);
+        for partition in &table.partitions {
+            if remaining == 0 {
+                break;
+            }
+            let decoder = self.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
+            let mut batch = BatchBuilder::new(&decoder, batch_size);
+            let mut stopped = false;
+            let stats = self.for_each_row_in_partition(table, partition, |record, _| {
+                batch.append(&decoder, record)?;
+                remaining -= 1;
+                if batch.len() >= batch_size && each(batch.finish()?)? == Flow::Stop {
+                    stopped = true;
+                }
+                Ok(if stopped || remaining == 0 { Flow::Stop } else { Flow::Continue })
+            })?;
+            if !batch.is_empty() && !stopped {
+                stopped = each(batch.finish()?)? == Flow::Stop;
+            }
+            total.rows += stats.rows;
+            total.pages += stats.pages;
+            total.ghost_records += stats.ghost_records;
+            total.forwarded_rows += stats.forwarded_rows;
+            if stopped {
+                break;
+            }
+        }
+        Ok(total)
+    }
+
+    /// The Arrow schema `scan_batches` produces for `table`.
+    pub fn arrow_schema(&self, table: &TableInfo, columns: Option<&[String]>) -> Result<SchemaRef> {
+        let partition = table
+            .partitions
+            .first()
+            .ok_or_else(|| Error::corrupt("has no partition").in_object(table.qualified_name()))?;
+        Ok(columnar::schema(&self.row_decoder(table, partition.partition_id, columns)?))
+    }
+}
+
+/// How to read a table as Arrow batches.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Only these columns, in table order (all stored columns when `None`).
+    pub columns: Option<Vec<String>>,
+    /// Rows per batch.
+    pub batch_size: usize,
+    /// Stop after this many rows.
+    pub limit: Option<u64>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions { columns: None, batch_size: 65_536, limit: None }
     }
 }
 

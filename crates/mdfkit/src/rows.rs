@@ -92,46 +92,75 @@ impl RowDecoder {
     /// Decodes `record` into `out` (cleared first), one value per planned column.
     pub fn decode(&self, record: &Record, out: &mut Vec<Value>) -> Result<()> {
         out.clear();
+        let mut off_row = Vec::new();
         for plan in &self.columns {
-            out.push(
-                self.value(record, plan).map_err(|e| e.in_object(format!("{}.{}", self.table, plan.column.name)))?,
-            );
+            let value = self
+                .stored(record, plan, &mut off_row)
+                .and_then(|bytes| match bytes {
+                    None => Ok(Value::Null),
+                    Some(bytes) => {
+                        let collation = plan.column.collation_id;
+                        decode(&plan.column.type_info, bytes, plan.bit_position(), &|b| {
+                            crate::collation::decode_text(collation, b)
+                        })
+                    }
+                })
+                .map_err(|e| self.in_column(e, plan))?;
+            out.push(value);
         }
         Ok(())
     }
 
-    fn value(&self, record: &Record, plan: &ColumnPlan) -> Result<Value> {
+    /// Names the column in an error about one of its values.
+    pub fn in_column(&self, e: Error, plan: &ColumnPlan) -> Error {
+        e.in_object(format!("{}.{}", self.table, plan.column.name))
+    }
+
+    /// The stored bytes of `plan`'s column in `record`: `None` for NULL (or a column the record
+    /// predates), in-row bytes, or an off-row value read into `off_row`.
+    pub fn stored<'a>(
+        &self,
+        record: &Record<'a>,
+        plan: &ColumnPlan,
+        off_row: &'a mut Vec<u8>,
+    ) -> Result<Option<&'a [u8]>> {
         let p = &plan.physical;
         if p.null_bit > 0 && record.is_null(p.null_bit as usize) {
-            return Ok(Value::Null);
+            return Ok(None);
         }
         let ty = &plan.column.type_info;
-        let mut off_row = Vec::new();
-        let bytes = match p.location() {
+        Ok(Some(match p.location() {
             ColumnLocation::Fixed(offset) => {
                 let len = p.type_info.fixed_length().ok_or_else(|| {
                     Error::unsupported(format!("{} stored in the fixed part of the record", ty.spelling()))
                 })?;
                 match record.fixed(offset, len) {
                     Some(b) => b,
-                    None => return Ok(Value::Null),
+                    None => return Ok(None),
                 }
             }
             ColumnLocation::Variable(index) => match record.var(index)? {
-                None => return Ok(Value::Null),
+                None => return Ok(None),
                 // text/ntext/image hold a 16-byte text pointer (flagged complex too).
                 Some(v) if matches!(ty.sql_type, SqlType::Text | SqlType::NText | SqlType::Image) => {
-                    lob::read_text_pointer(&self.reader, v.bytes, &mut off_row)?;
-                    &off_row
+                    off_row.clear();
+                    lob::read_text_pointer(&self.reader, v.bytes, off_row)?;
+                    off_row
                 }
                 Some(v) if v.complex => {
-                    lob::read_complex(&self.reader, v.bytes, &mut off_row)?;
-                    &off_row
+                    off_row.clear();
+                    lob::read_complex(&self.reader, v.bytes, off_row)?;
+                    off_row
                 }
                 Some(v) => v.bytes,
             },
-        };
-        let collation = plan.column.collation_id;
-        decode(ty, bytes, p.bit_position.clamp(0, 7) as u8, &|b| crate::collation::decode_text(collation, b))
+        }))
+    }
+}
+
+impl ColumnPlan {
+    /// The bit within its byte, for bit columns.
+    pub fn bit_position(&self) -> u8 {
+        self.physical.bit_position.clamp(0, 7) as u8
     }
 }
