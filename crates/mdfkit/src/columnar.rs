@@ -299,6 +299,9 @@ impl ColumnBuilder {
                 }
                 b.append_value(text.as_str());
             }
+            ColumnBuilder::Bin(_) if t.sql_type == SqlType::SqlVariant => {
+                return Err(Error::unsupported("values of type sql_variant are not decoded yet"))
+            }
             ColumnBuilder::Bin(b) => b.append_value(bytes),
             ColumnBuilder::Fixed(b) => {
                 if t.sql_type == SqlType::UniqueIdentifier {

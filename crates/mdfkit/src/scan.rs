@@ -149,7 +149,7 @@ pub fn for_each_row(
         }
     } else {
         let mut seen = HashSet::new();
-        let mut next = unit.first_page;
+        let mut next = first_leaf(reader, unit)?;
         while !next.is_null() {
             if !seen.insert(next) {
                 return Err(Error::corrupt(format!("leaf page chain returns to page {next}: a cycle")));
@@ -173,6 +173,46 @@ pub fn for_each_row(
         }
     }
     Ok(stats)
+}
+
+/// The first page of a clustered index's leaf level: the allocation unit's recorded first page
+/// when it is a leaf page of the unit with no previous page, otherwise the leaf page with no
+/// previous page among those the unit's IAM chain owns (sysallocunits' first page can be stale:
+/// the corpus has one pointing at a page another table now owns).
+pub fn first_leaf(reader: &PageReader, unit: &AllocationUnit) -> Result<PageId> {
+    if unit.first_page.is_null() && unit.first_iam_page.is_null() {
+        return Ok(PageId::default());
+    }
+    if !unit.first_page.is_null() {
+        let first = reader.read(unit.first_page)?;
+        let h = first.header();
+        if h.page_type == PageType::Data && h.level == 0 && h.prev_page.is_null() && h.belongs_to(unit.id) {
+            return Ok(unit.first_page);
+        }
+    }
+    leaf_head_from_iam(reader, unit)
+}
+
+/// The leaf page with no previous page among the allocated pages the unit's IAM chain owns.
+pub fn leaf_head_from_iam(reader: &PageReader, unit: &AllocationUnit) -> Result<PageId> {
+    let mut heads = Vec::new();
+    for id in heap_pages(reader, unit)? {
+        let page = reader.read(id)?;
+        let h = page.header();
+        if h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id) && h.prev_page.is_null() {
+            heads.push(id);
+        }
+    }
+    match heads.as_slice() {
+        [] => Ok(PageId::default()),
+        [head] => Ok(*head),
+        many => Err(Error::corrupt(format!(
+            "the leaf level of allocation unit {} has {} first pages ({})",
+            unit.id,
+            many.len(),
+            many.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+        ))),
+    }
 }
 
 /// The row a forwarding stub points to: status byte, then page (4), file (2), slot (2).

@@ -229,12 +229,14 @@ impl BaseTables {
             .ok_or_else(|| Error::corrupt(format!("sys.sysrowsets has no rowset for {table} (object {object_id})")))
     }
 
+    /// The first leaf page of a base table's rowset (checked, or found from the root when the
+    /// recorded one is stale: see [`crate::scan::first_leaf`]).
     fn first_page_of(&self, rowset: i64, table: &str) -> Result<PageId> {
-        self.in_row_unit(rowset).map(|u| u.first_page).ok_or_else(|| {
+        let unit = self.in_row_unit(rowset).ok_or_else(|| {
             Error::corrupt(format!("sys.sysallocunits has no in-row allocation unit for {table} (rowset {rowset})"))
-        })
+        })?;
+        crate::scan::first_leaf(&self.reader, unit).map_err(|e| e.in_object(table))
     }
-
     /// Reads every row of the base table with object id `object_id`, columns named.
     pub fn read_table(&self, object_id: i32, table: &str) -> Result<TableRows> {
         let rowset = self.clustered_rowset(object_id, table)?;
