@@ -709,3 +709,282 @@ fn base64(b: &[u8]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// Builds binary XML by hand.
+    struct B(Vec<u8>);
+
+    impl B {
+        fn new() -> Self {
+            B(vec![0xDF, 0xFF, 1, 0xB0, 0x04])
+        }
+        fn raw(mut self, b: &[u8]) -> Self {
+            self.0.extend_from_slice(b);
+            self
+        }
+        fn mb(mut self, mut v: usize) -> Self {
+            loop {
+                let low = (v & 0x7f) as u8;
+                v >>= 7;
+                if v == 0 {
+                    self.0.push(low);
+                    return self;
+                }
+                self.0.push(low | 0x80);
+            }
+        }
+        fn text(self, s: &str) -> Self {
+            let units: Vec<u16> = s.encode_utf16().collect();
+            let b: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
+            self.mb(units.len()).raw(&b)
+        }
+        /// Name-table entry (numbered from 1 in order of definition).
+        fn name(self, s: &str) -> Self {
+            self.raw(&[tok::NAME]).text(s)
+        }
+        /// Qname-table entry from name numbers (numbered from 1).
+        fn qname(self, ns: usize, prefix: usize, local: usize) -> Self {
+            self.raw(&[tok::QNAME]).mb(ns).mb(prefix).mb(local)
+        }
+        fn elem(self, q: usize) -> Self {
+            self.raw(&[tok::ELEMENT]).mb(q)
+        }
+        fn attr(self, q: usize, value: &str) -> Self {
+            self.raw(&[tok::ATTR]).mb(q).nv(value)
+        }
+        fn end_attrs(self) -> Self {
+            self.raw(&[tok::END_ATTRS])
+        }
+        fn end(self) -> Self {
+            self.raw(&[tok::END_ELEM])
+        }
+        fn nv(self, s: &str) -> Self {
+            self.raw(&[0x11]).text(s)
+        }
+        fn decode(&self) -> Result<String> {
+            decode_xml(&self.0)
+        }
+        fn ok(&self) -> String {
+            self.decode().unwrap()
+        }
+    }
+
+    /// `<a>` as qname 1 (name 1).
+    fn with_a() -> B {
+        B::new().name("a").qname(0, 0, 1)
+    }
+
+    #[test]
+    fn element_with_escaped_text() {
+        let x = with_a().elem(1).nv("x & <y> \"q\" 'r'").end();
+        assert_eq!(x.ok(), "<a>x &amp; &lt;y&gt; \"q\" 'r'</a>");
+    }
+
+    #[test]
+    fn text_in_pieces_is_one_node() {
+        let x = with_a().elem(1).nv("ab").raw(&[0x02]).raw(&7i32.to_le_bytes()).nv("cd").end();
+        assert_eq!(x.ok(), "<a>ab7cd</a>");
+    }
+
+    #[test]
+    fn carriage_returns_and_whitespace_only_nodes_are_references() {
+        assert_eq!(with_a().elem(1).nv("x\r\ny\tz").end().ok(), "<a>x&#xD;\ny\tz</a>");
+        assert_eq!(with_a().elem(1).nv("  \n").end().ok(), "<a>  &#xA;</a>");
+        assert_eq!(with_a().elem(1).nv(" ").end().ok(), "<a>&#x20;</a>");
+    }
+
+    #[test]
+    fn empty_elements() {
+        assert_eq!(with_a().elem(1).end().ok(), "<a />");
+        // An empty string before the end marks a non-empty element with no content.
+        assert_eq!(with_a().elem(1).nv("").end().ok(), "<a></a>");
+        assert_eq!(with_a().elem(1).elem(1).end().elem(1).end().end().ok(), "<a><a /><a /></a>");
+    }
+
+    #[test]
+    fn attributes_are_double_quoted_and_escaped() {
+        let x = with_a().name("b").qname(0, 0, 2).name("c").qname(0, 0, 3);
+        let x = x.elem(1).attr(2, "1 & 2 < 3 > \"0\"\t\n\r'").attr(3, "").end_attrs().end();
+        assert_eq!(x.ok(), "<a b=\"1 &amp; 2 &lt; 3 &gt; &quot;0&quot;&#x9;&#xA;&#xD;'\" c=\"\" />");
+        // Attributes then content.
+        let x = with_a().name("b").qname(0, 0, 2).elem(1).attr(2, "v").end_attrs().nv("t").end();
+        assert_eq!(x.ok(), "<a b=\"v\">t</a>");
+    }
+
+    #[test]
+    fn namespace_declarations_and_prefixes() {
+        // names: 1 urn:x, 2 p, 3 e, 4 xmlns:p, 5 at, 6 xmlns, 7 urn:d
+        let x = B::new().name("urn:x").name("p").name("e").name("xmlns:p").name("at").name("xmlns").name("urn:d");
+        // qnames: 1 p:e, 2 xmlns:p decl, 3 p:at, 4 xmlns decl, 5 e in urn:d, 6 e in no namespace
+        let x = x.qname(1, 2, 3).qname(0, 4, 0).qname(1, 2, 5).qname(0, 6, 0).qname(7, 0, 3).qname(0, 0, 3);
+        let x = x.elem(1).attr(2, "urn:x").attr(3, "v").attr(4, "urn:d").end_attrs();
+        let x = x.elem(5).end().elem(1).end().end();
+        assert_eq!(x.ok(), "<p:e xmlns:p=\"urn:x\" p:at=\"v\" xmlns=\"urn:d\"><e /><p:e /></p:e>");
+    }
+
+    #[test]
+    fn undeclared_namespaces_are_declared() {
+        // names: 1 urn:x, 2 p, 3 e, 4 urn:d
+        let x = B::new().name("urn:x").name("p").name("e").name("urn:d");
+        // qnames: 1 p:e, 2 e in urn:d, 3 e in no namespace
+        let x = x.qname(1, 2, 3).qname(4, 0, 3).qname(0, 0, 3);
+        assert_eq!(x.elem(1).end().ok(), "<p:e xmlns:p=\"urn:x\" />");
+        let x = B::new().name("urn:x").name("p").name("e").name("urn:d");
+        let x = x.qname(1, 2, 3).qname(4, 0, 3).qname(0, 0, 3);
+        // The default namespace, then undeclaring it.
+        assert_eq!(x.elem(2).elem(3).end().end().ok(), "<e xmlns=\"urn:d\"><e xmlns=\"\" /></e>");
+    }
+
+    #[test]
+    fn comments_pis_cdata_declarations() {
+        let x = B::new().raw(&[tok::XMLDECL]).text("1.0").raw(&[tok::ENCODING]).text("utf-16").raw(&[1]);
+        let x = x.name("a").qname(0, 0, 1).name("pi");
+        let x = x.raw(&[tok::PI]).mb(2).text("x=\"1\"").raw(&[tok::PI]).mb(2).text("");
+        let x = x.elem(1).raw(&[tok::COMMENT]).text(" c ").raw(&[tok::CDATA]).text("<a>]]");
+        let x = x.raw(&[tok::CDATA]).text(">&").raw(&[tok::END_CDATA]).end();
+        assert_eq!(
+            x.ok(),
+            "<?xml version=\"1.0\" encoding=\"utf-16\" standalone=\"yes\"?><?pi x=\"1\"?><?pi?>\
+             <a><!-- c --><![CDATA[<a>]]]]><![CDATA[>&]]></a>"
+        );
+        let x = B::new().raw(&[tok::DOCTYPE]).text("a").raw(&[tok::SYSTEM]).text("a.dtd");
+        assert_eq!(x.ok(), "<!DOCTYPE a SYSTEM \"a.dtd\">");
+    }
+
+    #[test]
+    fn tables_flush_extensions_skip_documents_nest() {
+        let x = with_a().elem(1).raw(&[tok::EXTN]).mb(3).raw(&[9, 9, 9]);
+        let x = x.raw(&[tok::NM_FLUSH]).name("b").qname(0, 0, 1).elem(1).end().end();
+        assert_eq!(x.ok(), "<a><b /></a>");
+        let x = with_a().elem(1).raw(&[tok::NEST, 0xDF, 0xFF, 1, 0xB0, 0x04]).name("n").qname(0, 0, 1);
+        let x = x.elem(1).end().raw(&[tok::END_NEST]).elem(1).end().end();
+        assert_eq!(x.ok(), "<a><n /><a /></a>");
+    }
+
+    #[test]
+    fn characters_outside_the_bmp() {
+        let x = with_a().name("b").qname(0, 0, 2).elem(1).attr(2, "𝄞").end_attrs().nv("😀 é").end();
+        assert_eq!(x.ok(), "<a b=\"𝄞\">😀 é</a>");
+        let x = B::new().name("ü𐌀").qname(0, 0, 1).elem(1).end();
+        assert_eq!(x.ok(), "<ü𐌀 />");
+    }
+
+    #[test]
+    fn long_lengths_use_several_bytes() {
+        let long = "x".repeat(20_000);
+        assert_eq!(with_a().elem(1).nv(&long).end().ok(), format!("<a>{long}</a>"));
+    }
+
+    #[test]
+    fn typed_values() {
+        let v = |b: &[u8]| with_a().elem(1).raw(b).end().ok();
+        assert_eq!(v(&[0x07, 200]), "<a>200</a>");
+        assert_eq!(v(&[0x88, 0xFF]), "<a>-1</a>");
+        assert_eq!(v(&[0x01, 0xFE, 0xFF]), "<a>-2</a>");
+        assert_eq!(v(&[0x89, 0xFE, 0xFF]), "<a>65534</a>");
+        assert_eq!(v(&[&[0x08][..], &i64::MIN.to_le_bytes()].concat()), format!("<a>{}</a>", i64::MIN));
+        assert_eq!(v(&[0x86, 1]), "<a>true</a>");
+        assert_eq!(v(&[0x86, 0]), "<a>false</a>");
+        assert_eq!(v(&[&[0x04][..], &13.4f64.to_le_bytes()].concat()), "<a>13.4</a>");
+        // xsd:decimal 118 at scale 10 (as stored by AdventureWorksLT), then the same as SQL decimal.
+        let dec = [0x13, 0x26, 0x0A, 0x01, 0x00, 0x18, 0x7B, 0xBD, 0x12, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(v(&[&[0x87][..], &dec].concat()), "<a>118</a>");
+        assert_eq!(v(&[&[0x0A][..], &dec].concat()), "<a>118.0000000000</a>");
+        assert_eq!(v(&[0x87, 7, 5, 2, 0, 0x05, 0, 0, 0]), "<a>-0.05</a>");
+        assert_eq!(v(&[&[0x05][..], &199_900i64.to_le_bytes()].concat()), "<a>19.99</a>");
+        assert_eq!(v(&[&[0x14][..], &12_345i32.to_le_bytes()].concat()), "<a>1.2345</a>");
+        assert_eq!(v(&[0x0F, 5, b'h', b'e', b'l', b'l', b'o']), "<a>aGVsbG8=</a>");
+        assert_eq!(v(&[0x84, 2, 0xAB, 0x01]), "<a>AB01</a>");
+        assert_eq!(v(&[0x10, 7, 0xE4, 0x04, 0, 0, b'<', 0xE9, b'>']), "<a>&lt;é&gt;</a>");
+        let guid = [0x33, 0x22, 0x11, 0x00, 0x55, 0x44, 0x77, 0x66, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff];
+        assert_eq!(v(&[&[0x09][..], &guid].concat()), "<a>00112233-4455-6677-8899-AABBCCDDEEFF</a>");
+        assert_eq!(v(&[0x8C, 1]), "<a>a</a>");
+        let e = with_a().elem(1).raw(&[0x12, 0, 0, 0, 0, 0, 0, 0, 0]).end().decode().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported);
+        assert!(e.to_string().contains("0x12") && e.to_string().contains("offset 15"), "{e}");
+    }
+
+    #[test]
+    fn base64_pads() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(&[0xFF, 0xEE, 0xDD, 0xCC]), "/+7dzA==");
+    }
+
+    #[test]
+    fn unknown_tokens_are_unsupported_with_byte_and_offset() {
+        let e = with_a().elem(1).raw(&[0x42]).decode().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported);
+        assert!(e.to_string().contains("0x42") && e.to_string().contains("offset 15"), "{e}");
+        let e = B(vec![0xDF, 0xFF, 3, 0xB0, 0x04]).decode().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn malformed_values_are_corrupt_with_an_offset() {
+        let corrupt = |b: &B, what: &str| {
+            let e = b.decode().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Corrupt, "{what}: {e}");
+            assert!(e.to_string().contains("offset"), "{what}: {e}");
+        };
+        corrupt(&B(vec![0x3C, 0x00, 0x61, 0x00]), "text, not binary XML");
+        corrupt(&B(vec![]), "empty");
+        corrupt(&with_a().elem(2), "undefined qname");
+        corrupt(&B::new().qname(0, 0, 5), "undefined name");
+        corrupt(&with_a().elem(1), "unclosed element");
+        corrupt(&with_a().end(), "end without element");
+        corrupt(&with_a().raw(&[tok::END_ATTRS]), "stray end of attributes");
+        corrupt(&with_a().name("b").qname(0, 0, 2).elem(1).attr(2, "v").end(), "attribute list not ended");
+        corrupt(&B::new().name("xmlfoo").qname(0, 1, 0).elem(1).end(), "bad namespace declaration");
+        corrupt(&with_a().elem(1).raw(&[0x11, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]), "text longer than 31 bits");
+        corrupt(&with_a().elem(1).raw(&[0x11, 0x10, 0x41]), "text longer than the value");
+        corrupt(&with_a().elem(1).raw(&[0x87, 5, 1, 2, 3, 4, 5]).end(), "decimal of a bad size");
+    }
+
+    #[test]
+    fn depth_and_output_are_limited() {
+        let mut x = with_a();
+        for _ in 0..MAX_DEPTH + 1 {
+            x = x.elem(1);
+        }
+        assert_eq!(x.decode().unwrap_err().kind(), ErrorKind::Corrupt);
+        // A long name referenced by many two-byte elements would expand enormously.
+        let mut x = B::new().name(&"n".repeat(30_000)).qname(0, 0, 1);
+        for _ in 0..20_000 {
+            x = x.elem(1).end();
+        }
+        let e = x.decode().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+        assert!(output_limit(usize::MAX) <= i32::MAX as usize);
+    }
+
+    /// Every truncation and many byte flips of a rich value decode or fail without panicking.
+    #[test]
+    fn damaged_values_never_panic() {
+        let x = B::new().name("urn:x").name("p").name("e").name("xmlns:p").name("at");
+        let x = x.qname(1, 2, 3).qname(0, 4, 0).qname(1, 2, 5).elem(1).attr(2, "urn:x").attr(3, "v").end_attrs();
+        let x = x.raw(&[tok::COMMENT]).text("c").nv("t&t").raw(&[0x87, 7, 5, 2, 1, 5, 0, 0, 0]);
+        let x = x.raw(&[tok::CDATA]).text("d").raw(&[tok::END_CDATA, tok::PI]).mb(2).text("x").elem(1).end().end();
+        let good = x.0.clone();
+        assert!(decode_xml(&good).is_ok());
+        for n in 0..good.len() {
+            let _ = decode_xml(&good[..n]);
+        }
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let mut bad = good.clone();
+            let at = 5 + (seed as usize >> 8) % (bad.len() - 5);
+            bad[at] = (seed >> 40) as u8;
+            let _ = decode_xml(&bad);
+        }
+    }
+}
