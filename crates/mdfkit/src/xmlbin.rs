@@ -347,7 +347,12 @@ impl Decoder<'_> {
             if !(prefix == "xmlns" || prefix.strip_prefix("xmlns:").is_some_and(|p| !p.is_empty())) {
                 return Err(self.corrupt(at, format!("qname {i} has no local name and is no namespace declaration")));
             }
-            return Ok(Name { prefix: prefix.to_string(), ns: String::new(), is_decl: true, written: prefix.to_string() });
+            return Ok(Name {
+                prefix: prefix.to_string(),
+                ns: String::new(),
+                is_decl: true,
+                written: prefix.to_string(),
+            });
         }
         let written = if prefix.is_empty() { local.to_string() } else { format!("{prefix}:{local}") };
         Ok(Name { prefix: prefix.to_string(), ns: ns.to_string(), is_decl: false, written })
@@ -394,10 +399,17 @@ impl Decoder<'_> {
                     self.header()?;
                 }
                 tok::END_NEST => {
-                    self.tables = self.outer.pop().ok_or_else(|| self.corrupt(at, "end of nested document outside any"))?;
+                    self.tables =
+                        self.outer.pop().ok_or_else(|| self.corrupt(at, "end of nested document outside any"))?;
                 }
-                tok::ATTR | tok::END_ATTRS | tok::END_CDATA | tok::XMLDECL | tok::ENCODING | tok::SYSTEM
-                | tok::PUBLIC | tok::SUBSET => return Err(self.corrupt(at, format!("token {t:#04X} out of place"))),
+                tok::ATTR
+                | tok::END_ATTRS
+                | tok::END_CDATA
+                | tok::XMLDECL
+                | tok::ENCODING
+                | tok::SYSTEM
+                | tok::PUBLIC
+                | tok::SUBSET => return Err(self.corrupt(at, format!("token {t:#04X} out of place"))),
                 _ => return Err(Error::unsupported(format!("binary XML token {t:#04X} at offset {at}"))),
             }
         }
@@ -444,9 +456,9 @@ impl Decoder<'_> {
                         break;
                     }
                     Some(_) => {
-                        let v = self.value(t, at)?.ok_or_else(|| {
-                            self.corrupt(at, format!("token {t:#04X} in an attribute list"))
-                        })?;
+                        let v = self
+                            .value(t, at)?
+                            .ok_or_else(|| self.corrupt(at, format!("token {t:#04X} in an attribute list")))?;
                         if let Some((_, value)) = attrs.last_mut() {
                             value.push_str(&v);
                         }
@@ -560,7 +572,9 @@ impl Decoder<'_> {
                         .map_err(|_| self.corrupt(at, "invalid UTF-8 in a varchar value"))?,
                     Some(1200) => crate::bytes::utf16le(data),
                     Some(_) if data.is_ascii() => crate::collation::decode_cp1252(data),
-                    Some(cp) => return Err(Error::unsupported(format!("xml varchar value in code page {cp} at offset {at}"))),
+                    Some(cp) => {
+                        return Err(Error::unsupported(format!("xml varchar value in code page {cp} at offset {at}")))
+                    }
                     None => return Err(self.corrupt(at, "varchar value shorter than its code page")),
                 }
             }
