@@ -96,6 +96,7 @@ pub fn output_limit(input_len: usize) -> usize {
 }
 
 const XML_NS: &str = "http://www.w3.org/XML/1998/namespace";
+const XMLNS_NS: &str = "http://www.w3.org/2000/xmlns/";
 
 mod tok {
     pub const XMLDECL: u8 = 0xFE;
@@ -244,13 +245,7 @@ impl Decoder<'_> {
     }
 
     fn emit(&mut self, s: &str) -> Result<()> {
-        if self.out.len() + s.len() > self.limit {
-            return Err(Error::unsupported(format!(
-                "xml value of {} bytes decodes to more than {} bytes of text",
-                self.b.len(),
-                self.limit
-            )));
-        }
+        self.room(s.len())?;
         self.out.push_str(s);
         Ok(())
     }
@@ -442,11 +437,15 @@ impl Decoder<'_> {
             return Err(self.corrupt(at, "element named like a namespace declaration"));
         }
         let mut attrs: Vec<(Name, String)> = Vec::new();
+        let mut held = name.written.len();
         let mut next = None;
         while let Some((t, at)) = self.next_token()? {
             match t {
                 tok::ATTR => {
                     let n = self.qname()?;
+                    // Names are shared: a two-byte reference can stand for a long one.
+                    held += n.written.len() + n.ns.len() + n.prefix.len();
+                    self.room(held)?;
                     attrs.push((n, String::new()));
                 }
                 tok::END_ATTRS => break,
@@ -483,8 +482,19 @@ impl Decoder<'_> {
                 continue;
             }
             if self.lookup(prefix) != ns.as_str() {
+                if self.scope[scope_len..].iter().any(|(p, _)| p == prefix) {
+                    return Err(self.corrupt(at, format!("prefix {prefix:?} bound to two namespaces on one element")));
+                }
+                held += prefix.len() + ns.len();
+                self.room(held)?;
                 self.scope.push((prefix.clone(), ns.clone()));
                 implied.push((prefix.clone(), ns.clone()));
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        for (n, _) in &attrs {
+            if !seen.insert((if n.is_decl { XMLNS_NS } else { n.ns.as_str() }, local_part(&n.written))) {
+                return Err(self.corrupt(at, format!("attribute {} repeated", n.written)));
             }
         }
         let mut tag = format!("<{}", name.written);
@@ -508,6 +518,18 @@ impl Decoder<'_> {
         tag += ">";
         self.emit(&tag)?;
         self.elements.push(OpenElement { written: name.written, scope_len });
+        Ok(())
+    }
+
+    /// Fails if `extra` more bytes would take the output past its limit.
+    fn room(&self, extra: usize) -> Result<()> {
+        if self.out.len().saturating_add(extra) > self.limit {
+            return Err(Error::unsupported(format!(
+                "xml value of {} bytes decodes to more than {} bytes of text",
+                self.b.len(),
+                self.limit
+            )));
+        }
         Ok(())
     }
 
@@ -618,6 +640,11 @@ impl Decoder<'_> {
             _ => return Ok(None),
         }))
     }
+}
+
+/// The local part of a name as written (`p:local` or `local`; a declaration's whole name).
+fn local_part(written: &str) -> String {
+    written.rsplit_once(':').map_or(written, |(_, l)| l).to_string()
 }
 
 fn typed_name(t: u8) -> &'static str {
@@ -959,6 +986,13 @@ mod tests {
         corrupt(&with_a().elem(1).raw(&[0x11, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]), "text longer than 31 bits");
         corrupt(&with_a().elem(1).raw(&[0x11, 0x10, 0x41]), "text longer than the value");
         corrupt(&with_a().elem(1).raw(&[0x87, 5, 1, 2, 3, 4, 5]).end(), "decimal of a bad size");
+        corrupt(&with_a().elem(1).attr(1, "x").attr(1, "y").end_attrs().end(), "repeated attribute");
+        // A declaration of prefix a and an attribute named a do not clash.
+        let x = with_a().name("xmlns:a").qname(0, 2, 0).elem(1).attr(2, "urn:a").attr(1, "v").end_attrs().end();
+        assert_eq!(x.ok(), "<a xmlns:a=\"urn:a\" a=\"v\" />");
+        // names 1 u1, 2 u2, 3 p, 4 x, 5 y; p:x in u1 and p:y in u2 on one element.
+        let x = B::new().name("u1").name("u2").name("p").name("x").name("y").qname(1, 3, 4).qname(2, 3, 5);
+        corrupt(&x.elem(1).attr(2, "v").end_attrs().end(), "one prefix, two namespaces");
     }
 
     #[test]
@@ -976,6 +1010,13 @@ mod tests {
         let e = x.decode().unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
         assert!(output_limit(usize::MAX) <= i32::MAX as usize);
+        // ... and so would many attributes of one element, each naming it.
+        let mut x = B::new().name(&"n".repeat(30_000)).qname(0, 0, 1).elem(1);
+        for _ in 0..20_000 {
+            x = x.raw(&[tok::ATTR, 1]);
+        }
+        let e = x.end_attrs().end().decode().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
     }
 
     /// Every truncation and many byte flips of a rich value decode or fail without panicking.
