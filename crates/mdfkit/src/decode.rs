@@ -18,6 +18,7 @@
 //! | uniqueidentifier     | 16    | first three groups little endian, the last 8 bytes as stored       |
 //! | char/varchar         | n     | the collation's code page                                          |
 //! | nchar/nvarchar       | 2n    | UTF-16LE                                                           |
+//! | xml                  | any   | binary XML, decoded to text by [`crate::xmlbin`]                   |
 //!
 //! Sources: SQL Server documentation of each type's storage size; Kalen Delaney, "SQL Server
 //! Internals" (decimal layout); money's byte order taken from the corpus (pubs `titles.price`); checked against the expected values of the corpus
@@ -109,6 +110,7 @@ pub fn decode(
         SqlType::Char | SqlType::VarChar | SqlType::Text => Value::Text(code_page_text(bytes)?),
         SqlType::NChar | SqlType::NVarChar | SqlType::NText => Value::Text(crate::bytes::utf16le(bytes)),
         SqlType::Binary | SqlType::VarBinary | SqlType::Image | SqlType::Timestamp => Value::Binary(bytes.to_vec()),
+        SqlType::Xml => Value::Text(crate::xmlbin::decode_xml(bytes)?),
         other => return Err(Error::unsupported(format!("values of type {} are not decoded yet", other.name()))),
     })
 }

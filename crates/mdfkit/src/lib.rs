@@ -18,6 +18,7 @@ pub mod scan;
 pub mod source;
 pub mod types;
 pub mod value;
+pub mod xmlbin;
 pub mod xpress;
 
 pub use database::{Database, ScanOptions};
