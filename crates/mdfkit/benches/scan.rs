@@ -33,12 +33,13 @@ fn main() {
         })
         .collect();
     let options = ScanOptions::default();
+    let tables: Vec<Vec<_>> = databases.iter().map(|db| db.catalog().tables(false)).collect();
     let (mut pages, mut rows, mut passes) = (0u64, 0u64, 0u32);
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(5) {
-        for db in &databases {
-            for table in db.catalog().tables(false) {
-                if let Ok(stats) = db.scan_batches(&table, &options, |batch| {
+        for (db, tables) in databases.iter().zip(&tables) {
+            for table in tables {
+                if let Ok(stats) = db.scan_batches(table, &options, |batch| {
                     std::hint::black_box(batch.num_rows());
                     Ok(Flow::Continue)
                 }) {

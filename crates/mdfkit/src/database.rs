@@ -204,7 +204,9 @@ impl Database {
                 break;
             }
             let decoder = self.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
-            let mut batch = BatchBuilder::new(&decoder, batch_size);
+            // Small tables should not pay for a full-size batch up front; builders grow as needed.
+            let capacity = batch_size.min(usize::try_from(partition.rows.max(0)).unwrap_or(0) + 1);
+            let mut batch = BatchBuilder::new(&decoder, capacity);
             let mut stopped = false;
             let stats = self.for_each_row_in_partition(table, partition, |record, _| {
                 batch.append(&decoder, record)?;

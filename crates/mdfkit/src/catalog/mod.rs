@@ -47,6 +47,8 @@ pub struct Catalog {
     tables: HashMap<String, TableRows>,
     /// Base table name → object id, from sysschobjs.
     base_table_ids: HashMap<String, i32>,
+    /// Every table, built on first use.
+    table_cache: std::sync::OnceLock<Vec<model::TableInfo>>,
 }
 
 impl Catalog {
@@ -68,7 +70,7 @@ impl Catalog {
                 tables.insert(name.to_string(), base.read_table(id, &format!("sys.{name}"))?);
             }
         }
-        Ok(Catalog { boot, base, objects, tables, base_table_ids })
+        Ok(Catalog { boot, base, objects, tables, base_table_ids, table_cache: std::sync::OnceLock::new() })
     }
 
     pub fn base(&self) -> &BaseTables {

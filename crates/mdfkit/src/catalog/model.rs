@@ -176,6 +176,19 @@ impl Catalog {
     /// tables and internal tables. Microsoft-shipped tables in the `sys` schema (such as
     /// `sys.trace_xe_action_map`) count as system tables.
     pub fn tables(&self, include_system: bool) -> Vec<TableInfo> {
+        self.all_tables()
+            .iter()
+            .filter(|t| include_system || (t.object_type == "U" && !(t.is_ms_shipped && t.schema == "sys")))
+            .cloned()
+            .collect()
+    }
+
+    /// Every table (user, system base and internal), built once from the base tables.
+    fn all_tables(&self) -> &[TableInfo] {
+        self.table_cache.get_or_init(|| self.build_tables())
+    }
+
+    fn build_tables(&self) -> Vec<TableInfo> {
         let schemas = self.schema_names();
         let mut partitions: HashMap<i32, Vec<(i32, PartitionInfo)>> = HashMap::new();
         let mut unit_kinds: HashMap<i64, Vec<(i64, i64, i64)>> = HashMap::new();
@@ -220,8 +233,7 @@ impl Catalog {
             let object_type = obj.text("type").trim().to_string();
             let schema = schemas.get(&obj.int("nsid")).cloned().unwrap_or_else(|| format!("schema{}", obj.int("nsid")));
             let is_ms_shipped = obj.int("status") & OBJECT_MS_SHIPPED != 0;
-            let user = object_type == "U" && !(is_ms_shipped && schema == "sys");
-            let wanted = user || (include_system && matches!(object_type.as_str(), "U" | "S" | "IT"));
+            let wanted = matches!(object_type.as_str(), "U" | "S" | "IT");
             if !wanted || obj.int("nsclass") != 0 {
                 continue;
             }
