@@ -55,3 +55,22 @@ fn a_single_file_database_has_no_missing_files() {
     let db = Database::open(&[dir.join("big/jdhj-edx__adventureworkslt2012_data.mdf")]).unwrap();
     assert!(db.missing_files().is_empty());
 }
+
+/// A TDE database: the boot page is clear, the catalog pages are ciphertext. Simulated by filling
+/// pubs' first sysallocunits page (1:16) with pseudo-random bytes.
+#[test]
+fn an_encrypted_database_is_reported_as_such() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut bytes = std::fs::read(dir.join("mdf/itsligo-sampledbs__pubs.mdf")).unwrap();
+    let mut x = 0x1234_5678_9abc_def0u64;
+    for b in &mut bytes[16 * 8192..17 * 8192] {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        *b = x as u8;
+    }
+    let source = mdfkit::source::DataFiles::from_memory(vec![("tde.mdf".into(), bytes)]).unwrap();
+    let err = Database::from_source(std::sync::Arc::new(source)).err().expect("must not open");
+    assert_eq!(err.kind(), ErrorKind::Unsupported);
+    assert!(err.to_string().contains("Transparent Data Encryption"), "{err}");
+}

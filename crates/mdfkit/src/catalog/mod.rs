@@ -56,7 +56,18 @@ impl Catalog {
     pub fn load(reader: PageReader) -> Result<Self> {
         let boot_page = reader.read(BOOT_PAGE)?;
         let boot = BootPage::parse(&boot_page)?;
-        let base = BaseTables::bootstrap(reader, &boot)?;
+        let base = match BaseTables::bootstrap(reader.clone(), &boot) {
+            Ok(base) => base,
+            Err(e) if looks_encrypted(&reader, boot.first_sys_indexes) => {
+                return Err(Error::unsupported(format!(
+                    "the database is encrypted with Transparent Data Encryption: its boot page is readable but \
+                     its pages are not (page {} holds no page header, only ciphertext); mdfkit cannot read \
+                     TDE databases ({e})",
+                    boot.first_sys_indexes
+                )))
+            }
+            Err(e) => return Err(e),
+        };
         let objects = base.read_table(SYSSCHOBJS_ID, "sys.sysschobjs")?;
         let mut base_table_ids = HashMap::new();
         for row in objects.iter() {
@@ -110,4 +121,22 @@ impl Catalog {
             .ok_or_else(|| Error::not_found(format!("no system base table named {name}")))?;
         self.base.read_table(id, &format!("sys.{key}"))
     }
+}
+
+/// Whether page `id` looks like ciphertext: no valid page header, and its bytes spread over
+/// nearly every byte value. TDE encrypts every page but the boot page and file headers, page
+/// headers included, so a database whose boot page parses but whose first catalog page is noise
+/// is taken to be encrypted (Microsoft: "Database Encryption Key (DEK) management" — the DEK is in
+/// the unencrypted boot page; page headers are encrypted too).
+fn looks_encrypted(reader: &PageReader, id: crate::page::PageId) -> bool {
+    let mut buf = vec![0u8; crate::page::PAGE_SIZE];
+    if reader.source().read_raw(id, &mut buf).is_err() {
+        return false;
+    }
+    let header_ok = crate::page::PageHeader::parse(&buf).is_ok_and(|h| buf[0] == 1 && h.this_page == id);
+    let mut seen = [false; 256];
+    for &b in &buf {
+        seen[b as usize] = true;
+    }
+    !header_ok && seen.iter().filter(|&&s| s).count() > 240
 }
