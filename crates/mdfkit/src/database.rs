@@ -141,6 +141,7 @@ impl Database {
         table: &TableInfo,
         mut each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
     ) -> Result<ScanStats> {
+        check_has_storage(table)?;
         let mut total = ScanStats::default();
         for partition in &table.partitions {
             let mut stopped = false;
@@ -196,6 +197,7 @@ impl Database {
         options: &ScanOptions,
         mut each: impl FnMut(RecordBatch) -> Result<Flow>,
     ) -> Result<ScanStats> {
+        check_has_storage(table)?;
         let mut total = ScanStats::default();
         let batch_size = options.batch_size.max(1);
         let mut remaining = options.limit.unwrap_or(u64::MAX);
@@ -255,6 +257,18 @@ impl Default for ScanOptions {
     fn default() -> Self {
         ScanOptions { columns: None, batch_size: 65_536, limit: None }
     }
+}
+
+/// A table without rowsets in the data file (a memory-optimized table keeps its rows elsewhere, in
+/// checkpoint files) must not read as empty.
+fn check_has_storage(table: &TableInfo) -> Result<()> {
+    if table.partitions.is_empty() {
+        return Err(Error::unsupported(
+            "has no rowsets in the data files (memory-optimized, or stored outside them): not supported",
+        )
+        .in_object(table.qualified_name()));
+    }
+    Ok(())
 }
 
 /// Whether the file starts like a SQL Server backup (Microsoft Tape Format or compressed).

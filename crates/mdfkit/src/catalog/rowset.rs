@@ -167,3 +167,77 @@ pub fn read_column(record: &Record, column: &PhysicalColumn) -> Result<Value> {
         _ => Value::Binary(bytes.to_vec()),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::tests::build_record;
+
+    /// A sysrscols row as the corpus files store it: 50 fixed bytes, then colguid (var).
+    fn sysrscols_row(rsid: i64, rscolid: i32, ti: u32, offset: i16, null_bit: u16, status: i32) -> Vec<u8> {
+        let mut fixed = Vec::new();
+        fixed.extend_from_slice(&rsid.to_le_bytes());
+        fixed.extend_from_slice(&rscolid.to_le_bytes());
+        fixed.extend_from_slice(&rscolid.to_le_bytes()); // hbcolid
+        fixed.extend_from_slice(&0i64.to_le_bytes()); // rcmodified
+        fixed.extend_from_slice(&ti.to_le_bytes());
+        fixed.extend_from_slice(&872468488u32.to_le_bytes()); // cid
+        fixed.extend_from_slice(&0i16.to_le_bytes()); // ordkey
+        fixed.extend_from_slice(&0i16.to_le_bytes()); // maxinrowlen
+        fixed.extend_from_slice(&status.to_le_bytes());
+        fixed.extend_from_slice(&(u32::from(offset as u16) | (9 << 16)).to_le_bytes());
+        fixed.extend_from_slice(&u32::from(null_bit).to_le_bytes());
+        fixed.extend_from_slice(&3i16.to_le_bytes()); // bitpos
+        assert_eq!(fixed.len(), 50);
+        build_record(&fixed, 13, &[], &[])
+    }
+
+    #[test]
+    fn decodes_a_sysrscols_row() {
+        let r = sysrscols_row(196608, 4, 231 | (256 << 8), -2, 4, RSCOL_DROPPED);
+        let (rowset, c) = parse_sysrscols_row(&Record::parse(&r).unwrap()).unwrap();
+        assert_eq!(rowset, 196608);
+        assert_eq!(c.rowset_column_id, 4);
+        assert_eq!(c.type_info.spelling(), "nvarchar(128)");
+        assert_eq!(c.location(), ColumnLocation::Variable(1));
+        assert_eq!((c.internal_offset, c.null_bit, c.bit_position), (9, 4, 3));
+        assert!(c.is_dropped() && !c.is_uniquifier());
+        let r = sysrscols_row(5, 1, 56, 4, 1, 0);
+        let (_, c) = parse_sysrscols_row(&Record::parse(&r).unwrap()).unwrap();
+        assert_eq!(c.location(), ColumnLocation::Fixed(4));
+        assert!(parse_sysrscols_row(&Record::parse(&build_record(&[0; 20], 2, &[], &[])).unwrap()).is_err());
+    }
+
+    #[test]
+    fn reads_each_kind_of_base_table_column() {
+        let column = |ti: u32, offset: i16, null_bit: u16| PhysicalColumn {
+            rowset_column_id: 1,
+            hb_column_id: 1,
+            type_info: TypeInfo::from_ti(ti),
+            collation_id: 0,
+            key_ordinal: 0,
+            max_inrow_length: 0,
+            status: 0,
+            leaf_offset: offset,
+            internal_offset: 0,
+            null_bit,
+            bit_position: 0,
+        };
+        let mut fixed = 34i32.to_le_bytes().to_vec();
+        fixed.extend_from_slice(b"U ");
+        fixed.extend_from_slice(&[0x2c, 0x01, 0, 0, 0x1a, 0x9c, 0, 0]); // datetime
+        let name: Vec<u8> = "sysschobjs".encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
+        let r = build_record(&fixed, 5, &[4], &[&name]);
+        let rec = Record::parse(&r).unwrap();
+        assert_eq!(read_column(&rec, &column(56, 4, 1)).unwrap(), Value::Int(34));
+        assert_eq!(read_column(&rec, &column(175 | (2 << 8), 8, 2)).unwrap(), Value::text("U "));
+        assert_eq!(read_column(&rec, &column(231 | (256 << 8), -1, 3)).unwrap(), Value::text("sysschobjs"));
+        assert_eq!(read_column(&rec, &column(56, 4, 4)).unwrap(), Value::Null, "null bit set");
+        assert_eq!(read_column(&rec, &column(56, 40, 5)).unwrap(), Value::Null, "past the fixed part");
+        assert_eq!(
+            read_column(&rec, &column(61, 10, 5)).unwrap().to_string(),
+            "2009-05-31 00:00:01.000",
+            "datetime: 300 ticks, 39962 days"
+        );
+    }
+}
