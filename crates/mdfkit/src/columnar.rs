@@ -16,6 +16,7 @@
 //! | datetimeoffset(n)             | Struct { utc: Timestamp(µs/ns, "UTC"), offset_minutes: Int16 } |
 //! | char / varchar / text / nchar / nvarchar / ntext / xml | Utf8                        |
 //! | binary / varbinary / image, CLR types | Binary                                       |
+//! | sql_variant                   | Struct { base_type: Utf8 (e.g. `decimal(9,2)`), value: Utf8 (SQL Server's spelling) } |
 //! | uniqueidentifier              | FixedSizeBinary(16), RFC 4122 byte order: a UUID reader gives the string SQL Server prints |
 //! | rowversion / timestamp        | FixedSizeBinary(8)                                   |
 //!
@@ -68,9 +69,10 @@ pub fn arrow_type(t: &TypeInfo) -> DataType {
         DateTime2 => DataType::Timestamp(fine_unit(t.scale), None),
         DateTimeOffset => DataType::Struct(offset_fields(t.scale)),
         Char | VarChar | Text | NChar | NVarChar | NText | Xml => DataType::Utf8,
+        SqlVariant => DataType::Struct(variant_fields()),
         UniqueIdentifier => DataType::FixedSizeBinary(16),
         Timestamp => DataType::FixedSizeBinary(8),
-        Binary | VarBinary | Image | Clr | SqlVariant | Unknown(_) => DataType::Binary,
+        Binary | VarBinary | Image | Clr | Unknown(_) => DataType::Binary,
     }
 }
 
@@ -80,6 +82,10 @@ fn fine_unit(scale: u8) -> TimeUnit {
     } else {
         TimeUnit::Nanosecond
     }
+}
+
+fn variant_fields() -> Fields {
+    Fields::from(vec![Field::new("base_type", DataType::Utf8, false), Field::new("value", DataType::Utf8, false)])
 }
 
 fn offset_fields(scale: u8) -> Fields {
@@ -128,6 +134,7 @@ enum ColumnBuilder {
     TsUs(TimestampMicrosecondBuilder),
     TsNs(TimestampNanosecondBuilder),
     Offset(StructBuilder),
+    Variant(StructBuilder),
     Text(StringBuilder),
     Bin(BinaryBuilder),
     Fixed(FixedSizeBinaryBuilder),
@@ -209,6 +216,9 @@ impl ColumnBuilder {
             DataType::Timestamp(TimeUnit::Nanosecond, _) => {
                 ColumnBuilder::TsNs(TimestampNanosecondBuilder::with_capacity(capacity))
             }
+            DataType::Struct(fields) if t.sql_type == SqlVariant => {
+                ColumnBuilder::Variant(StructBuilder::from_fields(fields, capacity))
+            }
             DataType::Struct(fields) => ColumnBuilder::Offset(StructBuilder::from_fields(fields, capacity)),
             DataType::Utf8 => ColumnBuilder::Text(StringBuilder::with_capacity(capacity, capacity * 16)),
             DataType::FixedSizeBinary(n) => ColumnBuilder::Fixed(FixedSizeBinaryBuilder::with_capacity(capacity, n)),
@@ -238,6 +248,10 @@ impl ColumnBuilder {
             ColumnBuilder::TsNs(b) => b.append_null(),
             ColumnBuilder::Offset(b) => {
                 append_offset_parts(b, 0, 0);
+                b.append(false);
+            }
+            ColumnBuilder::Variant(b) => {
+                append_variant_parts(b, "", "");
                 b.append(false);
             }
             ColumnBuilder::Text(b) => b.append_null(),
@@ -290,6 +304,13 @@ impl ColumnBuilder {
                 append_offset_parts(b, utc, read_i16(bytes, split).ok_or_else(bad)?);
                 b.append(true);
             }
+            ColumnBuilder::Variant(b) => {
+                let collation = plan.column.collation_id;
+                let (base, value) =
+                    crate::decode::decode_variant(bytes, &|v| crate::collation::decode_text(collation, v))?;
+                append_variant_parts(b, &base, &value.to_string());
+                b.append(true);
+            }
             ColumnBuilder::Text(b) => {
                 text.clear();
                 match t.sql_type {
@@ -298,9 +319,6 @@ impl ColumnBuilder {
                     _ => text.push_str(&crate::collation::decode_text(plan.column.collation_id, bytes)?),
                 }
                 b.append_value(text.as_str());
-            }
-            ColumnBuilder::Bin(_) if t.sql_type == SqlType::SqlVariant => {
-                return Err(Error::unsupported("values of type sql_variant are not decoded yet"))
             }
             ColumnBuilder::Bin(b) => b.append_value(bytes),
             ColumnBuilder::Fixed(b) => {
@@ -336,7 +354,7 @@ impl ColumnBuilder {
             ColumnBuilder::TsMs(b) => Arc::new(b.finish()),
             ColumnBuilder::TsUs(b) => Arc::new(b.finish()),
             ColumnBuilder::TsNs(b) => Arc::new(b.finish()),
-            ColumnBuilder::Offset(b) => Arc::new(b.finish()),
+            ColumnBuilder::Offset(b) | ColumnBuilder::Variant(b) => Arc::new(b.finish()),
             ColumnBuilder::Text(b) => Arc::new(b.finish()),
             ColumnBuilder::Bin(b) => Arc::new(b.finish()),
             ColumnBuilder::Fixed(b) => Arc::new(b.finish()),
@@ -361,6 +379,15 @@ fn append_offset_parts(b: &mut StructBuilder, utc: i64, offset: i16) {
     }
     if let Some(o) = b.field_builder::<Int16Builder>(1) {
         o.append_value(offset);
+    }
+}
+
+fn append_variant_parts(b: &mut StructBuilder, base: &str, value: &str) {
+    if let Some(t) = b.field_builder::<StringBuilder>(0) {
+        t.append_value(base);
+    }
+    if let Some(v) = b.field_builder::<StringBuilder>(1) {
+        v.append_value(value);
     }
 }
 

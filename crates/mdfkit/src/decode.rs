@@ -111,8 +111,67 @@ pub fn decode(
         SqlType::NChar | SqlType::NVarChar | SqlType::NText => Value::Text(crate::bytes::utf16le(bytes)),
         SqlType::Binary | SqlType::VarBinary | SqlType::Image | SqlType::Timestamp => Value::Binary(bytes.to_vec()),
         SqlType::Xml => Value::Text(crate::xmlbin::decode_xml(bytes)?),
+        SqlType::SqlVariant => decode_variant(bytes, code_page_text)?.1,
         other => return Err(Error::unsupported(format!("values of type {} are not decoded yet", other.name()))),
     })
+}
+
+/// A sql_variant value: its base type's spelling and the value.
+///
+/// ```text
+///  | base type id (1) | version = 1 (1) | properties | value in the base type's storage form |
+/// ```
+/// Properties: none for fixed-size types; max length (2) and collation id (4) for char, varchar,
+/// nchar and nvarchar; max length (2) for binary and varbinary; precision and scale (1 each) for
+/// decimal and numeric; scale (1) for time, datetime2 and datetimeoffset. The layouts without
+/// properties and the string layout are read from the corpus (sysobjvalues.value holds int,
+/// bigint, bit and nvarchar variants); the others follow the TDS SSVARIANT properties.
+pub fn decode_variant(bytes: &[u8], code_page_text: &dyn Fn(&[u8]) -> Result<String>) -> Result<(String, Value)> {
+    let bad = || Error::corrupt(format!("sql_variant value of {} bytes", bytes.len()));
+    let (&base, rest) = bytes.split_first().ok_or_else(bad)?;
+    let rest = rest.get(1..).ok_or_else(bad)?;
+    let sql_type = SqlType::from_id(base);
+    let mut ty = TypeInfo { sql_type, max_length: 0, precision: 0, scale: 0 };
+    let (props, collation) = match sql_type {
+        SqlType::Char | SqlType::VarChar | SqlType::NChar | SqlType::NVarChar => {
+            ty.max_length = read_i16(rest, 0).ok_or_else(bad)?;
+            (6, Some(read_u32(rest, 2).ok_or_else(bad)?))
+        }
+        SqlType::Binary | SqlType::VarBinary => {
+            ty.max_length = read_i16(rest, 0).ok_or_else(bad)?;
+            (2, None)
+        }
+        SqlType::Decimal | SqlType::Numeric => {
+            ty.precision = *rest.first().ok_or_else(bad)?;
+            ty.scale = *rest.get(1).ok_or_else(bad)?;
+            (2, None)
+        }
+        SqlType::Time | SqlType::DateTime2 | SqlType::DateTimeOffset => {
+            ty.scale = *rest.first().ok_or_else(bad)?;
+            (1, None)
+        }
+        SqlType::SqlVariant
+        | SqlType::Xml
+        | SqlType::Text
+        | SqlType::NText
+        | SqlType::Image
+        | SqlType::Clr
+        | SqlType::Unknown(_) => return Err(Error::corrupt(format!("sql_variant with base type {}", sql_type.name()))),
+        other => {
+            ty.max_length = other_fixed_length(other);
+            (0, None)
+        }
+    };
+    let value = rest.get(props..).ok_or_else(bad)?;
+    let decoded = match collation {
+        Some(id) => decode(&ty, value, 0, &|b| crate::collation::decode_text(id, b))?,
+        None => decode(&ty, value, 0, code_page_text)?,
+    };
+    Ok((ty.spelling(), decoded))
+}
+
+fn other_fixed_length(t: SqlType) -> i16 {
+    TypeInfo { sql_type: t, max_length: 0, precision: 0, scale: 0 }.fixed_length().unwrap_or(0) as i16
 }
 
 /// `value / 10^scale` with exactly `scale` decimals, as SQL Server prints decimal and money.
@@ -231,6 +290,21 @@ mod tests {
     fn guids_in_sql_server_byte_order() {
         let b = [0x33, 0x22, 0x11, 0x00, 0x55, 0x44, 0x77, 0x66, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff];
         assert_eq!(text(ti(SqlType::UniqueIdentifier, 0, 0, 16), &b), "00112233-4455-6677-8899-AABBCCDDEEFF");
+    }
+
+    #[test]
+    fn sql_variants_as_stored_in_sysobjvalues() {
+        let cp = |b: &[u8]| Ok(crate::collation::decode_cp1252(b));
+        let (t, v) = decode_variant(&[0x38, 0x01, 0x02, 0, 0, 0], &cp).unwrap();
+        assert_eq!((t.as_str(), v), ("int", Value::Int(2)));
+        let mut nv = vec![0xE7, 0x01, 0x08, 0x02, 0x08, 0xD0, 0x00, 0x34];
+        nv.extend("Launcher.dll".encode_utf16().flat_map(|u| u.to_le_bytes()));
+        let (t, v) = decode_variant(&nv, &cp).unwrap();
+        assert_eq!((t.as_str(), v.to_string().as_str()), ("nvarchar(260)", "Launcher.dll"));
+        let (t, v) = decode_variant(&[0x6A, 0x01, 9, 2, 1, 0x10, 0x27, 0, 0], &cp).unwrap();
+        assert_eq!((t.as_str(), v.to_string().as_str()), ("decimal(9,2)", "100.00"));
+        assert!(decode_variant(&[0x38], &cp).is_err());
+        assert!(decode_variant(&[0x62, 0x01, 0], &cp).is_err(), "a variant cannot hold a variant");
     }
 
     #[test]
