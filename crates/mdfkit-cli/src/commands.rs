@@ -187,10 +187,19 @@ pub fn sys(args: &[String], format: Format) -> Outcome {
     Ok(())
 }
 
+/// With `--include-ghosts`, the column that says whether a row is a ghost (deleted) record.
+const GHOST_COLUMN: &str = "__ghost";
+
 /// Rows shown at most on a terminal without `--limit`, so a big table does not flood it.
 const TERMINAL_ROWS: u64 = 1000;
 
-pub fn cat(args: &[String], limit: Option<u64>, columns: Option<&[String]>, format: Option<Format>) -> Outcome {
+pub fn cat(
+    args: &[String],
+    limit: Option<u64>,
+    columns: Option<&[String]>,
+    format: Option<Format>,
+    include_ghosts: bool,
+) -> Outcome {
     let (files, table) = split_files_and_name(args, true);
     let db = Database::open(&files)?;
     let name = table.unwrap_or_default();
@@ -210,13 +219,19 @@ pub fn cat(args: &[String], limit: Option<u64>, columns: Option<&[String]>, form
     let mut ghosts = 0;
     for partition in &table.partitions {
         let decoder = RowDecoder::new(&db, &table, partition.partition_id, columns)?;
-        let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
+        let mut names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
+        if include_ghosts {
+            names.push(GHOST_COLUMN.to_string());
+        }
         header.get_or_insert(names);
-        let stats = db.for_each_row_in_partition(&table, partition, |record, _| {
+        let stats = db.for_each_record_in_partition(&table, partition, include_ghosts, |record, location| {
             if limit.is_some_and(|l| count >= l) {
                 return Ok(Flow::Stop);
             }
             decoder.decode(record, &mut values)?;
+            if include_ghosts {
+                values.push(Value::bit(location.ghost));
+            }
             count += 1;
             buffered.push(values.clone());
             if matches!(format, Format::Csv | Format::Jsonl) && buffered.len() >= 1024 {
@@ -236,7 +251,7 @@ pub fn cat(args: &[String], limit: Option<u64>, columns: Option<&[String]>, form
     let h = header.unwrap_or_default();
     write_batch(&mut out, format, &h, &buffered, first_batch)?;
     out.flush()?;
-    if terminal && ghosts > 0 {
+    if terminal && ghosts > 0 && !include_ghosts {
         eprintln!("({ghosts} ghost (deleted) records skipped)");
     }
     Ok(())

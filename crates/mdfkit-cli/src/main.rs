@@ -85,6 +85,9 @@ enum Command {
         /// Output format (default: table on a terminal, csv when piped)
         #[arg(long, value_enum)]
         format: Option<Format>,
+        /// Also return ghost records (deleted rows not yet cleaned up), with a `__ghost` column
+        #[arg(long)]
+        include_ghosts: bool,
     },
     /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files, one file per table
     #[command(
@@ -156,7 +159,9 @@ fn main() -> ExitCode {
         Command::Export { files, tables, all, format, output, columns } => {
             commands::export(&files.files, &tables, all, format.into(), &output, columns.as_deref())
         }
-        Command::Cat { args, limit, columns, format } => commands::cat(&args, limit, columns.as_deref(), format),
+        Command::Cat { args, limit, columns, format, include_ghosts } => {
+            commands::cat(&args, limit, columns.as_deref(), format, include_ghosts)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

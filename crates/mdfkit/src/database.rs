@@ -168,6 +168,18 @@ impl Database {
         partition: &PartitionInfo,
         each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
     ) -> Result<ScanStats> {
+        self.for_each_record_in_partition(table, partition, false, each)
+    }
+
+    /// Like [`Database::for_each_row_in_partition`]; with `include_ghosts` ghost (deleted, not yet
+    /// cleaned up) records are passed too, marked in their [`RowLocation`].
+    pub fn for_each_record_in_partition(
+        &self,
+        table: &TableInfo,
+        partition: &PartitionInfo,
+        include_ghosts: bool,
+        each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
+    ) -> Result<ScanStats> {
         let name = table.qualified_name();
         if partition.data_compression != 0 {
             return Err(Error::unsupported(format!(
@@ -180,7 +192,7 @@ impl Database {
             Error::corrupt(format!("partition {} has no in-row allocation unit", partition.partition_id))
                 .in_object(name.clone())
         })?;
-        scan::for_each_row(&self.reader, unit, table.is_heap, each).map_err(|e| e.in_object(name))
+        scan::for_each_row(&self.reader, unit, table.is_heap, include_ghosts, each).map_err(|e| e.in_object(name))
     }
 
     /// A decoder for partition `partition_id` of `table`, returning the columns named in

@@ -8,7 +8,8 @@
 //!   is skipped, so no row is returned twice.
 //! - **Clustered indexes** are read along the leaf level from the allocation unit's first page via
 //!   next-page links; a link back to a page already read is reported as a cycle.
-//! - Ghost records (deleted rows not yet cleaned up) are skipped and counted.
+//! - Ghost records (deleted rows not yet cleaned up) are skipped and counted, or returned marked
+//!   as ghosts when asked for (forensics).
 //!
 //! Sources: Paul Randal, "Inside the Storage Engine: IAM pages", "Anatomy of a record" (forwarding
 //! stubs hold an 8-byte RID: page, file, slot) and "Ghost cleanup in depth"; checked on the corpus
@@ -45,6 +46,8 @@ pub enum Flow {
 pub struct RowLocation {
     pub page: PageId,
     pub slot: u16,
+    /// A ghost record: deleted, not yet cleaned up (returned only when asked for).
+    pub ghost: bool,
 }
 
 /// The data pages of a heap allocation unit, in allocation order.
@@ -85,6 +88,7 @@ pub fn for_each_row(
     reader: &PageReader,
     unit: &AllocationUnit,
     is_heap: bool,
+    include_ghosts: bool,
     mut each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
 ) -> Result<ScanStats> {
     let mut stats = ScanStats::default();
@@ -92,13 +96,20 @@ pub fn for_each_row(
         stats.pages += 1;
         for slot in 0..page.slot_count() {
             let Some(bytes) = page.slot_bytes(slot)? else { continue };
-            let location = RowLocation { page: page.id(), slot };
+            let location = RowLocation { page: page.id(), slot, ghost: false };
             let at_slot = |e: Error| e.at_page(page.id()).at_slot(slot);
             match RecordType::from_status(bytes[0]) {
                 RecordType::Primary => {
                     let record = Record::parse(bytes).map_err(at_slot)?;
                     stats.rows += 1;
                     if each(&record, location)? == Flow::Stop {
+                        return Ok(Flow::Stop);
+                    }
+                }
+                RecordType::GhostData if include_ghosts => {
+                    stats.ghost_records += 1;
+                    let record = Record::parse(bytes).map_err(at_slot)?;
+                    if each(&record, RowLocation { ghost: true, ..location })? == Flow::Stop {
                         return Ok(Flow::Stop);
                     }
                 }
@@ -223,7 +234,7 @@ fn forwarding_target(stub: &[u8]) -> Result<RowLocation> {
     if page.is_null() {
         return Err(Error::corrupt("forwarding stub points at page 0:0"));
     }
-    Ok(RowLocation { page, slot })
+    Ok(RowLocation { page, slot, ghost: false })
 }
 
 #[cfg(test)]
@@ -233,7 +244,7 @@ mod tests {
     #[test]
     fn reads_the_rid_of_a_forwarding_stub() {
         let stub = [0x04, 0x9a, 0, 0, 0, 1, 0, 3, 0];
-        assert_eq!(forwarding_target(&stub).unwrap(), RowLocation { page: PageId::new(1, 154), slot: 3 });
+        assert_eq!(forwarding_target(&stub).unwrap(), RowLocation { page: PageId::new(1, 154), slot: 3, ghost: false });
         assert!(forwarding_target(&stub[..8]).is_err());
         assert!(forwarding_target(&[0x04, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
     }

@@ -1,0 +1,82 @@
+//! The `mdfkit` binary as a user runs it: output, exit codes, help.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn corpus() -> Option<PathBuf> {
+    let dir = std::env::var_os("MDFKIT_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    if dir.join("MANIFEST.tsv").is_file() {
+        return Some(dir);
+    }
+    assert!(std::env::var_os("CI").is_none(), "corpus not found at {}: CI must run the CLI tests", dir.display());
+    eprintln!("\n*** SKIPPED: corpus not found at {} (set MDFKIT_CORPUS) ***\n", dir.display());
+    None
+}
+
+fn mdfkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mdfkit")).args(args).output().expect("run mdfkit")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn exit_codes_tell_success_bad_input_and_other_failures() {
+    let Some(dir) = corpus() else { return };
+    let pubs = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
+    let pubs = pubs.to_str().unwrap();
+    let ok = mdfkit(&["tables", pubs, "--format", "csv"]);
+    assert_eq!(ok.status.code(), Some(0));
+    assert!(text(&ok.stdout).contains("dbo.authors,2105058535,U,clustered,1,23,"), "{}", text(&ok.stdout));
+
+    let manifest = dir.join("MANIFEST.tsv");
+    let bad = mdfkit(&["info", manifest.to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(2));
+    let message = text(&bad.stderr);
+    assert!(
+        message.starts_with("mdfkit: ") && message.contains("MANIFEST.tsv") && message.lines().count() == 1,
+        "{message}"
+    );
+
+    let unknown = mdfkit(&["schema", pubs, "dbo.nosuchtable"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(text(&unknown.stderr).contains("no table named dbo.nosuchtable"));
+}
+
+#[test]
+fn cat_returns_ghost_records_only_when_asked() {
+    let Some(dir) = corpus() else { return };
+    let db = dir.join("mdf/sirratul-chef-zilla__app_data-2c9f8707-aspnet-chef-zilla-20200724080934.mdf");
+    let db = db.to_str().unwrap();
+    let live = mdfkit(&["cat", db, "Carts", "--format", "csv"]);
+    assert_eq!(text(&live.stdout).lines().count(), 1, "header only: the table has no live rows");
+    let all = mdfkit(&["cat", db, "Carts", "--format", "csv", "--include-ghosts"]);
+    let out = text(&all.stdout);
+    assert!(out.lines().next().unwrap().ends_with(",__ghost"));
+    assert!(out.contains("22,30d9d212-09a0-4acb-a365-b1af77db2df4,6,Air Fryer Beef Chops,300,3,1"), "{out}");
+}
+
+#[test]
+fn export_writes_one_file_per_table_with_a_summary() {
+    let Some(dir) = corpus() else { return };
+    let out = std::env::temp_dir().join(format!("mdfkit-cli-export-{}", std::process::id()));
+    let db = dir.join("big/jdhj-edx__adventureworkslt2012_data.mdf");
+    let run = mdfkit(&["export", db.to_str().unwrap(), "--all", "--format", "jsonl", "-o", out.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let lines = std::fs::read_to_string(out.join("SalesLT.Customer.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 847);
+    assert!(text(&run.stderr).contains("exported 12 of 12 tables"), "{}", text(&run.stderr));
+    std::fs::remove_dir_all(out).ok();
+}
+
+#[test]
+fn every_command_has_help_with_an_example() {
+    for command in ["info", "tables", "schema", "sys", "cat", "export"] {
+        let help = mdfkit(&[command, "--help"]);
+        assert_eq!(help.status.code(), Some(0));
+        assert!(text(&help.stdout).contains("mdfkit "), "{command} --help has no example");
+    }
+}
