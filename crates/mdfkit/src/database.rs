@@ -150,10 +150,7 @@ impl Database {
                 stopped = flow == Flow::Stop;
                 Ok(flow)
             })?;
-            total.rows += stats.rows;
-            total.pages += stats.pages;
-            total.ghost_records += stats.ghost_records;
-            total.forwarded_rows += stats.forwarded_rows;
+            total += stats;
             if stopped {
                 break;
             }
@@ -233,10 +230,7 @@ impl Database {
             if !batch.is_empty() && !stopped {
                 stopped = each(batch.finish()?)? == Flow::Stop;
             }
-            total.rows += stats.rows;
-            total.pages += stats.pages;
-            total.ghost_records += stats.ghost_records;
-            total.forwarded_rows += stats.forwarded_rows;
+            total += stats;
             if stopped {
                 break;
             }

@@ -126,8 +126,7 @@ pub fn export_table(
                     }
                     Ok(Flow::Continue)
                 })?;
-                total.rows += stats.rows;
-                total.ghost_records += stats.ghost_records;
+                total += stats;
             }
             out.flush().map_err(io)?;
             progress(rows);

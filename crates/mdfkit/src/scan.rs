@@ -34,6 +34,15 @@ pub struct ScanStats {
     pub forwarded_rows: u64,
 }
 
+impl std::ops::AddAssign for ScanStats {
+    fn add_assign(&mut self, other: ScanStats) {
+        self.rows += other.rows;
+        self.pages += other.pages;
+        self.ghost_records += other.ghost_records;
+        self.forwarded_rows += other.forwarded_rows;
+    }
+}
+
 /// Whether a scan goes on after a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
