@@ -538,11 +538,13 @@ fn map_data_block(
         let start = stream.data + MQDA_PREFIX;
         let page_total = (len - MQDA_PREFIX) / page;
         let mut extent = 0u64;
+        let mut previous: Option<PageId> = None;
         while extent * EXTENT_PAGES < page_total {
             let first = extent * EXTENT_PAGES;
             let count = EXTENT_PAGES.min(page_total - first);
             let at = start + first * page;
-            if let Some(base) = identify_extent(src, path, at, count)? {
+            if let Some(base) = identify_extent(src, path, at, count, previous)? {
+                previous = Some(base);
                 for k in 0..count {
                     let Some(page_no) = base.page.checked_add(k as u32) else {
                         break;
@@ -557,10 +559,25 @@ fn map_data_block(
 }
 
 /// The first page of the extent whose `count` pages start at `at`: every page with a header
-/// (version 1, non-zero file id) must name the same extent, at its own position in it. `None`
-/// when no page names itself.
-fn identify_extent(src: &dyn ByteSource, path: &Path, at: u64, count: u64) -> Result<Option<PageId>> {
-    let mut found: Option<(PageId, u64)> = None;
+/// (version 1, non-zero file id) must name a page at its own position in an extent. `None` when
+/// no page names itself.
+///
+/// Pages that are not allocated keep whatever was last written there, header included, so an
+/// extent may hold pages naming another extent: sharepoint_config.bak's copy of extent 1:288
+/// holds 1:288 and then seven pages calling themselves 1:7273..1:7279 (and no other copy of
+/// 1:7272 is in the backup). When the pages name more than one extent, the data stream's order
+/// decides: extents follow one another in increasing (file, page) order within a data stream, so
+/// the first extent after `previous` (the extent before it in the stream) is taken. Without a
+/// previous extent, or with none of the named extents after it, the extent is an error.
+fn identify_extent(
+    src: &dyn ByteSource,
+    path: &Path,
+    at: u64,
+    count: u64,
+    previous: Option<PageId>,
+) -> Result<Option<PageId>> {
+    // Each extent named, with the first page naming it.
+    let mut named: Vec<(PageId, u64)> = Vec::new();
     for k in 0..count {
         let offset = at + k * PAGE_SIZE as u64;
         let mut h = [0u8; 38];
@@ -572,27 +589,42 @@ fn identify_extent(src: &dyn ByteSource, path: &Path, at: u64, count: u64) -> Re
             continue;
         }
         let position = u64::from(page_no) % EXTENT_PAGES;
-        let base = PageId::new(file, page_no - position as u32);
-        let consistent = position == k && !matches!(found, Some((b, _)) if b != base);
-        if !consistent {
-            let (other, other_k) = found.unwrap_or((base, k));
+        if position != k {
             return Err(error_at(
                 path,
                 ErrorKind::Corrupt,
                 offset,
                 format!(
-                    "page {k} of the extent at byte {at} says it is page {file}:{page_no}, but {}: the data stream's extents are out of step",
-                    if position != k {
-                        format!("that is position {position} of its extent")
-                    } else {
-                        format!("page {other_k} puts the extent at {other}")
-                    }
+                    "page {k} of the extent at byte {at} says it is page {file}:{page_no}, but that is position {position} of its extent: the data stream's extents are out of step"
                 ),
             ));
         }
-        found = Some((base, k));
+        let base = PageId::new(file, page_no - position as u32);
+        if !named.iter().any(|(b, _)| *b == base) {
+            named.push((base, k));
+        }
     }
-    Ok(found.map(|(b, _)| b))
+    match named.as_slice() {
+        [] => Ok(None),
+        [(base, _)] => Ok(Some(*base)),
+        [(first, first_k), (other, other_k), ..] => {
+            let next = previous.and_then(|p| named.iter().map(|(b, _)| *b).filter(|b| *b > p).min());
+            next.map(Some).ok_or_else(|| {
+                error_at(
+                    path,
+                    ErrorKind::Corrupt,
+                    at + other_k * PAGE_SIZE as u64,
+                    format!(
+                        "page {other_k} of the extent at byte {at} puts the extent at {other}, but page {first_k} puts it at {first}{}: the data stream's extents are out of step",
+                        match previous {
+                            Some(p) => format!(", and neither follows the extent before it ({p})"),
+                            None => String::new(),
+                        }
+                    ),
+                )
+            })
+        }
+    }
 }
 
 impl PageSource for BackupPages {
