@@ -41,8 +41,8 @@
 //! end blocks in smaller pieces, SFMB, ESET.
 //!
 //! Sources: no specification documents this container. Everything above was worked out on the
-//! two corpus files (`bak/dataplat-appveyor-lab__sharepoint_config.bak`, two backup sets, and
-//! `gt/TutorialDB.bak`, SQL Server 2022): every 0x21 record chains to the next by its payload
+//! two corpus files (`bak/dataplat-appveyor-lab__sharepoint_config.bak`, SQL Server 2014 (782),
+//! two backup sets, and `gt/TutorialDB.bak`, SQL Server 2016 (852)): every 0x21 record chains to the next by its payload
 //! size, every payload's first 256 bytes are a complete Huffman code length table, every payload
 //! decompresses to exactly 512 x byte +1 bytes, and the pieces put together parse as MTF with
 //! every logical address where the SSET says. The 0x2c pairs were checked against the record
@@ -145,7 +145,7 @@ impl CompressedBytes {
                 ErrorKind::Unsupported,
                 8,
                 format!(
-                    "compressed backup (MSSQLBAK) container version {version}: only version {VERSION} (the layout of SQL Server 2014 and later) is read"
+                    "compressed backup (MSSQLBAK) container version {version}: only version {VERSION} (as SQL Server 2014 and 2016 write it) is read"
                 ),
             ));
         }
@@ -224,11 +224,8 @@ impl CompressedBytes {
         while done < buf.len() {
             let at = offset + done as u64;
             let index = self.find(at).ok_or_else(|| {
-                Error::corrupt(format!(
-                    "the decompressed stream is {} bytes, byte {at} of it was asked for",
-                    self.len
-                ))
-                .in_file(&self.path)
+                Error::corrupt(format!("the decompressed stream is {} bytes, byte {at} of it was asked for", self.len))
+                    .in_file(&self.path)
             })?;
             let p = self.pieces[index];
             let within = (at - p.logical) as usize;
@@ -281,7 +278,7 @@ fn scan(src: &dyn ByteSource, path: &Path) -> Result<Vec<Piece>> {
     while pos < file_len {
         let mut kind = [0u8; 1];
         read_exact(src, path, pos, &mut kind, "a record type")?;
-        let aligned = pos % SECTOR == 0;
+        let aligned = pos.is_multiple_of(SECTOR);
         let next = match kind[0] {
             TYPE_PIECE => {
                 let mut h = [0u8; PIECE_HEADER];
@@ -441,7 +438,7 @@ pub(crate) mod tests {
     /// Wraps an MTF stream (a multiple of 512 bytes) into the MSSQLBAK container.
     pub fn wrap(mtf: &[u8], piece: usize) -> Vec<u8> {
         assert_eq!(mtf.len() % 512, 0);
-        assert!(piece % 512 == 0 && piece <= 0x40 * 512);
+        assert!(piece.is_multiple_of(512) && piece <= 0x40 * 512);
         let mut out = b"MSSQLBAK".to_vec();
         out.extend(2u32.to_le_bytes());
         out.extend(3u32.to_le_bytes());

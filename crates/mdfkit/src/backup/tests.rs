@@ -290,7 +290,11 @@ fn extents_whose_pages_disagree_are_refused() {
     let mut e = extent(1, 0, 1);
     e[4 * PAGE_SIZE..5 * PAGE_SIZE].copy_from_slice(&page(1, 12, 1));
     b.data(&[e]);
-    expect_err(b.finish(), ErrorKind::Corrupt, &["page 4 of the extent", "puts the extent at 1:8, but page 0 puts it at 1:0"]);
+    expect_err(
+        b.finish(),
+        ErrorKind::Corrupt,
+        &["page 4 of the extent", "puts the extent at 1:8, but page 0 puts it at 1:0"],
+    );
 }
 
 #[test]
