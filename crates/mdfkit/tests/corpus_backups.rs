@@ -1,7 +1,7 @@
 //! Backups over the real corpus (`MDFKIT_CORPUS`, default `../shared/corpus` beside the
-//! repository): every uncompressed `.bak` opens through [`BackupPages`] with no restore, its boot
-//! page agrees with `MANIFEST.tsv`, its tables agree with the expected-value files, and every sys
-//! view renders. Compressed backups are refused with a message naming the file.
+//! repository): every `.bak`, compressed (`MSSQLBAK`) or not, opens through [`BackupPages`] with no
+//! restore, its boot page agrees with `MANIFEST.tsv` (where the manifest records version and
+//! name), its tables agree with the expected-value files, and every sys view renders.
 //!
 //! Without the corpus the test fails under CI and says loudly that it skipped elsewhere.
 
@@ -18,7 +18,9 @@ use mdfkit::{Database, ErrorKind, PageId};
 
 struct Row {
     file: String,
+    /// 0 when the manifest leaves it empty.
     version: u16,
+    /// Empty when the manifest leaves it empty.
     name: String,
 }
 
@@ -50,12 +52,26 @@ fn is_compressed(path: &Path) -> bool {
 const KNOWN_GAPS: &[(&str, &str)] =
     &[("bak/mariamahmed08080-chinook_analysis__chinook.bak", "page 1:51 is not in the backup")];
 
+/// Table-level failures known in backups that open, with the error they give; the test insists
+/// each still happens, so a fix shows up here. sharepoint_config.bak (compressed, 782): dbo.Locks's
+/// sysallocunits first page is 1:4060, beyond the file's 1744 pages (its root 1:1477 is in the
+/// backup; the scan starts from the first page); two columns hold 16-byte text pointers
+/// (text/ntext/image), which the value decoder does not read.
+const KNOWN_TABLE_GAPS: &[(&str, &str)] = &[
+    ("bak/dataplat-appveyor-lab__sharepoint_config.bak", "dbo.Locks: page 1:4060: page 1:4060 is not in the backup"),
+    ("bak/dataplat-appveyor-lab__sharepoint_config.bak", "dbo.Objects.Properties: off-row pointer of 16 bytes"),
+    (
+        "bak/dataplat-appveyor-lab__sharepoint_config.bak",
+        "dbo.ServerVersionInformation.CustomData: off-row pointer of 16 bytes",
+    ),
+];
+
 fn open(path: &Path) -> mdfkit::Result<Database> {
     Database::from_source(Arc::new(BackupPages::open(path)?))
 }
 
 #[test]
-fn every_uncompressed_corpus_backup_opens_without_a_restore() {
+fn every_corpus_backup_opens_without_a_restore() {
     let Some(dir) = common::corpus_dir() else { return };
     let mut mismatches = Vec::new();
     let (mut opened, mut compressed, mut views, mut gaps, mut rows) = (0, 0, 0, 0, 0);
@@ -63,15 +79,6 @@ fn every_uncompressed_corpus_backup_opens_without_a_restore() {
         let path = dir.join(&row.file);
         if is_compressed(&path) {
             compressed += 1;
-            match BackupPages::open(&path) {
-                Err(e)
-                    if e.kind() == ErrorKind::Unsupported
-                        && e.to_string().contains("compressed backup (MSSQLBAK)")
-                        && e.to_string().contains(&row.file) => {}
-                Err(e) => mismatches.push(format!("{}: wrong refusal: {e}", row.file)),
-                Ok(_) => mismatches.push(format!("{}: compressed backup accepted", row.file)),
-            }
-            continue;
         }
         let known_gap = KNOWN_GAPS.iter().find(|(f, _)| *f == row.file);
         let db = match (open(&path), known_gap) {
@@ -92,10 +99,10 @@ fn every_uncompressed_corpus_backup_opens_without_a_restore() {
         };
         opened += 1;
         let catalog = db.catalog();
-        if catalog.boot.version != row.version {
+        if row.version != 0 && catalog.boot.version != row.version {
             mismatches.push(format!("{}: version {} != manifest {}", row.file, catalog.boot.version, row.version));
         }
-        if db.name() != row.name {
+        if !row.name.is_empty() && db.name() != row.name {
             mismatches.push(format!("{}: name {:?} != manifest {:?}", row.file, db.name(), row.name));
         }
         // The file list's size agrees with the file header page inside the backup.
@@ -147,9 +154,19 @@ fn every_uncompressed_corpus_backup_opens_without_a_restore() {
             }
         }
     }
-    println!("backups: {opened} opened, {gaps} known gaps, {compressed} compressed refused, {views} views rendered, {rows} rows read");
+    for (file, needle) in KNOWN_TABLE_GAPS {
+        let before = mismatches.len();
+        mismatches.retain(|m| !(m.starts_with(&format!("{file}: ")) && m.contains(needle)));
+        if mismatches.len() == before {
+            mismatches.push(format!("{file}: no longer fails with {needle:?}: remove it from KNOWN_TABLE_GAPS"));
+        } else {
+            println!("known table gap: {file}: {needle}");
+        }
+    }
+    println!("backups: {opened} opened ({compressed} compressed), {gaps} known gaps, {views} views rendered, {rows} rows read");
     assert!(mismatches.is_empty(), "mismatches:\n{}", mismatches.join("\n"));
-    assert!(opened + gaps >= 6, "expected the 6 uncompressed corpus backups, saw {opened} open and {gaps} known gaps");
+    assert!(opened + gaps >= 7, "expected the 7 corpus backups, saw {opened} open and {gaps} known gaps");
+    assert!(compressed >= 1, "expected the compressed corpus backup (sharepoint_config.bak)");
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! Uncompressed SQL Server backups (`.bak`, Microsoft Tape Format) as a [`PageSource`].
+//! SQL Server backups (`.bak`, Microsoft Tape Format, compressed or not) as a [`PageSource`].
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -61,9 +61,11 @@
 //! the 22 corpus backups (logical/physical names match `RESTORE FILELISTONLY`-style paths, sizes
 //! match the data files' file header pages); the extent layout confirmed by every corpus backup
 //! (every extent's self-identifying pages agree). `rsleedbx/mssqlbak-tests`
-//! `docs/spec/01_CONTAINER.md` describes the same container. Compressed backups (`MSSQLBAK`) are
-//! a different container and are refused.
+//! `docs/spec/01_CONTAINER.md` describes the same container. Compressed backups (`MSSQLBAK`) hold
+//! the same MTF stream in compressed pieces; [`mssqlbak`] serves it decompressed, piece by piece,
+//! and everything here reads it as it reads an uncompressed file.
 
+pub mod mssqlbak;
 pub mod mtf;
 
 use std::collections::BTreeMap;
@@ -75,6 +77,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::page::{PageId, PAGE_SIZE};
 use crate::source::{PageSource, SourceFile};
 
+use mssqlbak::CompressedBytes;
 use mtf::{error_at, read_exact, tag_name, Block, Blocks, STREAM_VAR_END};
 
 /// Pages per extent.
@@ -172,7 +175,23 @@ struct Location {
 
 struct Stripe {
     path: PathBuf,
+    /// The MTF stream: the file itself, or for a compressed backup its decompressed stream.
     bytes: Box<dyn ByteSource>,
+    compressed: bool,
+}
+
+impl Stripe {
+    /// Takes a backup file's bytes, decompressing on demand if it is a compressed backup.
+    fn new(path: PathBuf, bytes: Box<dyn ByteSource>) -> Result<Self> {
+        let mut head = [0u8; 8];
+        let n = bytes.len().min(8) as usize;
+        read_exact(bytes.as_ref(), &path, 0, &mut head[..n], "the file's magic bytes")?;
+        if mssqlbak::is_compressed(&head[..n]) {
+            let bytes = Box::new(CompressedBytes::open(bytes, &path)?);
+            return Ok(Stripe { path, bytes, compressed: true });
+        }
+        Ok(Stripe { path, bytes, compressed: false })
+    }
 }
 
 /// The database pages inside an uncompressed backup, served by address.
@@ -202,14 +221,14 @@ impl BackupPages {
             let path = path.as_ref();
             let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
             let len = file.metadata().map_err(|e| Error::io(path, "cannot read metadata", e))?.len();
-            stripes.push(Stripe { path: path.to_path_buf(), bytes: Box::new(DiskFile { file, len }) });
+            stripes.push(Stripe::new(path.to_path_buf(), Box::new(DiskFile { file, len }))?);
         }
         Self::build(stripes)
     }
 
     /// Reads a backup held in memory; `name` is used in messages.
     pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Self> {
-        Self::build(vec![Stripe { path: name.into(), bytes: Box::new(bytes) }])
+        Self::build(vec![Stripe::new(name.into(), Box::new(bytes))?])
     }
 
     /// The database's files as the backup lists them (data and log).
@@ -232,7 +251,8 @@ impl BackupPages {
         self.backup_sets
     }
 
-    /// Byte offset (and file, for striped backups) of the copy of `id` that is served.
+    /// Byte offset (and file, for striped backups) of the copy of `id` that is served. For a
+    /// compressed backup the offset is in the decompressed MTF stream.
     pub fn page_location(&self, id: PageId) -> Option<(&Path, u64)> {
         self.pages.get(&id).map(|l| (self.stripes[l.stripe].path.as_path(), l.offset))
     }
@@ -245,9 +265,10 @@ impl BackupPages {
         for (index, stripe) in stripes.iter().enumerate() {
             let path = stripe.path.as_path();
             let src = stripe.bytes.as_ref();
-            check_magic(src, path)?;
-            let tape = mtf::read_tape(src, path)?;
-            let scan = scan_stripe(src, path, index, tape.logical_block_size)?;
+            let scan = check_magic(src, path)
+                .and_then(|()| mtf::read_tape(src, path))
+                .and_then(|tape| scan_stripe(src, path, index, tape.logical_block_size))
+                .map_err(|e| if stripe.compressed { in_decompressed_stream(e) } else { e })?;
             if scan.differential {
                 return Err(Error::unsupported(
                     "differential backup: it holds only the extents changed since its full backup; open the full backup",
@@ -298,16 +319,24 @@ fn source_files(backup: &Path, file_list: &[BackupFile], pages: &BTreeMap<PageId
     by_id.into_values().collect()
 }
 
+/// Says that an MTF-level error's byte offsets are in the decompressed stream (errors of the
+/// compressed container itself already name file offsets and say "compressed record").
+fn in_decompressed_stream(e: Error) -> Error {
+    if e.message().contains("compressed") || !e.message().starts_with("at byte") {
+        return e;
+    }
+    let file = e.file().map(Path::to_path_buf);
+    let e = Error::new(e.kind(), format!("in the decompressed stream, {}", e.message()));
+    match file {
+        Some(f) => e.in_file(&f),
+        None => e,
+    }
+}
+
 fn check_magic(src: &dyn ByteSource, path: &Path) -> Result<()> {
     let mut magic = [0u8; 8];
     let n = src.len().min(8) as usize;
     read_exact(src, path, 0, &mut magic[..n], "the file's magic bytes")?;
-    if magic.starts_with(b"MSSQLBAK") {
-        return Err(Error::unsupported(
-            "compressed backup (MSSQLBAK): only uncompressed backups (MTF, starting with \"TAPE\") are read",
-        )
-        .in_file(path));
-    }
     if !magic.starts_with(b"TAPE") {
         return Err(Error::not_a_database(format!(
             "not a SQL Server backup: expected \"TAPE\" (Microsoft Tape Format) at byte 0, found {}",
@@ -509,11 +538,13 @@ fn map_data_block(
         let start = stream.data + MQDA_PREFIX;
         let page_total = (len - MQDA_PREFIX) / page;
         let mut extent = 0u64;
+        let mut previous: Option<PageId> = None;
         while extent * EXTENT_PAGES < page_total {
             let first = extent * EXTENT_PAGES;
             let count = EXTENT_PAGES.min(page_total - first);
             let at = start + first * page;
-            if let Some(base) = identify_extent(src, path, at, count)? {
+            if let Some(base) = identify_extent(src, path, at, count, previous)? {
+                previous = Some(base);
                 for k in 0..count {
                     let Some(page_no) = base.page.checked_add(k as u32) else {
                         break;
@@ -528,10 +559,25 @@ fn map_data_block(
 }
 
 /// The first page of the extent whose `count` pages start at `at`: every page with a header
-/// (version 1, non-zero file id) must name the same extent, at its own position in it. `None`
-/// when no page names itself.
-fn identify_extent(src: &dyn ByteSource, path: &Path, at: u64, count: u64) -> Result<Option<PageId>> {
-    let mut found: Option<(PageId, u64)> = None;
+/// (version 1, non-zero file id) must name a page at its own position in an extent. `None` when
+/// no page names itself.
+///
+/// Pages that are not allocated keep whatever was last written there, header included, so an
+/// extent may hold pages naming another extent: sharepoint_config.bak's copy of extent 1:288
+/// holds 1:288 and then seven pages calling themselves 1:7273..1:7279 (and no other copy of
+/// 1:7272 is in the backup). When the pages name more than one extent, the data stream's order
+/// decides: extents follow one another in increasing (file, page) order within a data stream, so
+/// the first extent after `previous` (the extent before it in the stream) is taken. Without a
+/// previous extent, or with none of the named extents after it, the extent is an error.
+fn identify_extent(
+    src: &dyn ByteSource,
+    path: &Path,
+    at: u64,
+    count: u64,
+    previous: Option<PageId>,
+) -> Result<Option<PageId>> {
+    // Each extent named, with the first page naming it.
+    let mut named: Vec<(PageId, u64)> = Vec::new();
     for k in 0..count {
         let offset = at + k * PAGE_SIZE as u64;
         let mut h = [0u8; 38];
@@ -543,27 +589,42 @@ fn identify_extent(src: &dyn ByteSource, path: &Path, at: u64, count: u64) -> Re
             continue;
         }
         let position = u64::from(page_no) % EXTENT_PAGES;
-        let base = PageId::new(file, page_no - position as u32);
-        let consistent = position == k && !matches!(found, Some((b, _)) if b != base);
-        if !consistent {
-            let (other, other_k) = found.unwrap_or((base, k));
+        if position != k {
             return Err(error_at(
                 path,
                 ErrorKind::Corrupt,
                 offset,
                 format!(
-                    "page {k} of the extent at byte {at} says it is page {file}:{page_no}, but {}: the data stream's extents are out of step",
-                    if position != k {
-                        format!("that is position {position} of its extent")
-                    } else {
-                        format!("page {other_k} puts the extent at {other}")
-                    }
+                    "page {k} of the extent at byte {at} says it is page {file}:{page_no}, but that is position {position} of its extent: the data stream's extents are out of step"
                 ),
             ));
         }
-        found = Some((base, k));
+        let base = PageId::new(file, page_no - position as u32);
+        if !named.iter().any(|(b, _)| *b == base) {
+            named.push((base, k));
+        }
     }
-    Ok(found.map(|(b, _)| b))
+    match named.as_slice() {
+        [] => Ok(None),
+        [(base, _)] => Ok(Some(*base)),
+        [(first, first_k), (other, other_k), ..] => {
+            let next = previous.and_then(|p| named.iter().map(|(b, _)| *b).filter(|b| *b > p).min());
+            next.map(Some).ok_or_else(|| {
+                error_at(
+                    path,
+                    ErrorKind::Corrupt,
+                    at + other_k * PAGE_SIZE as u64,
+                    format!(
+                        "page {other_k} of the extent at byte {at} puts the extent at {other}, but page {first_k} puts it at {first}{}: the data stream's extents are out of step",
+                        match previous {
+                            Some(p) => format!(", and neither follows the extent before it ({p})"),
+                            None => String::new(),
+                        }
+                    ),
+                )
+            })
+        }
+    }
 }
 
 impl PageSource for BackupPages {

@@ -217,7 +217,11 @@ pub fn read_exact(src: &dyn ByteSource, path: &Path, offset: u64, buf: &mut [u8]
             format!("expected {what} ({} bytes), but the file ends at byte {len}: truncated backup", buf.len()),
         ));
     }
-    src.read_exact_at(buf, offset).map_err(|e| Error::io(path, &format!("cannot read {what} at byte {offset}"), e))
+    src.read_exact_at(buf, offset).map_err(|e| match super::mssqlbak::unwrap_io(e) {
+        // A compressed backup's own error, naming the file offset of the damaged record.
+        Ok(inner) => inner,
+        Err(e) => Error::io(path, &format!("cannot read {what} at byte {offset}"), e),
+    })
 }
 
 /// Reads the TAPE block at offset 0 (the caller has checked the magic).
