@@ -43,6 +43,8 @@ use crate::page::PageId;
 use crate::record::RecordType;
 use crate::source::PageReader;
 
+/// Size of a text pointer (text, ntext, image, and (max) values stored out of row).
+pub const TEXT_POINTER_SIZE: usize = 16;
 const ROW_OVERFLOW: u8 = 2;
 const INLINE_ROOT: u8 = 4;
 const INLINE_ROOT_ALT: u8 = 5;

@@ -141,8 +141,13 @@ impl RowDecoder {
             }
             ColumnLocation::Variable(index) => match record.var(index)? {
                 None => return Ok(None),
-                // text/ntext/image hold a 16-byte text pointer (flagged complex too).
-                Some(v) if matches!(ty.sql_type, SqlType::Text | SqlType::NText | SqlType::Image) => {
+                // text/ntext/image hold a 16-byte text pointer (flagged complex too), and so do
+                // (max) values of tables with "large value types out of row" set; in-row LOB
+                // roots and row-overflow pointers are 12 + 12n bytes, never 16.
+                Some(v)
+                    if matches!(ty.sql_type, SqlType::Text | SqlType::NText | SqlType::Image)
+                        || (v.complex && v.bytes.len() == lob::TEXT_POINTER_SIZE) =>
+                {
                     off_row.clear();
                     lob::read_text_pointer(&self.reader, v.bytes, off_row)?;
                     off_row

@@ -203,8 +203,9 @@ pub fn first_leaf(reader: &PageReader, unit: &AllocationUnit) -> Result<PageId> 
     if unit.first_page.is_null() && unit.first_iam_page.is_null() {
         return Ok(PageId::default());
     }
-    if !unit.first_page.is_null() {
-        let first = reader.read(unit.first_page)?;
+    // A recorded first page that cannot be read (past the end of the file, not in a backup) is as
+    // stale as one another unit owns.
+    if let Ok(first) = reader.read(unit.first_page) {
         let h = first.header();
         if h.page_type == PageType::Data && h.level == 0 && h.prev_page.is_null() && h.belongs_to(unit.id) {
             return Ok(unit.first_page);

@@ -52,20 +52,6 @@ fn is_compressed(path: &Path) -> bool {
 const KNOWN_GAPS: &[(&str, &str)] =
     &[("bak/mariamahmed08080-chinook_analysis__chinook.bak", "page 1:51 is not in the backup")];
 
-/// Table-level failures known in backups that open, with the error they give; the test insists
-/// each still happens, so a fix shows up here. sharepoint_config.bak (compressed, 782): dbo.Locks's
-/// sysallocunits first page is 1:4060, beyond the file's 1744 pages (its root 1:1477 is in the
-/// backup; the scan starts from the first page); two columns hold 16-byte text pointers
-/// (text/ntext/image), which the value decoder does not read.
-const KNOWN_TABLE_GAPS: &[(&str, &str)] = &[
-    ("bak/dataplat-appveyor-lab__sharepoint_config.bak", "dbo.Locks: page 1:4060: page 1:4060 is not in the backup"),
-    ("bak/dataplat-appveyor-lab__sharepoint_config.bak", "dbo.Objects.Properties: off-row pointer of 16 bytes"),
-    (
-        "bak/dataplat-appveyor-lab__sharepoint_config.bak",
-        "dbo.ServerVersionInformation.CustomData: off-row pointer of 16 bytes",
-    ),
-];
-
 fn open(path: &Path) -> mdfkit::Result<Database> {
     Database::from_source(Arc::new(BackupPages::open(path)?))
 }
@@ -154,15 +140,7 @@ fn every_corpus_backup_opens_without_a_restore() {
             }
         }
     }
-    for (file, needle) in KNOWN_TABLE_GAPS {
-        let before = mismatches.len();
-        mismatches.retain(|m| !(m.starts_with(&format!("{file}: ")) && m.contains(needle)));
-        if mismatches.len() == before {
-            mismatches.push(format!("{file}: no longer fails with {needle:?}: remove it from KNOWN_TABLE_GAPS"));
-        } else {
-            println!("known table gap: {file}: {needle}");
-        }
-    }
+
     println!("backups: {opened} opened ({compressed} compressed), {gaps} known gaps, {views} views rendered, {rows} rows read");
     assert!(mismatches.is_empty(), "mismatches:\n{}", mismatches.join("\n"));
     assert!(opened + gaps >= 7, "expected the 7 corpus backups, saw {opened} open and {gaps} known gaps");
