@@ -296,6 +296,7 @@ pub fn export(
     format: ExportFormat,
     output: &Path,
     columns: Option<&[String]>,
+    threads: usize,
 ) -> Outcome {
     if names.is_empty() && !all {
         return Err(Error::not_found("name the tables to export with --table, or use --all").into());
@@ -324,7 +325,7 @@ pub fn export(
     for t in &tables {
         let path = output.join(format!("{}.{}.{}", t.schema, t.name, format.extension()));
         let bar = if terminal { progress_bar(t) } else { ProgressBar::hidden() };
-        match mdfkit::export::export_table(&db, t, format, &path, columns, |n| bar.set_position(n)) {
+        match mdfkit::export::export_table(&db, t, format, &path, columns, threads, |n| bar.set_position(n)) {
             Ok(stats) => {
                 bar.finish_and_clear();
                 rows += stats.rows;

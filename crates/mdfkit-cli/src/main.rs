@@ -111,6 +111,10 @@ enum Command {
         /// Only these columns, comma-separated (with a single --table)
         #[arg(long, value_delimiter = ',')]
         columns: Option<Vec<String>>,
+        /// Decoding threads for Parquet and Arrow (default: all cores); rows then come in page
+        /// allocation order. 1 keeps clustered tables in key order.
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// A catalog view such as sys.columns, rebuilt from the base tables
     #[command(
@@ -156,8 +160,9 @@ fn main() -> ExitCode {
         Command::Tables { files, system, format } => commands::tables(&files.files, system, format),
         Command::Schema { args } => commands::schema(&args),
         Command::Sys { args, format } => commands::sys(&args, format),
-        Command::Export { files, tables, all, format, output, columns } => {
-            commands::export(&files.files, &tables, all, format.into(), &output, columns.as_deref())
+        Command::Export { files, tables, all, format, output, columns, threads } => {
+            let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            commands::export(&files.files, &tables, all, format.into(), &output, columns.as_deref(), threads)
         }
         Command::Cat { args, limit, columns, format, include_ghosts } => {
             commands::cat(&args, limit, columns.as_deref(), format, include_ghosts)

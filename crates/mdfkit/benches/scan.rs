@@ -34,12 +34,24 @@ fn main() {
         .collect();
     let options = ScanOptions::default();
     let tables: Vec<Vec<_>> = databases.iter().map(|db| db.catalog().tables(false)).collect();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for threads in [1, cores] {
+        run(&databases, &tables, &options, threads);
+    }
+}
+
+fn run(
+    databases: &[Database],
+    tables: &[Vec<mdfkit::catalog::model::TableInfo>],
+    options: &ScanOptions,
+    threads: usize,
+) {
     let (mut pages, mut rows, mut passes) = (0u64, 0u64, 0u32);
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(5) {
-        for (db, tables) in databases.iter().zip(&tables) {
+        for (db, tables) in databases.iter().zip(tables) {
             for table in tables {
-                if let Ok(stats) = db.scan_batches(table, &options, |batch| {
+                if let Ok(stats) = db.scan_batches_parallel(table, options, threads, |batch| {
                     std::hint::black_box(batch.num_rows());
                     Ok(Flow::Continue)
                 }) {
@@ -53,7 +65,7 @@ fn main() {
     let seconds = started.elapsed().as_secs_f64();
     let mb = pages as f64 * 8192.0 / 1e6;
     println!(
-        "scan to Arrow, 1 thread, from memory: {} databases x {passes} passes: {:.0} MB/s of data pages, {:.0} rows/s",
+        "scan to Arrow, {threads} thread(s), from memory: {} databases x {passes} passes: {:.0} MB/s of data pages, {:.0} rows/s",
         databases.len(),
         mb / seconds,
         rows as f64 / seconds

@@ -101,60 +101,6 @@ pub fn for_each_row(
     mut each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
 ) -> Result<ScanStats> {
     let mut stats = ScanStats::default();
-    let mut visit_page = |page: &Page, stats: &mut ScanStats| -> Result<Flow> {
-        stats.pages += 1;
-        for slot in 0..page.slot_count() {
-            let Some(bytes) = page.slot_bytes(slot)? else { continue };
-            let location = RowLocation { page: page.id(), slot, ghost: false };
-            let at_slot = |e: Error| e.at_page(page.id()).at_slot(slot);
-            match RecordType::from_status(bytes[0]) {
-                RecordType::Primary => {
-                    let record = Record::parse(bytes).map_err(at_slot)?;
-                    stats.rows += 1;
-                    if each(&record, location)? == Flow::Stop {
-                        return Ok(Flow::Stop);
-                    }
-                }
-                RecordType::GhostData if include_ghosts => {
-                    stats.ghost_records += 1;
-                    let record = Record::parse(bytes).map_err(at_slot)?;
-                    if each(&record, RowLocation { ghost: true, ..location })? == Flow::Stop {
-                        return Ok(Flow::Stop);
-                    }
-                }
-                RecordType::GhostData | RecordType::GhostVersion => stats.ghost_records += 1,
-                // Returned through its stub.
-                RecordType::Forwarded => {}
-                RecordType::ForwardingStub if is_heap => {
-                    let target = forwarding_target(bytes).map_err(at_slot)?;
-                    let target_page = reader.read(target.page).map_err(at_slot)?;
-                    let target_bytes = target_page.slot_bytes(target.slot)?.ok_or_else(|| {
-                        Error::corrupt(format!(
-                            "forwarding stub points at empty slot {} of page {}",
-                            target.slot, target.page
-                        ))
-                    })?;
-                    if RecordType::from_status(target_bytes[0]) != RecordType::Forwarded {
-                        return Err(at_slot(Error::corrupt(format!(
-                            "forwarding stub points at page {} slot {}, which holds no forwarded record",
-                            target.page, target.slot
-                        ))));
-                    }
-                    let record =
-                        Record::parse(target_bytes).map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
-                    stats.rows += 1;
-                    stats.forwarded_rows += 1;
-                    if each(&record, target)? == Flow::Stop {
-                        return Ok(Flow::Stop);
-                    }
-                }
-                other => {
-                    return Err(at_slot(Error::corrupt(format!("unexpected {other:?} record in a data page"))));
-                }
-            }
-        }
-        Ok(Flow::Continue)
-    };
     if is_heap {
         for id in heap_pages(reader, unit)? {
             let page = reader.read(id)?;
@@ -163,7 +109,7 @@ pub fn for_each_row(
             if h.page_type != PageType::Data || !h.belongs_to(unit.id) {
                 continue;
             }
-            if visit_page(&page, &mut stats)? == Flow::Stop {
+            if visit_page(reader, &page, is_heap, include_ghosts, &mut stats, &mut each)? == Flow::Stop {
                 break;
             }
         }
@@ -186,13 +132,90 @@ pub fn for_each_row(
                 ))
                 .at_page(next));
             }
-            if visit_page(&page, &mut stats)? == Flow::Stop {
+            if visit_page(reader, &page, is_heap, include_ghosts, &mut stats, &mut each)? == Flow::Stop {
                 break;
             }
             next = h.next_page;
         }
     }
     Ok(stats)
+}
+
+/// The data pages (leaf level) of an allocation unit in allocation order, from its IAM chain:
+/// what a parallel scan splits among threads. For a clustered index the rows then come in page
+/// allocation order rather than key order.
+pub fn data_pages_in_allocation_order(reader: &PageReader, unit: &AllocationUnit) -> Result<Vec<PageId>> {
+    let mut pages = Vec::new();
+    for id in heap_pages(reader, unit)? {
+        let page = reader.read(id)?;
+        let h = page.header();
+        if h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id) {
+            pages.push(id);
+        }
+    }
+    Ok(pages)
+}
+
+/// Calls `each` for every live row on one data page (following forwarding stubs of heaps).
+pub fn visit_page(
+    reader: &PageReader,
+    page: &Page,
+    is_heap: bool,
+    include_ghosts: bool,
+    stats: &mut ScanStats,
+    each: &mut impl FnMut(&Record, RowLocation) -> Result<Flow>,
+) -> Result<Flow> {
+    stats.pages += 1;
+    for slot in 0..page.slot_count() {
+        let Some(bytes) = page.slot_bytes(slot)? else { continue };
+        let location = RowLocation { page: page.id(), slot, ghost: false };
+        let at_slot = |e: Error| e.at_page(page.id()).at_slot(slot);
+        match RecordType::from_status(bytes[0]) {
+            RecordType::Primary => {
+                let record = Record::parse(bytes).map_err(at_slot)?;
+                stats.rows += 1;
+                if each(&record, location)? == Flow::Stop {
+                    return Ok(Flow::Stop);
+                }
+            }
+            RecordType::GhostData if include_ghosts => {
+                stats.ghost_records += 1;
+                let record = Record::parse(bytes).map_err(at_slot)?;
+                if each(&record, RowLocation { ghost: true, ..location })? == Flow::Stop {
+                    return Ok(Flow::Stop);
+                }
+            }
+            RecordType::GhostData | RecordType::GhostVersion => stats.ghost_records += 1,
+            // Returned through its stub.
+            RecordType::Forwarded => {}
+            RecordType::ForwardingStub if is_heap => {
+                let target = forwarding_target(bytes).map_err(at_slot)?;
+                let target_page = reader.read(target.page).map_err(at_slot)?;
+                let target_bytes = target_page.slot_bytes(target.slot)?.ok_or_else(|| {
+                    Error::corrupt(format!(
+                        "forwarding stub points at empty slot {} of page {}",
+                        target.slot, target.page
+                    ))
+                })?;
+                if RecordType::from_status(target_bytes[0]) != RecordType::Forwarded {
+                    return Err(at_slot(Error::corrupt(format!(
+                        "forwarding stub points at page {} slot {}, which holds no forwarded record",
+                        target.page, target.slot
+                    ))));
+                }
+                let record = Record::parse(target_bytes).map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
+                stats.rows += 1;
+                stats.forwarded_rows += 1;
+                if each(&record, target)? == Flow::Stop {
+                    return Ok(Flow::Stop);
+                }
+            }
+            other => {
+                return Err(at_slot(Error::corrupt(format!("unexpected {other:?} record in a data page"))));
+            }
+        }
+    }
+    Ok(Flow::Continue)
 }
 
 /// The first page of a clustered index's leaf level: the allocation unit's recorded first page
