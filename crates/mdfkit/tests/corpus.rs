@@ -187,10 +187,29 @@ fn every_table_scans_to_its_catalog_row_count() {
             let mut values = Vec::new();
             // Every value of every row decodes (the decoder of the first partition serves all:
             // the corpus has no partitioned table).
+            // A NOT NULL column never reads as NULL (a decoding slip, or a column added with a
+            // default after the row was written, would show here).
+            let not_null: Vec<usize> = decoders[0]
+                .columns()
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.column.is_nullable)
+                .map(|(i, _)| i)
+                .collect();
+            let mut null_in_not_null = None;
             match db.for_each_row(&t, |record, _| {
                 decoders[0].decode(record, &mut values)?;
+                if let Some(&i) = not_null.iter().find(|&&i| values[i].is_null()) {
+                    null_in_not_null.get_or_insert(decoders[0].columns()[i].column.name.clone());
+                }
                 Ok(Flow::Continue)
             }) {
+                Ok(_) if null_in_not_null.is_some() => mismatches.push(format!(
+                    "{}: {}: NOT NULL column {} read as NULL",
+                    row.file,
+                    t.qualified_name(),
+                    null_in_not_null.clone().unwrap_or_default()
+                )),
                 Ok(stats) => {
                     rows += stats.rows;
                     ghosts += stats.ghost_records;
