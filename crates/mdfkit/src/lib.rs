@@ -4,6 +4,7 @@
 pub mod backup;
 pub mod bytes;
 pub mod catalog;
+pub mod check;
 pub mod collation;
 pub mod columnar;
 pub mod database;

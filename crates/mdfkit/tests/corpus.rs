@@ -557,3 +557,23 @@ fn parallel_scans_return_the_same_rows() {
     }
     assert!(tables > 150);
 }
+
+/// Undamaged corpus files check clean: a problem reported on a real, healthy file is a false
+/// alarm.
+#[test]
+fn undamaged_corpus_files_check_clean() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut alarms = Vec::new();
+    let (mut pages, mut units) = (0, 0);
+    for row in manifest(&dir).iter().filter(|r| r.kind == "mdf") {
+        let db = Database::open(&[dir.join(&row.file)]).unwrap();
+        let (page_problems, page_stats) = mdfkit::check::check_pages(db.reader().source(), |_| {});
+        let (catalog_problems, catalog_stats) = mdfkit::check::check_catalog(&db).unwrap();
+        pages += page_stats.pages_checked;
+        units += catalog_stats.allocation_units_checked;
+        alarms.extend(page_problems.iter().chain(&catalog_problems).map(|p| format!("{}: {p}", row.file)));
+    }
+    println!("check: {pages} pages, {units} allocation units, {} problems", alarms.len());
+    assert!(pages > 8000 && units > 1500, "{pages} pages, {units} units");
+    assert!(alarms.is_empty(), "false alarms:\n{}", alarms.join("\n"));
+}
