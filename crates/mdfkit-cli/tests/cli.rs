@@ -80,3 +80,19 @@ fn every_command_has_help_with_an_example() {
         assert!(text(&help.stdout).contains("mdfkit "), "{command} --help has no example");
     }
 }
+
+#[test]
+fn check_exits_0_on_a_clean_file_and_1_naming_a_damaged_page() {
+    let Some(dir) = corpus() else { return };
+    let clean = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
+    let run = mdfkit(&["check", clean.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let mut bytes = std::fs::read(&clean).unwrap();
+    bytes[100 * 8192 + 500] ^= 0xff;
+    let damaged = std::env::temp_dir().join(format!("mdfkit-check-{}.mdf", std::process::id()));
+    std::fs::write(&damaged, bytes).unwrap();
+    let run = mdfkit(&["check", damaged.to_str().unwrap(), "--format", "csv"]);
+    std::fs::remove_file(&damaged).ok();
+    assert_eq!(run.status.code(), Some(1));
+    assert!(text(&run.stdout).contains("1:100,,\"checksum mismatch"), "{}", text(&run.stdout));
+}

@@ -189,11 +189,14 @@ pub fn check_catalog(db: &Database) -> Result<(Vec<Problem>, CheckStats)> {
     let mut stats = CheckStats::default();
     let reader = db.reader();
     let catalog = db.catalog();
-    let mut names: HashMap<i64, (String, bool)> = HashMap::new();
-    for t in catalog.tables(true) {
-        for p in &t.partitions {
-            names.insert(p.partition_id, (t.qualified_name(), t.is_heap));
-        }
+    // Rowset → (owner, index id) for every heap and index, so problems name their owner.
+    let tables: HashMap<i64, String> =
+        catalog.tables(true).into_iter().map(|t| (i64::from(t.object_id), t.qualified_name())).collect();
+    let mut names: HashMap<i64, (String, i64)> = HashMap::new();
+    for rs in catalog.table("sysrowsets").iter() {
+        let (object, index) = (rs.int("idmajor"), rs.int("idminor"));
+        let table = tables.get(&object).cloned().unwrap_or_else(|| format!("object {object}"));
+        names.insert(rs.int("rowsetid"), (format!("{table} index {index}"), index));
     }
     let mut extent_owner: HashMap<PageId, i64> = HashMap::new();
     for unit in &catalog.base().allocation_units {
@@ -230,7 +233,9 @@ pub fn check_catalog(db: &Database) -> Result<(Vec<Problem>, CheckStats)> {
             }
         }
         check_unit_pages(db, unit, &mut report);
-        if unit.kind == 1 && names.get(&unit.owner_id).is_some_and(|(_, heap)| !heap) {
+        let is_clustered =
+            catalog.table("sysrowsets").iter().any(|rs| rs.int("rowsetid") == unit.owner_id && rs.int("idminor") == 1);
+        if unit.kind == 1 && is_clustered {
             check_leaf_chain(db, unit, &mut report);
         }
     }

@@ -49,17 +49,7 @@ impl Database {
     /// Opens a database from its data files (`.mdf` first or not: files are matched by the ids in
     /// their own headers), or from a backup (`.bak`, or the stripes of one backup set).
     pub fn open<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
-        let backups = paths.iter().filter(|p| is_backup(p.as_ref())).count();
-        if backups > 0 {
-            if backups != paths.len() {
-                return Err(Error::new(
-                    ErrorKind::NotFound,
-                    "give either the data files of a database or the files of one backup, not both",
-                ));
-            }
-            return Self::from_source(Arc::new(BackupPages::open_stripes(paths)?));
-        }
-        Self::from_source(Arc::new(DataFiles::open(paths)?))
+        Self::from_source(open_source(paths)?)
     }
 
     /// Opens a database from any page source.
@@ -364,6 +354,21 @@ fn check_has_storage(table: &TableInfo) -> Result<()> {
         .in_object(table.qualified_name()));
     }
     Ok(())
+}
+
+/// The page source for the given files: data files, or the stripes of one backup.
+pub fn open_source<P: AsRef<Path>>(paths: &[P]) -> Result<Arc<dyn PageSource>> {
+    let backups = paths.iter().filter(|p| is_backup(p.as_ref())).count();
+    if backups > 0 {
+        if backups != paths.len() {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                "give either the data files of a database or the files of one backup, not both",
+            ));
+        }
+        return Ok(Arc::new(BackupPages::open_stripes(paths)?));
+    }
+    Ok(Arc::new(DataFiles::open(paths)?))
 }
 
 /// Whether the file starts like a SQL Server backup (Microsoft Tape Format or compressed).
