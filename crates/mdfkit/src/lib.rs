@@ -4,6 +4,7 @@
 pub mod backup;
 pub mod bytes;
 pub mod catalog;
+pub mod clrtypes;
 pub mod collation;
 pub mod columnar;
 pub mod database;
