@@ -17,6 +17,7 @@ pub mod record;
 pub mod rows;
 pub mod scan;
 pub mod source;
+pub mod spatial;
 pub mod types;
 pub mod value;
 pub mod xmlbin;

@@ -13,7 +13,7 @@
 use crate::catalog::model::{ColumnInfo, TableInfo};
 use crate::catalog::rowset::{ColumnLocation, PhysicalColumn};
 use crate::database::Database;
-use crate::decode::decode;
+use crate::decode::decode_column;
 use crate::error::{Error, Result};
 use crate::lob;
 use crate::record::Record;
@@ -100,7 +100,7 @@ impl RowDecoder {
                     None => Ok(Value::Null),
                     Some(bytes) => {
                         let collation = plan.column.collation_id;
-                        decode(&plan.column.type_info, bytes, plan.bit_position(), &|b| {
+                        decode_column(&plan.column, bytes, plan.bit_position(), &|b| {
                             crate::collation::decode_text(collation, b)
                         })
                     }
