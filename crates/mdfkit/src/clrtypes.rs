@@ -10,7 +10,7 @@
 //! | 130          | geography   | [`crate::spatial`]                      |
 //! | > 256        | user CLR    | not decoded: their bytes stay binary    |
 //!
-//! # hierarchyid ([MS-SSCLRT] 2.2, examples in 3.2)
+//! # hierarchyid ([MS-SSCLRT] 2.2 by the spec's layout, not seen here; examples in 3.2)
 //!
 //! A path `/a/b.c/` is a list of levels, each level a list of integer labels. The value is a bit
 //! string, most significant bit of each byte first, with one field triple per label and zero

@@ -48,10 +48,12 @@
 //!   available to compare (unverified: it may print 16-17 digit values differently).
 //!
 //! Sources: [MS-SSCLRT] 2.1 (structure, flags, figure, shape and segment values, as also
-//! listed in the comments of QGIS's `qgsmssqlgeometryparser.cpp`). Checked against values
-//! published with their WKT: `0xE6100000010C00000000006044408FC2F5285C7F52C0` =
-//! `POINT (-73.99 40.75)` (geography, latitude stored first), the single-segment linestring of
-//! the `STLineFromText` documentation example and a polygon (tests below).
+//! listed in the comments of QGIS's `qgsmssqlgeometryparser.cpp`). The spec pages' own example
+//! bytes were not available here; instead the tests use stored values found in public SQL
+//! scripts: `0xE6100000010C00000000006044408FC2F5285C7F52C0`, published as the result of
+//! `STGeomFromText('POINT(-73.99 40.75)', 4326)` (so geography stores latitude first), and a
+//! single-segment linestring and a polygon whose WKT was derived here (not published with them).
+//! No corpus file has a geometry or geography column, so no stored value was checked end to end.
 
 use std::ops::Range;
 
@@ -805,7 +807,8 @@ mod tests {
 
     #[test]
     fn single_line_segment() {
-        // The STLineFromText example: LINESTRING(-122.360 47.656, -122.343 47.656), SRID 4326.
+        // Bytes from a public script; the coordinates are those of the STLineFromText documentation
+        // example, LINESTRING(-122.360 47.656, -122.343 47.656), SRID 4326.
         let b = unhex("E610000001148716D9CEF7D34740D7A3703D0A975EC08716D9CEF7D34740CBA145B6F3955EC0");
         assert_eq!(to_wkt(&b, true).unwrap(), "LINESTRING (-122.36 47.656, -122.343 47.656)");
         let (srid, wkb) = to_wkb(&b, true).unwrap();
@@ -815,7 +818,8 @@ mod tests {
     }
 
     #[test]
-    fn polygon_and_empty_point_as_published() {
+    fn polygon_and_empty_point_from_public_scripts() {
+        // Published bytes; the expected text is derived here from the format.
         let b = unhex(concat!(
             "E610000001040500000000000000000024400000000000003E4000000000000044400000000000004440",
             "000000000000444000000000000034400000000000003440000000000000244000000000000024400000",
