@@ -324,7 +324,7 @@ mod tests {
         bad_slot[PAGE_SIZE - 2..].copy_from_slice(&9000u16.to_le_bytes());
         assert!(problems_of(bad_slot, id)[0].contains("slot 0 points at 9000"));
         let mut bad_record = page.clone();
-        bad_record[HEADER_SIZE + 2..HEADER_SIZE + 4].copy_from_slice(&7000u16.to_le_bytes());
+        bad_record[HEADER_SIZE + 2..HEADER_SIZE + 4].copy_from_slice(&9000u16.to_le_bytes());
         assert!(problems_of(bad_record, id)[0].starts_with("slot 0:"));
         let mut bad_sum = page;
         bad_sum[4..6].copy_from_slice(&crate::page::FLAG_CHECKSUM.to_le_bytes());

@@ -15,7 +15,9 @@
 //! | datetime2(n)                  | Timestamp(µs) for n ≤ 6, Timestamp(ns) for n = 7     |
 //! | datetimeoffset(n)             | Struct { utc: Timestamp(µs/ns, "UTC"), offset_minutes: Int16 } |
 //! | char / varchar / text / nchar / nvarchar / ntext / xml | Utf8                        |
-//! | binary / varbinary / image, CLR types | Binary                                       |
+//! | binary / varbinary / image, user CLR types | Binary                                  |
+//! | hierarchyid                   | Utf8: the path SQL Server's `ToString()` prints (`/1/-2.18/`) |
+//! | geometry / geography          | Struct { srid: Int32, wkb: Binary }: OGC/ISO Well-Known Binary, little endian; geography as x = longitude, y = latitude |
 //! | sql_variant                   | Struct { base_type: Utf8 (e.g. `decimal(9,2)`), value: Utf8 (SQL Server's spelling) } |
 //! | uniqueidentifier              | FixedSizeBinary(16), RFC 4122 byte order: a UUID reader gives the string SQL Server prints |
 //! | rowversion / timestamp        | FixedSizeBinary(8)                                   |
@@ -36,6 +38,8 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
 use crate::bytes::{read_i16, read_i32, read_i64, read_u16, read_u32};
+use crate::catalog::model::ColumnInfo;
+use crate::clrtypes::ClrKind;
 use crate::error::{Error, Result};
 use crate::record::Record;
 use crate::rows::{ColumnPlan, RowDecoder};
@@ -47,6 +51,21 @@ pub const SQL_TYPE_KEY: &str = "mdfkit.sql_type";
 const DAYS_0001_TO_1970: i64 = 719_162;
 const DAYS_1900_TO_1970: i64 = 25_567;
 const MS_PER_DAY: i64 = 86_400_000;
+
+/// The Arrow type of a column: [`arrow_type`], except for the CLR types decoded by their user
+/// type id (hierarchyid, geometry, geography).
+pub fn column_arrow_type(c: &ColumnInfo) -> DataType {
+    match c.clr_kind() {
+        Some(ClrKind::HierarchyId) => DataType::Utf8,
+        Some(ClrKind::Geometry | ClrKind::Geography) => DataType::Struct(spatial_fields()),
+        _ => arrow_type(&c.type_info),
+    }
+}
+
+/// The fields of a geometry or geography value.
+pub fn spatial_fields() -> Fields {
+    Fields::from(vec![Field::new("srid", DataType::Int32, false), Field::new("wkb", DataType::Binary, false)])
+}
 
 /// The Arrow type of a SQL type.
 pub fn arrow_type(t: &TypeInfo) -> DataType {
@@ -102,7 +121,7 @@ pub fn schema(decoder: &RowDecoder) -> SchemaRef {
         .iter()
         .map(|c| {
             let metadata = HashMap::from([(SQL_TYPE_KEY.to_string(), c.column.type_info.spelling())]);
-            Field::new(&c.column.name, arrow_type(&c.column.type_info), true).with_metadata(metadata)
+            Field::new(&c.column.name, column_arrow_type(&c.column), true).with_metadata(metadata)
         })
         .collect();
     Arc::new(Schema::new(fields))
@@ -135,6 +154,7 @@ enum ColumnBuilder {
     TsNs(TimestampNanosecondBuilder),
     Offset(StructBuilder),
     Variant(StructBuilder),
+    Spatial(StructBuilder),
     Text(StringBuilder),
     Bin(BinaryBuilder),
     Fixed(FixedSizeBinaryBuilder),
@@ -143,7 +163,7 @@ enum ColumnBuilder {
 impl BatchBuilder {
     pub fn new(decoder: &RowDecoder, capacity: usize) -> Self {
         let schema = schema(decoder);
-        let builders = decoder.columns().iter().map(|c| ColumnBuilder::new(&c.column.type_info, capacity)).collect();
+        let builders = decoder.columns().iter().map(|c| ColumnBuilder::new(&c.column, capacity)).collect();
         BatchBuilder { schema, builders, rows: 0, off_row: Vec::new(), text: String::new() }
     }
 
@@ -186,9 +206,10 @@ impl BatchBuilder {
 }
 
 impl ColumnBuilder {
-    fn new(t: &TypeInfo, capacity: usize) -> Self {
+    fn new(c: &ColumnInfo, capacity: usize) -> Self {
         use SqlType::*;
-        match arrow_type(t) {
+        let t = &c.type_info;
+        match column_arrow_type(c) {
             DataType::Boolean => ColumnBuilder::Bool(BooleanBuilder::with_capacity(capacity)),
             DataType::UInt8 => ColumnBuilder::U8(UInt8Builder::with_capacity(capacity)),
             DataType::Int16 => ColumnBuilder::I16(Int16Builder::with_capacity(capacity)),
@@ -215,6 +236,9 @@ impl ColumnBuilder {
             }
             DataType::Timestamp(TimeUnit::Nanosecond, _) => {
                 ColumnBuilder::TsNs(TimestampNanosecondBuilder::with_capacity(capacity))
+            }
+            DataType::Struct(fields) if t.sql_type == Clr => {
+                ColumnBuilder::Spatial(StructBuilder::from_fields(fields, capacity))
             }
             DataType::Struct(fields) if t.sql_type == SqlVariant => {
                 ColumnBuilder::Variant(StructBuilder::from_fields(fields, capacity))
@@ -252,6 +276,10 @@ impl ColumnBuilder {
             }
             ColumnBuilder::Variant(b) => {
                 append_variant_parts(b, "", "");
+                b.append(false);
+            }
+            ColumnBuilder::Spatial(b) => {
+                append_spatial_parts(b, 0, &[]);
                 b.append(false);
             }
             ColumnBuilder::Text(b) => b.append_null(),
@@ -311,11 +339,18 @@ impl ColumnBuilder {
                 append_variant_parts(b, &base, &value.to_string());
                 b.append(true);
             }
+            ColumnBuilder::Spatial(b) => {
+                let geography = plan.column.clr_kind() == Some(ClrKind::Geography);
+                let (srid, wkb) = crate::spatial::to_wkb(bytes, geography)?;
+                append_spatial_parts(b, srid, &wkb);
+                b.append(true);
+            }
             ColumnBuilder::Text(b) => {
                 text.clear();
                 match t.sql_type {
                     SqlType::NChar | SqlType::NVarChar | SqlType::NText => push_utf16(bytes, text),
                     SqlType::Xml => text.push_str(&decode_xml(bytes)?),
+                    SqlType::Clr => text.push_str(&crate::clrtypes::hierarchyid_text(bytes)?),
                     _ => text.push_str(&crate::collation::decode_text(plan.column.collation_id, bytes)?),
                 }
                 b.append_value(text.as_str());
@@ -354,7 +389,7 @@ impl ColumnBuilder {
             ColumnBuilder::TsMs(b) => Arc::new(b.finish()),
             ColumnBuilder::TsUs(b) => Arc::new(b.finish()),
             ColumnBuilder::TsNs(b) => Arc::new(b.finish()),
-            ColumnBuilder::Offset(b) | ColumnBuilder::Variant(b) => Arc::new(b.finish()),
+            ColumnBuilder::Offset(b) | ColumnBuilder::Variant(b) | ColumnBuilder::Spatial(b) => Arc::new(b.finish()),
             ColumnBuilder::Text(b) => Arc::new(b.finish()),
             ColumnBuilder::Bin(b) => Arc::new(b.finish()),
             ColumnBuilder::Fixed(b) => Arc::new(b.finish()),
@@ -388,6 +423,15 @@ fn append_variant_parts(b: &mut StructBuilder, base: &str, value: &str) {
     }
     if let Some(v) = b.field_builder::<StringBuilder>(1) {
         v.append_value(value);
+    }
+}
+
+fn append_spatial_parts(b: &mut StructBuilder, srid: i32, wkb: &[u8]) {
+    if let Some(s) = b.field_builder::<Int32Builder>(0) {
+        s.append_value(srid);
+    }
+    if let Some(w) = b.field_builder::<BinaryBuilder>(1) {
+        w.append_value(wkb);
     }
 }
 
@@ -453,6 +497,82 @@ mod tests {
         assert_eq!(arrow_type(&t(SqlType::Time, 10, 2)), DataType::Time64(TimeUnit::Microsecond));
         assert_eq!(arrow_type(&t(SqlType::UniqueIdentifier, 0, 0)), DataType::FixedSizeBinary(16));
         assert!(matches!(arrow_type(&t(SqlType::DateTimeOffset, 34, 7)), DataType::Struct(_)));
+    }
+
+    fn clr_plan(user_type_id: i32) -> ColumnPlan {
+        let type_info = TypeInfo { sql_type: SqlType::Clr, max_length: -1, precision: 0, scale: 0 };
+        ColumnPlan {
+            column: ColumnInfo {
+                column_id: 1,
+                name: "c".into(),
+                type_info,
+                type_name: "clr".into(),
+                user_type_id,
+                collation_id: 0,
+                is_nullable: true,
+                identity: None,
+                is_rowguidcol: false,
+                computed_definition: None,
+                is_computed: false,
+                is_sparse: false,
+                is_column_set: false,
+                default_object_id: 0,
+            },
+            physical: crate::catalog::rowset::PhysicalColumn {
+                rowset_column_id: 1,
+                hb_column_id: 1,
+                type_info,
+                collation_id: 0,
+                key_ordinal: 0,
+                max_inrow_length: 0,
+                status: 0,
+                leaf_offset: -4,
+                internal_offset: 0,
+                null_bit: 1,
+                bit_position: 0,
+            },
+        }
+    }
+
+    #[test]
+    fn clr_columns_by_user_type() {
+        use arrow_array::{Array, BinaryArray, Int32Array, StringArray, StructArray};
+        // hierarchyid: the path as text.
+        let plan = clr_plan(128);
+        assert_eq!(column_arrow_type(&plan.column), DataType::Utf8);
+        let mut b = ColumnBuilder::new(&plan.column, 4);
+        let mut text = String::new();
+        b.append(&plan, &[0x5A, 0xC0], &mut text).unwrap();
+        b.append(&plan, &[], &mut text).unwrap();
+        b.append_null();
+        assert!(b.append(&plan, &[0xFC], &mut text).is_err());
+        let a = b.finish();
+        let a = a.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!((a.value(0), a.value(1), a.is_null(2)), ("/1/1/", "/", true));
+
+        // geography: SRID and WKB with longitude first.
+        let plan = clr_plan(130);
+        assert_eq!(column_arrow_type(&plan.column), DataType::Struct(spatial_fields()));
+        let mut b = ColumnBuilder::new(&plan.column, 4);
+        let point = [
+            0xE6, 0x10, 0, 0, 1, 0x0C, 0, 0, 0, 0, 0, 0x60, 0x44, 0x40, 0x8F, 0xC2, 0xF5, 0x28, 0x5C, 0x7F, 0x52, 0xC0,
+        ];
+        b.append(&plan, &point, &mut text).unwrap();
+        b.append_null();
+        let a = b.finish();
+        let a = a.as_any().downcast_ref::<StructArray>().unwrap();
+        assert!(a.is_valid(0) && a.is_null(1));
+        let srid = a.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
+        let wkb = a.column(1).as_any().downcast_ref::<BinaryArray>().unwrap();
+        assert_eq!(srid.value(0), 4326);
+        let mut expected = vec![1, 1, 0, 0, 0];
+        expected.extend((-73.99f64).to_le_bytes());
+        expected.extend(40.75f64.to_le_bytes());
+        assert_eq!(wkb.value(0), expected.as_slice());
+
+        // Geometry is the same struct; user CLR types stay binary.
+        assert_eq!(column_arrow_type(&clr_plan(129).column), DataType::Struct(spatial_fields()));
+        assert_eq!(column_arrow_type(&clr_plan(300).column), DataType::Binary);
     }
 
     #[test]

@@ -19,12 +19,17 @@
 //! | char/varchar         | n     | the collation's code page                                          |
 //! | nchar/nvarchar       | 2n    | UTF-16LE                                                           |
 //! | xml                  | any   | binary XML, decoded to text by [`crate::xmlbin`]                   |
+//! | hierarchyid (CLR)    | 0-892 | bit fields of [MS-SSCLRT] 2.2; the path `/1/3/` ([`crate::clrtypes`]) |
+//! | geometry, geography (CLR) | any | [MS-SSCLRT] 2.1; WKT as `ToString()` prints it ([`crate::spatial`]) |
+//! | user CLR types       | any   | not decoded: `0x` + hex, like varbinary                            |
 //!
 //! Sources: SQL Server documentation of each type's storage size; Kalen Delaney, "SQL Server
 //! Internals" (decimal layout); money's byte order taken from the corpus (pubs `titles.price`); checked against the expected values of the corpus
 //! (`tests/corpus.rs` compares whole rows of pubs, products and AdventureWorksLT).
 
 use crate::bytes::{read_i16, read_i32, read_i64, read_u16, read_u32};
+use crate::catalog::model::ColumnInfo;
+use crate::clrtypes::ClrKind;
 use crate::error::{Error, Result};
 use crate::types::{SqlType, TypeInfo};
 use crate::value::{civil_from_days, Value};
@@ -33,6 +38,30 @@ use crate::value::{civil_from_days, Value};
 const DAYS_0001_TO_1970: i64 = 719_162;
 /// Days from 1900-01-01 to 1970-01-01.
 const DAYS_1900_TO_1970: i64 = 25_567;
+
+/// Decodes one stored value of `column`: [`decode`], except that CLR columns are decoded by the
+/// CLR type their user type id names (system type 240 alone does not say which).
+pub fn decode_column(
+    column: &ColumnInfo,
+    bytes: &[u8],
+    bit_position: u8,
+    code_page_text: &dyn Fn(&[u8]) -> Result<String>,
+) -> Result<Value> {
+    match column.clr_kind() {
+        Some(kind) => decode_clr(kind, bytes),
+        None => decode(&column.type_info, bytes, bit_position, code_page_text),
+    }
+}
+
+/// A CLR value: hierarchyid as its path, geometry and geography as WKT, user types as bytes.
+pub fn decode_clr(kind: ClrKind, bytes: &[u8]) -> Result<Value> {
+    Ok(match kind {
+        ClrKind::HierarchyId => Value::Text(crate::clrtypes::hierarchyid_text(bytes)?),
+        ClrKind::User => Value::Binary(bytes.to_vec()),
+        ClrKind::Geometry => Value::Text(crate::spatial::to_wkt(bytes, false)?),
+        ClrKind::Geography => Value::Text(crate::spatial::to_wkt(bytes, true)?),
+    })
+}
 
 /// Decodes one stored value of a fixed- or variable-length column to its SQL Server spelling.
 /// `bit_position` applies to bit columns; `code_page_text` decodes char/varchar bytes.
@@ -109,7 +138,10 @@ pub fn decode(
         SqlType::UniqueIdentifier => Value::Text(guid_text(bytes.get(..16).ok_or_else(bad)?)),
         SqlType::Char | SqlType::VarChar | SqlType::Text => Value::Text(code_page_text(bytes)?),
         SqlType::NChar | SqlType::NVarChar | SqlType::NText => Value::Text(crate::bytes::utf16le(bytes)),
-        SqlType::Binary | SqlType::VarBinary | SqlType::Image | SqlType::Timestamp => Value::Binary(bytes.to_vec()),
+        // CLR values without their user type (see `decode_column`) are shown as bytes.
+        SqlType::Binary | SqlType::VarBinary | SqlType::Image | SqlType::Timestamp | SqlType::Clr => {
+            Value::Binary(bytes.to_vec())
+        }
         SqlType::Xml => Value::Text(crate::xmlbin::decode_xml(bytes)?),
         SqlType::SqlVariant => decode_variant(bytes, code_page_text)?.1,
         other => return Err(Error::unsupported(format!("values of type {} are not decoded yet", other.name()))),
@@ -305,6 +337,19 @@ mod tests {
         assert_eq!((t.as_str(), v.to_string().as_str()), ("decimal(9,2)", "100.00"));
         assert!(decode_variant(&[0x38], &cp).is_err());
         assert!(decode_variant(&[0x62, 0x01, 0], &cp).is_err(), "a variant cannot hold a variant");
+    }
+
+    #[test]
+    fn clr_values_by_kind() {
+        assert_eq!(decode_clr(ClrKind::HierarchyId, &[0x58]).unwrap(), Value::text("/1/"));
+        let point = [
+            0xE6, 0x10, 0, 0, 1, 0x0C, 0, 0, 0, 0, 0, 0x60, 0x44, 0x40, 0x8F, 0xC2, 0xF5, 0x28, 0x5C, 0x7F, 0x52, 0xC0,
+        ];
+        assert_eq!(decode_clr(ClrKind::Geography, &point).unwrap(), Value::text("POINT (-73.99 40.75)"));
+        assert_eq!(decode_clr(ClrKind::Geometry, &point).unwrap(), Value::text("POINT (40.75 -73.99)"));
+        assert_eq!(decode_clr(ClrKind::User, &[1, 2]).unwrap(), Value::Binary(vec![1, 2]));
+        // Without the user type id a CLR value is shown as its bytes.
+        assert_eq!(text(ti(SqlType::Clr, 0, 0, -1), &[0xAB]), "0xAB");
     }
 
     #[test]

@@ -177,6 +177,11 @@ impl<'a> Record<'a> {
         self.column_count
     }
 
+    /// Number of variable-length columns stored (trailing NULL ones are not).
+    pub fn var_column_count(&self) -> usize {
+        self.var_count
+    }
+
     /// Bytes `offset..offset + len` of the fixed part, or `None` when the record's fixed part is
     /// shorter (the column was added after the record was written).
     pub fn fixed(&self, offset: usize, len: usize) -> Option<&'a [u8]> {

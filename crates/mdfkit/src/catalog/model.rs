@@ -100,6 +100,14 @@ pub struct ColumnInfo {
     pub default_object_id: i32,
 }
 
+impl ColumnInfo {
+    /// For a CLR column (system type 240), which CLR type it holds; `None` for other columns.
+    pub fn clr_kind(&self) -> Option<crate::clrtypes::ClrKind> {
+        (self.type_info.sql_type == SqlType::Clr)
+            .then(|| crate::clrtypes::ClrKind::from_user_type_id(self.user_type_id))
+    }
+}
+
 /// Identity seed and increment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {

@@ -13,7 +13,7 @@
 //! | 6       | cid         | int      | collation id                                              |
 //! | 7       | ordkey      | smallint | key ordinal (0 = not a key column)                        |
 //! | 8       | maxinrowlen | smallint | maximum in-row length                                     |
-//! | 9       | status      | int      | 0x02 dropped, 0x10 uniquifier, 0x80 not nullable? (see below) |
+//! | 9       | status      | int      | 0x02 dropped, 0x10 uniquifier, 0x100 sparse (no offset of its own) |
 //! | 10      | offset      | int      | low 16 bits: leaf offset; high 16 bits: offset in B-tree interior rows |
 //! | 11      | nullbit     | int      | low 16 bits: 1-based position in the leaf null bitmap     |
 //! | 12      | bitpos      | smallint | bit within the byte, for bit columns                      |
