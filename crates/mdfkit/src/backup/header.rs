@@ -39,7 +39,7 @@
 //! | 96     | 8    | backup size                 | bytes; about the file's size (twice it for a stripe of two) |
 //! | 104    | 2+2  | database name               | size, offset (from the record's start), UTF-16     |
 //! | 108    | 2+2  | server name                 | `MACHINE\INSTANCE` or `MACHINE`                    |
-//! | 216    | 5    | collation                   | TDS form: u32 LCID + flags, u8 SQL sort id        |
+//! | 216    | 5    | collation                   | TDS form: u32 LCID + flags, u8 SQL sort id; = the boot page's collation |
 //! | 260    | 10   | differential base LSN       | differentials only: = their full's checkpoint LSN |
 //! | 272    | 16   | differential base GUID      | differentials only: = their full's SSET GUID       |
 //!
@@ -197,17 +197,31 @@ pub struct TdsCollation {
 }
 
 impl TdsCollation {
-    /// The collation's name when it is one seen in the corpus (checked against the boot page of
-    /// the database inside), otherwise its parts.
+    /// The collation's name for the collations seen in the corpus (SQL sort id 52, Latin1_General
+    /// and French with any comparison flags: `_CI`/`_CS`, `_AI`/`_AS`, `_KS`, `_WS`, `_BIN`,
+    /// `_BIN2`, as SQL Server names Windows collations), otherwise its parts.
     pub fn name(&self) -> String {
         let lcid = self.info & 0xf_ffff;
         let flags = (self.info >> 20) & 0xff;
-        match (self.sort_id, lcid, flags) {
-            (52, _, _) => "SQL_Latin1_General_CP1_CI_AS".into(),
-            (0, 0x409, 0x0d) => "Latin1_General_CI_AS".into(),
-            (0, 0x40c, 0x0d) => "French_CI_AS".into(),
-            _ => format!("LCID {lcid:#x}, flags {flags:#04x}, sort id {}", self.sort_id),
+        let base = match (self.sort_id, lcid) {
+            (52, _) => return "SQL_Latin1_General_CP1_CI_AS".into(),
+            (0, 0x409) => "Latin1_General",
+            (0, 0x40c) => "French",
+            _ => return format!("LCID {lcid:#x}, flags {flags:#04x}, sort id {}", self.sort_id),
+        };
+        if flags & 0x20 != 0 {
+            return format!("{base}_BIN2");
         }
+        if flags & 0x10 != 0 {
+            return format!("{base}_BIN");
+        }
+        format!(
+            "{base}_{}_{}{}{}",
+            if flags & 0x1 != 0 { "CI" } else { "CS" },
+            if flags & 0x2 != 0 { "AI" } else { "AS" },
+            if flags & 0x4 != 0 { "" } else { "_KS" },
+            if flags & 0x8 != 0 { "" } else { "_WS" }
+        )
     }
 }
 
@@ -413,6 +427,10 @@ mod tests {
         assert_eq!(TdsCollation { info: 0x00d0_0409, sort_id: 52 }.name(), "SQL_Latin1_General_CP1_CI_AS");
         assert_eq!(TdsCollation { info: 0x00d0_0409, sort_id: 0 }.name(), "Latin1_General_CI_AS");
         assert_eq!(TdsCollation { info: 0x00d0_040c, sort_id: 0 }.name(), "French_CI_AS");
+        // sharepoint_config.bak: case-insensitive only (its boot page says collation id 0x1008).
+        assert_eq!(TdsCollation { info: 0x0010_0409, sort_id: 0 }.name(), "Latin1_General_CI_AS_KS_WS");
+        assert_eq!(TdsCollation { info: 0x0000_0409, sort_id: 0 }.name(), "Latin1_General_CS_AS_KS_WS");
+        assert_eq!(TdsCollation { info: 0x0200_0409, sort_id: 0 }.name(), "Latin1_General_BIN2");
         assert_eq!(TdsCollation { info: 0x00d0_0401, sort_id: 0 }.name(), "LCID 0x401, flags 0x0d, sort id 0");
     }
 }
