@@ -416,6 +416,23 @@ mod tests {
     }
 
     #[test]
+    fn short_records_are_not_read_past_their_end() {
+        let mut r = vec![0u8; 120];
+        r[87] = b'D';
+        assert!(SetInfo::parse(&r).is_none(), "collation at +216 is past the end");
+        let mut r = vec![0u8; 300];
+        r[104..108].copy_from_slice(&[20, 0, 0x2c, 0x01]);
+        assert!(SetInfo::parse(&r).is_none(), "name runs past the end");
+        assert!(SetBlock::parse(&[0u8; 90]).is_none());
+        assert!(MediaFamily::parse(&[0u8; 96], &[0u8; 20]).is_none());
+        let mut raid = [0u8; 32];
+        raid[20] = 2;
+        raid[24] = 1;
+        let f = MediaFamily::parse(&[0u8; 96], &raid).unwrap();
+        assert_eq!((f.family_number, f.family_count, f.media_password), (1, 2, false));
+    }
+
+    #[test]
     fn guids_render_like_sql_server() {
         let g: [u8; 16] =
             [0xc4, 0x3d, 0x4e, 0xf2, 0x3c, 0xfb, 0xaa, 0x48, 0x93, 0x60, 0xfc, 0x9e, 0xe2, 0x6d, 0x14, 0x64];

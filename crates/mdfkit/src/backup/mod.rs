@@ -282,6 +282,16 @@ impl BackupMedia {
         Self::build(vec![Stripe::new(name.into(), Box::new(bytes))?])
     }
 
+    /// Reads the stripes of a backup held in memory, each with the name used in messages.
+    pub fn from_stripe_bytes(stripes: Vec<(PathBuf, Vec<u8>)>) -> Result<Self> {
+        if stripes.is_empty() {
+            return Err(Error::new(ErrorKind::NotFound, "no backup file given"));
+        }
+        let stripes =
+            stripes.into_iter().map(|(name, bytes)| Stripe::new(name, Box::new(bytes))).collect::<Result<Vec<_>>>()?;
+        Self::build(stripes)
+    }
+
     fn build(stripes: Vec<Stripe>) -> Result<Self> {
         let mut scans = Vec::new();
         for stripe in &stripes {
