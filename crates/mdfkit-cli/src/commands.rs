@@ -171,7 +171,7 @@ fn backup_header(files: &[PathBuf], position: Option<u16>) -> Result<Option<Back
 fn write_backup_header(out: &mut impl Write, set: &BackupSet) -> io::Result<()> {
     writeln!(out, "backup set:")?;
     for (k, v) in backup_set_fields(set) {
-        writeln!(out, "  {:<22} {v}", format!("{}:", k.replace('_', " ")))?;
+        writeln!(out, "  {:<24} {v}", format!("{}:", k.replace('_', " ")))?;
     }
     writeln!(out, "\nbackup file list:")?;
     let columns: Vec<String> = ["file_id", "logical_name", "physical_name", "type", "filegroup", "size"]

@@ -52,9 +52,13 @@
 //!
 //! Not read: the log portion (MSTL/MQTL). A backup is fuzzy: restore replays that log over the
 //! copied pages. Usually the copied pages alone are consistent enough to read the catalog, but
-//! chinook.bak (998) links sysrscols' leaf 1:46 to 1:51 and holds no copy of extent 1:48 at all,
-//! so it does not open. Differential backups (SSET attribute 0x8) hold only changed extents and
-//! are refused; only the first backup set of a file is read.
+//! chinook.bak (998) is one stripe of two (see [`header`]): the extents in the other stripe are
+//! missing, so it does not open. A file may hold several backup sets (SSET ... ESET each);
+//! [`BackupMedia`] lists them with their headers ([`header`]) and reads the one asked for by
+//! position (default: the last full database backup). Differential backups hold only changed
+//! extents and log backups no pages: both are refused by name, as are encrypted sets and striped
+//! backups with a stripe missing (the RAID stream's family count) or stripes of different media
+//! sets given together.
 //!
 //! Sources: the block/stream walk and the record tags from the bytes of the corpus backups, with
 //! the MTF layouts from the MTF 1.00a specification; the SFIN field positions found by comparing
@@ -421,9 +425,7 @@ impl BackupMedia {
                     list.join(", ") + if missing.len() == 1 { " is" } else { " are" },
                     family.family_number,
                     header::guid_string(&family.media_set_id)
-                )
-                .replace(" is is", " is")
-                .replace(" are are", " are"),
+                ),
             )
             .in_file(&first));
         }
