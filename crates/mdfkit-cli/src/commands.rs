@@ -7,6 +7,7 @@ use std::time::Instant;
 use indicatif::{ProgressBar, ProgressStyle};
 use mdfkit::export::ExportFormat;
 
+use mdfkit::backup::{BackupMedia, BackupSet, FileKind};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::rows::RowDecoder;
 use mdfkit::scan::Flow;
@@ -60,8 +61,155 @@ pub fn version_name(version: u16) -> &'static str {
     }
 }
 
-pub fn info(files: &[PathBuf], format: Format) -> Outcome {
-    let db = Database::open(files)?;
+/// `mdfkit backups`: one row per backup set.
+pub fn backups(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
+    let media = BackupMedia::open(files)?;
+    let columns: Vec<String> = [
+        "position",
+        "type",
+        "database",
+        "start",
+        "finish",
+        "size",
+        "first_lsn",
+        "last_lsn",
+        "checkpoint_lsn",
+        "database_backup_lsn",
+        "compressed",
+        "checksums",
+        "stripes",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<Value>> = media
+        .sets()
+        .iter()
+        .filter(|s| position.is_none_or(|p| s.position == p))
+        .map(|s| {
+            vec![
+                Value::Int(s.position.into()),
+                Value::text(s.backup_type.name()),
+                Value::text(&s.database_name),
+                date_value(s.start),
+                date_value(s.finish),
+                Value::Int(i64::try_from(s.backup_size).unwrap_or(i64::MAX)),
+                Value::text(s.first_lsn.to_string()),
+                Value::text(s.last_lsn.to_string()),
+                Value::text(s.checkpoint_lsn.to_string()),
+                Value::text(s.database_backup_lsn.to_string()),
+                Value::bit(s.compressed),
+                Value::bit(s.checksums),
+                Value::text(format!("{} of {}", s.family_number, s.family_count)),
+            ]
+        })
+        .collect();
+    if let Some(p) = position.filter(|_| rows.is_empty()) {
+        return Err(Error::not_found(format!("no backup set at position {p}")).into());
+    }
+    let mut out = stdout();
+    write_rows(&mut out, format, &columns, &rows)?;
+    out.flush()?;
+    let missing = media.missing_stripes();
+    if !missing.is_empty() {
+        eprintln!(
+            "note: the backup was striped over {} files; stripe(s) {} not given",
+            media.sets().first().map_or(0, |s| s.family_count),
+            missing.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn date_value(d: Option<mdfkit::backup::BackupDate>) -> Value {
+    d.map_or(Value::Null, |d| Value::text(d.to_string()))
+}
+
+/// The header fields of one backup set, as name / value pairs.
+fn backup_set_fields(s: &BackupSet) -> Vec<(&'static str, Value)> {
+    let lsn = |l: Option<mdfkit::backup::Lsn>| l.map_or(Value::Null, |l| Value::text(l.to_string()));
+    vec![
+        ("backup_position", Value::Int(s.position.into())),
+        ("backup_type", Value::text(s.backup_type.name())),
+        ("backup_name", Value::text(&s.name)),
+        ("backup_description", Value::text(&s.description)),
+        ("backup_start", date_value(s.start)),
+        ("backup_finish", date_value(s.finish)),
+        ("backup_size", Value::Int(i64::try_from(s.backup_size).unwrap_or(i64::MAX))),
+        ("backup_database", Value::text(&s.database_name)),
+        ("backup_db_version", Value::Int(s.database_version.into())),
+        ("backup_compat_level", Value::Int(s.compatibility_level.into())),
+        ("backup_collation", Value::text(&s.collation)),
+        ("backup_db_created", date_value(s.database_creation_date)),
+        ("server_name", Value::text(&s.server_name)),
+        ("machine_name", Value::text(&s.machine_name)),
+        ("user_name", Value::text(&s.user_name)),
+        ("software_version", Value::text(&s.software_version)),
+        ("first_lsn", Value::text(s.first_lsn.to_string())),
+        ("last_lsn", Value::text(s.last_lsn.to_string())),
+        ("checkpoint_lsn", Value::text(s.checkpoint_lsn.to_string())),
+        ("database_backup_lsn", Value::text(s.database_backup_lsn.to_string())),
+        ("differential_base_lsn", lsn(s.differential_base_lsn)),
+        ("differential_base_guid", s.differential_base_guid.as_deref().map_or(Value::Null, Value::text)),
+        ("backup_set_guid", Value::text(&s.backup_set_guid)),
+        ("compressed", Value::bit(s.compressed)),
+        ("checksums", Value::bit(s.checksums)),
+        ("encrypted", Value::bit(s.encrypted)),
+        ("media_password", Value::bit(s.media_password)),
+        ("stripes", Value::text(format!("{} of {}", s.family_number, s.family_count))),
+    ]
+}
+
+/// The header and file list of the chosen backup set when `files` are a backup.
+fn backup_header(files: &[PathBuf], position: Option<u16>) -> Result<Option<BackupSet>, Error> {
+    if files.is_empty() || !files.iter().all(|f| mdfkit::database::is_backup(f)) {
+        return Ok(None);
+    }
+    let media = BackupMedia::open(files)?;
+    let chosen = position.or(media.default_position());
+    Ok(chosen.and_then(|p| media.set(p)).cloned())
+}
+
+fn write_backup_header(out: &mut impl Write, set: &BackupSet) -> io::Result<()> {
+    writeln!(out, "backup set:")?;
+    for (k, v) in backup_set_fields(set) {
+        writeln!(out, "  {:<24} {v}", format!("{}:", k.replace('_', " ")))?;
+    }
+    writeln!(out, "\nbackup file list:")?;
+    let columns: Vec<String> = ["file_id", "logical_name", "physical_name", "type", "filegroup", "size"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let rows: Vec<Vec<Value>> = set
+        .files
+        .iter()
+        .map(|f| {
+            vec![
+                Value::Int(f.file_id.into()),
+                Value::text(&f.logical_name),
+                Value::text(&f.physical_name),
+                Value::text(match f.kind {
+                    FileKind::Data => "D".to_string(),
+                    FileKind::Log => "L".to_string(),
+                    FileKind::Other(n) => format!("type {n}"),
+                }),
+                Value::text(&f.filegroup),
+                Value::Int(i64::try_from(f.size_bytes).unwrap_or(i64::MAX)),
+            ]
+        })
+        .collect();
+    write_rows(out, Format::Table, &columns, &rows)?;
+    writeln!(out)
+}
+
+pub fn info(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
+    let header = backup_header(files, position)?;
+    if let (Some(set), Format::Table) = (&header, format) {
+        let mut out = stdout();
+        write_backup_header(&mut out, set)?;
+        out.flush()?;
+    }
+    let db = Database::open_at(files, position)?;
     let catalog = db.catalog();
     let boot = &catalog.boot;
     let units = catalog.table("sysallocunits");
@@ -111,6 +259,20 @@ pub fn info(files: &[PathBuf], format: Format) -> Outcome {
             write_rows(&mut out, format, &files_view.columns, &files_view.rows)?;
         }
         _ => {
+            let mut rows = rows;
+            if let Some(set) = &header {
+                rows.extend(backup_set_fields(set));
+                rows.push((
+                    "backup_files",
+                    Value::text(
+                        set.files
+                            .iter()
+                            .map(|f| format!("{}:{}:{}", f.file_id, f.logical_name, f.size_bytes))
+                            .collect::<Vec<_>>()
+                            .join(";"),
+                    ),
+                ));
+            }
             let mut columns: Vec<String> = rows.iter().map(|(k, _)| k.to_string()).collect();
             let mut values: Vec<Value> = rows.into_iter().map(|(_, v)| v).collect();
             columns.push("files".into());
@@ -129,8 +291,8 @@ pub fn info(files: &[PathBuf], format: Format) -> Outcome {
     Ok(())
 }
 
-pub fn tables(files: &[PathBuf], system: bool, format: Format) -> Outcome {
-    let db = Database::open(files)?;
+pub fn tables(files: &[PathBuf], position: Option<u16>, system: bool, format: Format) -> Outcome {
+    let db = Database::open_at(files, position)?;
     let columns: Vec<String> = [
         "table",
         "object_id",
@@ -179,9 +341,9 @@ fn split_files_and_name(args: &[String], name_required: bool) -> (Vec<PathBuf>, 
     }
 }
 
-pub fn sys(args: &[String], format: Format) -> Outcome {
+pub fn sys(args: &[String], position: Option<u16>, format: Format) -> Outcome {
     let (files, view) = split_files_and_name(args, true);
-    let db = Database::open(&files)?;
+    let db = Database::open_at(&files, position)?;
     let rows = db.catalog().view(view.as_deref().unwrap_or_default())?;
     let mut out = stdout();
     write_rows(&mut out, format, &rows.columns, &rows.rows)?;
@@ -197,13 +359,14 @@ const TERMINAL_ROWS: u64 = 1000;
 
 pub fn cat(
     args: &[String],
+    position: Option<u16>,
     limit: Option<u64>,
     columns: Option<&[String]>,
     format: Option<Format>,
     include_ghosts: bool,
 ) -> Outcome {
     let (files, table) = split_files_and_name(args, true);
-    let db = Database::open(&files)?;
+    let db = Database::open_at(&files, position)?;
     let name = table.unwrap_or_default();
     let table = db
         .catalog()
@@ -273,9 +436,9 @@ fn write_batch(
     }
 }
 
-pub fn schema(args: &[String]) -> Outcome {
+pub fn schema(args: &[String], position: Option<u16>) -> Outcome {
     let (files, table) = split_files_and_name(args, false);
-    let db = Database::open(&files)?;
+    let db = Database::open_at(&files, position)?;
     let catalog = db.catalog();
     let tables = match &table {
         Some(name) => vec![catalog
@@ -293,6 +456,7 @@ pub fn schema(args: &[String]) -> Outcome {
 
 pub fn export(
     files: &[PathBuf],
+    position: Option<u16>,
     names: &[String],
     all: bool,
     format: ExportFormat,
@@ -306,7 +470,7 @@ pub fn export(
     if columns.is_some() && names.len() != 1 {
         return Err(Error::not_found("--columns goes with exactly one --table").into());
     }
-    let db = Database::open(files)?;
+    let db = Database::open_at(files, position)?;
     let catalog = db.catalog();
     let tables = if all {
         catalog.tables(false)
@@ -374,8 +538,8 @@ fn progress_bar(t: &TableInfo) -> ProgressBar {
     bar
 }
 
-pub fn check(files: &[PathBuf], format: Format) -> Outcome {
-    let source: std::sync::Arc<dyn mdfkit::source::PageSource> = match mdfkit::database::open_source(files) {
+pub fn check(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
+    let source: std::sync::Arc<dyn mdfkit::source::PageSource> = match mdfkit::database::open_source(files, position) {
         Ok(s) => s,
         Err(e) => return Err(e.into()),
     };

@@ -27,17 +27,36 @@ use output::Format;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// With a backup: the backup set to read, by its position in the file (`mdfkit backups`
+    /// lists them; default: the last full database backup)
+    #[arg(long, global = true, value_name = "N")]
+    position: Option<u16>,
 }
 
 #[derive(Args)]
 struct Files {
-    /// The database's data files: the .mdf and any .ndf, in any order
+    /// The database's data files (the .mdf and any .ndf, in any order), or a backup and its stripes
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// The backup sets in a backup file, like RESTORE HEADERONLY
+    #[command(
+        after_help = "Examples:\n  mdfkit backups shop.bak\n  mdfkit backups stripe1.bak stripe2.bak --format json\n\n\
+        Lists each set's position, type (full / differential / log), database, start and finish,\n\
+        size, LSNs, compression, checksums and stripes. `--position N` on any other command reads\n\
+        that set; without it they read the last full database backup."
+    )]
+    Backups {
+        /// The backup file, and any other stripes of the same backup
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
     /// Database name, versions, collation, options, files and page counts
     #[command(after_help = "Example:\n  mdfkit info AdventureWorksLT2012_Data.mdf")]
     Info {
@@ -166,18 +185,20 @@ impl From<ExportFormatArg> for mdfkit::export::ExportFormat {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let position = cli.position;
     let result = match cli.command {
-        Command::Info { files, format } => commands::info(&files.files, format),
-        Command::Tables { files, system, format } => commands::tables(&files.files, system, format),
-        Command::Schema { args } => commands::schema(&args),
-        Command::Check { files, format } => commands::check(&files.files, format),
-        Command::Sys { args, format } => commands::sys(&args, format),
+        Command::Backups { files, format } => commands::backups(&files, position, format),
+        Command::Info { files, format } => commands::info(&files.files, position, format),
+        Command::Tables { files, system, format } => commands::tables(&files.files, position, system, format),
+        Command::Schema { args } => commands::schema(&args, position),
+        Command::Check { files, format } => commands::check(&files.files, position, format),
+        Command::Sys { args, format } => commands::sys(&args, position, format),
         Command::Export { files, tables, all, format, output, columns, threads } => {
             let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            commands::export(&files.files, &tables, all, format.into(), &output, columns.as_deref(), threads)
+            commands::export(&files.files, position, &tables, all, format.into(), &output, columns.as_deref(), threads)
         }
         Command::Cat { args, limit, columns, format, include_ghosts } => {
-            commands::cat(&args, limit, columns.as_deref(), format, include_ghosts)
+            commands::cat(&args, position, limit, columns.as_deref(), format, include_ghosts)
         }
     };
     match result {

@@ -74,7 +74,7 @@ fn export_writes_one_file_per_table_with_a_summary() {
 
 #[test]
 fn every_command_has_help_with_an_example() {
-    for command in ["info", "tables", "schema", "sys", "cat", "export"] {
+    for command in ["backups", "info", "tables", "schema", "sys", "cat", "export"] {
         let help = mdfkit(&[command, "--help"]);
         assert_eq!(help.status.code(), Some(0));
         assert!(text(&help.stdout).contains("mdfkit "), "{command} --help has no example");
@@ -95,4 +95,61 @@ fn check_exits_0_on_a_clean_file_and_1_naming_a_damaged_page() {
     std::fs::remove_file(&damaged).ok();
     assert_eq!(run.status.code(), Some(1));
     assert!(text(&run.stdout).contains("1:100,,\"checksum mismatch"), "{}", text(&run.stdout));
+}
+
+#[test]
+fn backups_lists_every_set_and_position_reads_one() {
+    let Some(dir) = corpus() else { return };
+    let bak = dir.join("bak/dataplat-appveyor-lab__sharepoint_config.bak");
+    let bak = bak.to_str().unwrap();
+    let list = mdfkit(&["backups", bak, "--format", "csv"]);
+    assert_eq!(list.status.code(), Some(0), "{}", text(&list.stderr));
+    let out = text(&list.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[0].starts_with("position,type,database,start,finish,size,first_lsn,last_lsn"), "{out}");
+    assert!(lines[1].starts_with("1,full,SharePoint_Config,2018-10-06 23:16:42,"), "{out}");
+    assert!(lines[2].starts_with("2,full,SharePoint_Config,2018-10-06 23:16:47,"), "{out}");
+    let json = mdfkit(&["backups", bak, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v[1]["position"], 2);
+    assert_eq!(v[1]["database_backup_lsn"], v[0]["checkpoint_lsn"]);
+
+    for position in ["1", "2"] {
+        let run = mdfkit(&["tables", bak, "--position", position, "--format", "csv"]);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+        assert!(text(&run.stdout).contains("dbo.Classes,"));
+        let info = mdfkit(&["info", "--position", position, bak]);
+        assert!(
+            text(&info.stdout).contains(&format!("backup position:         {position}\n")),
+            "{}",
+            text(&info.stdout)
+        );
+    }
+    let none = mdfkit(&["tables", bak, "--position", "3"]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(text(&none.stderr).contains("no backup set at position 3"), "{}", text(&none.stderr));
+}
+
+#[test]
+fn differential_backups_show_their_header_and_are_refused_by_name() {
+    let Some(dir) = corpus() else { return };
+    let diff = dir.join("chains/difftest/difftest-diff1.bak");
+    let run = mdfkit(&["info", diff.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2));
+    let out = text(&run.stdout).split(' ').filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    assert!(out.contains("backup type: differential"), "{out}");
+    assert!(out.contains("differential base lsn: 24000000006800099"), "{out}");
+    assert!(out.contains("doublediff_log"), "{out}");
+    assert!(
+        text(&run.stderr).contains(
+            "difftest-diff1.bak: position 1 is a differential backup: reading data out of it is not supported yet"
+        ),
+        "{}",
+        text(&run.stderr)
+    );
+    let stripe = dir.join("chains/stripe/RestoreTimeStripe1.bak");
+    let run = mdfkit(&["backups", stripe.to_str().unwrap(), "--format", "csv"]);
+    assert!(text(&run.stdout).contains(",2 of 2\n"), "{}", text(&run.stdout));
+    assert!(text(&run.stderr).contains("stripe(s) 1 not given"), "{}", text(&run.stderr));
 }

@@ -49,7 +49,13 @@ impl Database {
     /// Opens a database from its data files (`.mdf` first or not: files are matched by the ids in
     /// their own headers), or from a backup (`.bak`, or the stripes of one backup set).
     pub fn open<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
-        Self::from_source(open_source(paths)?)
+        Self::open_at(paths, None)
+    }
+
+    /// Like [`Database::open`]; for a backup, reads the backup set at `position` (`None`: the
+    /// last full database backup in the file). A position with data files is an error.
+    pub fn open_at<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
+        Self::from_source(open_source(paths, position)?)
     }
 
     /// Opens a database from any page source.
@@ -356,8 +362,9 @@ fn check_has_storage(table: &TableInfo) -> Result<()> {
     Ok(())
 }
 
-/// The page source for the given files: data files, or the stripes of one backup.
-pub fn open_source<P: AsRef<Path>>(paths: &[P]) -> Result<Arc<dyn PageSource>> {
+/// The page source for the given files: data files, or the stripes of one backup (the set at
+/// `position`, by default the last full database backup).
+pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
     let backups = paths.iter().filter(|p| is_backup(p.as_ref())).count();
     if backups > 0 {
         if backups != paths.len() {
@@ -366,13 +373,19 @@ pub fn open_source<P: AsRef<Path>>(paths: &[P]) -> Result<Arc<dyn PageSource>> {
                 "give either the data files of a database or the files of one backup, not both",
             ));
         }
-        return Ok(Arc::new(BackupPages::open_stripes(paths)?));
+        return Ok(Arc::new(BackupPages::open_position(paths, position)?));
+    }
+    if let Some(p) = position {
+        return Err(Error::new(
+            ErrorKind::NotFound,
+            format!("backup set position {p} given, but no backup file was given"),
+        ));
     }
     Ok(Arc::new(DataFiles::open(paths)?))
 }
 
-/// Whether the file starts like a SQL Server backup (Microsoft Tape Format or compressed).
-fn is_backup(path: &Path) -> bool {
+/// True when `path` starts like a SQL Server backup (MTF `TAPE` or compressed `MSSQLBAK`).
+pub fn is_backup(path: &Path) -> bool {
     let mut magic = [0u8; 8];
     std::fs::File::open(path)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))

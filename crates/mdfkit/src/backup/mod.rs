@@ -52,9 +52,13 @@
 //!
 //! Not read: the log portion (MSTL/MQTL). A backup is fuzzy: restore replays that log over the
 //! copied pages. Usually the copied pages alone are consistent enough to read the catalog, but
-//! chinook.bak (998) links sysrscols' leaf 1:46 to 1:51 and holds no copy of extent 1:48 at all,
-//! so it does not open. Differential backups (SSET attribute 0x8) hold only changed extents and
-//! are refused; only the first backup set of a file is read.
+//! chinook.bak (998) is one stripe of two (see [`header`]): the extents in the other stripe are
+//! missing, so it does not open. A file may hold several backup sets (SSET ... ESET each);
+//! [`BackupMedia`] lists them with their headers ([`header`]) and reads the one asked for by
+//! position (default: the last full database backup). Differential backups hold only changed
+//! extents and log backups no pages: both are refused by name, as are encrypted sets and striped
+//! backups with a stripe missing (the RAID stream's family count) or stripes of different media
+//! sets given together.
 //!
 //! Sources: the block/stream walk and the record tags from the bytes of the corpus backups, with
 //! the MTF layouts from the MTF 1.00a specification; the SFIN field positions found by comparing
@@ -65,6 +69,7 @@
 //! the same MTF stream in compressed pieces; [`mssqlbak`] serves it decompressed, piece by piece,
 //! and everything here reads it as it reads an uncompressed file.
 
+pub mod header;
 pub mod mssqlbak;
 pub mod mtf;
 
@@ -77,6 +82,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::page::{PageId, PAGE_SIZE};
 use crate::source::{PageSource, SourceFile};
 
+pub use header::{BackupDate, BackupType, Lsn, MediaFamily};
+use header::{SetBlock, SetInfo};
 use mssqlbak::CompressedBytes;
 use mtf::{error_at, read_exact, tag_name, Block, Blocks, STREAM_VAR_END};
 
@@ -164,6 +171,10 @@ pub struct BackupFile {
     pub logical_name: String,
     pub physical_name: String,
     pub size_bytes: u64,
+    /// Filegroup id (0 for log files) and name (`PRIMARY`, ...; empty when the backup does not
+    /// name it).
+    pub filegroup_id: u32,
+    pub filegroup: String,
 }
 
 /// Where a page's bytes are: which backup file (stripe) and at what byte offset.
@@ -194,25 +205,69 @@ impl Stripe {
     }
 }
 
-/// The database pages inside an uncompressed backup, served by address.
-pub struct BackupPages {
-    stripes: Vec<Stripe>,
-    pages: BTreeMap<PageId, Location>,
-    files: Vec<SourceFile>,
-    file_list: Vec<BackupFile>,
-    backup_sets: usize,
-    copies: usize,
+/// One backup set of a backup file, as `RESTORE HEADERONLY` and `RESTORE FILELISTONLY` describe
+/// it (see [`header`] for where each field comes from).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackupSet {
+    /// Position in the file (`RESTORE ... WITH FILE = n`), from 1.
+    pub position: u16,
+    pub backup_type: BackupType,
+    /// Backup name and description (`BACKUP ... WITH NAME, DESCRIPTION`).
+    pub name: String,
+    pub description: String,
+    /// Login that ran the backup.
+    pub user_name: String,
+    pub database_name: String,
+    /// `MACHINE\INSTANCE`, or `MACHINE` for a default instance.
+    pub server_name: String,
+    /// The server name up to its backslash.
+    pub machine_name: String,
+    pub database_version: u16,
+    pub compatibility_level: u8,
+    /// SQL Server's version, `major.minor.build`.
+    pub software_version: String,
+    pub collation: String,
+    pub database_creation_date: Option<BackupDate>,
+    pub start: Option<BackupDate>,
+    pub finish: Option<BackupDate>,
+    pub first_lsn: Lsn,
+    pub last_lsn: Lsn,
+    pub checkpoint_lsn: Lsn,
+    pub database_backup_lsn: Lsn,
+    /// Differential backups: the checkpoint LSN and backup set GUID of their full backup.
+    pub differential_base_lsn: Option<Lsn>,
+    pub differential_base_guid: Option<String>,
+    pub backup_set_guid: String,
+    /// Bytes, as the header gives them (all stripes together).
+    pub backup_size: u64,
+    pub compressed: bool,
+    /// The backup carries checksums (`WITH CHECKSUM`).
+    pub checksums: bool,
+    /// Encrypted (`WITH ENCRYPTION`) or protected by a backup set password: see [`header`].
+    pub encrypted: bool,
+    pub password_protected: bool,
+    /// The media is protected by a media password (`WITH MEDIAPASSWORD`).
+    pub media_password: bool,
+    /// Stripes (media families) the backup was written to, and which of them this file is.
+    pub family_count: u16,
+    pub family_number: u16,
+    /// The backup file holds the whole set (an ESET block ends it).
+    pub complete: bool,
+    /// The database's files.
+    pub files: Vec<BackupFile>,
 }
 
-impl BackupPages {
-    /// Opens a backup file.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
-        Self::open_stripes(&[path])
-    }
+/// The backup sets in one backup file, or in the stripes of one striped backup.
+pub struct BackupMedia {
+    stripes: Vec<Stripe>,
+    scans: Vec<StripeScan>,
+    sets: Vec<BackupSet>,
+}
 
-    /// Opens a backup written to several files at once (`BACKUP ... TO DISK = a, DISK = b`): each
-    /// file holds some of the extents. Give every file of the media set.
-    pub fn open_stripes<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
+impl BackupMedia {
+    /// Reads the headers of a backup (every stripe of it, in any order). Nothing but the
+    /// descriptor blocks and configuration streams is read.
+    pub fn open<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
         if paths.is_empty() {
             return Err(Error::new(ErrorKind::NotFound, "no backup file given"));
         }
@@ -231,9 +286,331 @@ impl BackupPages {
         Self::build(vec![Stripe::new(name.into(), Box::new(bytes))?])
     }
 
+    /// Reads the stripes of a backup held in memory, each with the name used in messages.
+    pub fn from_stripe_bytes(stripes: Vec<(PathBuf, Vec<u8>)>) -> Result<Self> {
+        if stripes.is_empty() {
+            return Err(Error::new(ErrorKind::NotFound, "no backup file given"));
+        }
+        let stripes =
+            stripes.into_iter().map(|(name, bytes)| Stripe::new(name, Box::new(bytes))).collect::<Result<Vec<_>>>()?;
+        Self::build(stripes)
+    }
+
+    fn build(stripes: Vec<Stripe>) -> Result<Self> {
+        let mut scans = Vec::new();
+        for stripe in &stripes {
+            let path = stripe.path.as_path();
+            let src = stripe.bytes.as_ref();
+            let scan = check_magic(src, path)
+                .and_then(|()| mtf::read_tape(src, path))
+                .and_then(|tape| scan_stripe(src, path, tape.logical_block_size))
+                .map_err(|e| if stripe.compressed { in_decompressed_stream(e) } else { e })?;
+            scans.push(scan);
+        }
+        check_stripes_belong_together(&stripes, &scans)?;
+        let first = &scans[0];
+        let sets = first
+            .sets
+            .iter()
+            .enumerate()
+            .map(|(i, set)| backup_set(set, i, stripes[0].compressed, first.family.as_ref()))
+            .collect();
+        Ok(BackupMedia { stripes, scans, sets })
+    }
+
+    /// Every backup set, in file order.
+    pub fn sets(&self) -> &[BackupSet] {
+        &self.sets
+    }
+
+    /// The set at `position`.
+    pub fn set(&self, position: u16) -> Option<&BackupSet> {
+        self.sets.iter().find(|s| s.position == position)
+    }
+
+    /// The set read when no position is asked for: the last full database backup in the file,
+    /// or the last set when there is no full one.
+    pub fn default_position(&self) -> Option<u16> {
+        self.sets.iter().rev().find(|s| s.backup_type == BackupType::Full).or(self.sets.last()).map(|s| s.position)
+    }
+
+    /// The family numbers of the stripes that were not given (empty when all were).
+    pub fn missing_stripes(&self) -> Vec<u16> {
+        let Some(count) = self.scans.iter().filter_map(|s| s.family.map(|f| f.family_count)).max() else {
+            return Vec::new();
+        };
+        let given: Vec<u16> = self.scans.iter().filter_map(|s| s.family.map(|f| f.family_number)).collect();
+        (1..=count).filter(|n| !given.contains(n)).collect()
+    }
+
+    fn first_path(&self) -> &Path {
+        &self.stripes[0].path
+    }
+
+    /// The pages of the backup set at `position` (default: [`BackupMedia::default_position`]).
+    /// Differential, log and encrypted backups are refused by name, as are striped backups with
+    /// a stripe missing.
+    pub fn into_pages(self, position: Option<u16>) -> Result<BackupPages> {
+        self.pages_of(position, true)
+    }
+
+    /// Like [`BackupMedia::into_pages`], but reads a striped backup with stripes missing: only
+    /// the extents in the given stripes are there (asking for another page is an error).
+    pub fn into_pages_with_stripes_missing(self, position: Option<u16>) -> Result<BackupPages> {
+        self.pages_of(position, false)
+    }
+
+    fn pages_of(self, position: Option<u16>, all_stripes: bool) -> Result<BackupPages> {
+        let first = self.first_path().to_path_buf();
+        let position = match position.or(self.default_position()) {
+            Some(p) => p,
+            None => {
+                return Err(Error::corrupt(
+                    "no SSET (start of backup set) block: truncated backup or not a database backup",
+                )
+                .in_file(&first))
+            }
+        };
+        let Some(set) = self.set(position) else {
+            let held: Vec<String> = self.sets.iter().map(|s| s.position.to_string()).collect();
+            return Err(Error::not_found(format!(
+                "no backup set at position {position} (the file holds position{} {}; `mdfkit backups` lists them)",
+                if held.len() == 1 { "" } else { "s" },
+                held.join(", ")
+            ))
+            .in_file(&first));
+        };
+        let what = format!("position {position} is {}", set.backup_type.described());
+        match set.backup_type {
+            BackupType::Full => {}
+            BackupType::Differential => {
+                return Err(Error::unsupported(format!(
+                    "{what}: reading data out of it is not supported yet (it holds only the extents changed since its full backup); use the full backup"
+                ))
+                .in_file(&first))
+            }
+            BackupType::Log => {
+                return Err(Error::not_a_database(format!(
+                    "{what}: it holds log records, no data pages; use the full backup"
+                ))
+                .in_file(&first))
+            }
+            BackupType::Other(_) => {
+                return Err(Error::unsupported(format!("{what}: reading it is not supported yet")).in_file(&first))
+            }
+        }
+        if set.encrypted || set.password_protected {
+            return Err(Error::unsupported(format!(
+                "position {position} is {} (backup encryption or a backup set password): reading it is not supported",
+                if set.encrypted { "encrypted" } else { "password-protected" }
+            ))
+            .in_file(&first));
+        }
+        let missing = self.missing_stripes();
+        if all_stripes && !missing.is_empty() {
+            let family = self.scans[0].family.unwrap_or(MediaFamily {
+                media_set_id: [0; 16],
+                family_count: 0,
+                family_number: 0,
+                media_family_id: 0,
+                media_password: false,
+            });
+            let list: Vec<String> = missing.iter().map(u16::to_string).collect();
+            return Err(Error::new(
+                ErrorKind::MissingFile,
+                format!(
+                    "the backup was striped over {} files and {} {} missing (this file is stripe {}, media set {}): give every file of the backup",
+                    family.family_count,
+                    if missing.len() == 1 { "stripe" } else { "stripes" },
+                    list.join(", ") + if missing.len() == 1 { " is" } else { " are" },
+                    family.family_number,
+                    header::guid_string(&family.media_set_id)
+                ),
+            )
+            .in_file(&first));
+        }
+        let set = set.clone();
+        let mut pages = BTreeMap::new();
+        let mut copies = 0;
+        for (index, (stripe, scan)) in self.stripes.iter().zip(&self.scans).enumerate() {
+            let path = stripe.path.as_path();
+            let Some(s) = scan.sets.iter().enumerate().find(|(i, s)| s.position(*i) == position).map(|(_, s)| s) else {
+                return Err(Error::not_a_database(format!(
+                    "has no backup set at position {position}, but {} does: stripes of different backups?",
+                    first.display()
+                ))
+                .in_file(path));
+            };
+            if s.sset.backup_set_guid != scan_guid(&self.scans[0], position) {
+                return Err(Error::not_a_database(format!(
+                    "its backup set at position {position} is not the one in {} (different backup set GUIDs): stripes of different backups",
+                    first.display()
+                ))
+                .in_file(path));
+            }
+            if !s.ended {
+                return Err(Error::corrupt(format!(
+                    "the backup set has no ESET (end of set) block before the end of the file (byte {}): truncated backup",
+                    stripe.bytes.len()
+                ))
+                .in_file(path));
+            }
+            let mut found = Vec::new();
+            for block in &s.data_blocks {
+                map_data_block(stripe.bytes.as_ref(), path, index, block, &mut found).map_err(|e| {
+                    if stripe.compressed {
+                        in_decompressed_stream(e)
+                    } else {
+                        e
+                    }
+                })?;
+            }
+            copies += found.len();
+            // Stripes hold disjoint extents; within a stripe, later copies win.
+            for (id, location) in found {
+                pages.insert(id, location);
+            }
+        }
+        if pages.is_empty() {
+            return Err(Error::not_a_database("backup holds no data pages (a transaction log backup?)").in_file(&first));
+        }
+        let file_list = set.files.clone();
+        let files = source_files(&first, &file_list, &pages);
+        let backup_sets = self.sets.len();
+        Ok(BackupPages { stripes: self.stripes, pages, files, file_list, backup_sets, copies, set })
+    }
+}
+
+fn scan_guid(scan: &StripeScan, position: u16) -> [u8; 16] {
+    scan.sets
+        .iter()
+        .enumerate()
+        .find(|(i, s)| s.position(*i) == position)
+        .map_or([0; 16], |(_, s)| s.sset.backup_set_guid)
+}
+
+/// Stripes given together must be distinct files of one media set.
+fn check_stripes_belong_together(stripes: &[Stripe], scans: &[StripeScan]) -> Result<()> {
+    let Some(first) = scans[0].family else { return Ok(()) };
+    for (stripe, scan) in stripes.iter().zip(scans).skip(1) {
+        let Some(family) = scan.family else { continue };
+        if family.media_set_id != first.media_set_id {
+            return Err(Error::not_a_database(format!(
+                "belongs to another backup than {} (media set {} here, {} there): give only the stripes of one backup",
+                stripes[0].path.display(),
+                header::guid_string(&family.media_set_id),
+                header::guid_string(&first.media_set_id)
+            ))
+            .in_file(&stripe.path));
+        }
+    }
+    for (i, (a, scan_a)) in stripes.iter().zip(scans).enumerate() {
+        for (b, scan_b) in stripes.iter().zip(scans).skip(i + 1) {
+            if let (Some(fa), Some(fb)) = (scan_a.family, scan_b.family) {
+                if fa.family_number == fb.family_number && fa.media_family_id == fb.media_family_id {
+                    return Err(Error::not_a_database(format!(
+                        "is the same stripe ({} of {}) as {}: give each file once",
+                        fb.family_number,
+                        fb.family_count,
+                        a.path.display()
+                    ))
+                    .in_file(&b.path));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The public description of one scanned set.
+fn backup_set(set: &SetScan, index: usize, compressed: bool, family: Option<&MediaFamily>) -> BackupSet {
+    let info = set.info.as_ref();
+    let sset = &set.sset;
+    let backup_type = match info {
+        Some(i) => i.backup_type,
+        None if sset.attributes & SSET_DIFFERENTIAL != 0 => BackupType::Differential,
+        None => BackupType::Full,
+    };
+    let server_name = info.map(|i| i.server_name.clone()).unwrap_or_default();
+    BackupSet {
+        position: set.position(index),
+        backup_type,
+        name: sset.name.clone(),
+        description: sset.description.clone(),
+        user_name: sset.user_name.clone(),
+        database_name: info.map(|i| i.database_name.clone()).unwrap_or_default(),
+        machine_name: server_name.split('\\').next().unwrap_or_default().to_string(),
+        server_name,
+        database_version: info.map_or(0, |i| i.database_version),
+        compatibility_level: info.map_or(0, |i| i.compatibility_level),
+        software_version: info
+            .map(|i| format!("{}.{}.{}", i.software_version.0, i.software_version.1, i.software_version.2))
+            .unwrap_or_default(),
+        collation: info.map(|i| i.collation.name()).unwrap_or_default(),
+        database_creation_date: info.and_then(|i| i.database_creation_date),
+        start: info.and_then(|i| i.start).or(sset.date),
+        finish: info.and_then(|i| i.finish),
+        first_lsn: info.map(|i| i.first_lsn).unwrap_or_default(),
+        last_lsn: info.map(|i| i.last_lsn).unwrap_or_default(),
+        checkpoint_lsn: info.map(|i| i.checkpoint_lsn).unwrap_or_default(),
+        database_backup_lsn: info.map(|i| i.database_backup_lsn).unwrap_or_default(),
+        differential_base_lsn: info.and_then(|i| i.differential_base_lsn),
+        differential_base_guid: info.and_then(|i| i.differential_base_guid).map(|g| header::guid_string(&g)),
+        backup_set_guid: header::guid_string(&sset.backup_set_guid),
+        backup_size: info.map_or(0, |i| i.backup_size),
+        compressed,
+        checksums: set.checksums || info.is_some_and(|i| i.flags & header::SCIN_CHECKSUMS != 0),
+        encrypted: set.encrypted_streams || sset.password_algorithm != 0,
+        password_protected: sset.has_password,
+        media_password: family.is_some_and(|f| f.media_password),
+        family_count: family.map_or(1, |f| f.family_count),
+        family_number: family.map_or(1, |f| f.family_number),
+        complete: set.ended,
+        files: set.files.clone(),
+    }
+}
+
+/// The database pages inside a backup, served by address.
+pub struct BackupPages {
+    stripes: Vec<Stripe>,
+    pages: BTreeMap<PageId, Location>,
+    files: Vec<SourceFile>,
+    file_list: Vec<BackupFile>,
+    backup_sets: usize,
+    copies: usize,
+    set: BackupSet,
+}
+
+impl BackupPages {
+    /// Opens a backup file (its last full database backup).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_stripes(&[path])
+    }
+
+    /// Opens a backup written to several files at once (`BACKUP ... TO DISK = a, DISK = b`): each
+    /// file holds some of the extents. Give every file of the media set.
+    pub fn open_stripes<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
+        BackupMedia::open(paths)?.into_pages(None)
+    }
+
+    /// Opens the backup set at `position` (`None`: the last full database backup).
+    pub fn open_position<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
+        BackupMedia::open(paths)?.into_pages(position)
+    }
+
+    /// Reads a backup held in memory; `name` is used in messages.
+    pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Self> {
+        BackupMedia::from_bytes(name, bytes)?.into_pages(None)
+    }
+
     /// The database's files as the backup lists them (data and log).
     pub fn file_list(&self) -> &[BackupFile] {
         &self.file_list
+    }
+
+    /// The backup set whose pages are served.
+    pub fn backup_set(&self) -> &BackupSet {
+        &self.set
     }
 
     /// Number of distinct pages the backup holds.
@@ -246,7 +623,7 @@ impl BackupPages {
         self.copies
     }
 
-    /// Number of backup sets in the file; only the first one is read.
+    /// Number of backup sets in the file.
     pub fn backup_sets(&self) -> usize {
         self.backup_sets
     }
@@ -255,42 +632,6 @@ impl BackupPages {
     /// compressed backup the offset is in the decompressed MTF stream.
     pub fn page_location(&self, id: PageId) -> Option<(&Path, u64)> {
         self.pages.get(&id).map(|l| (self.stripes[l.stripe].path.as_path(), l.offset))
-    }
-
-    fn build(stripes: Vec<Stripe>) -> Result<Self> {
-        let mut pages = BTreeMap::new();
-        let mut file_list: Vec<BackupFile> = Vec::new();
-        let mut backup_sets = 0;
-        let mut copies = 0;
-        for (index, stripe) in stripes.iter().enumerate() {
-            let path = stripe.path.as_path();
-            let src = stripe.bytes.as_ref();
-            let scan = check_magic(src, path)
-                .and_then(|()| mtf::read_tape(src, path))
-                .and_then(|tape| scan_stripe(src, path, index, tape.logical_block_size))
-                .map_err(|e| if stripe.compressed { in_decompressed_stream(e) } else { e })?;
-            if scan.differential {
-                return Err(Error::unsupported(
-                    "differential backup: it holds only the extents changed since its full backup; open the full backup",
-                )
-                .in_file(path));
-            }
-            backup_sets = backup_sets.max(scan.sets);
-            if file_list.is_empty() {
-                file_list = scan.files;
-            }
-            copies += scan.copies.len();
-            // Stripes hold disjoint extents; within a stripe, later copies win.
-            for (id, location) in scan.copies {
-                pages.insert(id, location);
-            }
-        }
-        let first = &stripes[0].path;
-        if pages.is_empty() {
-            return Err(Error::not_a_database("backup holds no data pages (a transaction log backup?)").in_file(first));
-        }
-        let files = source_files(first, &file_list, &pages);
-        Ok(BackupPages { stripes, pages, files, file_list, backup_sets, copies })
     }
 }
 
@@ -349,18 +690,42 @@ fn check_magic(src: &dyn ByteSource, path: &Path) -> Result<()> {
 
 /// What one backup file holds.
 struct StripeScan {
-    files: Vec<BackupFile>,
-    copies: Vec<(PageId, Location)>,
-    sets: usize,
-    differential: bool,
+    family: Option<MediaFamily>,
+    sets: Vec<SetScan>,
 }
 
-/// Walks every block of one backup file, reading the file list and mapping the pages of the
-/// first backup set.
-fn scan_stripe(src: &dyn ByteSource, path: &Path, stripe: usize, logical_block_size: u16) -> Result<StripeScan> {
-    let mut scan = StripeScan { files: Vec::new(), copies: Vec::new(), sets: 0, differential: false };
+/// One backup set of one file: its descriptor fields and where its data is.
+struct SetScan {
+    sset: SetBlock,
+    /// From the MSLS copy of the configuration when there is one, else from the MSCI copy.
+    info: Option<SetInfo>,
+    info_final: bool,
+    files: Vec<BackupFile>,
+    data_blocks: Vec<Block>,
+    checksums: bool,
+    encrypted_streams: bool,
+    ended: bool,
+}
+
+impl SetScan {
+    /// The SSET's data set number, or the set's place in the file when the SSET has none.
+    fn position(&self, index: usize) -> u16 {
+        if self.sset.position != 0 {
+            self.sset.position
+        } else {
+            u16::try_from(index + 1).unwrap_or(u16::MAX)
+        }
+    }
+}
+
+/// Largest descriptor block read whole for its fields and strings.
+const MAX_DESCRIPTOR: u64 = 64 << 10;
+
+/// Walks every block of one backup file: the media family, and for each backup set its header,
+/// file list and data blocks.
+fn scan_stripe(src: &dyn ByteSource, path: &Path, logical_block_size: u16) -> Result<StripeScan> {
+    let mut scan = StripeScan { family: None, sets: Vec::new() };
     let mut sset_offset: Option<u64> = None;
-    let mut set_ended = false;
     let mut blocks = 0usize;
     for block in Blocks::new(src, path) {
         let block = block?;
@@ -370,49 +735,85 @@ fn scan_stripe(src: &dyn ByteSource, path: &Path, stripe: usize, logical_block_s
         }
         let kind = &block.header.kind;
         match kind {
+            b"TAPE" => {
+                scan.family = read_family(src, path, &block)?;
+                continue;
+            }
             b"SSET" => {
-                scan.sets += 1;
-                if scan.sets == 1 {
-                    sset_offset = Some(block.offset);
-                    let mut attr = [0u8; 4];
-                    read_exact(src, path, block.offset + 52, &mut attr, "the SSET attributes")?;
-                    scan.differential = u32::from_le_bytes(attr) & SSET_DIFFERENTIAL != 0;
-                }
+                let bytes = read_descriptor(src, path, &block)?;
+                scan.sets.push(SetScan {
+                    sset: SetBlock::parse(&bytes).unwrap_or_default(),
+                    info: None,
+                    info_final: false,
+                    files: Vec::new(),
+                    data_blocks: Vec::new(),
+                    checksums: false,
+                    encrypted_streams: false,
+                    ended: false,
+                });
+                sset_offset = Some(block.offset);
                 continue;
             }
             b"ESET" => {
-                if sset_offset.is_some() {
-                    set_ended = true;
+                if let Some(set) = scan.sets.last_mut() {
+                    set.ended = true;
                 }
+                sset_offset = None;
                 continue;
             }
             _ => {}
         }
-        let in_first_set = sset_offset.is_some() && !set_ended;
-        if !in_first_set {
+        let (Some(sset), Some(set)) = (sset_offset, scan.sets.last_mut()) else {
             continue;
+        };
+        check_logical_address(path, &block, sset, logical_block_size)?;
+        if block.streams.iter().any(|s| s.header.is(b"CSUM")) {
+            set.checksums = true;
         }
-        if let Some(sset) = sset_offset {
-            check_logical_address(path, &block, sset, logical_block_size)?;
+        if block.streams.iter().any(|s| s.header.encryption != 0) {
+            set.encrypted_streams = true;
         }
         match kind {
-            b"MSCI" if scan.files.is_empty() => scan.files = read_file_list(src, path, &block)?,
-            b"MSDA" => map_data_block(src, path, stripe, &block, &mut scan.copies)?,
+            b"MSCI" | b"MSLS" => {
+                let (info, files) = read_config(src, path, &block)?;
+                let is_final = kind == b"MSLS";
+                if info.is_some() && (set.info.is_none() || is_final) {
+                    set.info = info;
+                    set.info_final = is_final;
+                }
+                if set.files.is_empty() || (is_final && !files.is_empty()) {
+                    set.files = files;
+                }
+            }
+            b"MSDA" => set.data_blocks.push(block),
             _ => {}
         }
     }
-    if sset_offset.is_none() {
+    if scan.sets.is_empty() {
         return Err(Error::corrupt("no SSET (start of backup set) block: truncated backup or not a database backup")
             .in_file(path));
     }
-    if !set_ended {
-        return Err(Error::corrupt(format!(
-            "the backup set has no ESET (end of set) block before the end of the file (byte {}): truncated backup",
-            src.len()
-        ))
-        .in_file(path));
-    }
     Ok(scan)
+}
+
+/// Reads a descriptor block's bytes up to its end (at most [`MAX_DESCRIPTOR`]).
+fn read_descriptor(src: &dyn ByteSource, path: &Path, block: &Block) -> Result<Vec<u8>> {
+    let len = (block.end - block.offset).min(MAX_DESCRIPTOR) as usize;
+    let mut b = vec![0u8; len];
+    read_exact(src, path, block.offset, &mut b, "a descriptor block")?;
+    Ok(b)
+}
+
+/// The media family of a file, from its TAPE block and RAID stream (`None` without RAID).
+fn read_family(src: &dyn ByteSource, path: &Path, tape: &Block) -> Result<Option<MediaFamily>> {
+    let Some(raid) = tape.streams.iter().find(|s| s.header.is(b"RAID")) else {
+        return Ok(None);
+    };
+    let mut head = [0u8; 96];
+    read_exact(src, path, tape.offset, &mut head, "the TAPE block")?;
+    let mut data = vec![0u8; raid.header.length.min(256) as usize];
+    read_exact(src, path, raid.data, &mut data, "the RAID stream")?;
+    Ok(MediaFamily::parse(&head, &data))
 }
 
 /// SQL Server's blocks inside a set sit at SSET offset + logical address x logical block size.
@@ -437,10 +838,10 @@ fn check_logical_address(path: &Path, block: &Block, sset: u64, lbs: u16) -> Res
     Ok(())
 }
 
-/// Reads the SFIN records of the MQCI stream of an MSCI block.
-fn read_file_list(src: &dyn ByteSource, path: &Path, block: &Block) -> Result<Vec<BackupFile>> {
+/// Reads the SCIN, SFGI and SFIN records of the MQCI stream of an MSCI or MSLS block.
+fn read_config(src: &dyn ByteSource, path: &Path, block: &Block) -> Result<(Option<SetInfo>, Vec<BackupFile>)> {
     let Some(stream) = block.streams.iter().find(|s| s.header.is(b"MQCI")) else {
-        return Ok(Vec::new());
+        return Ok((None, Vec::new()));
     };
     let len = stream.header.length;
     if len > MAX_CONFIG_STREAM {
@@ -454,6 +855,8 @@ fn read_file_list(src: &dyn ByteSource, path: &Path, block: &Block) -> Result<Ve
     let mut b = vec![0u8; len as usize];
     read_exact(src, path, stream.data, &mut b, "the configuration stream")?;
     let mut files = Vec::new();
+    let mut info = None;
+    let mut filegroups: BTreeMap<u32, String> = BTreeMap::new();
     let mut pos = 0usize;
     while pos + 8 <= b.len() {
         let tag = [b[pos], b[pos + 1], b[pos + 2], b[pos + 3]];
@@ -471,19 +874,37 @@ fn read_file_list(src: &dyn ByteSource, path: &Path, block: &Block) -> Result<Ve
                 ),
             ));
         }
-        if &tag == b"SFIN" {
-            files.push(parse_sfin(&b[pos..pos + rec_len]).ok_or_else(|| {
+        let record = &b[pos..pos + rec_len];
+        match &tag {
+            b"SFIN" => files.push(parse_sfin(record).ok_or_else(|| {
                 error_at(
                     path,
                     ErrorKind::Corrupt,
                     at,
                     format!("file record SFIN of {rec_len} bytes is too short for its fields or names"),
                 )
-            })?);
+            })?),
+            b"SCIN" if info.is_none() => info = SetInfo::parse(record),
+            b"SFGI" => {
+                if let Some((id, name)) = parse_sfgi(record) {
+                    filegroups.insert(id, name);
+                }
+            }
+            _ => {}
         }
         pos += rec_len;
     }
-    Ok(files)
+    for f in &mut files {
+        f.filegroup = filegroups.get(&f.filegroup_id).cloned().unwrap_or_default();
+    }
+    Ok((info, files))
+}
+
+/// Decodes one SFGI record: filegroup id and name.
+fn parse_sfgi(r: &[u8]) -> Option<(u32, String)> {
+    let size = read_u16(r, 16)? as usize;
+    let offset = read_u16(r, 18)? as usize;
+    Some((read_u32(r, 12)?, utf16le(r.get(offset..offset.checked_add(size)?)?)))
 }
 
 /// Decodes one SFIN record (see the module documentation).
@@ -505,6 +926,8 @@ fn parse_sfin(r: &[u8]) -> Option<BackupFile> {
         size_bytes: read_u64(r, 40)?,
         logical_name: string(48)?,
         physical_name: string(52)?,
+        filegroup_id: read_u32(r, 36).unwrap_or(0),
+        filegroup: String::new(),
     })
 }
 

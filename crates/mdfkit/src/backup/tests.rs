@@ -57,15 +57,37 @@ impl Builder {
         b.out.extend(tape);
         b.pad_to(physical.max(LBS));
         b.sfmb();
-        b.sset = b.out.len();
-        b.block(b"SSET", &[]);
-        assert_eq!(b.out.len(), b.sset + LBS);
-        b.block(b"VOLB", &[]);
-        let mut mqci = b"SCIN\x0c\x00\x00\x00abcd".to_vec();
+        b.start_set(0, b"SCIN\x0c\x00\x00\x00abcd".to_vec());
+        b
+    }
+
+    /// Starts a backup set: SSET (data set number `position`, 0 for none), VOLB, MSCI with
+    /// `scin` and the two-file list.
+    fn start_set(&mut self, position: u16, scin: Vec<u8>) {
+        self.sset = self.out.len();
+        let mut h = block_header(b"SSET", 128, 0);
+        h.resize(128, 0);
+        h[52..56].copy_from_slice(&4u32.to_le_bytes());
+        h[62..64].copy_from_slice(&position.to_le_bytes());
+        h[100..116].fill(position as u8 + 0x40);
+        let c = super::mtf::xor16(&h[..50]);
+        h[50..52].copy_from_slice(&c.to_le_bytes());
+        self.out.extend(h);
+        self.pad_to(LBS);
+        assert_eq!(self.out.len(), self.sset + LBS);
+        self.block(b"VOLB", &[]);
+        let mut mqci = scin;
         mqci.extend(sfin(1, 1, 4 * 65536, "Shop", "C:\\DATA\\Shop.mdf"));
         mqci.extend(sfin(2, 2, 65536, "Shop_log", "C:\\DATA\\Shop_log.ldf"));
-        b.block(b"MSCI", &[(*b"MQCI", 0, mqci)]);
-        b
+        self.block(b"MSCI", &[(*b"MQCI", 0, mqci)]);
+    }
+
+    /// Ends the current set the way SQL Server does.
+    fn end_set(&mut self) {
+        self.sfmb();
+        self.block(b"ESET", &[(*b"TSMP", 0, vec![1, 2, 3])]);
+        self.block(b"ESET", &[]);
+        self.sfmb();
     }
 
     fn sfmb(&mut self) {
@@ -113,10 +135,7 @@ impl Builder {
     }
 
     fn finish(mut self) -> Vec<u8> {
-        self.sfmb();
-        self.block(b"ESET", &[(*b"TSMP", 0, vec![1, 2, 3])]);
-        self.block(b"ESET", &[]);
-        self.sfmb();
+        self.end_set();
         self.out
     }
 }
@@ -369,4 +388,166 @@ fn compressed_backups_read_like_uncompressed_ones() {
     // stream just changes the data: the records' checksum is not understood, so not checked.)
     c[480 + 28] = 0x11;
     expect_err(c, ErrorKind::Corrupt, &["test.bak: at byte 480: compressed record"]);
+}
+
+/// A SCIN record: type letter, database name, LSNs (vlf, block, slot) first / last / checkpoint /
+/// database backup, start date, flags.
+fn scin(letter: u8, database: &str, lsns: [(u32, u32, u16); 4], flags: u32) -> Vec<u8> {
+    let mut r = vec![0u8; 300];
+    r[..4].copy_from_slice(b"SCIN");
+    r[8..12].copy_from_slice(&flags.to_le_bytes());
+    r[24..28].copy_from_slice(&[0x40, 0x06, 50, 10]);
+    for (i, (vlf, block, slot)) in lsns.iter().enumerate() {
+        let at = 32 + 10 * i;
+        r[at..at + 4].copy_from_slice(&vlf.to_le_bytes());
+        r[at + 4..at + 8].copy_from_slice(&block.to_le_bytes());
+        r[at + 8..at + 10].copy_from_slice(&slot.to_le_bytes());
+    }
+    // Created 2018-12-21 11:23:45, started 11:26:31, finished 11:26:32.
+    r[72..77].copy_from_slice(&[0x1f, 0x8b, 0x2a, 0xb5, 0xed]);
+    r[77..82].copy_from_slice(&[0x1f, 0x8b, 0x2a, 0xb6, 0x9f]);
+    r[82..87].copy_from_slice(&[0x1f, 0x8b, 0x2a, 0xb6, 0xa0]);
+    r[87] = letter;
+    r[91] = 100;
+    r[94..96].copy_from_slice(&661u16.to_le_bytes());
+    r[96..104].copy_from_slice(&123_456u64.to_le_bytes());
+    r[216..220].copy_from_slice(&0x00d0_0409u32.to_le_bytes());
+    r[220] = 52;
+    let utf16 = |s: &str| s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
+    let (db, server) = (utf16(database), utf16("HOST\\SQL2008R2"));
+    r[104..106].copy_from_slice(&(db.len() as u16).to_le_bytes());
+    r[106..108].copy_from_slice(&300u16.to_le_bytes());
+    r[108..110].copy_from_slice(&(server.len() as u16).to_le_bytes());
+    r[110..112].copy_from_slice(&((300 + db.len()) as u16).to_le_bytes());
+    if letter == b'I' {
+        r[260..264].copy_from_slice(&lsns[3].0.to_le_bytes());
+        r[264..268].copy_from_slice(&lsns[3].1.to_le_bytes());
+        r[268..270].copy_from_slice(&lsns[3].2.to_le_bytes());
+        r[272..288].fill(0x41);
+    }
+    r.extend(db);
+    r.extend(server);
+    let len = r.len() as u32;
+    r[4..8].copy_from_slice(&len.to_le_bytes());
+    r
+}
+
+/// A file with a set without SCIN (position 1, taken as full), a full backup (position 2), a
+/// differential (3) and a log backup (4).
+fn three_sets() -> Vec<u8> {
+    let mut b = Builder::new(512);
+    b.data(&[extent(1, 0, 0xa0)]);
+    b.end_set();
+    b.start_set(2, scin(b'D', "Shop", [(24, 68, 99), (24, 109, 1), (24, 68, 99), (0, 0, 0)], 0x210));
+    b.data(&[extent(1, 0, 0xb0)]);
+    b.end_set();
+    b.start_set(3, scin(b'I', "Shop", [(24, 117, 34), (24, 132, 1), (24, 117, 34), (24, 68, 99)], 0xa00));
+    b.data(&[extent(1, 0, 0xc0)]);
+    b.end_set();
+    b.start_set(4, scin(b'L', "Shop", [(24, 68, 99), (24, 140, 1), (24, 117, 34), (24, 68, 99)], 0x200));
+    b.finish()
+}
+
+#[test]
+fn every_backup_set_is_listed_with_its_header() {
+    let media = BackupMedia::from_bytes("test.bak", three_sets()).unwrap();
+    let sets = media.sets();
+    // The first set has no data set number in its SSET nor a readable SCIN: its place is its position.
+    assert_eq!(sets.iter().map(|s| s.position).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(sets[0].backup_type, BackupType::Full);
+    assert_eq!(media.default_position(), Some(2));
+    let full = &sets[1];
+    assert_eq!(full.backup_type, BackupType::Full);
+    assert_eq!(full.database_name, "Shop");
+    assert_eq!(full.server_name, "HOST\\SQL2008R2");
+    assert_eq!(full.machine_name, "HOST");
+    assert_eq!(full.software_version, "10.50.1600");
+    assert_eq!((full.database_version, full.compatibility_level), (661, 100));
+    assert_eq!(full.collation, "SQL_Latin1_General_CP1_CI_AS");
+    assert_eq!(full.start.unwrap().to_string(), "2018-12-21 11:26:31");
+    assert_eq!(full.finish.unwrap().to_string(), "2018-12-21 11:26:32");
+    assert_eq!(full.database_creation_date.unwrap().to_string(), "2018-12-21 11:23:45");
+    assert_eq!(full.first_lsn.to_string(), "24000000006800099");
+    assert_eq!(full.backup_size, 123_456);
+    assert!(full.checksums && !full.compressed && !full.encrypted && full.complete);
+    assert_eq!(full.files.len(), 2);
+    let diff = &sets[2];
+    assert_eq!(diff.backup_type, BackupType::Differential);
+    assert_eq!(diff.differential_base_lsn, Some(full.checkpoint_lsn));
+    assert_eq!(diff.differential_base_guid.as_deref(), Some("41414141-4141-4141-4141-414141414141"));
+    assert_eq!(sets[3].backup_type, BackupType::Log);
+    assert_eq!(sets[3].first_lsn, full.first_lsn);
+}
+
+#[test]
+fn positions_choose_the_set_read() {
+    let bytes = three_sets();
+    // Default: the last full database backup.
+    let pages = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(None).unwrap();
+    assert_eq!(marker(&pages, PageId::new(1, 0)), 0xb0);
+    assert_eq!(pages.backup_set().database_name, "Shop");
+    let pages = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(1)).unwrap();
+    assert_eq!(marker(&pages, PageId::new(1, 0)), 0xa0);
+    let e = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(3)).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert!(
+        e.to_string()
+            .starts_with("test.bak: position 3 is a differential backup: reading data out of it is not supported yet"),
+        "{e}"
+    );
+    let e = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(4)).err().unwrap();
+    assert!(e.to_string().contains("position 4 is a transaction log backup"), "{e}");
+    let e = BackupMedia::from_bytes("test.bak", bytes).unwrap().into_pages(Some(9)).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::NotFound);
+    assert!(e.to_string().contains("no backup set at position 9"), "{e}");
+}
+
+/// A one-set backup whose TAPE block carries a RAID stream: media set `id`, stripe `n` of `count`.
+fn stripe(id: u8, n: u16, count: u16, first_extent: u32) -> Vec<u8> {
+    let mut raid = vec![0u8; 32];
+    raid[..16].fill(id);
+    raid[20..22].copy_from_slice(&count.to_le_bytes());
+    raid[24..26].copy_from_slice(&n.to_le_bytes());
+    let mut b = Builder::new(512);
+    // Rebuild the TAPE block with the RAID stream in front of its pad.
+    let mut out = block_header(b"TAPE", 96, 0);
+    out.resize(96, 0);
+    out[52..56].copy_from_slice(&(u32::from(n) * 7).to_le_bytes());
+    out[84..86].copy_from_slice(&(LBS as u16).to_le_bytes());
+    out.extend(super::mtf::tests::stream_header(b"RAID", 0, 32));
+    out.extend(raid);
+    out.resize(out.len().div_ceil(4) * 4, 0);
+    out.extend(super::mtf::tests::stream_header(b"SPAD", 0, (LBS - out.len() - 22) as u64));
+    out.resize(LBS, 0);
+    b.out.splice(..LBS, out);
+    b.data(&[extent(1, first_extent, 0xa0 + n as u8)]);
+    b.finish()
+}
+
+#[test]
+fn stripes_must_all_be_given_and_belong_together() {
+    let both = BackupMedia::from_stripe_bytes(vec![
+        ("a.bak".into(), stripe(1, 1, 2, 0)),
+        ("b.bak".into(), stripe(1, 2, 2, 8)),
+    ])
+    .unwrap();
+    assert!(both.missing_stripes().is_empty());
+    assert_eq!((both.sets()[0].family_number, both.sets()[0].family_count), (1, 2));
+    let pages = both.into_pages(None).unwrap();
+    assert_eq!(marker(&pages, PageId::new(1, 0)), 0xa1);
+    assert_eq!(marker(&pages, PageId::new(1, 8)), 0xa2);
+
+    let one = BackupMedia::from_stripe_bytes(vec![("b.bak".into(), stripe(1, 2, 2, 8))]).unwrap();
+    assert_eq!(one.missing_stripes(), [1]);
+    let e = one.into_pages(None).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::MissingFile);
+    assert!(e.to_string().contains("striped over 2 files and stripe 1 is missing (this file is stripe 2"), "{e}");
+
+    let e = BackupMedia::from_stripe_bytes(vec![
+        ("a.bak".into(), stripe(1, 1, 2, 0)),
+        ("c.bak".into(), stripe(2, 2, 2, 8)),
+    ])
+    .err()
+    .unwrap();
+    assert!(e.to_string().starts_with("c.bak: belongs to another backup than a.bak"), "{e}");
 }
