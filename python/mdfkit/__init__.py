@@ -411,7 +411,7 @@ class Database:
         self._native = _native.NativeDatabase(list(self.paths))
 
     def __repr__(self) -> str:
-        return f"<mdfkit.Database {self.name!r} ({', '.join(self.paths)})>"
+        return f"<mdfkit.Database {', '.join(self.paths)}>"
 
     def __enter__(self) -> "Database":
         return self
