@@ -84,7 +84,9 @@ class Error(Exception):
         file_id: the file id of the page involved (``1`` for the .mdf).
         page_id: the page number within that file.
         slot: the slot of the record on that page.
-        table: the table (or catalog object) being read.
+        table: the table (or catalog object) being read, ``schema.name``.
+        column: the column, when the problem is one column's.
+        feature: for :class:`UnsupportedFeatureError`, what is not supported.
     """
 
     kind: Optional[str] = None
@@ -94,6 +96,7 @@ class Error(Exception):
     page_id: Optional[int] = None
     slot: Optional[int] = None
     table: Optional[str] = None
+    column: Optional[str] = None
     feature: Optional[str] = None
 
 

@@ -35,8 +35,14 @@ use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
 
 /// Converts a library error into the matching exception of the `mdfkit` package
 /// (`mdfkit.NotADatabaseError`, `mdfkit.CorruptPageError`, ...), with the error's context as
-/// attributes: `file`, `file_id`, `page_id`, `slot`, `table`, `feature`, `kind`.
+/// attributes: `file`, `file_id`, `page_id`, `slot`, `table`, `column`, `feature`, `kind`.
 fn to_py_err(py: Python<'_>, e: &mdfkit::Error) -> PyErr {
+    to_py_err_in(py, e, None)
+}
+
+/// Like [`to_py_err`] for an error met reading `table`: an object named `table.column` is split
+/// into the `table` and `column` attributes.
+fn to_py_err_in(py: Python<'_>, e: &mdfkit::Error, table: Option<&str>) -> PyErr {
     let class = match e.kind() {
         ErrorKind::NotADatabase => "NotADatabaseError",
         ErrorKind::Corrupt => "CorruptPageError",
@@ -54,7 +60,13 @@ fn to_py_err(py: Python<'_>, e: &mdfkit::Error) -> PyErr {
         exc.setattr("file_id", e.page().map(|p| p.file))?;
         exc.setattr("page_id", e.page().map(|p| p.page))?;
         exc.setattr("slot", e.slot())?;
-        exc.setattr("table", e.object())?;
+        let object = e.object().or(table);
+        let column = match (object, table) {
+            (Some(o), Some(t)) => o.strip_prefix(t).and_then(|rest| rest.strip_prefix('.')),
+            _ => None,
+        };
+        exc.setattr("table", if column.is_some() { table } else { object })?;
+        exc.setattr("column", column)?;
         if e.kind() == ErrorKind::Unsupported {
             exc.setattr("feature", e.message())?;
         }
@@ -71,6 +83,16 @@ trait IntoPy<T> {
 impl<T> IntoPy<T> for mdfkit::Result<T> {
     fn py_err(self, py: Python<'_>) -> PyResult<T> {
         self.map_err(|e| to_py_err(py, &e))
+    }
+}
+
+trait IntoPyIn<T> {
+    fn py_err_in(self, py: Python<'_>, table: &TableInfo) -> PyResult<T>;
+}
+
+impl<T> IntoPyIn<T> for mdfkit::Result<T> {
+    fn py_err_in(self, py: Python<'_>, table: &TableInfo) -> PyResult<T> {
+        self.map_err(|e| to_py_err_in(py, &e, Some(&table.qualified_name())))
     }
 }
 
@@ -189,7 +211,7 @@ impl NativeDatabase {
     #[pyo3(signature = (table, columns = None))]
     fn schema(&self, py: Python<'_>, table: &str, columns: Option<Vec<String>>) -> PyResult<ArrowSchema> {
         let t = self.find(py, table)?;
-        let schema = self.db.arrow_schema(&t, columns.as_deref()).py_err(py)?;
+        let schema = self.db.arrow_schema(&t, columns.as_deref()).py_err_in(py, &t)?;
         Ok(ArrowSchema { schema })
     }
 
@@ -209,9 +231,12 @@ impl NativeDatabase {
         let t = self.find(py, table)?;
         // The schema is computed now so that an unknown column or an undecodable type is raised
         // here, as the right exception, before any consumer sees the stream.
-        let schema = self.db.arrow_schema(&t, columns.as_deref()).py_err(py)?;
+        let schema = self.db.arrow_schema(&t, columns.as_deref()).py_err_in(py, &t)?;
         let options = ScanOptions { columns, batch_size, limit };
-        Ok(Stream::new(schema, Source::Scan { db: Arc::clone(&self.db), table: t, options }))
+        let name = t.qualified_name();
+        let mut stream = Stream::new(schema, Source::Scan { db: Arc::clone(&self.db), table: t, options });
+        stream.table = Some(name);
+        Ok(stream)
     }
 
     /// The rows of a catalog view (`sys.columns`) or system base table, as a one-batch stream:
@@ -254,7 +279,7 @@ impl NativeDatabase {
                 }
                 result
             })
-            .py_err(py)?;
+            .py_err_in(py, &t)?;
         let d = PyDict::new(py);
         d.set_item("rows", stats.rows)?;
         d.set_item("bytes", stats.bytes)?;
@@ -352,11 +377,13 @@ struct Stream {
     schema: SchemaRef,
     source: Mutex<Option<Source>>,
     error: ErrorSlot,
+    /// The table scanned, for the errors' `table` attribute.
+    table: Option<String>,
 }
 
 impl Stream {
     fn new(schema: SchemaRef, source: Source) -> Self {
-        Stream { schema, source: Mutex::new(Some(source)), error: Arc::default() }
+        Stream { schema, source: Mutex::new(Some(source)), error: Arc::default(), table: None }
     }
 }
 
@@ -393,7 +420,7 @@ impl Stream {
     /// The error that ended the scan, as the matching `mdfkit` exception (None if none).
     fn take_error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         let e = self.error.lock().unwrap_or_else(PoisonError::into_inner).take()?;
-        Some(to_py_err(py, &e).into_value(py).into_any())
+        Some(to_py_err_in(py, &e, self.table.as_deref()).into_value(py).into_any())
     }
 }
 
