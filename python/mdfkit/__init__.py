@@ -9,9 +9,9 @@ Tables come out as Arrow data (pyarrow, pandas, polars, DuckDB) straight from th
     >>> [t.qualified_name for t in db.tables]
     ['dbo.Customers', 'dbo.Orders']
     >>> t = db.table("dbo.Orders")
-    >>> t.schema.field("Total").metadata            # the declared SQL type of each column
+    >>> t.schema.field("Freight").metadata            # the declared SQL type of each column
     {b'mdfkit.sql_type': b'money'}
-    >>> t.to_arrow(columns=["OrderID", "Total"], limit=10)   # a pyarrow.Table
+    >>> t.to_arrow(columns=["OrderID", "Freight"], limit=10)   # a pyarrow.Table
     >>> df = t.to_pandas()                            # needs mdfkit[pandas]
     >>> for batch in t.iter_batches(batch_size=65536): ...  # bounded memory
     >>> db.sys("sys.columns").to_pandas()            # any catalog view, as a pyarrow.Table
@@ -218,7 +218,7 @@ class Table:
         >>> t = db.table("dbo.Orders")
         >>> t.rows, t.pages
         (830, 12)
-        >>> t.to_arrow(columns=["OrderID", "Total"], limit=5).to_pylist()
+        >>> t.to_arrow(columns=["OrderID", "Freight"], limit=5).to_pylist()
     """
 
     schema_name: str
