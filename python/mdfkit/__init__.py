@@ -426,6 +426,11 @@ class Database:
         """Releases the files (streams still being read keep them open until they end)."""
         self.__dict__.pop("_native", None)
 
+    def __getattr__(self, name: str) -> Any:
+        if name == "_native":
+            raise ValueError("this mdfkit.Database was closed")
+        raise AttributeError(name)
+
     @property
     def name(self) -> str:
         return self.info.name
