@@ -258,17 +258,7 @@ impl NativeDatabase {
         path: PathBuf,
         columns: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let format = match format.to_ascii_lowercase().as_str() {
-            "parquet" => ExportFormat::Parquet,
-            "arrow" | "arrows" | "ipc" => ExportFormat::Arrow,
-            "csv" => ExportFormat::Csv,
-            "jsonl" | "json" => ExportFormat::Jsonl,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "unknown format {other:?}: use parquet, arrow, csv or jsonl"
-                )))
-            }
-        };
+        let format = parse_format(format)?;
         let t = self.find(py, table)?;
         let db = &self.db;
         let stats = py
@@ -289,16 +279,23 @@ impl NativeDatabase {
     }
 }
 
+/// An export format by name: parquet, arrow (Arrow IPC stream), csv, jsonl.
+fn parse_format(format: &str) -> PyResult<ExportFormat> {
+    Ok(match format.to_ascii_lowercase().as_str() {
+        "parquet" => ExportFormat::Parquet,
+        "arrow" | "arrows" | "ipc" => ExportFormat::Arrow,
+        "csv" => ExportFormat::Csv,
+        "jsonl" | "json" => ExportFormat::Jsonl,
+        other => {
+            return Err(PyValueError::new_err(format!("unknown format {other:?}: use parquet, arrow, csv or jsonl")))
+        }
+    })
+}
+
 /// File extension `export` uses for a format name.
 #[pyfunction]
 fn extension(format: &str) -> PyResult<&'static str> {
-    Ok(match format.to_ascii_lowercase().as_str() {
-        "parquet" => ExportFormat::Parquet.extension(),
-        "arrow" | "arrows" | "ipc" => ExportFormat::Arrow.extension(),
-        "csv" => ExportFormat::Csv.extension(),
-        "jsonl" | "json" => ExportFormat::Jsonl.extension(),
-        other => return Err(PyValueError::new_err(format!("unknown format {other:?}: use parquet, arrow, csv or jsonl"))),
-    })
+    Ok(parse_format(format)?.extension())
 }
 
 /// Builds one record batch from view rows: a column whose values are all integers (or NULL) is
@@ -354,7 +351,8 @@ struct ArrowSchema {
 #[pymethods]
 impl ArrowSchema {
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let ffi = FFI_ArrowSchema::try_from(self.schema.as_ref()).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let ffi =
+            FFI_ArrowSchema::try_from(self.schema.as_ref()).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         PyCapsule::new(py, ffi, Some(CString::from(c"arrow_schema")))
     }
 }
@@ -398,12 +396,10 @@ impl Stream {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
-        let source = self
-            .source
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this stream was already consumed; ask the table for a new one"))?;
+        let source =
+            self.source.lock().unwrap_or_else(PoisonError::into_inner).take().ok_or_else(|| {
+                PyRuntimeError::new_err("this stream was already consumed; ask the table for a new one")
+            })?;
         let reader = BatchReader {
             schema: Arc::clone(&self.schema),
             state: ReaderState::NotStarted(source),
