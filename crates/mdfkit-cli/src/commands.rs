@@ -9,6 +9,7 @@ use mdfkit::export::ExportFormat;
 
 use mdfkit::backup::{BackupMedia, BackupSet, FileKind};
 use mdfkit::catalog::model::TableInfo;
+use mdfkit::page::boot::product_name;
 use mdfkit::rows::RowDecoder;
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
@@ -42,23 +43,6 @@ type Outcome = Result<(), Failure>;
 
 fn stdout() -> BufWriter<io::StdoutLock<'static>> {
     BufWriter::new(io::stdout().lock())
-}
-
-/// The product name of an on-disk version number.
-pub fn version_name(version: u16) -> &'static str {
-    match version {
-        0..=539 => "SQL Server 2000",
-        540..=611 => "SQL Server 2005",
-        612..=660 => "SQL Server 2008",
-        661..=704 => "SQL Server 2008 R2",
-        705..=781 => "SQL Server 2012",
-        782..=851 => "SQL Server 2014",
-        852..=868 => "SQL Server 2016",
-        869..=903 => "SQL Server 2017",
-        904..=956 => "SQL Server 2019",
-        957..=997 => "SQL Server 2022",
-        _ => "SQL Server 2025",
-    }
 }
 
 /// `mdfkit backups`: one row per backup set.
@@ -222,9 +206,9 @@ pub fn info(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome
             "version",
             Value::text(format!(
                 "{} ({}), created by {} ({})",
-                version_name(boot.version),
+                product_name(boot.version),
                 boot.version,
-                version_name(boot.create_version),
+                product_name(boot.create_version),
                 boot.create_version
             )),
         ),

@@ -93,6 +93,15 @@ impl Error {
         self.page
     }
 
+    pub fn slot(&self) -> Option<u16> {
+        self.slot
+    }
+
+    /// The table or catalog object being read, when known.
+    pub fn object(&self) -> Option<&str> {
+        self.object.as_deref()
+    }
+
     /// Adds the file name unless a more precise one is already set.
     pub fn in_file(mut self, path: &Path) -> Self {
         self.file.get_or_insert_with(|| path.to_path_buf());

@@ -52,6 +52,23 @@ pub struct BootPage {
     pub first_sys_indexes: PageId,
 }
 
+/// The product name of an on-disk version number (`dbi_version`), e.g. `SQL Server 2012` for 706.
+pub fn product_name(version: u16) -> &'static str {
+    match version {
+        0..=539 => "SQL Server 2000",
+        540..=611 => "SQL Server 2005",
+        612..=660 => "SQL Server 2008",
+        661..=704 => "SQL Server 2008 R2",
+        705..=781 => "SQL Server 2012",
+        782..=851 => "SQL Server 2014",
+        852..=868 => "SQL Server 2016",
+        869..=903 => "SQL Server 2017",
+        904..=956 => "SQL Server 2019",
+        957..=997 => "SQL Server 2022",
+        _ => "SQL Server 2025",
+    }
+}
+
 /// The database's recovery model as recorded in dbi_status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecoveryModel {

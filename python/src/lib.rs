@@ -1,0 +1,515 @@
+//! `mdfkit._native`: the small native core of the `mdfkit` Python package.
+//!
+//! It opens databases, lists their tables and streams table rows out as Arrow record batches
+//! through the [Arrow C stream interface] (`__arrow_c_stream__`), so pyarrow, polars, DuckDB and
+//! pandas get the Arrow buffers the Rust scan built without a copy or a Python object per value.
+//! Everything user-facing (dataclasses, `Table`, `Database`, docstrings) lives in the pure Python
+//! package `mdfkit`; this module is not meant to be used directly.
+//!
+//! A scan runs on its own Rust thread and hands batches over a channel of one slot, so memory stays
+//! bounded by a couple of batches whatever the table's size, and the consumer (pyarrow reads C
+//! streams with the GIL released) can stop early: dropping the stream stops the scan.
+//!
+//! [Arrow C stream interface]: https://arrow.apache.org/docs/format/CStreamInterface.html
+
+use std::ffi::CString;
+use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_schema::ffi::FFI_ArrowSchema;
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use mdfkit::catalog::model::TableInfo;
+use mdfkit::export::{export_table, ExportFormat};
+use mdfkit::page::boot::product_name;
+use mdfkit::scan::Flow;
+use mdfkit::value::Value;
+use mdfkit::{Database, ErrorKind, ScanOptions};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
+
+/// Converts a library error into the matching exception of the `mdfkit` package
+/// (`mdfkit.NotADatabaseError`, `mdfkit.CorruptPageError`, ...), with the error's context as
+/// attributes: `file`, `file_id`, `page_id`, `slot`, `table`, `column`, `feature`, `kind`.
+fn to_py_err(py: Python<'_>, e: &mdfkit::Error) -> PyErr {
+    to_py_err_in(py, e, None)
+}
+
+/// Like [`to_py_err`] for an error met reading `table`: an object named `table.column` is split
+/// into the `table` and `column` attributes.
+fn to_py_err_in(py: Python<'_>, e: &mdfkit::Error, table: Option<&str>) -> PyErr {
+    let class = match e.kind() {
+        ErrorKind::NotADatabase => "NotADatabaseError",
+        ErrorKind::Corrupt => "CorruptPageError",
+        ErrorKind::Unsupported => "UnsupportedFeatureError",
+        ErrorKind::MissingFile => "MissingFileError",
+        ErrorKind::NotFound => "NotFoundError",
+        ErrorKind::Io => "IoError",
+    };
+    let build = || -> PyResult<PyErr> {
+        let cls = py.import("mdfkit")?.getattr(class)?;
+        let exc = cls.call1((e.to_string(),))?;
+        exc.setattr("kind", format!("{:?}", e.kind()))?;
+        exc.setattr("message", e.message())?;
+        exc.setattr("file", e.file().map(|f| f.display().to_string()))?;
+        exc.setattr("file_id", e.page().map(|p| p.file))?;
+        exc.setattr("page_id", e.page().map(|p| p.page))?;
+        exc.setattr("slot", e.slot())?;
+        let object = e.object().or(table);
+        let column = match (object, table) {
+            (Some(o), Some(t)) => o.strip_prefix(t).and_then(|rest| rest.strip_prefix('.')),
+            _ => None,
+        };
+        exc.setattr("table", if column.is_some() { table } else { object })?;
+        exc.setattr("column", column)?;
+        if e.kind() == ErrorKind::Unsupported {
+            exc.setattr("feature", e.message())?;
+        }
+        Ok(PyErr::from_value(exc))
+    };
+    // Without the `mdfkit` package (the module imported on its own) the message still arrives.
+    build().unwrap_or_else(|_| PyRuntimeError::new_err(e.to_string()))
+}
+
+trait IntoPy<T> {
+    fn py_err(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPy<T> for mdfkit::Result<T> {
+    fn py_err(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| to_py_err(py, &e))
+    }
+}
+
+trait IntoPyIn<T> {
+    fn py_err_in(self, py: Python<'_>, table: &TableInfo) -> PyResult<T>;
+}
+
+impl<T> IntoPyIn<T> for mdfkit::Result<T> {
+    fn py_err_in(self, py: Python<'_>, table: &TableInfo) -> PyResult<T> {
+        self.map_err(|e| to_py_err_in(py, &e, Some(&table.qualified_name())))
+    }
+}
+
+/// A value of a catalog view as a Python object: int, str, bytes or None; `datetime` values as
+/// their SQL Server spelling (`2012-03-15 00:00:00.000`).
+fn value_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Text(s) => s.into_pyobject(py)?.into_any(),
+        Value::Binary(b) | Value::OffRow(b) => PyBytes::new(py, b).into_any(),
+        Value::DateTime { .. } => v.to_string().into_pyobject(py)?.into_any(),
+    })
+}
+
+/// An open database (`mdfkit.Database` wraps it).
+#[pyclass(frozen, module = "mdfkit._native")]
+struct NativeDatabase {
+    db: Arc<Database>,
+}
+
+impl NativeDatabase {
+    fn find(&self, py: Python<'_>, name: &str) -> PyResult<TableInfo> {
+        self.db.catalog().find_table(name).ok_or_else(|| {
+            to_py_err(py, &mdfkit::Error::not_found(format!("no table named {name}; `Database.tables` lists them")))
+        })
+    }
+}
+
+#[pymethods]
+impl NativeDatabase {
+    /// Opens the data files (`.mdf`, `.ndf`, any order) or the backup files of one database.
+    #[new]
+    fn new(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Self> {
+        if paths.is_empty() {
+            return Err(PyValueError::new_err("give at least one file"));
+        }
+        let db = py.detach(|| Database::open(&paths)).py_err(py)?;
+        Ok(NativeDatabase { db: Arc::new(db) })
+    }
+
+    /// The database's description: name, versions, options, page counts, files.
+    fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let db = &self.db;
+        let catalog = db.catalog();
+        let boot = &catalog.boot;
+        let units = catalog.table("sysallocunits");
+        let d = PyDict::new(py);
+        d.set_item("name", db.name())?;
+        d.set_item("version", boot.version)?;
+        d.set_item("product", product_name(boot.version))?;
+        d.set_item("create_version", boot.create_version)?;
+        d.set_item("create_product", product_name(boot.create_version))?;
+        d.set_item("compatibility_level", boot.compatibility_level)?;
+        d.set_item("collation", mdfkit::collation::name(boot.collation_id))?;
+        d.set_item("page_verify", boot.page_verify().name())?;
+        d.set_item("recovery_model", boot.recovery_model().name())?;
+        d.set_item("created", value_to_py(py, &boot.created)?)?;
+        let file_pages: i64 = db.reader().source().files().iter().map(|f| i64::from(f.page_count)).sum();
+        d.set_item("pages_in_files", file_pages)?;
+        d.set_item("pages_allocated", units.iter().map(|u| u.int("pcreserved")).sum::<i64>())?;
+        d.set_item("pages_used", units.iter().map(|u| u.int("pcused")).sum::<i64>())?;
+        d.set_item("user_tables", catalog.tables(false).len())?;
+        let files = PyList::empty(py);
+        let view = catalog.view("sys.database_files").py_err(py)?;
+        for row in &view.rows {
+            let f = PyDict::new(py);
+            for (name, value) in view.columns.iter().zip(row) {
+                f.set_item(name, value_to_py(py, value)?)?;
+            }
+            let file_id = row.first().and_then(Value::as_i64).unwrap_or(-1);
+            let given = u16::try_from(file_id).ok().and_then(|id| db.reader().source().file(id));
+            f.set_item("location", given.map(|g| g.location.display().to_string()))?;
+            files.append(f)?;
+        }
+        d.set_item("files", files)?;
+        Ok(d)
+    }
+
+    /// The tables as dicts, user tables only unless `system`.
+    #[pyo3(signature = (system = false))]
+    fn tables<'py>(&self, py: Python<'py>, system: bool) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for t in self.db.catalog().tables(system) {
+            let d = PyDict::new(py);
+            d.set_item("schema", &t.schema)?;
+            d.set_item("name", &t.name)?;
+            d.set_item("object_id", t.object_id)?;
+            d.set_item("type", &t.object_type)?;
+            d.set_item("is_heap", t.is_heap)?;
+            d.set_item("partitions", t.partitions.len())?;
+            d.set_item("rows", t.rows())?;
+            d.set_item("used_pages", t.used_pages())?;
+            d.set_item("total_pages", t.partitions.iter().map(|p| p.total_pages).sum::<i64>())?;
+            d.set_item("compression", t.compression_names())?;
+            d.set_item("has_lob", t.has_lob)?;
+            d.set_item("has_row_overflow", t.has_row_overflow)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
+    /// `schema.name` of the table `name` resolves to (case-insensitive, `dbo` preferred).
+    fn resolve(&self, py: Python<'_>, name: &str) -> PyResult<(String, String)> {
+        let t = self.find(py, name)?;
+        Ok((t.schema, t.name))
+    }
+
+    /// The table's CREATE TABLE statement.
+    fn ddl(&self, py: Python<'_>, table: &str) -> PyResult<String> {
+        let t = self.find(py, table)?;
+        Ok(self.db.catalog().create_table_sql(&t))
+    }
+
+    /// The Arrow schema of `table` (only `columns` when given), as an `__arrow_c_schema__` holder.
+    #[pyo3(signature = (table, columns = None))]
+    fn schema(&self, py: Python<'_>, table: &str, columns: Option<Vec<String>>) -> PyResult<ArrowSchema> {
+        let t = self.find(py, table)?;
+        let schema = self.db.arrow_schema(&t, columns.as_deref()).py_err_in(py, &t)?;
+        Ok(ArrowSchema { schema })
+    }
+
+    /// A one-shot stream of the rows of `table` as Arrow record batches.
+    #[pyo3(signature = (table, columns = None, limit = None, batch_size = 65_536))]
+    fn scan(
+        &self,
+        py: Python<'_>,
+        table: &str,
+        columns: Option<Vec<String>>,
+        limit: Option<u64>,
+        batch_size: usize,
+    ) -> PyResult<Stream> {
+        if batch_size == 0 {
+            return Err(PyValueError::new_err("batch_size must be at least 1"));
+        }
+        let t = self.find(py, table)?;
+        // The schema is computed now so that an unknown column or an undecodable type is raised
+        // here, as the right exception, before any consumer sees the stream.
+        let schema = self.db.arrow_schema(&t, columns.as_deref()).py_err_in(py, &t)?;
+        let options = ScanOptions { columns, batch_size, limit };
+        let name = t.qualified_name();
+        let mut stream = Stream::new(schema, Source::Scan { db: Arc::clone(&self.db), table: t, options });
+        stream.table = Some(name);
+        Ok(stream)
+    }
+
+    /// The rows of a catalog view (`sys.columns`) or system base table, as a one-batch stream:
+    /// integer columns as int64, binary as binary, everything else as its SQL Server spelling.
+    fn view(&self, py: Python<'_>, name: &str) -> PyResult<Stream> {
+        let rows = py.detach(|| self.db.catalog().view(name)).py_err(py)?;
+        let batch = view_batch(&rows.columns, &rows.rows).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(Stream::new(batch.schema(), Source::Batches(vec![batch])))
+    }
+
+    /// Writes `table` to `path` as `format` (parquet, arrow, csv, jsonl); returns rows, bytes,
+    /// seconds and ghost records skipped. The GIL is released while writing.
+    #[pyo3(signature = (table, format, path, columns = None))]
+    fn export<'py>(
+        &self,
+        py: Python<'py>,
+        table: &str,
+        format: &str,
+        path: PathBuf,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let format = parse_format(format)?;
+        let t = self.find(py, table)?;
+        let db = &self.db;
+        let stats = py
+            .detach(|| {
+                let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let result = export_table(db, &t, format, &path, columns.as_deref(), threads, |_| {});
+                if result.is_err() {
+                    std::fs::remove_file(&path).ok();
+                }
+                result
+            })
+            .py_err_in(py, &t)?;
+        let d = PyDict::new(py);
+        d.set_item("rows", stats.rows)?;
+        d.set_item("bytes", stats.bytes)?;
+        d.set_item("seconds", stats.seconds)?;
+        d.set_item("ghost_records", stats.ghost_records)?;
+        Ok(d)
+    }
+}
+
+/// An export format by name: parquet, arrow (Arrow IPC stream), csv, jsonl.
+fn parse_format(format: &str) -> PyResult<ExportFormat> {
+    Ok(match format.to_ascii_lowercase().as_str() {
+        "parquet" => ExportFormat::Parquet,
+        "arrow" | "arrows" | "ipc" => ExportFormat::Arrow,
+        "csv" => ExportFormat::Csv,
+        "jsonl" | "json" => ExportFormat::Jsonl,
+        other => {
+            return Err(PyValueError::new_err(format!("unknown format {other:?}: use parquet, arrow, csv or jsonl")))
+        }
+    })
+}
+
+/// File extension `export` uses for a format name.
+#[pyfunction]
+fn extension(format: &str) -> PyResult<&'static str> {
+    Ok(parse_format(format)?.extension())
+}
+
+/// Builds one record batch from view rows: a column whose values are all integers (or NULL) is
+/// int64, all binary is binary, anything else is text in SQL Server's spelling.
+fn view_batch(columns: &[String], rows: &[Vec<Value>]) -> Result<RecordBatch, ArrowError> {
+    let mut fields = Vec::with_capacity(columns.len());
+    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(columns.len());
+    for (i, name) in columns.iter().enumerate() {
+        let values = rows.iter().map(|r| r.get(i).unwrap_or(&Value::Null));
+        let non_null = || values.clone().filter(|v| !v.is_null());
+        if non_null().all(|v| matches!(v, Value::Int(_))) {
+            let mut b = Int64Builder::with_capacity(rows.len());
+            values.clone().for_each(|v| b.append_option(v.as_i64()));
+            fields.push(Field::new(name, DataType::Int64, true));
+            arrays.push(Arc::new(b.finish()));
+        } else if non_null().all(|v| matches!(v, Value::Binary(_) | Value::OffRow(_))) {
+            let mut b = BinaryBuilder::new();
+            for v in values.clone() {
+                match v {
+                    Value::Binary(x) | Value::OffRow(x) => b.append_value(x),
+                    _ => b.append_null(),
+                }
+            }
+            fields.push(Field::new(name, DataType::Binary, true));
+            arrays.push(Arc::new(b.finish()));
+        } else {
+            let mut b = StringBuilder::new();
+            for v in values.clone() {
+                if v.is_null() {
+                    b.append_null()
+                } else {
+                    b.append_value(v.to_string())
+                }
+            }
+            fields.push(Field::new(name, DataType::Utf8, true));
+            arrays.push(Arc::new(b.finish()));
+        }
+    }
+    let schema = Arc::new(Schema::new(fields));
+    RecordBatch::try_new_with_options(
+        schema,
+        arrays,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.len())),
+    )
+}
+
+/// An Arrow schema exported through `__arrow_c_schema__`.
+#[pyclass(frozen, module = "mdfkit._native")]
+struct ArrowSchema {
+    schema: SchemaRef,
+}
+
+#[pymethods]
+impl ArrowSchema {
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let ffi =
+            FFI_ArrowSchema::try_from(self.schema.as_ref()).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        PyCapsule::new(py, ffi, Some(CString::from(c"arrow_schema")))
+    }
+}
+
+/// Where a stream's batches come from.
+enum Source {
+    /// A table scan, started on its own thread when the consumer asks for the first batch.
+    Scan { db: Arc<Database>, table: TableInfo, options: ScanOptions },
+    /// Batches already built (catalog views).
+    Batches(Vec<RecordBatch>),
+}
+
+/// The error of a scan, kept for the Python side to raise as the right exception: through the C
+/// stream interface a consumer sees only a message.
+type ErrorSlot = Arc<Mutex<Option<mdfkit::Error>>>;
+
+/// A one-shot stream of record batches, exported through `__arrow_c_stream__`.
+#[pyclass(frozen, module = "mdfkit._native")]
+struct Stream {
+    schema: SchemaRef,
+    source: Mutex<Option<Source>>,
+    error: ErrorSlot,
+    /// The table scanned, for the errors' `table` attribute.
+    table: Option<String>,
+}
+
+impl Stream {
+    fn new(schema: SchemaRef, source: Source) -> Self {
+        Stream { schema, source: Mutex::new(Some(source)), error: Arc::default(), table: None }
+    }
+}
+
+#[pymethods]
+impl Stream {
+    /// The stream as an `arrow_array_stream` PyCapsule; `requested_schema` is not honoured (the
+    /// interface allows that): the batches come with the table's own types.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let source =
+            self.source.lock().unwrap_or_else(PoisonError::into_inner).take().ok_or_else(|| {
+                PyRuntimeError::new_err("this stream was already consumed; ask the table for a new one")
+            })?;
+        let reader = BatchReader {
+            schema: Arc::clone(&self.schema),
+            state: ReaderState::NotStarted(source),
+            error: Arc::clone(&self.error),
+        };
+        let ffi = FFI_ArrowArrayStream::new(Box::new(reader));
+        PyCapsule::new(py, ffi, Some(CString::from(c"arrow_array_stream")))
+    }
+
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        ArrowSchema { schema: Arc::clone(&self.schema) }.__arrow_c_schema__(py)
+    }
+
+    /// The error that ended the scan, as the matching `mdfkit` exception (None if none).
+    fn take_error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let e = self.error.lock().unwrap_or_else(PoisonError::into_inner).take()?;
+        Some(to_py_err_in(py, &e, self.table.as_deref()).into_value(py).into_any())
+    }
+}
+
+enum ReaderState {
+    NotStarted(Source),
+    Scanning { rx: Receiver<Result<RecordBatch, ArrowError>>, thread: Option<JoinHandle<()>> },
+    Batches(std::vec::IntoIter<RecordBatch>),
+    Done,
+}
+
+/// The `RecordBatchReader` behind the C stream: batches from the scan thread, in order.
+struct BatchReader {
+    schema: SchemaRef,
+    state: ReaderState,
+    error: ErrorSlot,
+}
+
+impl BatchReader {
+    fn start(&mut self, source: Source) {
+        self.state = match source {
+            Source::Batches(batches) => ReaderState::Batches(batches.into_iter()),
+            Source::Scan { db, table, options } => {
+                // One slot: the scan builds the next batch while the consumer holds the last one.
+                let (tx, rx) = sync_channel(1);
+                let slot = Arc::clone(&self.error);
+                let spawned = std::thread::Builder::new().name("mdfkit-scan".into()).spawn(move || {
+                    let result = db.scan_batches(&table, &options, |batch| {
+                        // A send fails when the consumer dropped the stream: stop reading.
+                        Ok(if tx.send(Ok(batch)).is_ok() { Flow::Continue } else { Flow::Stop })
+                    });
+                    if let Err(e) = result {
+                        let message = e.to_string();
+                        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                        tx.send(Err(ArrowError::ExternalError(message.into()))).ok();
+                    }
+                });
+                match spawned {
+                    Ok(thread) => ReaderState::Scanning { rx, thread: Some(thread) },
+                    Err(e) => {
+                        let (tx, rx) = sync_channel(1);
+                        tx.send(Err(ArrowError::ExternalError(format!("cannot start the scan thread: {e}").into())))
+                            .ok();
+                        ReaderState::Scanning { rx, thread: None }
+                    }
+                }
+            }
+        };
+    }
+}
+
+impl Iterator for BatchReader {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if matches!(self.state, ReaderState::NotStarted(_)) {
+            if let ReaderState::NotStarted(source) = std::mem::replace(&mut self.state, ReaderState::Done) {
+                self.start(source);
+            }
+        }
+        match &mut self.state {
+            ReaderState::NotStarted(_) | ReaderState::Done => None,
+            ReaderState::Batches(batches) => batches.next().map(Ok),
+            ReaderState::Scanning { rx, thread } => match rx.recv() {
+                Ok(Ok(batch)) => Some(Ok(batch)),
+                Ok(Err(e)) => {
+                    self.state = ReaderState::Done;
+                    Some(Err(e))
+                }
+                Err(_) => {
+                    // The scan finished (its sender is gone); a panic there is an error, not an end.
+                    let panicked = thread.take().map(|t| t.join().is_err()).unwrap_or(false);
+                    self.state = ReaderState::Done;
+                    panicked.then(|| Err(ArrowError::ExternalError("mdfkit: the scan thread panicked".into())))
+                }
+            },
+        }
+    }
+}
+
+impl RecordBatchReader for BatchReader {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+}
+
+/// The native core of the `mdfkit` package.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeDatabase>()?;
+    m.add_class::<Stream>()?;
+    m.add_class::<ArrowSchema>()?;
+    m.add_function(wrap_pyfunction!(extension, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
