@@ -264,17 +264,23 @@ impl Database {
             let pages = scan::data_pages_in_allocation_order(&self.reader, unit)
                 .map_err(|e| e.in_object(table.qualified_name()))?;
             let chunks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
-            for wave in chunks.chunks(threads * 2) {
-                let results: Vec<Result<(Vec<RecordBatch>, ScanStats)>> = std::thread::scope(|scope| {
-                    let workers: Vec<_> = wave
-                        .iter()
-                        .map(|pages| scope.spawn(|| self.decode_pages(table, &decoder, pages, options.batch_size)))
-                        .collect();
-                    workers
-                        .into_iter()
-                        .map(|w| w.join().unwrap_or_else(|_| Err(Error::corrupt("a scan thread panicked"))))
-                        .collect()
-                });
+            // Too few chunks to share: threads would cost more than they save.
+            let wave_size = if chunks.len() < threads { 1 } else { threads * 2 };
+            for wave in chunks.chunks(wave_size) {
+                let results: Vec<Result<(Vec<RecordBatch>, ScanStats)>> = if wave.len() == 1 {
+                    vec![self.decode_pages(table, &decoder, wave[0], options.batch_size)]
+                } else {
+                    std::thread::scope(|scope| {
+                        let workers: Vec<_> = wave
+                            .iter()
+                            .map(|pages| scope.spawn(|| self.decode_pages(table, &decoder, pages, options.batch_size)))
+                            .collect();
+                        workers
+                            .into_iter()
+                            .map(|w| w.join().unwrap_or_else(|_| Err(Error::corrupt("a scan thread panicked"))))
+                            .collect()
+                    })
+                };
                 for result in results {
                     let (batches, stats) = result.map_err(|e| e.in_object(table.qualified_name()))?;
                     total += stats;
