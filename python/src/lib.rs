@@ -232,7 +232,7 @@ impl NativeDatabase {
         // The schema is computed now so that an unknown column or an undecodable type is raised
         // here, as the right exception, before any consumer sees the stream.
         let schema = self.db.arrow_schema(&t, columns.as_deref()).py_err_in(py, &t)?;
-        let options = ScanOptions { columns, batch_size, limit };
+        let options = ScanOptions { columns, batch_size, limit, salvage: false };
         let name = t.qualified_name();
         let mut stream = Stream::new(schema, Source::Scan { db: Arc::clone(&self.db), table: t, options });
         stream.table = Some(name);
@@ -263,8 +263,12 @@ impl NativeDatabase {
         let db = &self.db;
         let stats = py
             .detach(|| {
-                let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-                let result = export_table(db, &t, format, &path, columns.as_deref(), threads, |_| {});
+                let options = mdfkit::export::ExportOptions {
+                    columns,
+                    threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    salvage: false,
+                };
+                let result = export_table(db, &t, format, &path, &options, |_| {});
                 if result.is_err() {
                     std::fs::remove_file(&path).ok();
                 }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mdfkit::export::ExportFormat;
+use mdfkit::export::{ExportFormat, ExportOptions};
+use mdfkit::scan::{ScanMode, Skipped};
 
 use mdfkit::backup::{BackupMedia, BackupSet, FileKind};
 use mdfkit::catalog::model::TableInfo;
@@ -348,6 +349,7 @@ pub fn cat(
     columns: Option<&[String]>,
     format: Option<Format>,
     include_ghosts: bool,
+    salvage: bool,
 ) -> Outcome {
     let (files, table) = split_files_and_name(args, true);
     let db = Database::open_at(&files, position)?;
@@ -366,6 +368,7 @@ pub fn cat(
     let mut values = Vec::new();
     let mut first_batch = true;
     let mut ghosts = 0;
+    let mut skipped = 0;
     for partition in &table.partitions {
         let decoder = RowDecoder::new(&db, &table, partition.partition_id, columns)?;
         let mut names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
@@ -373,7 +376,8 @@ pub fn cat(
             names.push(GHOST_COLUMN.to_string());
         }
         header.get_or_insert(names);
-        let stats = db.for_each_record_in_partition(&table, partition, include_ghosts, |record, location| {
+        let mode = ScanMode { include_ghosts, salvage };
+        let stats = db.for_each_record_in_partition(&table, partition, mode, |record, location| {
             if limit.is_some_and(|l| count >= l) {
                 return Ok(Flow::Stop);
             }
@@ -393,6 +397,10 @@ pub fn cat(
             Ok(Flow::Continue)
         })?;
         ghosts += stats.ghost_records;
+        for skip in &stats.skipped {
+            eprintln!("mdfkit: skipped {}", describe_skip(skip));
+        }
+        skipped += stats.skipped.len();
         if limit.is_some_and(|l| count >= l) {
             break;
         }
@@ -400,6 +408,9 @@ pub fn cat(
     let h = header.unwrap_or_default();
     write_batch(&mut out, format, &h, &buffered, first_batch)?;
     out.flush()?;
+    if skipped > 0 {
+        eprintln!("({skipped} damaged pages or records skipped)");
+    }
     if terminal && ghosts > 0 && !include_ghosts {
         eprintln!("({ghosts} ghost (deleted) records skipped)");
     }
@@ -445,9 +456,9 @@ pub fn export(
     all: bool,
     format: ExportFormat,
     output: &Path,
-    columns: Option<&[String]>,
-    threads: usize,
+    options: &ExportOptions,
 ) -> Outcome {
+    let columns = options.columns.as_deref();
     if names.is_empty() && !all {
         return Err(Error::not_found("name the tables to export with --table, or use --all").into());
     }
@@ -475,7 +486,7 @@ pub fn export(
     for t in &tables {
         let path = output.join(format!("{}.{}.{}", t.schema, t.name, format.extension()));
         let bar = if terminal { progress_bar(t) } else { ProgressBar::hidden() };
-        match mdfkit::export::export_table(&db, t, format, &path, columns, threads, |n| bar.set_position(n)) {
+        match mdfkit::export::export_table(&db, t, format, &path, options, |n| bar.set_position(n)) {
             Ok(stats) => {
                 bar.finish_and_clear();
                 rows += stats.rows;
@@ -487,6 +498,11 @@ pub fn export(
                     stats.bytes,
                     path.display()
                 );
+                if !stats.skipped.is_empty() {
+                    let report = PathBuf::from(format!("{}.skipped.csv", path.display()));
+                    write_skip_report(&report, &t.qualified_name(), &stats.skipped)?;
+                    eprintln!("  {} damaged pages or records skipped: {}", stats.skipped.len(), report.display());
+                }
             }
             Err(e) => {
                 bar.finish_and_clear();
@@ -576,4 +592,27 @@ pub fn check(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcom
     } else {
         Err(Failure::ProblemsFound)
     }
+}
+
+/// `page 1:153 slot 4: reason`, the way a skipped page or record is reported.
+fn describe_skip(skip: &Skipped) -> String {
+    match (skip.page, skip.slot) {
+        (Some(p), Some(s)) => format!("page {p} slot {s}: {}", skip.reason),
+        (Some(p), None) => format!("page {p}: {}", skip.reason),
+        _ => skip.reason.clone(),
+    }
+}
+
+/// The salvage report beside an export: one CSV line per skipped page or record.
+fn write_skip_report(path: &Path, table: &str, skipped: &[Skipped]) -> Result<(), Failure> {
+    let mut text = String::from("table,page,slot,reason\n");
+    for s in skipped {
+        let page = s.page.map(|p| p.to_string());
+        let slot = s.slot.map(|s| s.to_string());
+        mdfkit::export::write_csv_row(
+            &mut text,
+            [Some(table), page.as_deref(), slot.as_deref(), Some(s.reason.as_str())].into_iter(),
+        );
+    }
+    std::fs::write(path, text).map_err(|e| Error::io(path, "cannot write the salvage report", e).into())
 }

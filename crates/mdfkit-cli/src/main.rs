@@ -107,6 +107,9 @@ enum Command {
         /// Also return ghost records (deleted rows not yet cleaned up), with a `__ghost` column
         #[arg(long)]
         include_ghosts: bool,
+        /// Read past damaged pages and records, listing what was skipped on stderr
+        #[arg(long)]
+        salvage: bool,
     },
     /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files, one file per table
     #[command(
@@ -134,6 +137,10 @@ enum Command {
         /// allocation order. 1 keeps clustered tables in key order.
         #[arg(long)]
         threads: Option<usize>,
+        /// Read past damaged pages and records; what was skipped is written to
+        /// SCHEMA.TABLE.EXT.skipped.csv beside the output (page, slot, reason)
+        #[arg(long)]
+        salvage: bool,
     },
     /// Check pages, allocation and B-tree chains for damage (like DBCC CHECKDB PHYSICAL_ONLY)
     #[command(
@@ -193,12 +200,16 @@ fn main() -> ExitCode {
         Command::Schema { args } => commands::schema(&args, position),
         Command::Check { files, format } => commands::check(&files.files, position, format),
         Command::Sys { args, format } => commands::sys(&args, position, format),
-        Command::Export { files, tables, all, format, output, columns, threads } => {
-            let threads = threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            commands::export(&files.files, position, &tables, all, format.into(), &output, columns.as_deref(), threads)
+        Command::Export { files, tables, all, format, output, columns, threads, salvage } => {
+            let options = mdfkit::export::ExportOptions {
+                columns,
+                threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+                salvage,
+            };
+            commands::export(&files.files, position, &tables, all, format.into(), &output, &options)
         }
-        Command::Cat { args, limit, columns, format, include_ghosts } => {
-            commands::cat(&args, position, limit, columns.as_deref(), format, include_ghosts)
+        Command::Cat { args, limit, columns, format, include_ghosts, salvage } => {
+            commands::cat(&args, position, limit, columns.as_deref(), format, include_ghosts, salvage)
         }
     };
     match result {

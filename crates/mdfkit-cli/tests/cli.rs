@@ -153,3 +153,30 @@ fn differential_backups_show_their_header_and_are_refused_by_name() {
     assert!(text(&run.stdout).contains(",2 of 2\n"), "{}", text(&run.stdout));
     assert!(text(&run.stderr).contains("stripe(s) 1 not given"), "{}", text(&run.stderr));
 }
+
+#[test]
+fn export_salvage_writes_the_undamaged_rows_and_a_report() {
+    let Some(dir) = corpus() else { return };
+    let mut bytes = std::fs::read(dir.join("mdf/itsligo-sampledbs__pubs.mdf")).unwrap();
+    // Page 1:194 (0xC2) is dbo.roysched's only data page (sysallocunits first page; a heap).
+    bytes[194 * 8192 + 3000] ^= 0x5a;
+    let tmp = std::env::temp_dir().join(format!("mdfkit-salvage-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let damaged = tmp.join("pubs.mdf");
+    std::fs::write(&damaged, bytes).unwrap();
+    let out = tmp.join("out");
+    let args =
+        ["export", damaged.to_str().unwrap(), "--table", "roysched", "--format", "csv", "-o", out.to_str().unwrap()];
+    let plain = mdfkit(&args);
+    assert_eq!(plain.status.code(), Some(2), "{}", text(&plain.stderr));
+    assert!(text(&plain.stderr).contains("page 1:194"), "{}", text(&plain.stderr));
+    let mut salvage = args.to_vec();
+    salvage.push("--salvage");
+    let run = mdfkit(&salvage);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let report = std::fs::read_to_string(out.join("dbo.roysched.csv.skipped.csv")).unwrap();
+    assert!(report.starts_with("table,page,slot,reason\ndbo.roysched,1:194,,\"checksum mismatch"), "{report}");
+    let rows = std::fs::read_to_string(out.join("dbo.roysched.csv")).unwrap();
+    assert_eq!(rows.lines().count(), 1, "only the header: the one data page was damaged");
+    std::fs::remove_dir_all(tmp).ok();
+}

@@ -23,7 +23,7 @@ use crate::page::file_header::FileHeader;
 use crate::page::PageId;
 use crate::record::Record;
 use crate::rows::RowDecoder;
-use crate::scan::{self, Flow, RowLocation, ScanStats};
+use crate::scan::{self, Flow, RowLocation, ScanMode, ScanStats};
 use crate::source::{DataFiles, PageReader, PageSource};
 
 /// An open database.
@@ -162,20 +162,21 @@ impl Database {
         partition: &PartitionInfo,
         each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
     ) -> Result<ScanStats> {
-        self.for_each_record_in_partition(table, partition, false, each)
+        self.for_each_record_in_partition(table, partition, ScanMode::default(), each)
     }
 
-    /// Like [`Database::for_each_row_in_partition`]; with `include_ghosts` ghost (deleted, not yet
-    /// cleaned up) records are passed too, marked in their [`RowLocation`].
+    /// Like [`Database::for_each_row_in_partition`], with ghost records and damage treated as
+    /// `mode` says: ghosts passed too (marked in their [`RowLocation`]), damaged pages and records
+    /// skipped and listed in the returned [`ScanStats::skipped`].
     pub fn for_each_record_in_partition(
         &self,
         table: &TableInfo,
         partition: &PartitionInfo,
-        include_ghosts: bool,
+        mode: ScanMode,
         each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
     ) -> Result<ScanStats> {
         let unit = self.scannable_unit(table, partition)?;
-        scan::for_each_row(&self.reader, unit, table.is_heap, include_ghosts, each)
+        scan::for_each_row(&self.reader, unit, table.is_heap, mode, each)
             .map_err(|e| e.in_object(table.qualified_name()))
     }
 
@@ -222,7 +223,14 @@ impl Database {
             let capacity = batch_size.min(usize::try_from(partition.rows.max(0)).unwrap_or(0) + 1);
             let mut batch = BatchBuilder::new(&decoder, capacity);
             let mut stopped = false;
-            let stats = self.for_each_row_in_partition(table, partition, |record, _| {
+            let mode = ScanMode { salvage: options.salvage, ..ScanMode::default() };
+            let mut check = Vec::new();
+            let stats = self.for_each_record_in_partition(table, partition, mode, |record, _| {
+                if options.salvage {
+                    // A row that fails to decode must be skipped whole, before any of its
+                    // columns reach the builders.
+                    decoder.decode(record, &mut check)?;
+                }
                 batch.append(&decoder, record)?;
                 remaining -= 1;
                 if batch.len() >= batch_size && each(batch.finish()?)? == Flow::Stop {
@@ -252,7 +260,7 @@ impl Database {
         threads: usize,
         mut each: impl FnMut(RecordBatch) -> Result<Flow>,
     ) -> Result<ScanStats> {
-        if threads <= 1 {
+        if threads <= 1 || options.salvage {
             return self.scan_batches(table, options, each);
         }
         check_has_storage(table)?;
@@ -315,7 +323,7 @@ impl Database {
                 batch.append(decoder, record)?;
                 Ok(Flow::Continue)
             };
-            scan::visit_page(&self.reader, &page, table.is_heap, false, &mut stats, &mut append)?;
+            scan::visit_page(&self.reader, &page, table.is_heap, ScanMode::default(), &mut stats, &mut append)?;
             if batch.len() >= batch_size {
                 batches.push(batch.finish()?);
             }
@@ -348,11 +356,13 @@ pub struct ScanOptions {
     pub batch_size: usize,
     /// Stop after this many rows.
     pub limit: Option<u64>,
+    /// Skip damaged pages and records instead of stopping at the first (see [`ScanMode`]).
+    pub salvage: bool,
 }
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        ScanOptions { columns: None, batch_size: 65_536, limit: None }
+        ScanOptions { columns: None, batch_size: 65_536, limit: None, salvage: false }
     }
 }
 

@@ -45,30 +45,43 @@ impl ExportFormat {
 }
 
 /// What an export wrote.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportStats {
     pub rows: u64,
     pub bytes: u64,
     pub seconds: f64,
     /// Ghost (deleted) records skipped.
     pub ghost_records: u64,
+    /// Damaged pages and records a salvage export skipped.
+    pub skipped: Vec<crate::scan::Skipped>,
 }
 
-/// Writes `table` to `path` in `format`, decoding on `threads` threads (Parquet and Arrow IPC;
-/// their rows then come in page allocation order), calling `progress` with the rows written so far.
+/// How to export.
+#[derive(Debug, Clone, Default)]
+pub struct ExportOptions {
+    /// Only these columns (all stored columns when `None`).
+    pub columns: Option<Vec<String>>,
+    /// Decoding threads for Parquet and Arrow IPC (their rows then come in page allocation order).
+    pub threads: usize,
+    /// Skip damaged pages and records; they are listed in [`ExportStats::skipped`].
+    pub salvage: bool,
+}
+
+/// Writes `table` to `path` in `format`, calling `progress` with the rows written so far.
 pub fn export_table(
     db: &Database,
     table: &TableInfo,
     format: ExportFormat,
     path: &Path,
-    columns: Option<&[String]>,
-    threads: usize,
+    export: &ExportOptions,
     mut progress: impl FnMut(u64),
 ) -> Result<ExportStats> {
     let started = Instant::now();
     let file = File::create(path).map_err(|e| Error::io(path, "cannot create", e))?;
     let io = |e: std::io::Error| Error::io(path, "cannot write", e);
-    let options = ScanOptions { columns: columns.map(<[String]>::to_vec), ..ScanOptions::default() };
+    let columns = export.columns.as_deref();
+    let threads = export.threads.max(1);
+    let options = ScanOptions { columns: export.columns.clone(), salvage: export.salvage, ..ScanOptions::default() };
     let mut rows = 0u64;
     let scan = match format {
         ExportFormat::Parquet => {
@@ -111,7 +124,8 @@ pub fn export_table(
                     write_csv_row(&mut line, names.iter().map(|n| Some(n.as_str())));
                     out.write_all(line.as_bytes()).map_err(io)?;
                 }
-                let stats = db.for_each_row_in_partition(table, partition, |record, _| {
+                let mode = crate::scan::ScanMode { salvage: export.salvage, ..Default::default() };
+                let stats = db.for_each_record_in_partition(table, partition, mode, |record, _| {
                     decoder.decode(record, &mut values)?;
                     line.clear();
                     if format == ExportFormat::Csv {
@@ -136,7 +150,13 @@ pub fn export_table(
         }
     };
     let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    Ok(ExportStats { rows, bytes, seconds: started.elapsed().as_secs_f64(), ghost_records: scan.ghost_records })
+    Ok(ExportStats {
+        rows,
+        bytes,
+        seconds: started.elapsed().as_secs_f64(),
+        ghost_records: scan.ghost_records,
+        skipped: scan.skipped,
+    })
 }
 
 fn parquet_error(e: parquet::errors::ParquetError) -> Error {

@@ -26,12 +26,39 @@ use crate::record::{Record, RecordType};
 use crate::source::PageReader;
 
 /// What a scan met besides the rows it returned.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScanStats {
     pub rows: u64,
     pub pages: u64,
     pub ghost_records: u64,
     pub forwarded_rows: u64,
+    /// What a salvage scan skipped (always empty otherwise: damage stops a normal scan).
+    pub skipped: Vec<Skipped>,
+}
+
+/// A page or record a salvage scan could not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub page: Option<PageId>,
+    pub slot: Option<u16>,
+    pub reason: String,
+}
+
+impl Skipped {
+    pub fn from_error(e: &Error) -> Self {
+        Skipped { page: e.page(), slot: e.slot(), reason: e.message().to_string() }
+    }
+}
+
+/// How a scan treats ghosts and damage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanMode {
+    /// Return ghost (deleted, not yet cleaned up) records too, marked as such.
+    pub include_ghosts: bool,
+    /// Skip damaged pages and records (listed in [`ScanStats::skipped`]) instead of stopping.
+    /// Pages are then taken from the IAM chains, so a damaged page does not hide the rest of a
+    /// clustered index's leaf level.
+    pub salvage: bool,
 }
 
 impl std::ops::AddAssign for ScanStats {
@@ -40,6 +67,7 @@ impl std::ops::AddAssign for ScanStats {
         self.pages += other.pages;
         self.ghost_records += other.ghost_records;
         self.forwarded_rows += other.forwarded_rows;
+        self.skipped.extend(other.skipped);
     }
 }
 
@@ -97,10 +125,25 @@ pub fn for_each_row(
     reader: &PageReader,
     unit: &AllocationUnit,
     is_heap: bool,
-    include_ghosts: bool,
+    mode: ScanMode,
     mut each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
 ) -> Result<ScanStats> {
     let mut stats = ScanStats::default();
+    if mode.salvage {
+        for id in salvage_pages(reader, unit, &mut stats) {
+            let page = match reader.read(id) {
+                Ok(p) => p,
+                Err(e) => {
+                    stats.skipped.push(Skipped::from_error(&e));
+                    continue;
+                }
+            };
+            if visit_page(reader, &page, is_heap, mode, &mut stats, &mut each)? == Flow::Stop {
+                break;
+            }
+        }
+        return Ok(stats);
+    }
     if is_heap {
         for id in heap_pages(reader, unit)? {
             let page = reader.read(id)?;
@@ -109,7 +152,7 @@ pub fn for_each_row(
             if h.page_type != PageType::Data || !h.belongs_to(unit.id) {
                 continue;
             }
-            if visit_page(reader, &page, is_heap, include_ghosts, &mut stats, &mut each)? == Flow::Stop {
+            if visit_page(reader, &page, is_heap, mode, &mut stats, &mut each)? == Flow::Stop {
                 break;
             }
         }
@@ -132,7 +175,7 @@ pub fn for_each_row(
                 ))
                 .at_page(next));
             }
-            if visit_page(reader, &page, is_heap, include_ghosts, &mut stats, &mut each)? == Flow::Stop {
+            if visit_page(reader, &page, is_heap, mode, &mut stats, &mut each)? == Flow::Stop {
                 break;
             }
             next = h.next_page;
@@ -156,34 +199,82 @@ pub fn data_pages_in_allocation_order(reader: &PageReader, unit: &AllocationUnit
     Ok(pages)
 }
 
-/// Calls `each` for every live row on one data page (following forwarding stubs of heaps).
+/// The data pages of a unit for a salvage scan: from the IAM chains, each page whose header is
+/// readable and names a data page of the unit; the pages that cannot be read are recorded.
+fn salvage_pages(reader: &PageReader, unit: &AllocationUnit, stats: &mut ScanStats) -> Vec<PageId> {
+    let candidates = match heap_pages(reader, unit) {
+        Ok(p) => p,
+        Err(e) => {
+            stats.skipped.push(Skipped::from_error(&e));
+            return Vec::new();
+        }
+    };
+    let mut pages = Vec::new();
+    for id in candidates {
+        match reader.read(id) {
+            Ok(page) => {
+                let h = page.header();
+                if h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id) {
+                    pages.push(id);
+                }
+            }
+            // Unformatted pages of an allocated extent are not damage.
+            Err(e) if e.message().contains("says it is page 0:0") => {}
+            Err(e) => stats.skipped.push(Skipped::from_error(&e)),
+        }
+    }
+    pages
+}
+
+/// Calls `each` for every live row on one data page (following forwarding stubs of heaps). In
+/// salvage mode a record that cannot be read is recorded and skipped.
 pub fn visit_page(
     reader: &PageReader,
     page: &Page,
     is_heap: bool,
-    include_ghosts: bool,
+    mode: ScanMode,
     stats: &mut ScanStats,
     each: &mut impl FnMut(&Record, RowLocation) -> Result<Flow>,
 ) -> Result<Flow> {
     stats.pages += 1;
     for slot in 0..page.slot_count() {
-        let Some(bytes) = page.slot_bytes(slot)? else { continue };
+        match visit_slot(reader, page, slot, is_heap, mode.include_ghosts, stats, each) {
+            Ok(Flow::Stop) => return Ok(Flow::Stop),
+            Ok(Flow::Continue) => {}
+            Err(e) if mode.salvage && e.kind() == crate::error::ErrorKind::Corrupt => {
+                stats.skipped.push(Skipped::from_error(&e.at_page(page.id()).at_slot(slot)));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Flow::Continue)
+}
+
+fn visit_slot(
+    reader: &PageReader,
+    page: &Page,
+    slot: u16,
+    is_heap: bool,
+    include_ghosts: bool,
+    stats: &mut ScanStats,
+    each: &mut impl FnMut(&Record, RowLocation) -> Result<Flow>,
+) -> Result<Flow> {
+    {
+        let Some(bytes) = page.slot_bytes(slot)? else { return Ok(Flow::Continue) };
         let location = RowLocation { page: page.id(), slot, ghost: false };
         let at_slot = |e: Error| e.at_page(page.id()).at_slot(slot);
         match RecordType::from_status(bytes[0]) {
             RecordType::Primary => {
                 let record = Record::parse(bytes).map_err(at_slot)?;
+                let flow = each(&record, location)?;
                 stats.rows += 1;
-                if each(&record, location)? == Flow::Stop {
-                    return Ok(Flow::Stop);
-                }
+                return Ok(flow);
             }
             RecordType::GhostData if include_ghosts => {
-                stats.ghost_records += 1;
                 let record = Record::parse(bytes).map_err(at_slot)?;
-                if each(&record, RowLocation { ghost: true, ..location })? == Flow::Stop {
-                    return Ok(Flow::Stop);
-                }
+                let flow = each(&record, RowLocation { ghost: true, ..location })?;
+                stats.ghost_records += 1;
+                return Ok(flow);
             }
             RecordType::GhostData | RecordType::GhostVersion => stats.ghost_records += 1,
             // Returned through its stub.
@@ -204,11 +295,10 @@ pub fn visit_page(
                     ))));
                 }
                 let record = Record::parse(target_bytes).map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
+                let flow = each(&record, target)?;
                 stats.rows += 1;
                 stats.forwarded_rows += 1;
-                if each(&record, target)? == Flow::Stop {
-                    return Ok(Flow::Stop);
-                }
+                return Ok(flow);
             }
             other => {
                 return Err(at_slot(Error::corrupt(format!("unexpected {other:?} record in a data page"))));
