@@ -153,6 +153,46 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// List pages by their headers (for recovery when the catalog is damaged)
+    #[command(
+        after_help = "Examples:\n  mdfkit pages shop.mdf --object-id 245575913\n  mdfkit pages shop.mdf --allocation-unit 72057594040549376 --type data --format csv\n\nReads every formatted page's header; needs no catalog unless --object-id is given."
+    )]
+    Pages {
+        #[command(flatten)]
+        files: Files,
+        /// Pages of this table or index (object id, as in sys.objects; needs a readable catalog)
+        #[arg(long)]
+        object_id: Option<i32>,
+        /// Pages whose header names this allocation unit
+        #[arg(long)]
+        allocation_unit: Option<i64>,
+        /// Only pages of this type: data, index, iam, pfs, text-mix, text-tree, ...
+        #[arg(long = "type")]
+        page_type: Option<String>,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
+    /// Decode a table's records with a schema you declare (when the catalog is damaged)
+    #[command(
+        after_help = "Example:\n  mdfkit decode shop.mdf --allocation-unit 72057594040549376 \\\n      --columns \"id int, name varchar(50), price decimal(10,2), created datetime\"\n\nColumns in declaration order, for a table created with them and never altered. Data pages\nare found by the allocation unit id in their headers (see `mdfkit pages`); damaged pages and\nrecords are skipped and listed on stderr."
+    )]
+    Decode {
+        #[command(flatten)]
+        files: Files,
+        /// The allocation unit whose data pages to decode
+        #[arg(long)]
+        allocation_unit: i64,
+        /// The table's columns: `name type, name type, ...`
+        #[arg(long)]
+        columns: String,
+        /// Also return ghost (deleted) records, with a `__ghost` column
+        #[arg(long)]
+        include_ghosts: bool,
+        /// Output format (default: table on a terminal, csv when piped)
+        #[arg(long, value_enum)]
+        format: Option<Format>,
+    },
     /// A catalog view such as sys.columns, rebuilt from the base tables
     #[command(
         after_help = "Views: sys.schemas, sys.objects, sys.tables, sys.views, sys.columns, sys.types,\n  sys.indexes, sys.index_columns, sys.partitions, sys.allocation_units,\n  sys.system_internals_allocation_units, sys.system_internals_partitions,\n  sys.system_internals_partition_columns, sys.database_files, sys.filegroups,\n  sys.sql_modules, sys.foreign_keys, sys.default_constraints, sys.check_constraints,\n  and any system base table (sys.sysschobjs, sys.syscolpars, ...).\n\nExamples:\n  mdfkit sys shop.mdf sys.columns\n  mdfkit sys shop.mdf sys.objects --format jsonl | jq .name"
@@ -198,6 +238,12 @@ fn main() -> ExitCode {
         Command::Info { files, format } => commands::info(&files.files, position, format),
         Command::Tables { files, system, format } => commands::tables(&files.files, position, system, format),
         Command::Schema { args } => commands::schema(&args, position),
+        Command::Pages { files, object_id, allocation_unit, page_type, format } => {
+            commands::pages(&files.files, position, object_id, allocation_unit, page_type.as_deref(), format)
+        }
+        Command::Decode { files, allocation_unit, columns, include_ghosts, format } => {
+            commands::decode(&files.files, position, allocation_unit, &columns, include_ghosts, format)
+        }
         Command::Check { files, format } => commands::check(&files.files, position, format),
         Command::Sys { args, format } => commands::sys(&args, position, format),
         Command::Export { files, tables, all, format, output, columns, threads, salvage } => {

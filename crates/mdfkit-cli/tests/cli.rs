@@ -180,3 +180,24 @@ fn export_salvage_writes_the_undamaged_rows_and_a_report() {
     assert_eq!(rows.lines().count(), 1, "only the header: the one data page was damaged");
     std::fs::remove_dir_all(tmp).ok();
 }
+
+#[test]
+fn pages_and_decode_recover_a_table_without_its_catalog_entry() {
+    let Some(dir) = corpus() else { return };
+    let pubs = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
+    let pubs = pubs.to_str().unwrap();
+    // dbo.discounts (object 373576369): its data page names its allocation unit.
+    let pages = mdfkit(&["pages", pubs, "--object-id", "373576369", "--type", "data", "--format", "csv"]);
+    assert_eq!(pages.status.code(), Some(0), "{}", text(&pages.stderr));
+    let listing = text(&pages.stdout);
+    let unit = listing.lines().nth(1).unwrap().split(',').nth(3).unwrap().to_string();
+    let columns =
+        "discounttype varchar(40), stor_id char(4) null, lowqty smallint, highqty smallint, discount decimal(4,2)";
+    let run = mdfkit(&["decode", pubs, "--allocation-unit", &unit, "--columns", columns, "--format", "csv"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    // instpubs.sql inserts these three rows.
+    assert_eq!(
+        text(&run.stdout),
+        "discounttype,stor_id,lowqty,highqty,discount\nInitial Customer,,,,10.50\nVolume Discount,,100,1000,6.70\nCustomer Discount,8042,,,5.00\n"
+    );
+}

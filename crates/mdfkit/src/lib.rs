@@ -15,6 +15,7 @@ pub mod export;
 pub mod lob;
 pub mod page;
 pub mod record;
+pub mod recovery;
 pub mod rows;
 pub mod scan;
 pub mod source;

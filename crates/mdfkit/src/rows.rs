@@ -18,8 +18,11 @@ use crate::error::{Error, Result};
 use crate::lob;
 use crate::record::Record;
 use crate::source::PageReader;
-use crate::types::SqlType;
+use crate::types::{SqlType, TypeInfo};
 use crate::value::Value;
+
+/// The collation assumed for text in a declared (schema-less) layout: code page 1252.
+const DECLARED_COLLATION: u32 = 0x3400_D008;
 
 /// One output column and where its bytes are stored.
 #[derive(Debug, Clone)]
@@ -95,6 +98,79 @@ impl RowDecoder {
         }
         let layout_var_columns = layout.columns.iter().filter(|c| c.leaf_offset < 0).count();
         Ok(RowDecoder { table: name, columns, layout_var_columns, reader: db.reader().clone() })
+    }
+
+    /// A decoder for records of a table the catalog cannot describe (schema-less recovery): the
+    /// columns as declared, in order, for a table created with them and never altered. SQL Server
+    /// then stores the fixed-length columns first in declaration order from offset 4 (consecutive
+    /// bit columns share a byte), the variable-length ones after them in declaration order, and
+    /// gives null bits in declaration order. Text uses code page 1252.
+    pub fn from_declaration(reader: PageReader, table: &str, declared: &[(String, TypeInfo)]) -> Result<Self> {
+        let mut columns = Vec::new();
+        let (mut offset, mut var_index, mut bits_in_byte) = (4usize, 0i16, 8u8);
+        for (i, (name, type_info)) in declared.iter().enumerate() {
+            let (leaf_offset, bit_position) = match type_info.fixed_length() {
+                _ if type_info.sql_type == SqlType::Bit => {
+                    if bits_in_byte == 8 {
+                        offset += 1;
+                        bits_in_byte = 0;
+                    }
+                    bits_in_byte += 1;
+                    ((offset - 1) as i16, i16::from(bits_in_byte - 1))
+                }
+                Some(len)
+                    if !matches!(type_info.sql_type, SqlType::Text | SqlType::NText | SqlType::Image)
+                        && type_info.max_length >= 0 =>
+                {
+                    let at = offset;
+                    offset += len;
+                    (at as i16, 0)
+                }
+                _ => {
+                    var_index += 1;
+                    (-var_index, 0)
+                }
+            };
+            let column_id = i as i32 + 1;
+            columns.push(ColumnPlan {
+                column: ColumnInfo {
+                    column_id,
+                    name: name.clone(),
+                    type_info: *type_info,
+                    type_name: type_info.sql_type.name(),
+                    user_type_id: i32::from(type_info.sql_type.id()),
+                    collation_id: DECLARED_COLLATION,
+                    is_nullable: true,
+                    identity: None,
+                    is_rowguidcol: false,
+                    computed_definition: None,
+                    is_computed: false,
+                    is_sparse: false,
+                    is_column_set: false,
+                    default_object_id: 0,
+                },
+                physical: PhysicalColumn {
+                    rowset_column_id: column_id,
+                    hb_column_id: column_id,
+                    type_info: *type_info,
+                    collation_id: DECLARED_COLLATION,
+                    key_ordinal: 0,
+                    max_inrow_length: type_info.max_length,
+                    status: 0,
+                    leaf_offset,
+                    internal_offset: 0,
+                    null_bit: column_id as u16,
+                    bit_position,
+                },
+            });
+            if offset > 8060 {
+                return Err(Error::not_found(format!(
+                    "the declared fixed-length columns take {offset} bytes, more than a row holds"
+                )));
+            }
+        }
+        let layout_var_columns = var_index as usize;
+        Ok(RowDecoder { table: table.to_string(), columns, layout_var_columns, reader })
     }
 
     pub fn columns(&self) -> &[ColumnPlan] {

@@ -191,6 +191,55 @@ pub struct TypeInfo {
 }
 
 impl TypeInfo {
+    /// Parses a T-SQL type spelling such as `int`, `varchar(50)`, `nvarchar(max)`,
+    /// `decimal(10,2)` or `datetime2(3)` (what `spelling` prints reads back).
+    pub fn parse(spelling: &str) -> Option<Self> {
+        let text = spelling.trim().to_ascii_lowercase();
+        let (name, args) = match text.split_once('(') {
+            Some((n, rest)) => (n.trim().to_string(), Some(rest.strip_suffix(')')?.to_string())),
+            None => (text.clone(), None),
+        };
+        let sql_type =
+            (0..=255u8).map(SqlType::from_id).find(|t| !matches!(t, SqlType::Unknown(_)) && t.name() == name)?;
+        let mut info =
+            TypeInfo { sql_type, max_length: fixed_storage(sql_type).unwrap_or(0) as i16, precision: 0, scale: 0 };
+        let numbers: Vec<&str> = args.as_deref().map(|a| a.split(',').map(str::trim).collect()).unwrap_or_default();
+        match sql_type {
+            t if t.has_length() => {
+                let n = numbers.first().copied().unwrap_or("1");
+                info.max_length = if n == "max" {
+                    -1
+                } else {
+                    let chars: i16 = n.parse().ok()?;
+                    if t.is_unicode() {
+                        chars.checked_mul(2)?
+                    } else {
+                        chars
+                    }
+                };
+            }
+            SqlType::Decimal | SqlType::Numeric => {
+                info.precision = numbers.first().map_or(Some(18), |p| p.parse().ok())?;
+                info.scale = numbers.get(1).map_or(Some(0), |s| s.parse().ok())?;
+                if info.precision == 0 || info.precision > 38 || info.scale > info.precision {
+                    return None;
+                }
+                info.max_length = decimal_storage(info.precision) as i16;
+            }
+            t if t.has_time_scale() => {
+                info.scale = numbers.first().map_or(Some(7), |s| s.parse().ok())?;
+                if info.scale > 7 {
+                    return None;
+                }
+                info.max_length = time_storage(t, info.scale) as i16;
+            }
+            SqlType::Text | SqlType::NText | SqlType::Image => info.max_length = 16,
+            _ if !numbers.is_empty() => return None,
+            _ => {}
+        }
+        Some(info)
+    }
+
     /// Decodes `sysrscols.ti`.
     pub fn from_ti(ti: u32) -> Self {
         let sql_type = SqlType::from_id((ti & 0xff) as u8);
@@ -311,6 +360,20 @@ mod tests {
         assert_eq!(dt2.fixed_length(), Some(7));
         assert_eq!(TypeInfo::from_ti(43 | (7 << 8)).fixed_length(), Some(10));
         assert_eq!(TypeInfo::from_ti(41).fixed_length(), Some(3));
+    }
+
+    #[test]
+    fn parses_what_it_spells() {
+        for spelling in
+            ["int", "varchar(50)", "nvarchar(max)", "decimal(10,2)", "datetime2(3)", "char(1)", "uniqueidentifier"]
+        {
+            assert_eq!(TypeInfo::parse(spelling).unwrap().spelling(), spelling);
+        }
+        assert_eq!(TypeInfo::parse(" NVarChar(20) ").unwrap().max_length, 40);
+        assert_eq!(TypeInfo::parse("decimal").unwrap().spelling(), "decimal(18,0)");
+        for bad in ["integer", "decimal(40,2)", "int(4)", "varchar(x)", "time(9)", "varchar(50"] {
+            assert!(TypeInfo::parse(bad).is_none(), "{bad}");
+        }
     }
 
     #[test]
