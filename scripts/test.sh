@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: Rust unit and corpus tests, then the Python tests: the round trip of
-# `mdfkit export` through pyarrow (tests/python) and the Python package (python/tests), built as a
-# wheel from this tree and installed. Installs the Python packages it needs if they are missing.
+# The whole test suite: Rust unit and corpus tests, then the Python tests (python/tests): the
+# Python package, built as a wheel from this tree and installed, and the round trip of
+# `mdfkit export` through pyarrow. Installs the Python packages it needs if they are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mdfkit/target}"
@@ -36,4 +36,4 @@ rm -rf "$wheels"
 "${maturin[@]}" build --locked --strip -q -m python/Cargo.toml -o "$wheels" 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"
 pip_install --force-reinstall --no-deps "$wheels"/mdfkit-*.whl
 
-MDFKIT_BIN="$CARGO_TARGET_DIR/debug/mdfkit" python3 -m pytest -q tests/python python/tests
+MDFKIT_BIN="$CARGO_TARGET_DIR/debug/mdfkit" python3 -m pytest -q python/tests

@@ -1,6 +1,8 @@
 """Shared fixtures of the Python package tests: the corpus (MDFKIT_CORPUS, default ../shared/corpus
 beside the repository) and the CLI built in the same target dir (MDFKIT_BIN)."""
 
+import datetime
+import decimal
 import os
 import shutil
 import sys
@@ -98,3 +100,19 @@ def with_page_compression(data, partition_id):
         data[start + 60 : start + 64] = page_checksum(data[start : start + 8192]).to_bytes(4, "little")
         return bytes(data)
     raise AssertionError("sysrowsets row not found")
+
+
+def spell(value):
+    """The corpus README's spellings of a value read by pyarrow."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, datetime.datetime):
+        text = value.strftime("%Y-%m-%d %H:%M:%S")
+        return text + f".{value.microsecond // 1000:03d}" if value.microsecond else text
+    if isinstance(value, bytes):
+        return "0x" + value.hex().upper()
+    return str(value)

@@ -6,22 +6,7 @@ import decimal
 import json
 
 import mdfkit
-
-
-def spell(value):
-    """The corpus README's spellings of a value read by pyarrow (as in tests/python)."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, decimal.Decimal):
-        return str(value)
-    if isinstance(value, datetime.datetime):
-        text = value.strftime("%Y-%m-%d %H:%M:%S")
-        return text + f".{value.microsecond // 1000:03d}" if value.microsecond else text
-    if isinstance(value, bytes):
-        return "0x" + value.hex().upper()
-    return str(value)
+from conftest import spell
 
 
 def test_expected_rows_through_python(corpus):

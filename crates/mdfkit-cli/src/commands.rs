@@ -539,10 +539,7 @@ fn progress_bar(t: &TableInfo) -> ProgressBar {
 }
 
 pub fn check(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
-    let source: std::sync::Arc<dyn mdfkit::source::PageSource> = match mdfkit::database::open_source(files, position) {
-        Ok(s) => s,
-        Err(e) => return Err(e.into()),
-    };
+    let source = mdfkit::database::open_source(files, position)?;
     let total: u64 = source.files().iter().map(|f| u64::from(f.page_count)).sum();
     let bar = if io::stderr().is_terminal() { ProgressBar::new(total) } else { ProgressBar::hidden() };
     bar.set_style(

@@ -66,7 +66,7 @@ pub fn check_pages(source: &dyn PageSource, mut progress: impl FnMut(u64)) -> (V
         for page in 0..file.page_count {
             let id = PageId::new(file.file_id, page);
             done += 1;
-            if done % 4096 == 0 {
+            if done.is_multiple_of(4096) {
                 progress(done);
             }
             let interval = if page < PFS_INTERVAL { 1 } else { page / PFS_INTERVAL * PFS_INTERVAL };

@@ -501,37 +501,9 @@ mod tests {
 
     fn clr_plan(user_type_id: i32) -> ColumnPlan {
         let type_info = TypeInfo { sql_type: SqlType::Clr, max_length: -1, precision: 0, scale: 0 };
-        ColumnPlan {
-            column: ColumnInfo {
-                column_id: 1,
-                name: "c".into(),
-                type_info,
-                type_name: "clr".into(),
-                user_type_id,
-                collation_id: 0,
-                is_nullable: true,
-                identity: None,
-                is_rowguidcol: false,
-                computed_definition: None,
-                is_computed: false,
-                is_sparse: false,
-                is_column_set: false,
-                default_object_id: 0,
-            },
-            physical: crate::catalog::rowset::PhysicalColumn {
-                rowset_column_id: 1,
-                hb_column_id: 1,
-                type_info,
-                collation_id: 0,
-                key_ordinal: 0,
-                max_inrow_length: 0,
-                status: 0,
-                leaf_offset: -4,
-                internal_offset: 0,
-                null_bit: 1,
-                bit_position: 0,
-            },
-        }
+        let mut plan = ColumnPlan::declared(1, "c", type_info, -4, 1);
+        plan.column.user_type_id = user_type_id;
+        plan
     }
 
     #[test]

@@ -137,7 +137,7 @@ pub fn export_table(
                     }
                     out.write_all(line.as_bytes()).map_err(io)?;
                     rows += 1;
-                    if rows % 65_536 == 0 {
+                    if rows.is_multiple_of(65_536) {
                         progress(rows);
                     }
                     Ok(Flow::Continue)

@@ -132,37 +132,9 @@ impl RowDecoder {
                 }
             };
             let column_id = i as i32 + 1;
-            columns.push(ColumnPlan {
-                column: ColumnInfo {
-                    column_id,
-                    name: name.clone(),
-                    type_info: *type_info,
-                    type_name: type_info.sql_type.name(),
-                    user_type_id: i32::from(type_info.sql_type.id()),
-                    collation_id: DECLARED_COLLATION,
-                    is_nullable: true,
-                    identity: None,
-                    is_rowguidcol: false,
-                    computed_definition: None,
-                    is_computed: false,
-                    is_sparse: false,
-                    is_column_set: false,
-                    default_object_id: 0,
-                },
-                physical: PhysicalColumn {
-                    rowset_column_id: column_id,
-                    hb_column_id: column_id,
-                    type_info: *type_info,
-                    collation_id: DECLARED_COLLATION,
-                    key_ordinal: 0,
-                    max_inrow_length: type_info.max_length,
-                    status: 0,
-                    leaf_offset,
-                    internal_offset: 0,
-                    null_bit: column_id as u16,
-                    bit_position,
-                },
-            });
+            let mut plan = ColumnPlan::declared(column_id, name, *type_info, leaf_offset, column_id as u16);
+            plan.physical.bit_position = bit_position;
+            columns.push(plan);
             if offset > 8060 {
                 return Err(Error::not_found(format!(
                     "the declared fixed-length columns take {offset} bytes, more than a row holds"
@@ -261,6 +233,42 @@ impl RowDecoder {
 }
 
 impl ColumnPlan {
+    /// A nullable column stored at `leaf_offset` (negative: the n-th variable-length column)
+    /// with null bit `null_bit`, as a declared layout (or a test) describes it.
+    pub fn declared(column_id: i32, name: &str, type_info: TypeInfo, leaf_offset: i16, null_bit: u16) -> Self {
+        ColumnPlan {
+            column: ColumnInfo {
+                column_id,
+                name: name.to_string(),
+                type_info,
+                type_name: type_info.sql_type.name(),
+                user_type_id: i32::from(type_info.sql_type.id()),
+                collation_id: DECLARED_COLLATION,
+                is_nullable: true,
+                identity: None,
+                is_rowguidcol: false,
+                computed_definition: None,
+                is_computed: false,
+                is_sparse: false,
+                is_column_set: false,
+                default_object_id: 0,
+            },
+            physical: PhysicalColumn {
+                rowset_column_id: column_id,
+                hb_column_id: column_id,
+                type_info,
+                collation_id: DECLARED_COLLATION,
+                key_ordinal: 0,
+                max_inrow_length: type_info.max_length,
+                status: 0,
+                leaf_offset,
+                internal_offset: 0,
+                null_bit,
+                bit_position: 0,
+            },
+        }
+    }
+
     /// The bit within its byte, for bit columns.
     pub fn bit_position(&self) -> u8 {
         self.physical.bit_position.clamp(0, 7) as u8

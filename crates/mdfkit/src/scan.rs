@@ -110,10 +110,11 @@ pub fn heap_pages(reader: &PageReader, unit: &AllocationUnit) -> Result<Vec<Page
     let mut pages = Vec::with_capacity(candidates.len());
     for id in candidates {
         let pfs_id = pfs_page_for(id);
-        if !pfs_cache.contains_key(&pfs_id) {
-            pfs_cache.insert(pfs_id, reader.read(pfs_id)?);
-        }
-        if pfs_says_allocated(&pfs_cache[&pfs_id], id)? {
+        let pfs = match pfs_cache.entry(pfs_id) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(reader.read(pfs_id)?),
+        };
+        if pfs_says_allocated(pfs, id)? {
             pages.push(id);
         }
     }

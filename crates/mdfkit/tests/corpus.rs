@@ -460,7 +460,10 @@ fn expected_rows_are_reproduced_exactly() {
     assert!(mismatches.is_empty(), "{} mismatches", mismatches.len());
 }
 
-fn read_rows(db: &Database, name: &str) -> mdfkit::Result<Vec<Vec<(String, Option<String>)>>> {
+/// A row as (column name, value spelled as text or NULL) pairs.
+type NamedRow = Vec<(String, Option<String>)>;
+
+fn read_rows(db: &Database, name: &str) -> mdfkit::Result<Vec<NamedRow>> {
     let table = db.catalog().find_table(name).ok_or_else(|| mdfkit::Error::not_found(name.to_string()))?;
     let mut rows = Vec::new();
     for partition in &table.partitions {

@@ -82,9 +82,9 @@ const MODULE_TYPES: &[&str] = &["V", "P", "FN", "IF", "TF", "TR", "R", "D"];
 /// A view column: its name and how to compute it from a base-table row.
 type Col<'f> = (&'static str, Box<dyn Fn(RowRef) -> Value + 'f>);
 
-/// Boxes `(name, function)` pairs into view columns.
+/// Boxes `(name, function)` pairs into an array of view columns.
 macro_rules! cols {
-    ($(($name:expr, $f:expr)),* $(,)?) => { vec![$(($name, Box::new($f) as Box<dyn Fn(RowRef) -> Value>)),*] };
+    ($(($name:expr, $f:expr)),* $(,)?) => { [$(($name, Box::new($f) as Box<dyn Fn(RowRef) -> Value>)),*] };
 }
 
 /// Builds rows from view columns over a filtered base table.
@@ -169,6 +169,7 @@ impl Catalog {
             ("is_published", bit("status", 0x10)),
             ("is_schema_published", bit("status", 0x40)),
         ]
+        .into()
     }
 
     fn objects_in_namespace(&self) -> impl Iterator<Item = RowRef<'_>> {
@@ -344,7 +345,8 @@ impl Catalog {
             ("total_pages", int("pcreserved")),
             ("used_pages", int("pcused")),
             ("data_pages", int("pcdata")),
-        ];
+        ]
+        .into();
         if internals {
             cols.extend(cols![
                 ("first_page", int("pgfirst")),
