@@ -37,6 +37,8 @@
 //! reproduce the expected values byte for byte, in-row roots of type 4 (with level 0 and 1) and
 //! SHILOH roots decode in every table that has them.
 
+use std::collections::HashSet;
+
 use crate::bytes::{read_i16, read_u16, read_u32, read_u64};
 use crate::error::{Error, Result};
 use crate::page::PageId;
@@ -57,6 +59,9 @@ const LARGE_ROOT_YUKON: u16 = 5;
 const MAX_DEPTH: usize = 16;
 /// The largest value SQL Server stores (2 GB - 1).
 const MAX_VALUE: u64 = i32::MAX as u64;
+
+/// The fragments (page, slot) one value has read so far.
+type Seen = HashSet<(PageId, u16)>;
 
 /// A link to a LOB record: the page, slot and the value bytes it covers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,11 +86,12 @@ pub fn read_complex(reader: &PageReader, pointer: &[u8], out: &mut Vec<u8>) -> R
             hex()
         )));
     }
+    let mut seen = HashSet::new();
     match kind {
         ROW_OVERFLOW => {
             for link in links.chunks_exact(12) {
                 // The DATA record's own length bounds the part.
-                read_node(reader, parse_link(&link[4..], MAX_VALUE)?, 0, out)?;
+                read_node(reader, parse_link(&link[4..], MAX_VALUE)?, 0, &mut seen, out)?;
             }
             Ok(())
         }
@@ -93,6 +99,7 @@ pub fn read_complex(reader: &PageReader, pointer: &[u8], out: &mut Vec<u8>) -> R
             reader,
             links.chunks_exact(12).map(|l| (u64::from(read_u32(l, 0).unwrap_or(0)), &l[4..])),
             0,
+            &mut seen,
             out,
         ),
         other => Err(Error::unsupported(format!(
@@ -108,7 +115,7 @@ pub fn read_text_pointer(reader: &PageReader, pointer: &[u8], out: &mut Vec<u8>)
         .get(8..16)
         .ok_or_else(|| Error::corrupt(format!("text pointer of {} bytes, expected 16", pointer.len())))?;
     let link = parse_link(rid, MAX_VALUE)?;
-    read_root(reader, link, out)
+    read_root(reader, link, &mut HashSet::new(), out)
 }
 
 fn parse_link(rid: &[u8], size: u64) -> Result<Link> {
@@ -125,6 +132,7 @@ fn read_links<'a>(
     reader: &PageReader,
     links: impl Iterator<Item = (u64, &'a [u8])>,
     depth: usize,
+    seen: &mut Seen,
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let mut start = 0u64;
@@ -132,7 +140,7 @@ fn read_links<'a>(
         if end < start || end > MAX_VALUE {
             return Err(Error::corrupt(format!("LOB link ends at {end}, before its start {start} or past 2 GB")));
         }
-        read_node(reader, parse_link(rid, end - start)?, depth, out)?;
+        read_node(reader, parse_link(rid, end - start)?, depth, seen, out)?;
         start = end;
     }
     Ok(())
@@ -157,7 +165,7 @@ fn fragment(reader: &PageReader, link: Link) -> Result<(u16, Vec<u8>)> {
 }
 
 /// A root reached through a text pointer: its own size tells how much to read.
-fn read_root(reader: &PageReader, link: Link, out: &mut Vec<u8>) -> Result<()> {
+fn read_root(reader: &PageReader, link: Link, seen: &mut Seen, out: &mut Vec<u8>) -> Result<()> {
     let (kind, record) = fragment(reader, link)?;
     match kind {
         SMALL_ROOT => {
@@ -168,14 +176,21 @@ fn read_root(reader: &PageReader, link: Link, out: &mut Vec<u8>) -> Result<()> {
             out.extend_from_slice(data);
             Ok(())
         }
-        _ => read_node(reader, link, 0, out),
+        _ => read_node(reader, link, 0, seen, out),
     }
 }
 
 /// Appends the `link.size` bytes found below `link`.
-fn read_node(reader: &PageReader, link: Link, depth: usize, out: &mut Vec<u8>) -> Result<()> {
+fn read_node(reader: &PageReader, link: Link, depth: usize, seen: &mut Seen, out: &mut Vec<u8>) -> Result<()> {
     if depth > MAX_DEPTH {
         return Err(Error::corrupt(format!("LOB tree deeper than {MAX_DEPTH} levels: a cycle")).at_page(link.page));
+    }
+    // Each fragment holds one part of one value: links that meet again would repeat (and, level
+    // by level, multiply) the same bytes.
+    if !seen.insert((link.page, link.slot)) {
+        return Err(
+            Error::corrupt(format!("LOB tree reaches slot {} of this page twice", link.slot)).at_page(link.page)
+        );
     }
     let (kind, record) = fragment(reader, link)?;
     let at = |e: Error| e.at_page(link.page).at_slot(link.slot);
@@ -205,7 +220,13 @@ fn read_node(reader: &PageReader, link: Link, depth: usize, out: &mut Vec<u8>) -
             let links = record
                 .get(20..20 + 16 * count)
                 .ok_or_else(|| at(Error::corrupt(format!("INTERNAL node claims {count} links"))))?;
-            read_links(reader, links.chunks_exact(16).map(|l| (read_u64(l, 0).unwrap_or(0), &l[8..])), depth + 1, out)
+            read_links(
+                reader,
+                links.chunks_exact(16).map(|l| (read_u64(l, 0).unwrap_or(0), &l[8..])),
+                depth + 1,
+                seen,
+                out,
+            )
         }
         LARGE_ROOT_SHILOH | LARGE_ROOT_YUKON => {
             let count = read_i16(&record, 16).unwrap_or(0).max(0) as usize;
@@ -216,6 +237,7 @@ fn read_node(reader: &PageReader, link: Link, depth: usize, out: &mut Vec<u8>) -
                 reader,
                 links.chunks_exact(12).map(|l| (u64::from(read_u32(l, 0).unwrap_or(0)), &l[4..])),
                 depth + 1,
+                seen,
                 out,
             )
         }
@@ -223,5 +245,111 @@ fn read_node(reader: &PageReader, link: Link, depth: usize, out: &mut Vec<u8>) -
             "LOB structure of type {other} ({})",
             record.iter().take(64).map(|b| format!("{b:02X}")).collect::<String>()
         )))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::page::tests::build_page;
+    use crate::page::PAGE_SIZE;
+    use crate::source::{PageSource, SourceFile};
+
+    struct Pages(HashMap<PageId, Vec<u8>>, Vec<SourceFile>);
+
+    impl PageSource for Pages {
+        fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
+            buf.copy_from_slice(self.0.get(&id).ok_or_else(|| Error::corrupt("no such page"))?);
+            Ok(())
+        }
+
+        fn files(&self) -> &[SourceFile] {
+            &self.1
+        }
+    }
+
+    fn reader(pages: Vec<(u32, Vec<u8>)>) -> PageReader {
+        let files = vec![SourceFile { file_id: 1, location: PathBuf::from("t.mdf"), page_count: 100 }];
+        PageReader::new(Arc::new(Pages(pages.into_iter().map(|(p, b)| (PageId::new(1, p), b)).collect(), files)))
+    }
+
+    /// A blob fragment record of `kind` with `body` after its 14-byte header.
+    fn fragment_record(kind: u16, body: &[u8]) -> Vec<u8> {
+        let mut r = vec![0x08, 0];
+        r.extend_from_slice(&((14 + body.len()) as u16).to_le_bytes());
+        r.extend_from_slice(&[0; 8]);
+        r.extend_from_slice(&kind.to_le_bytes());
+        r.extend_from_slice(body);
+        r
+    }
+
+    /// An INTERNAL node whose `count` links all point at slot 0 of page `child`, `each` bytes apiece.
+    fn internal_to(child: u32, count: u64, each: u64) -> Vec<u8> {
+        let mut body = Vec::new();
+        body.extend_from_slice(&(count as u16).to_le_bytes()); // max links
+        body.extend_from_slice(&(count as u16).to_le_bytes()); // current links
+        body.extend_from_slice(&0u16.to_le_bytes()); // level; links start at 20
+        for i in 1..=count {
+            body.extend_from_slice(&(i * each).to_le_bytes());
+            body.extend_from_slice(&child.to_le_bytes());
+            body.extend_from_slice(&1u16.to_le_bytes());
+            body.extend_from_slice(&0u16.to_le_bytes());
+        }
+        fragment_record(INTERNAL, &body)
+    }
+
+    fn text_pointer(page: u32) -> Vec<u8> {
+        let mut p = vec![0u8; 8];
+        p.extend_from_slice(&page.to_le_bytes());
+        p.extend_from_slice(&1u16.to_le_bytes());
+        p.extend_from_slice(&0u16.to_le_bytes());
+        p
+    }
+
+    #[test]
+    fn reads_a_two_level_tree() {
+        let data = fragment_record(DATA, b"hello ");
+        let data2 = fragment_record(DATA, b"world");
+        let mut root = internal_to(10, 1, 6);
+        // Second link: bytes 6..11 from page 11.
+        let mut link = 11u64.to_le_bytes().to_vec();
+        link.extend_from_slice(&11u32.to_le_bytes());
+        link.extend_from_slice(&[1, 0, 0, 0]);
+        root.extend_from_slice(&link);
+        let len = root.len() as u16;
+        root[2..4].copy_from_slice(&len.to_le_bytes());
+        root[16..18].copy_from_slice(&2i16.to_le_bytes());
+        let r = reader(vec![
+            (10, build_page(PageId::new(1, 10), 3, &[&data])),
+            (11, build_page(PageId::new(1, 11), 3, &[&data2])),
+            (12, build_page(PageId::new(1, 12), 3, &[&root])),
+        ]);
+        let mut out = Vec::new();
+        read_text_pointer(&r, &text_pointer(12), &mut out).unwrap();
+        assert_eq!(out, b"hello world");
+    }
+
+    /// Found reviewing the code the `lob` fuzz target exercises (the fuzzer had not hit it): nodes whose links all name the same child multiply
+    /// the value at every level, so three pages gave a value of gigabytes. Each fragment belongs to
+    /// one place of one value: reaching it twice is an error.
+    #[test]
+    fn a_fragment_reached_twice_is_an_error_not_a_memory_bomb() {
+        let data = fragment_record(DATA, &[0xab; 4000]);
+        let mid = internal_to(10, 300, 4000);
+        let top = internal_to(11, 300, 300 * 4000);
+        assert!(mid.len() < PAGE_SIZE - 200 && top.len() < PAGE_SIZE - 200);
+        let r = reader(vec![
+            (10, build_page(PageId::new(1, 10), 3, &[&data])),
+            (11, build_page(PageId::new(1, 11), 3, &[&mid])),
+            (12, build_page(PageId::new(1, 12), 3, &[&top])),
+        ]);
+        let mut out = Vec::new();
+        let e = read_text_pointer(&r, &text_pointer(12), &mut out).unwrap_err();
+        assert!(e.to_string().contains("twice"), "{e}");
+        assert!(out.len() <= 4000, "{} bytes read", out.len());
     }
 }

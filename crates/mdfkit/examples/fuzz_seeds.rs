@@ -1,0 +1,269 @@
+//! Cuts fuzz seeds out of the corpus, at run time (corpus bytes are never committed):
+//! `cargo run -p mdfkit --example fuzz_seeds -- <corpus dir> <out dir>` writes one folder per fuzz
+//! target of `fuzz/` (see `fuzz/src/lib.rs` for the sparse-page input format):
+//!
+//! - `page`: a few raw pages of each page type; `record`: data records;
+//! - `catalog`: the pages opening each database reads; `scan`: the pages opening and scanning
+//!   every table reads (a few files);
+//! - `lob`: off-row pointers with the pages reading them touches;
+//! - `xml`, `clr`: stored xml, hierarchyid, geometry and geography values (plus a few built here);
+//! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use mdfkit::catalog::rowset::ColumnLocation;
+use mdfkit::catalog::views::VIEW_NAMES;
+use mdfkit::clrtypes::ClrKind;
+use mdfkit::page::{PageId, PAGE_SIZE};
+use mdfkit::record::Record;
+use mdfkit::scan::Flow;
+use mdfkit::source::{DataFiles, PageSource, SourceFile};
+use mdfkit::types::SqlType;
+use mdfkit::{Database, Result, ScanOptions};
+
+/// A page source that remembers which pages were read.
+struct Tracing {
+    inner: DataFiles,
+    seen: Mutex<BTreeSet<PageId>>,
+}
+
+impl PageSource for Tracing {
+    fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
+        self.seen.lock().unwrap().insert(id);
+        self.inner.read_raw(id, buf)
+    }
+
+    fn files(&self) -> &[SourceFile] {
+        self.inner.files()
+    }
+}
+
+impl Tracing {
+    fn take(&self) -> BTreeSet<PageId> {
+        std::mem::take(&mut *self.seen.lock().unwrap())
+    }
+}
+
+/// The sparse-page input of `pages` of `file` (file 1 only; pages 0 and 1 always).
+fn sparse(file: &[u8], pages: &BTreeSet<PageId>) -> Vec<u8> {
+    let mut out = Vec::new();
+    let numbers: BTreeSet<u32> =
+        pages.iter().filter(|p| p.file == 1 && p.page < 2048).map(|p| p.page).chain([0, 1]).collect();
+    for n in numbers {
+        let at = n as usize * PAGE_SIZE;
+        if let Some(page) = file.get(at..at + PAGE_SIZE) {
+            out.extend_from_slice(&(n as u16).to_le_bytes());
+            out.extend_from_slice(page);
+        }
+    }
+    out
+}
+
+struct Out {
+    dir: PathBuf,
+    counts: HashMap<&'static str, usize>,
+}
+
+impl Out {
+    fn write(&mut self, target: &'static str, name: &str, bytes: &[u8]) {
+        let dir = self.dir.join(target);
+        std::fs::create_dir_all(&dir).unwrap();
+        let n = self.counts.entry(target).or_default();
+        *n += 1;
+        std::fs::write(dir.join(format!("{name}-{n}")), bytes).unwrap();
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, corpus, out] = &args[..] else {
+        eprintln!("usage: fuzz_seeds <corpus dir> <out dir>");
+        std::process::exit(2);
+    };
+    let corpus = Path::new(corpus);
+    let mut out = Out { dir: PathBuf::from(out), counts: HashMap::new() };
+    let mut mdfs: Vec<PathBuf> = std::fs::read_dir(corpus.join("mdf")).unwrap().map(|e| e.unwrap().path()).collect();
+    mdfs.sort();
+    for (i, path) in mdfs.iter().enumerate() {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let bytes = std::fs::read(path).unwrap();
+        raw_seeds(&mut out, &name, &bytes);
+        // Every 4th file is also scanned whole (the others are opened only).
+        if let Err(e) = database_seeds(&mut out, &name, &bytes, i % 4 == 0) {
+            eprintln!("{name}: {e}");
+        }
+    }
+    backup_seeds(&mut out, corpus);
+    built_seeds(&mut out);
+    let mut counts: Vec<_> = out.counts.into_iter().collect();
+    counts.sort();
+    println!("seeds: {counts:?}");
+}
+
+/// Pages by type and records, straight from the file's bytes.
+fn raw_seeds(out: &mut Out, name: &str, bytes: &[u8]) {
+    let mut per_type: HashMap<u8, usize> = HashMap::new();
+    let mut records = 0;
+    for page in bytes.chunks_exact(PAGE_SIZE) {
+        if page[0] != 1 {
+            continue;
+        }
+        let n = per_type.entry(page[1]).or_default();
+        if *n < 2 {
+            *n += 1;
+            out.write("page", name, page);
+        }
+        if page[1] == 1 && records < 12 {
+            let slots = u16::from_le_bytes([page[22], page[23]]) as usize;
+            for slot in 0..slots.min(3) {
+                let at = PAGE_SIZE - 2 * (slot + 1);
+                let offset = u16::from_le_bytes([page[at], page[at + 1]]) as usize;
+                let end = PAGE_SIZE - 2 * slots;
+                if offset < 96 || offset >= end {
+                    continue;
+                }
+                if let Ok(r) = Record::parse(&page[offset..end]) {
+                    out.write("record", name, r.bytes());
+                    records += 1;
+                }
+            }
+        }
+    }
+}
+
+fn database_seeds(out: &mut Out, name: &str, bytes: &[u8], scan_all: bool) -> Result<()> {
+    let inner = DataFiles::from_memory(vec![(name.to_string(), bytes.to_vec())])?;
+    let source = Arc::new(Tracing { inner, seen: Mutex::new(BTreeSet::new()) });
+    let db = Database::from_source(source.clone())?;
+    let catalog = db.catalog();
+    for t in catalog.tables(true) {
+        let _ = catalog.create_table_sql(&t);
+    }
+    for view in VIEW_NAMES {
+        let _ = catalog.view(view);
+    }
+    let opened = source.take();
+    out.write("catalog", name, &sparse(bytes, &opened));
+    let mut scanned = opened.clone();
+    let (mut lobs, mut values) = (0, 0);
+    for table in catalog.tables(false) {
+        source.take();
+        let options = ScanOptions { batch_size: 1000, limit: Some(2000), ..ScanOptions::default() };
+        let _ = db.scan_batches(&table, &options, |_| Ok(Flow::Continue));
+        scanned.extend(source.take());
+        for partition in &table.partitions {
+            let Ok(decoder) = db.row_decoder(&table, partition.partition_id, None) else { continue };
+            let _ = db.for_each_row_in_partition(&table, partition, |record, _| {
+                for plan in decoder.columns() {
+                    let raw = match plan.physical.location() {
+                        ColumnLocation::Variable(index) => record.var(index).ok().flatten(),
+                        ColumnLocation::Fixed(_) => None,
+                    };
+                    if let Some(v) = raw.filter(|v| v.complex) {
+                        if lobs < 6 {
+                            source.take();
+                            let mut value = Vec::new();
+                            let text = v.bytes.len() == 16
+                                || matches!(
+                                    plan.column.type_info.sql_type,
+                                    SqlType::Text | SqlType::NText | SqlType::Image
+                                );
+                            let _ = if text {
+                                mdfkit::lob::read_text_pointer(db.reader(), v.bytes, &mut value)
+                            } else {
+                                mdfkit::lob::read_complex(db.reader(), v.bytes, &mut value)
+                            };
+                            let mut seed = vec![u8::from(text), v.bytes.len() as u8];
+                            seed.extend_from_slice(v.bytes);
+                            seed.extend(sparse(bytes, &source.take()));
+                            out.write("lob", name, &seed);
+                            lobs += 1;
+                        }
+                    }
+                    let target = match (plan.column.type_info.sql_type, plan.column.clr_kind()) {
+                        (SqlType::Xml, _) => Some(("xml", None)),
+                        (_, Some(ClrKind::HierarchyId)) => Some(("clr", Some(0u8))),
+                        (_, Some(ClrKind::Geometry)) => Some(("clr", Some(1))),
+                        (_, Some(ClrKind::Geography)) => Some(("clr", Some(2))),
+                        _ => None,
+                    };
+                    if let (Some((target, prefix)), true) = (target, values < 40) {
+                        let mut off_row = Vec::new();
+                        if let Ok(Some(b)) = decoder.stored(record, plan, &mut off_row) {
+                            let seed: Vec<u8> = prefix.into_iter().chain(b.iter().copied()).collect();
+                            out.write(target, name, &seed);
+                            values += 1;
+                        }
+                    }
+                }
+                Ok(Flow::Continue)
+            });
+        }
+    }
+    if scan_all {
+        out.write("scan", name, &sparse(bytes, &scanned));
+    }
+    Ok(())
+}
+
+/// The first 256 KB of every backup, and the compressed pieces of `MSSQLBAK` files.
+fn backup_seeds(out: &mut Out, corpus: &Path) {
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in ["bak", "gt", "chains/stripe", "chains/media-password", "chains/stopat"] {
+        if let Ok(entries) = std::fs::read_dir(corpus.join(dir)) {
+            files.extend(
+                entries.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "bak" || x == "trn")),
+            );
+        }
+    }
+    files.sort();
+    for path in files {
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        let bytes = std::fs::read(&path).unwrap();
+        out.write("backup", &name, &bytes[..bytes.len().min(256 << 10)]);
+        if bytes.starts_with(b"MSSQLBAK") {
+            // 0x21 records from offset 480: +1 size / 512, +2 payload size, payload from +28.
+            let (mut at, mut pieces) = (480, 0);
+            while pieces < 12 && at + 28 <= bytes.len() {
+                if bytes[at] != 0x21 {
+                    // Not a piece: other records end at a multiple of 512.
+                    at = (at / 512 + 1) * 512;
+                    continue;
+                }
+                let len = bytes[at + 1] as u32 * 512;
+                let stored = u16::from_le_bytes([bytes[at + 2], bytes[at + 3]]) as usize;
+                let Some(payload) = bytes.get(at + 28..at + 28 + stored) else { break };
+                let mut seed = len.to_le_bytes().to_vec();
+                seed.extend_from_slice(payload);
+                out.write("xpress", &name, &seed);
+                pieces += 1;
+                at += 28 + stored;
+            }
+        }
+    }
+}
+
+/// Values the corpus lacks, built by hand: hierarchyid paths and small shapes.
+fn built_seeds(out: &mut Out) {
+    // hierarchyid: /, /1/, /1/2/, /-1/, /1.1/
+    for hid in [&[][..], &[0x58], &[0x5a, 0xc0], &[0x3f, 0x80], &[0x62, 0xc0]] {
+        out.write("clr", "hierarchyid", &[&[0u8][..], hid].concat());
+    }
+    // geometry POINT (1 2), SRID 0, version 1, single point.
+    let mut point = vec![1u8, 0, 0, 0, 0, 1, 0x0c];
+    point.extend_from_slice(&1f64.to_le_bytes());
+    point.extend_from_slice(&2f64.to_le_bytes());
+    out.write("clr", "point", &point);
+    // geography LINESTRING, SRID 4326, single line segment.
+    let mut line = vec![2u8];
+    line.extend_from_slice(&4326i32.to_le_bytes());
+    line.extend_from_slice(&[1, 0x15]);
+    for v in [47.0f64, -122.0, 47.5, -122.5] {
+        line.extend_from_slice(&v.to_le_bytes());
+    }
+    out.write("clr", "line", &line);
+    // A minimal xml value: the 0xDF 0xFF header, then an element <a/>.
+    out.write("xml", "built", &[0xdf, 0xff, 0x01, 0xb0, 0x04]);
+}

@@ -1,0 +1,313 @@
+//! Damage to real files: deterministic random damage to copies of corpus files of different
+//! versions, then `mdfkit check` (pages, then allocation and structure through the catalog).
+//!
+//! Kinds of damage: flipped bytes in an allocated page, a zeroed page, two pages swapped, the
+//! tail cut off (at a page boundary and not), a page header overwritten with random bytes. For
+//! each kind the detection rate is printed; detection is required where the format makes it
+//! certain:
+//! - on checksum-protected pages every flip that leaves the page's checksum wrong is found (a flip
+//!   can also clear the checksum flag, or two flips can cancel in the checksum: no checksum can
+//!   see those, they are counted apart);
+//! - a zeroed, swapped or re-headed allocated page is found on every file (its header no longer
+//!   names its own address);
+//! - a truncated file is found (refused when not whole pages, else by the file header's size or
+//!   the pages the catalog can no longer reach).
+//!
+//! No run may panic or take longer than [`RUN_LIMIT`] (a watchdog fails the test), and the
+//! process's peak memory stays under [`MEMORY_CAP_MB`].
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mdfkit::check::{check_catalog, check_pages};
+use mdfkit::page::allocation::pfs_says_allocated;
+use mdfkit::page::protection::page_checksum;
+use mdfkit::page::{PageId, FLAG_CHECKSUM, PAGE_SIZE};
+use mdfkit::source::{DataFiles, PageReader, PageSource};
+use mdfkit::Database;
+
+/// One run (open + both checks of one damaged copy) must finish within this.
+const RUN_LIMIT: Duration = Duration::from_secs(20);
+/// Peak resident memory of the whole test process.
+const MEMORY_CAP_MB: u64 = 1024;
+/// Damaged copies per kind and file.
+const COPIES: usize = 8;
+
+/// Corpus files of different on-disk versions; Northwind uses torn-page detection, the others
+/// checksums.
+const FILES: &[&str] = &[
+    "mdf/itsligo-sampledbs__pubs.mdf",                             // 655
+    "mdf/itsligo-sampledbs__bookshop.mdf",                         // 661
+    "mdf/xxxnemesis4xxx-sql_server__northwnd.mdf",                 // 661, torn-page
+    "mdf/chakarview-sec-hu__app_data-ca68503d-database.mdf",       // 706
+    "mdf/itonkic-chiropractic-center-app__69cf83f1-database1.mdf", // 782
+    "mdf/gamf-vizualis-pr-wpf-efc-df-products__products.mdf",      // 852
+    "mdf/adamhrth-wapp-assignment__educationdb.mdf",               // 904
+    "mdf/nicklyb-wapp__educonnectdatabase.mdf",                    // 998
+];
+
+/// xorshift64*: a fixed sequence, so every run damages the same bytes.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    FlippedBytes,
+    ZeroedPage,
+    SwappedPages,
+    TruncatedAtPage,
+    TruncatedMidPage,
+    RandomHeader,
+}
+
+const KINDS: [Kind; 6] = [
+    Kind::FlippedBytes,
+    Kind::ZeroedPage,
+    Kind::SwappedPages,
+    Kind::TruncatedAtPage,
+    Kind::TruncatedMidPage,
+    Kind::RandomHeader,
+];
+
+/// One damaged copy and what a check must find.
+struct Damaged {
+    bytes: Vec<u8>,
+    /// Pages damaged (empty for truncation: the whole file is).
+    pages: Vec<u32>,
+    /// Whether a checksum must see it: every damaged page still claims a checksum that its bytes
+    /// no longer give.
+    checksum_visible: bool,
+}
+
+/// What the checks said about one copy.
+#[derive(Debug, Default)]
+struct Outcome {
+    /// The file was refused as a data file, or the database did not open.
+    refused: Option<String>,
+    /// Pages named by a problem.
+    flagged: Vec<PageId>,
+    problems: usize,
+}
+
+fn has_checksum(page: &[u8]) -> bool {
+    u16::from_le_bytes([page[4], page[5]]) & FLAG_CHECKSUM != 0
+}
+
+fn checksum_wrong(page: &[u8]) -> bool {
+    has_checksum(page) && page_checksum(page) != u32::from_le_bytes(page[60..64].try_into().unwrap())
+}
+
+/// Pages of the clean file the PFS marks allocated (the only pages `check_pages` looks at).
+fn allocated_pages(name: &str, bytes: &[u8]) -> Vec<u32> {
+    let source = Arc::new(DataFiles::from_memory(vec![(name.to_string(), bytes.to_vec())]).unwrap());
+    let count = source.files()[0].page_count;
+    assert!(count < 8088, "{name}: more than one PFS interval; this test reads only the first");
+    let pfs = PageReader::new(source).read(PageId::new(1, 1)).unwrap();
+    (0..count).filter(|&p| p < 4 || pfs_says_allocated(&pfs, PageId::new(1, p)).unwrap()).collect()
+}
+
+fn damage(kind: Kind, clean: &[u8], allocated: &[u32], rng: &mut Rng) -> Damaged {
+    let mut bytes = clean.to_vec();
+    let page_range = |p: u32| p as usize * PAGE_SIZE..(p as usize + 1) * PAGE_SIZE;
+    match kind {
+        Kind::FlippedBytes => {
+            let p = allocated[rng.below(allocated.len())];
+            let page = &mut bytes[page_range(p)];
+            for _ in 0..1 + rng.below(8) {
+                let at = rng.below(PAGE_SIZE);
+                page[at] ^= 1 + rng.below(255) as u8;
+            }
+            let checksum_visible = checksum_wrong(page);
+            Damaged { bytes, pages: vec![p], checksum_visible }
+        }
+        Kind::ZeroedPage => {
+            let p = allocated[rng.below(allocated.len())];
+            bytes[page_range(p)].fill(0);
+            Damaged { bytes, pages: vec![p], checksum_visible: false }
+        }
+        Kind::SwappedPages => {
+            let a = allocated[rng.below(allocated.len())];
+            let mut b = allocated[rng.below(allocated.len())];
+            while b == a || clean[page_range(a)] == clean[page_range(b)] {
+                b = allocated[rng.below(allocated.len())];
+            }
+            let page_a = clean[page_range(a)].to_vec();
+            bytes.copy_within(page_range(b), page_range(a).start);
+            bytes[page_range(b)].copy_from_slice(&page_a);
+            Damaged { bytes, pages: vec![a, b], checksum_visible: false }
+        }
+        Kind::TruncatedAtPage | Kind::TruncatedMidPage => {
+            // Cut somewhere in the last three quarters of the allocated pages.
+            let last = *allocated.last().unwrap() as usize;
+            let mut keep = (last / 4 + rng.below(last - last / 4 + 1)) * PAGE_SIZE;
+            if kind == Kind::TruncatedMidPage {
+                keep += 1 + rng.below(PAGE_SIZE - 1);
+            }
+            bytes.truncate(keep);
+            Damaged { bytes, pages: Vec::new(), checksum_visible: false }
+        }
+        Kind::RandomHeader => {
+            let p = allocated[rng.below(allocated.len())];
+            let page = &mut bytes[page_range(p)];
+            for b in &mut page[..96] {
+                *b = rng.next() as u8;
+            }
+            let checksum_visible = checksum_wrong(page);
+            Damaged { bytes, pages: vec![p], checksum_visible }
+        }
+    }
+}
+
+/// Opens and checks one copy the way `mdfkit check` does.
+fn check(name: &str, bytes: Vec<u8>) -> Outcome {
+    let mut outcome = Outcome::default();
+    let source = match DataFiles::from_memory(vec![(name.to_string(), bytes)]) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            outcome.refused = Some(e.to_string());
+            return outcome;
+        }
+    };
+    let (problems, _) = check_pages(source.as_ref(), |_| {});
+    outcome.problems += problems.len();
+    outcome.flagged.extend(problems.iter().filter_map(|p| p.page));
+    match Database::from_source(source) {
+        Ok(db) => match check_catalog(&db) {
+            Ok((problems, _)) => {
+                outcome.problems += problems.len();
+                outcome.flagged.extend(problems.iter().filter_map(|p| p.page));
+            }
+            Err(e) => outcome.refused = Some(e.to_string()),
+        },
+        Err(e) => outcome.refused = Some(e.to_string()),
+    }
+    outcome
+}
+
+/// Runs `check` on its own thread; fails the test if it panics or outlives [`RUN_LIMIT`].
+fn watched(name: &str, what: &str, bytes: Vec<u8>) -> Outcome {
+    let (tx, rx) = mpsc::channel();
+    let owned = name.to_string();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(check(&owned, bytes));
+    });
+    match rx.recv_timeout(RUN_LIMIT) {
+        Ok(outcome) => {
+            worker.join().unwrap();
+            outcome
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            let panic = worker.join().err().and_then(|p| {
+                p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            });
+            panic!("{name} ({what}): check panicked: {panic:?}")
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("{name} ({what}): check still running after {RUN_LIMIT:?}"),
+    }
+}
+
+/// Peak resident set size of this process, in MB (Linux; `None` elsewhere).
+fn peak_memory_mb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb / 1024)
+}
+
+#[derive(Default)]
+struct Tally {
+    runs: usize,
+    detected: usize,
+    /// Runs a checksum must catch, and how many of those were caught.
+    checksum_visible: usize,
+    checksum_caught: usize,
+    missed: Vec<String>,
+}
+
+#[test]
+fn damaged_corpus_files_are_flagged_without_panics_hangs_or_memory_blowup() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let started = Instant::now();
+    let mut rng = Rng(0x5eed_da7a_9e37_79b9);
+    let mut tallies: BTreeMap<Kind, Tally> = BTreeMap::new();
+    for file in FILES {
+        let clean = std::fs::read(dir.join(file)).unwrap();
+        let name = file.rsplit('/').next().unwrap();
+        let baseline = watched(name, "clean", clean.clone());
+        assert!(
+            baseline.refused.is_none() && baseline.problems == 0,
+            "{name}: the clean file does not check clean: {baseline:?}"
+        );
+        let allocated = allocated_pages(name, &clean);
+        for kind in KINDS {
+            for copy in 0..COPIES {
+                let damaged = damage(kind, &clean, &allocated, &mut rng);
+                let what = format!("{kind:?} #{copy} of pages {:?}", damaged.pages);
+                let outcome = watched(name, &what, damaged.bytes);
+                let detected = match kind {
+                    // Any finding: the file as a whole is damaged.
+                    Kind::TruncatedAtPage | Kind::TruncatedMidPage => outcome.refused.is_some() || outcome.problems > 0,
+                    // A damaged page must be named, or the file refused because of it.
+                    _ => {
+                        damaged.pages.iter().all(|p| outcome.flagged.contains(&PageId::new(1, *p)))
+                            || outcome.refused.is_some() && damaged.pages.iter().any(|&p| p < 2)
+                    }
+                };
+                let tally = tallies.entry(kind).or_default();
+                tally.runs += 1;
+                tally.detected += usize::from(detected);
+                if damaged.checksum_visible {
+                    tally.checksum_visible += 1;
+                    tally.checksum_caught += usize::from(detected);
+                }
+                if !detected {
+                    tally.missed.push(format!("{name} {what}: {outcome:?}"));
+                }
+            }
+        }
+        if let Some(mb) = peak_memory_mb() {
+            assert!(mb < MEMORY_CAP_MB, "peak memory {mb} MB after {name}, over the {MEMORY_CAP_MB} MB cap");
+        }
+    }
+    println!("damage detection ({} files, {COPIES} copies per kind and file):", FILES.len());
+    for (kind, t) in &tallies {
+        println!(
+            "  {:<17} {:>3}/{:<3} detected ({:.0}%); caught by checksum where it must be: {}/{}",
+            format!("{kind:?}"),
+            t.detected,
+            t.runs,
+            100.0 * t.detected as f64 / t.runs as f64,
+            t.checksum_caught,
+            t.checksum_visible
+        );
+        for m in &t.missed {
+            println!("    missed: {m}");
+        }
+    }
+    println!("peak memory {:?} MB, {:.1} s", peak_memory_mb(), started.elapsed().as_secs_f64());
+    for (kind, t) in &tallies {
+        assert_eq!(t.checksum_caught, t.checksum_visible, "{kind:?}: a page with a wrong checksum went unreported");
+        if *kind != Kind::FlippedBytes {
+            assert!(t.missed.is_empty(), "{kind:?}: not every damaged copy was flagged: {:#?}", t.missed);
+        }
+    }
+    // Flips on the torn-page file are found only where they touch a sector's stamp bits.
+    let flips = &tallies[&Kind::FlippedBytes];
+    assert!(flips.detected * 100 >= flips.runs * 80, "flipped bytes: only {}/{} detected", flips.detected, flips.runs);
+    assert!(flips.checksum_visible * 100 >= flips.runs * 70, "too few flips reached checksum-protected pages");
+}

@@ -1,0 +1,39 @@
+//! A whole file: open, then decode every row of every table (text values and Arrow batches,
+//! serial and parallel), then `mdfkit check` (pages and catalog). Input: sparse pages.
+#![no_main]
+
+use std::sync::Arc;
+
+use libfuzzer_sys::fuzz_target;
+use mdfkit::scan::Flow;
+use mdfkit::source::DataFiles;
+use mdfkit::{Database, ScanOptions};
+
+fuzz_target!(|data: &[u8]| {
+    let file = mdfkit_fuzz::sparse_file(data);
+    let Ok(source) = DataFiles::from_memory(vec![("fuzz.mdf".to_string(), file)]) else { return };
+    let source = Arc::new(source);
+    let _ = mdfkit::check::check_pages(source.as_ref(), |_| {});
+    let Ok(db) = Database::from_source(source) else { return };
+    let options = ScanOptions { batch_size: 50, ..ScanOptions::default() };
+    for table in db.catalog().tables(true) {
+        let _ = db.arrow_schema(&table, None);
+        let _ = db.scan_batches(&table, &options, |batch| {
+            let _ = batch.num_rows();
+            Ok(Flow::Continue)
+        });
+        let _ = db.scan_batches_parallel(&table, &options, 2, |_| Ok(Flow::Continue));
+        for partition in &table.partitions {
+            let Ok(decoder) = db.row_decoder(&table, partition.partition_id, None) else { continue };
+            let mut values = Vec::new();
+            let _ = db.for_each_record_in_partition(&table, partition, true, |record, _| {
+                let _ = decoder.decode(record, &mut values);
+                for v in &values {
+                    let _ = v.to_string();
+                }
+                Ok(Flow::Continue)
+            });
+        }
+    }
+    let _ = mdfkit::check::check_catalog(&db);
+});
