@@ -479,7 +479,10 @@ pub fn export(
             })
             .collect::<Result<Vec<_>, _>>()?
     };
-    std::fs::create_dir_all(output).map_err(|e| Error::io(output, "cannot create the output folder", e))?;
+    // An object URL is a prefix: each table is uploaded as PREFIX/SCHEMA.TABLE.EXT.
+    if !output.to_str().is_some_and(mdfkit::cloud::is_url) {
+        std::fs::create_dir_all(output).map_err(|e| Error::io(output, "cannot create the output folder", e))?;
+    }
     let terminal = io::stderr().is_terminal();
     let started = Instant::now();
     let (mut rows, mut bytes, mut failed) = (0u64, 0u64, Vec::new());

@@ -139,7 +139,8 @@ enum Command {
         /// Output format
         #[arg(long, value_enum, default_value_t = ExportFormatArg::Parquet)]
         format: ExportFormatArg,
-        /// Output folder (created if missing)
+        /// Output folder (created if missing), or an object URL prefix (s3://bucket/prefix,
+        /// az://container/prefix): each table is streamed there as a multipart upload
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: PathBuf,
         /// Only these columns, comma-separated (with a single --table)

@@ -20,6 +20,7 @@
 //! runtime's worker thread is not supported.
 
 pub mod reader;
+pub mod writer;
 
 use std::collections::HashMap;
 use std::future::Future;
