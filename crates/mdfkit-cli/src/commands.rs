@@ -315,9 +315,9 @@ fn table_row(t: &TableInfo) -> Vec<Value> {
     ]
 }
 
-/// Splits `FILE... [NAME]`: the last argument is a name unless it is an existing file.
+/// Splits `FILE... [NAME]`: the last argument is a name unless it is an existing file or a URL.
 fn split_files_and_name(args: &[String], name_required: bool) -> (Vec<PathBuf>, Option<String>) {
-    let last_is_file = args.last().is_some_and(|a| Path::new(a).is_file());
+    let last_is_file = args.last().is_some_and(|a| Path::new(a).is_file() || mdfkit::cloud::is_url(a));
     if args.len() > 1 && (name_required || !last_is_file) {
         let (files, name) = args.split_at(args.len() - 1);
         (files.iter().map(PathBuf::from).collect(), Some(name[0].clone()))
@@ -479,7 +479,10 @@ pub fn export(
             })
             .collect::<Result<Vec<_>, _>>()?
     };
-    std::fs::create_dir_all(output).map_err(|e| Error::io(output, "cannot create the output folder", e))?;
+    // An object URL is a prefix: each table is uploaded as PREFIX/SCHEMA.TABLE.EXT.
+    if !output.to_str().is_some_and(mdfkit::cloud::is_url) {
+        std::fs::create_dir_all(output).map_err(|e| Error::io(output, "cannot create the output folder", e))?;
+    }
     let terminal = io::stderr().is_terminal();
     let started = Instant::now();
     let (mut rows, mut bytes, mut failed) = (0u64, 0u64, Vec::new());
@@ -763,4 +766,12 @@ pub fn decode(
     }
     eprintln!("{} rows from {} pages, {} skipped", rows.len(), pages.len(), stats.skipped.len());
     Ok(())
+}
+
+/// On stderr, what each remote object read cost: bytes fetched against its size.
+pub fn report_fetches() {
+    for (url, size, fetched, requests) in mdfkit::cloud::fetch_report() {
+        let share = if size == 0 { 0.0 } else { fetched as f64 * 100.0 / size as f64 };
+        eprintln!("mdfkit: {url}: fetched {fetched} of {size} bytes ({share:.1}%) in {requests} requests");
+    }
 }

@@ -21,6 +21,9 @@ use output::Format;
     long_about = "Read Microsoft SQL Server data files (.mdf/.ndf) without SQL Server.\n\n\
         Give every file of the database (the .mdf and any .ndf), in any order: files are matched by\n\
         the ids recorded in their own headers. Nothing is ever written to the files.\n\n\
+        Files may be object URLs: s3://bucket/key (credentials from AWS_* variables or ~/.aws, --endpoint\n\
+        for S3-compatible servers) and az://container/blob (AZURE_STORAGE_* variables). Remote objects\n\
+        are read by ranged GETs, never downloaded first.\n\n\
         Exit codes: 0 success, 1 failure (I/O, unknown table), 2 bad input (not a data file, damaged page).",
     after_help = "Examples:\n  mdfkit info shop.mdf\n  mdfkit tables shop.mdf shop_2.ndf\n  mdfkit schema shop.mdf dbo.Orders\n  mdfkit sys shop.mdf sys.columns --format csv"
 )]
@@ -31,11 +34,20 @@ struct Cli {
     /// lists them; default: the last full database backup)
     #[arg(long, global = true, value_name = "N")]
     position: Option<u16>,
+    /// With s3:// or az:// URLs: the server to use instead of the cloud's own, e.g.
+    /// http://127.0.0.1:7070 for an S3-compatible server (also AWS_ENDPOINT_URL /
+    /// AZURE_STORAGE_ENDPOINT)
+    #[arg(long, global = true, value_name = "URL")]
+    endpoint: Option<String>,
+    /// After the command, print on stderr the bytes fetched from each remote object against its size
+    #[arg(long, global = true)]
+    fetch_report: bool,
 }
 
 #[derive(Args)]
 struct Files {
-    /// The database's data files (the .mdf and any .ndf, in any order), or a backup and its stripes
+    /// The database's data files (the .mdf and any .ndf, in any order), or a backup and its
+    /// stripes; each may be a URL (s3://bucket/key, az://container/blob)
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
 }
@@ -127,7 +139,8 @@ enum Command {
         /// Output format
         #[arg(long, value_enum, default_value_t = ExportFormatArg::Parquet)]
         format: ExportFormatArg,
-        /// Output folder (created if missing)
+        /// Output folder (created if missing), or an object URL prefix (s3://bucket/prefix,
+        /// az://container/prefix): each table is streamed there as a multipart upload
         #[arg(short = 'o', long = "output", value_name = "DIR")]
         output: PathBuf,
         /// Only these columns, comma-separated (with a single --table)
@@ -233,6 +246,10 @@ impl From<ExportFormatArg> for mdfkit::export::ExportFormat {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let position = cli.position;
+    if cli.endpoint.is_some() {
+        mdfkit::cloud::configure(mdfkit::cloud::CloudOptions { endpoint: cli.endpoint.clone() });
+    }
+    let fetch_report = cli.fetch_report;
     let result = match cli.command {
         Command::Backups { files, format } => commands::backups(&files, position, format),
         Command::Info { files, format } => commands::info(&files.files, position, format),
@@ -258,6 +275,9 @@ fn main() -> ExitCode {
             commands::cat(&args, position, limit, columns.as_deref(), format, include_ghosts, salvage)
         }
     };
+    if fetch_report {
+        commands::report_fetches();
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(commands::Failure::Library(e)) => {

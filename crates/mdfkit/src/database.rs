@@ -401,9 +401,10 @@ pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result
 }
 
 /// True when `path` starts like a SQL Server backup (MTF `TAPE` or compressed `MSSQLBAK`).
+/// An object URL's first bytes are read remotely (one small ranged GET).
 pub fn is_backup(path: &Path) -> bool {
     let mut magic = [0u8; 8];
-    std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
-        .is_ok_and(|_| magic.starts_with(b"TAPE") || magic.starts_with(b"MSSQLBAK"))
+    let Ok(input) = crate::source::open_random_access(path) else { return false };
+    crate::source::read_at_most(input.as_ref(), &mut magic, 0).is_ok_and(|n| n == 8)
+        && (magic.starts_with(b"TAPE") || magic.starts_with(b"MSSQLBAK"))
 }

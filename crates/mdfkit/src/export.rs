@@ -77,7 +77,92 @@ pub fn export_table(
     mut progress: impl FnMut(u64),
 ) -> Result<ExportStats> {
     let started = Instant::now();
-    let file = File::create(path).map_err(|e| Error::io(path, "cannot create", e))?;
+    let mut out = Output::create(path)?;
+    let written = write_table(db, table, format, path, export, &mut out, &mut progress);
+    let (rows, scan) = match written {
+        Ok(r) => r,
+        Err(e) => {
+            out.abort();
+            return Err(e);
+        }
+    };
+    let bytes = out.finish(path)?;
+    Ok(ExportStats {
+        rows,
+        bytes,
+        seconds: started.elapsed().as_secs_f64(),
+        ghost_records: scan.ghost_records,
+        skipped: scan.skipped,
+    })
+}
+
+/// Where an export's bytes go: a local file, or with the `cloud` feature a streaming upload to
+/// an object URL (visible only once finished; aborted on failure).
+enum Output {
+    File(File),
+    #[cfg(feature = "cloud")]
+    Upload(crate::cloud::writer::Upload),
+}
+
+impl Output {
+    fn create(path: &Path) -> Result<Self> {
+        #[cfg(feature = "cloud")]
+        if let Some(url) = path.to_str().filter(|s| crate::cloud::is_url(s)) {
+            return Ok(Output::Upload(crate::cloud::writer::Upload::create(url)?));
+        }
+        crate::source::refuse_url_without_cloud(path)?;
+        Ok(Output::File(File::create(path).map_err(|e| Error::io(path, "cannot create", e))?))
+    }
+
+    /// Completes the output; returns its size in bytes.
+    fn finish(self, path: &Path) -> Result<u64> {
+        match self {
+            Output::File(f) => {
+                drop(f);
+                Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
+            }
+            #[cfg(feature = "cloud")]
+            Output::Upload(u) => u.finish(),
+        }
+    }
+
+    fn abort(self) {
+        match self {
+            Output::File(_) => {}
+            #[cfg(feature = "cloud")]
+            Output::Upload(u) => u.abort(),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::File(f) => f.write(buf),
+            #[cfg(feature = "cloud")]
+            Output::Upload(u) => u.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::File(f) => f.flush(),
+            #[cfg(feature = "cloud")]
+            Output::Upload(u) => u.flush(),
+        }
+    }
+}
+
+/// Writes the table's rows to `file`; returns the rows written and the scan's statistics.
+fn write_table(
+    db: &Database,
+    table: &TableInfo,
+    format: ExportFormat,
+    path: &Path,
+    export: &ExportOptions,
+    file: &mut Output,
+    progress: &mut impl FnMut(u64),
+) -> Result<(u64, crate::scan::ScanStats)> {
     let io = |e: std::io::Error| Error::io(path, "cannot write", e);
     let columns = export.columns.as_deref();
     let threads = export.threads.max(1);
@@ -149,14 +234,7 @@ pub fn export_table(
             total
         }
     };
-    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    Ok(ExportStats {
-        rows,
-        bytes,
-        seconds: started.elapsed().as_secs_f64(),
-        ghost_records: scan.ghost_records,
-        skipped: scan.skipped,
-    })
+    Ok((rows, scan))
 }
 
 fn parquet_error(e: parquet::errors::ParquetError) -> Error {

@@ -5,6 +5,8 @@ pub mod backup;
 pub mod bytes;
 pub mod catalog;
 pub mod check;
+#[cfg(feature = "cloud")]
+pub mod cloud;
 pub mod clrtypes;
 pub mod collation;
 pub mod columnar;

@@ -91,8 +91,7 @@ impl DataFiles {
         let mut inputs: Vec<(PathBuf, Box<dyn RandomAccess>)> = Vec::new();
         for path in paths {
             let path = path.as_ref();
-            let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
-            inputs.push((path.to_path_buf(), Box::new(file)));
+            inputs.push((path.to_path_buf(), open_random_access(path)?));
         }
         Self::from_inputs(inputs)
     }
@@ -107,7 +106,8 @@ impl DataFiles {
         )
     }
 
-    fn from_inputs(inputs: Vec<(PathBuf, Box<dyn RandomAccess>)>) -> Result<Self> {
+    /// Data files from any random-access bytes, each with the name to use in messages.
+    pub fn from_inputs(inputs: Vec<(PathBuf, Box<dyn RandomAccess>)>) -> Result<Self> {
         if inputs.is_empty() {
             return Err(Error::new(ErrorKind::NotFound, "no data file given"));
         }
@@ -201,8 +201,34 @@ impl PageSource for DataFiles {
     }
 }
 
+/// Opens a local file, or with the `cloud` feature an object URL (`s3://`, `az://`).
+pub fn open_random_access(path: &Path) -> Result<Box<dyn RandomAccess>> {
+    #[cfg(feature = "cloud")]
+    if let Some(url) = path.to_str().filter(|s| crate::cloud::is_url(s)) {
+        return Ok(Box::new(crate::cloud::reader::SharedObject(crate::cloud::RemoteObject::open(url)?)));
+    }
+    refuse_url_without_cloud(path)?;
+    Ok(Box::new(File::open(path).map_err(|e| Error::io(path, "cannot open", e))?))
+}
+
+/// True when `path` is written as an object URL (`s3://`, `az://`, `azure://`).
+pub fn is_object_url(path: &Path) -> bool {
+    path.to_str().is_some_and(|s| s.starts_with("s3://") || s.starts_with("az://") || s.starts_with("azure://"))
+}
+
+/// An object URL given to a build without the `cloud` feature is refused by name.
+pub(crate) fn refuse_url_without_cloud(path: &Path) -> Result<()> {
+    if !cfg!(feature = "cloud") && is_object_url(path) {
+        return Err(Error::new(
+            ErrorKind::NotFound,
+            format!("{}: object URLs need mdfkit built with the `cloud` feature", path.display()),
+        ));
+    }
+    Ok(())
+}
+
 /// Reads as much of `buf` as the file has at `offset`; returns the number of bytes read.
-fn read_at_most(file: &dyn RandomAccess, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+pub fn read_at_most(file: &dyn RandomAccess, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut done = 0;
     while done < buf.len() {
         let n = file.read_at(&mut buf[done..], offset + done as u64)?;

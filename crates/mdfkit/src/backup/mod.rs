@@ -93,6 +93,10 @@ const EXTENT_PAGES: u64 = 8;
 const MQDA_PREFIX: u64 = 2;
 /// Largest configuration stream read into memory (the corpus has about 3 KB).
 const MAX_CONFIG_STREAM: u64 = 16 << 20;
+/// Bytes of a page header read to identify its extent (up to the page's file id).
+const PAGE_HEADER_PREFIX: usize = 38;
+/// Page headers asked of a source at once while mapping a data stream (a multiple of 8).
+const PREFETCH_PAGES: u64 = 4096;
 /// SSET attribute of a differential backup.
 const SSET_DIFFERENTIAL: u32 = 0x8;
 
@@ -104,6 +108,21 @@ pub trait ByteSource: Send + Sync {
     }
     /// Fills `buf` from `offset`; the caller has checked the range is inside [`ByteSource::len`].
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
+    /// A hint that exactly these `(offset, length)` ranges are read next: a remote source fetches
+    /// them in parallel instead of one by one (and without the bytes between them).
+    fn prefetch_ranges(&self, _ranges: &[(u64, usize)]) {}
+}
+
+/// The bytes of a backup file: a local file, or with the `cloud` feature an object URL.
+pub fn open_byte_source(path: &Path) -> Result<Box<dyn ByteSource>> {
+    #[cfg(feature = "cloud")]
+    if let Some(url) = path.to_str().filter(|s| crate::cloud::is_url(s)) {
+        return Ok(Box::new(crate::cloud::reader::SharedObject(crate::cloud::RemoteObject::open(url)?)));
+    }
+    crate::source::refuse_url_without_cloud(path)?;
+    let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
+    let len = file.metadata().map_err(|e| Error::io(path, "cannot read metadata", e))?.len();
+    Ok(Box::new(DiskFile { file, len }))
 }
 
 struct DiskFile {
@@ -274,9 +293,7 @@ impl BackupMedia {
         let mut stripes = Vec::new();
         for path in paths {
             let path = path.as_ref();
-            let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
-            let len = file.metadata().map_err(|e| Error::io(path, "cannot read metadata", e))?.len();
-            stripes.push(Stripe::new(path.to_path_buf(), Box::new(DiskFile { file, len }))?);
+            stripes.push(Stripe::new(path.to_path_buf(), open_byte_source(path)?)?);
         }
         Self::build(stripes)
     }
@@ -964,6 +981,10 @@ fn map_data_block(
         let mut previous: Option<PageId> = None;
         while extent * EXTENT_PAGES < page_total {
             let first = extent * EXTENT_PAGES;
+            if first.is_multiple_of(PREFETCH_PAGES) {
+                let end = (first + PREFETCH_PAGES).min(page_total);
+                src.prefetch_ranges(&(first..end).map(|k| (start + k * page, PAGE_HEADER_PREFIX)).collect::<Vec<_>>());
+            }
             let count = EXTENT_PAGES.min(page_total - first);
             let at = start + first * page;
             if let Some(base) = identify_extent(src, path, at, count, previous)? {
@@ -1003,7 +1024,7 @@ fn identify_extent(
     let mut named: Vec<(PageId, u64)> = Vec::new();
     for k in 0..count {
         let offset = at + k * PAGE_SIZE as u64;
-        let mut h = [0u8; 38];
+        let mut h = [0u8; PAGE_HEADER_PREFIX];
         read_exact(src, path, offset, &mut h, "a page header")?;
         let (Some(page_no), Some(file)) = (read_u32(&h, 32), read_u16(&h, 36)) else {
             continue;

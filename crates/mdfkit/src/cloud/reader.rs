@@ -1,0 +1,317 @@
+//! One remote object read by ranged GETs: a block cache with read-ahead, and sparse prefetch.
+//!
+//! Reads are served from 64 KiB blocks (one extent of pages). A block is fetched by one ranged
+//! GET, started on the runtime and shared: a reader that needs a block another read or a
+//! prefetch already asked for waits for that same request. When a read lands in the block after
+//! the one read before (a forward scan), the next blocks are fetched in parallel; the window
+//! starts at 2 blocks and doubles on each forward step up to [`MAX_READ_AHEAD`], and falls back
+//! to 2 on a jump. At most [`CACHE_BLOCKS`] blocks are kept (least recently used go first).
+//!
+//! [`RemoteObject::prefetch_ranges`] serves another access pattern: many small reads far apart
+//! (the page headers a backup's index is built from). The ranges are fetched as they are, up to
+//! [`SPARSE_CONCURRENCY`] at once, and kept until the next call; reads of exactly those ranges
+//! are then answered from memory.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use bytes::Bytes;
+use futures::future::{BoxFuture, FutureExt, Shared};
+use futures::{StreamExt, TryStreamExt};
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use super::{block_on, runtime, store_error, store_for, ObjectUrl};
+use crate::error::Result;
+
+/// Bytes per cached block (two pages).
+pub const BLOCK: u64 = 16 << 10;
+/// Most blocks fetched ahead of a forward scan.
+pub const MAX_READ_AHEAD: u64 = 128;
+/// Blocks kept in memory.
+pub const CACHE_BLOCKS: usize = 1024;
+/// Sparse ranges fetched at once.
+pub const SPARSE_CONCURRENCY: usize = 32;
+
+type Fetch = Shared<BoxFuture<'static, std::result::Result<Bytes, Arc<String>>>>;
+
+/// What reading one object cost.
+#[derive(Debug, Default)]
+pub struct FetchStats {
+    /// The object's size in bytes.
+    pub size: u64,
+    bytes: AtomicU64,
+    requests: AtomicU64,
+}
+
+impl FetchStats {
+    /// Bytes received so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// GET requests sent so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+}
+
+type Registry = Vec<(String, Arc<FetchStats>)>;
+
+/// Every object opened in this process, by URL (opening one twice shares its counters).
+pub(crate) fn registry() -> &'static Mutex<Registry> {
+    static REGISTRY: OnceLock<Mutex<Registry>> = OnceLock::new();
+    REGISTRY.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn stats_for(url: &str, size: u64) -> Arc<FetchStats> {
+    let mut r = registry().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, s)) = r.iter().find(|(u, s)| u == url && s.size == size) {
+        return Arc::clone(s);
+    }
+    let s = Arc::new(FetchStats { size, ..FetchStats::default() });
+    r.push((url.to_string(), Arc::clone(&s)));
+    s
+}
+
+struct Cache {
+    /// Block index → the fetch holding it and the byte offset that fetch starts at.
+    blocks: HashMap<u64, (Fetch, u64)>,
+    /// Block indexes, least recently used first.
+    order: VecDeque<u64>,
+    last_block: Option<u64>,
+    window: u64,
+    sparse: HashMap<u64, Bytes>,
+}
+
+/// A remote object as random-access bytes.
+pub struct RemoteObject {
+    url: ObjectUrl,
+    store: Arc<dyn ObjectStore>,
+    path: object_store::path::Path,
+    size: u64,
+    stats: Arc<FetchStats>,
+    cache: Mutex<Cache>,
+}
+
+/// Objects open in this process: opening a URL again shares the first one's cache.
+fn open_objects() -> &'static Mutex<HashMap<String, Weak<RemoteObject>>> {
+    static OPEN: OnceLock<Mutex<HashMap<String, Weak<RemoteObject>>>> = OnceLock::new();
+    OPEN.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+impl RemoteObject {
+    /// Opens `url` (one HEAD request for its size), or shares the object already open for it.
+    pub fn open(url: &str) -> Result<Arc<Self>> {
+        let url = ObjectUrl::parse(url)?;
+        let name = url.to_string();
+        if let Some(open) = open_objects().lock().unwrap_or_else(|e| e.into_inner()).get(&name).and_then(Weak::upgrade)
+        {
+            return Ok(open);
+        }
+        let store = store_for(&url)?;
+        let path = url.path();
+        let meta = block_on(store.head(&path)).map_err(|e| store_error(&url, e))?;
+        let stats = stats_for(&name, meta.size);
+        let object = Arc::new(RemoteObject {
+            url,
+            store,
+            path,
+            size: meta.size,
+            stats,
+            cache: Mutex::new(Cache {
+                blocks: HashMap::new(),
+                order: VecDeque::new(),
+                last_block: None,
+                window: 0,
+                sparse: HashMap::new(),
+            }),
+        });
+        open_objects().lock().unwrap_or_else(|e| e.into_inner()).insert(name, Arc::downgrade(&object));
+        Ok(object)
+    }
+
+    pub fn url(&self) -> &ObjectUrl {
+        &self.url
+    }
+
+    /// The name to use in messages (the URL).
+    pub fn location(&self) -> PathBuf {
+        PathBuf::from(self.url.to_string())
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    pub fn stats(&self) -> &Arc<FetchStats> {
+        &self.stats
+    }
+
+    fn fetch(&self, range: std::ops::Range<u64>) -> Fetch {
+        let store = Arc::clone(&self.store);
+        let path = self.path.clone();
+        let stats = Arc::clone(&self.stats);
+        let url = self.url.clone();
+        let task = runtime().spawn(async move {
+            stats.requests.fetch_add(1, Ordering::Relaxed);
+            let bytes = store.get_range(&path, range).await.map_err(|e| store_error(&url, e).to_string())?;
+            stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            Ok(bytes)
+        });
+        async move {
+            match task.await {
+                Ok(r) => r.map_err(Arc::new),
+                Err(e) => Err(Arc::new(format!("request task failed: {e}"))),
+            }
+        }
+        .boxed()
+        .shared()
+    }
+
+    /// Starts one GET for the blocks `first..end` that are neither cached nor in flight (from
+    /// the first missing one to the last missing one).
+    fn fetch_blocks(&self, cache: &mut Cache, first: u64, end: u64) {
+        let end = end.min(self.size.div_ceil(BLOCK));
+        let Some(from) = (first..end).find(|i| !cache.blocks.contains_key(i)) else { return };
+        let to = (from..end).rev().find(|i| !cache.blocks.contains_key(i)).map_or(from + 1, |i| i + 1);
+        let start = from * BLOCK;
+        let f = self.fetch(start..(to * BLOCK).min(self.size));
+        for i in from..to {
+            cache.blocks.entry(i).or_insert_with(|| (f.clone(), start));
+            cache.order.push_back(i);
+        }
+        while cache.order.len() > CACHE_BLOCKS {
+            if let Some(old) = cache.order.pop_front() {
+                if !cache.order.contains(&old) {
+                    cache.blocks.remove(&old);
+                }
+            }
+        }
+    }
+
+    /// Reads into `buf` from `offset` (short only at the end of the object).
+    pub fn read(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        if offset >= self.size || buf.is_empty() {
+            return Ok(0);
+        }
+        let want = (buf.len() as u64).min(self.size - offset) as usize;
+        let first = offset / BLOCK;
+        let last = (offset + want as u64 - 1) / BLOCK;
+        let fetches: Vec<(u64, Fetch, u64)> = {
+            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(b) = cache.sparse.get(&offset) {
+                if b.len() >= want {
+                    buf[..want].copy_from_slice(&b[..want]);
+                    return Ok(want);
+                }
+            }
+            let forward = cache.last_block.is_some_and(|l| first == l + 1 || (first == l && last > l));
+            let same = cache.last_block == Some(first) && last == first;
+            if forward {
+                cache.window = (cache.window.max(1) * 2).min(MAX_READ_AHEAD);
+            } else if !same {
+                cache.window = 0;
+            }
+            self.fetch_blocks(&mut cache, first, last + 1);
+            // Read ahead once less than half the window ahead is cached or in flight.
+            let window = cache.window;
+            if window > 0 {
+                let ahead = (last + 1..last + 1 + window).take_while(|i| cache.blocks.contains_key(i)).count() as u64;
+                if ahead < window / 2 + 1 {
+                    self.fetch_blocks(&mut cache, last + 1 + ahead, last + 1 + window);
+                }
+            }
+            cache.last_block = Some(last);
+            (first..=last)
+                .filter_map(|i| {
+                    let (f, start) = cache.blocks.get(&i)?.clone();
+                    if let Some(p) = cache.order.iter().rposition(|&b| b == i) {
+                        cache.order.remove(p);
+                    }
+                    cache.order.push_back(i);
+                    Some((i, f, start))
+                })
+                .collect()
+        };
+        let mut done = 0usize;
+        for (index, f, fetch_start) in fetches {
+            let bytes = block_on(f).map_err(|e| std::io::Error::other(e.to_string()))?;
+            let pos = offset + done as u64;
+            if pos >= (index + 1) * BLOCK {
+                continue;
+            }
+            let from = (pos - fetch_start) as usize;
+            let block_end = (((index + 1) * BLOCK).min(self.size) - fetch_start) as usize;
+            let n = (want - done).min(block_end.min(bytes.len()).saturating_sub(from));
+            if n == 0 {
+                break;
+            }
+            buf[done..done + n].copy_from_slice(&bytes[from..from + n]);
+            done += n;
+        }
+        Ok(done)
+    }
+
+    /// Fetches many small ranges in parallel and keeps them for the reads that follow (see the
+    /// module documentation); replaces the ranges kept before.
+    pub fn prefetch_ranges(&self, ranges: &[(u64, usize)]) -> std::io::Result<()> {
+        let wanted: Vec<(u64, usize)> = {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            ranges
+                .iter()
+                .filter(|(o, _)| *o < self.size && !cache.blocks.contains_key(&(o / BLOCK)))
+                .map(|&(o, n)| (o, n.min((self.size - o) as usize)))
+                .collect()
+        };
+        let fetched: Vec<(u64, Bytes)> = block_on(
+            futures::stream::iter(wanted.into_iter().map(|(o, n)| {
+                let f = self.fetch(o..o + n as u64);
+                async move { f.await.map(|b| (o, b)) }
+            }))
+            .buffer_unordered(SPARSE_CONCURRENCY)
+            .try_collect(),
+        )
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.sparse = fetched.into_iter().collect();
+        Ok(())
+    }
+}
+
+/// A shared open object as a data file or a backup's bytes.
+pub struct SharedObject(pub Arc<RemoteObject>);
+
+impl crate::source::RandomAccess for SharedObject {
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.0.size)
+    }
+
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        self.0.read(buf, offset)
+    }
+}
+
+impl crate::backup::ByteSource for SharedObject {
+    fn len(&self) -> u64 {
+        self.0.size
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        let mut done = 0;
+        while done < buf.len() {
+            let n = self.0.read(&mut buf[done..], offset + done as u64)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            done += n;
+        }
+        Ok(())
+    }
+
+    fn prefetch_ranges(&self, ranges: &[(u64, usize)]) {
+        // A hint: a failure here shows again, with its context, on the read that needs the bytes.
+        let _ = self.0.prefetch_ranges(ranges);
+    }
+}

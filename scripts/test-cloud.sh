@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The cloud tests: object URLs (s3://, az://) read and written against real servers started on
+# 127.0.0.1 by the tests themselves (crates/mdfkit-cli/tests/cloud.rs), and stopped by them.
+# Installs the S3-compatible server versitygw with `go install` into ~/.cache/mdfkit/tools/bin
+# when it is missing (the first install downloads and compiles it: ~6 minutes on 2 cores, which
+# is why this is not part of scripts/test.sh). Under CI=true a server that cannot be installed
+# fails the run; elsewhere its tests are SKIPPED, loudly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mdfkit/target}"
+export MDFKIT_CORPUS="${MDFKIT_CORPUS:-$(pwd)/../shared/corpus}"
+tools="$HOME/.cache/mdfkit/tools"
+export PATH="$tools/bin:$HOME/go/bin:$PATH"
+mkdir -p "$tools/bin"
+
+VERSITYGW=v1.8.0
+if ! command -v versitygw >/dev/null; then
+    if command -v go >/dev/null; then
+        echo "installing versitygw $VERSITYGW (go install)..." >&2
+        GOBIN="$tools/bin" go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW" \
+            || echo "*** versitygw could not be installed: the S3 tests will be SKIPPED ***" >&2
+    else
+        echo "*** go is not installed, so neither is versitygw: the S3 tests will be SKIPPED ***" >&2
+    fi
+fi
+
+export MDFKIT_CLOUD_TESTS=1
+cargo test --workspace --locked --test cloud 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"
