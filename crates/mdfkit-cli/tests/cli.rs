@@ -153,3 +153,21 @@ fn differential_backups_show_their_header_and_are_refused_by_name() {
     assert!(text(&run.stdout).contains(",2 of 2\n"), "{}", text(&run.stdout));
     assert!(text(&run.stderr).contains("stripe(s) 1 not given"), "{}", text(&run.stderr));
 }
+
+#[test]
+fn demo_builds_the_sample_database_and_the_other_commands_read_it() {
+    let dir = std::env::temp_dir().join(format!("mdfkit-demo-test-{}", std::process::id()));
+    let out = mdfkit(&["demo", "--dir", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("SQL Server 2019 (904)"), "{stdout}");
+    assert!(stdout.contains("CREATE TABLE [dbo].[Orders]"), "{stdout}");
+    assert!(dir.join("export/dbo.Orders.parquet").exists());
+    let mdf = dir.join("shop.mdf");
+    let check = mdfkit(&["check", mdf.to_str().unwrap()]);
+    assert!(check.status.success(), "{}{}", text(&check.stdout), text(&check.stderr));
+    let cat = mdfkit(&["cat", mdf.to_str().unwrap(), "dbo.Customers", "--limit", "3", "--format", "csv"]);
+    assert!(cat.status.success(), "{}", text(&cat.stderr));
+    assert_eq!(text(&cat.stdout).lines().count(), 4);
+    std::fs::remove_dir_all(&dir).ok();
+}

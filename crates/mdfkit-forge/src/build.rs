@@ -657,6 +657,8 @@ pub(crate) fn write_catalog(w: &mut Writer, tables: &[TableMeta]) -> io::Result<
         let m = finish_unit(w, unit, t.rowset, 1, first, root, total)?;
         catalog.system_units.push((t.id, m));
     }
+    // Every page is allocated now: the files have their final sizes.
+    catalog.file_pages = w.space.files.iter().map(|f| (f.file_id, file_pages(&w.space, f.file_id))).collect();
     // Pass 2: the real rows on the pages planned.
     for ((&(t, _, _), list), i) in plans.iter().zip(&page_lists).zip(0..) {
         let rows = meta::system_rows(w.spec, t.id, tables, &catalog);

@@ -38,6 +38,7 @@ mod build;
 mod meta;
 pub mod page;
 pub mod record;
+pub mod samples;
 pub mod spec;
 pub mod systables;
 mod systables_data;

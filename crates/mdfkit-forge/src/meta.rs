@@ -72,6 +72,8 @@ pub struct TableMeta {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     pub system_units: Vec<(i32, UnitMeta)>,
+    /// Final size of each data file, in pages.
+    pub file_pages: Vec<(u16, u32)>,
 }
 
 /// Creation time of every object: 2024-01-02 03:04:05.000 (days since 1900, 1/300 s ticks).
@@ -461,7 +463,7 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
                     ("status", int(512)),
                     ("filetype", int(i64::from(f.log))),
                     ("filestate", int(0)),
-                    ("size", int(1024)),
+                    ("size", int(catalog.file_pages.iter().find(|p| p.0 == f.file_id).map_or(1024, |p| i64::from(p.1)))),
                     ("maxsize", int(-1)),
                     ("growth", int(8192)),
                     ("lname", text(f.logical.clone())),

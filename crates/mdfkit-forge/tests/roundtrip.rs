@@ -108,3 +108,8 @@ fn versions_and_names_as_written() {
         assert!(db.catalog().find_table("dbo.Wide").unwrap().has_row_overflow);
     }
 }
+
+#[test]
+fn the_shop_sample_round_trips() {
+    common::assert_round_trip(&mdfkit_forge::samples::shop());
+}
