@@ -583,7 +583,8 @@ pub fn demo(dir: Option<PathBuf>) -> Outcome {
     let dir = dir.unwrap_or_else(|| std::env::temp_dir().join("mdfkit-demo"));
     let started = Instant::now();
     let spec = mdfkit_forge::samples::shop();
-    let files = mdfkit_forge::forge_to_dir(&spec, &dir).map_err(|e| Error::io(&dir, "cannot write the sample database", e))?;
+    let files =
+        mdfkit_forge::forge_to_dir(&spec, &dir).map_err(|e| Error::io(&dir, "cannot write the sample database", e))?;
     let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     println!(
         "== sample database written: {} ({} bytes, {:.2} s)",

@@ -147,12 +147,10 @@ enum Command {
         format: Format,
     },
     /// Build the sample database (a small shop, every supported type) and show what mdfkit reads
-    #[command(
-        after_help = "Examples:\n  mdfkit demo\n  mdfkit demo --dir /tmp/shop\n\n\
+    #[command(after_help = "Examples:\n  mdfkit demo\n  mdfkit demo --dir /tmp/shop\n\n\
         Writes shop.mdf (SQL Server 2019 format: a heap, clustered tables, LOB and row-overflow\n\
         data, about 10,000 rows) with mdfkit-forge, then runs info, tables and schema on it and\n\
-        exports dbo.Orders to Parquet. Needs no SQL Server and no sample files."
-    )]
+        exports dbo.Orders to Parquet. Needs no SQL Server and no sample files.")]
     Demo {
         /// Where to write the database and the export (default: a folder in the temp directory)
         #[arg(long, value_name = "DIR")]

@@ -173,8 +173,7 @@ impl Stored {
 
 /// The physical layout of a user table: columns in declaration order.
 pub fn user_layout(t: &TableSpec) -> RecordLayout {
-    let cols: Vec<(Option<usize>, bool)> =
-        t.columns.iter().map(|c| (c.ty.fixed_len(), c.ty == ColType::Bit)).collect();
+    let cols: Vec<(Option<usize>, bool)> = t.columns.iter().map(|c| (c.ty.fixed_len(), c.ty == ColType::Bit)).collect();
     RecordLayout::sequential(&cols)
 }
 

@@ -149,7 +149,7 @@ pub fn forge_to_dir(spec: &Spec, dir: &Path) -> io::Result<Vec<PathBuf>> {
 pub fn live_rows(spec: &Spec, table: usize) -> impl Iterator<Item = Vec<Option<Val>>> + '_ {
     let t = &spec.tables[table];
     let seed = build::table_seed(spec, t);
-    (0..build::generated_rows(t)).filter(move |&r| !build::is_ghost(t, r)).map(move |row| {
-        t.columns.iter().enumerate().map(|(i, c)| value::generate(c, seed, i, row)).collect()
-    })
+    (0..build::generated_rows(t))
+        .filter(move |&r| !build::is_ghost(t, r))
+        .map(move |row| t.columns.iter().enumerate().map(|(i, c)| value::generate(c, seed, i, row)).collect())
 }

@@ -120,7 +120,17 @@ pub fn schema_id(spec: &Spec, name: &str) -> i64 {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn rscol(rowset: i64, colid: i32, ti: u32, cid: i64, ordkey: i16, not_null: bool, offset: u32, nullbit: u32, bitpos: i16) -> SysRow {
+fn rscol(
+    rowset: i64,
+    colid: i32,
+    ti: u32,
+    cid: i64,
+    ordkey: i16,
+    not_null: bool,
+    offset: u32,
+    nullbit: u32,
+    bitpos: i16,
+) -> SysRow {
     vec![
         ("rsid", int(rowset)),
         ("rscolid", int(colid)),
@@ -301,9 +311,22 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
         st::SYSRSCOLS => {
             for t in st::SYSTEM_TABLES {
                 for c in t.columns {
-                    let mut r = rscol(t.rowset, c.colid, c.ti, 0, c.ordkey, c.rs_status & 128 != 0, c.offset, c.nullbit, c.bitpos);
+                    let mut r = rscol(
+                        t.rowset,
+                        c.colid,
+                        c.ti,
+                        0,
+                        c.ordkey,
+                        c.rs_status & 128 != 0,
+                        c.offset,
+                        c.nullbit,
+                        c.bitpos,
+                    );
                     r.retain(|(n, _)| *n != "cid" && *n != "status");
-                    r.push(("cid", int(if matches!(c.xtype, 175 | 231 | 239 | 167) { i64::from(c.collation) } else { 0 })));
+                    r.push((
+                        "cid",
+                        int(if matches!(c.xtype, 175 | 231 | 239 | 167) { i64::from(c.collation) } else { 0 }),
+                    ));
                     r.push(("status", int(c.rs_status)));
                     rows.push(r);
                 }
@@ -463,7 +486,10 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
                     ("status", int(512)),
                     ("filetype", int(i64::from(f.log))),
                     ("filestate", int(0)),
-                    ("size", int(catalog.file_pages.iter().find(|p| p.0 == f.file_id).map_or(1024, |p| i64::from(p.1)))),
+                    (
+                        "size",
+                        int(catalog.file_pages.iter().find(|p| p.0 == f.file_id).map_or(1024, |p| i64::from(p.1))),
+                    ),
                     ("maxsize", int(-1)),
                     ("growth", int(8192)),
                     ("lname", text(f.logical.clone())),
@@ -517,12 +543,8 @@ pub struct FileInfo {
 
 /// The database's files: data files (1, 3, 4, ...) and the log (2, not written).
 pub fn file_list(spec: &Spec) -> Vec<FileInfo> {
-    let mut files = vec![FileInfo {
-        file_id: 1,
-        logical: spec.name.clone(),
-        file_name: format!("{}.mdf", spec.name),
-        log: false,
-    }];
+    let mut files =
+        vec![FileInfo { file_id: 1, logical: spec.name.clone(), file_name: format!("{}.mdf", spec.name), log: false }];
     files.push(FileInfo {
         file_id: 2,
         logical: format!("{}_log", spec.name),

@@ -42,7 +42,10 @@ pub enum Kind {
     Primary,
     Ghost,
     /// A forwarded record, with the address of its forwarding stub.
-    Forwarded { stub: PageId, slot: u16 },
+    Forwarded {
+        stub: PageId,
+        slot: u16,
+    },
 }
 
 const HAS_NULL_BITMAP: u8 = 0x10;

@@ -59,7 +59,9 @@ pub enum Layout {
     Heap,
     /// A clustered primary key on one integer column whose generator is an ascending
     /// [`Gen::Sequence`] (rows are written in key order without sorting).
-    Clustered { key: usize },
+    Clustered {
+        key: usize,
+    },
 }
 
 /// One table.
@@ -290,9 +292,7 @@ impl ColType {
         match self {
             Decimal(..) | Numeric(..) => id | u32::from(prec) << 8 | u32::from(scale) << 16,
             Time(s) | DateTime2(s) | DateTimeOffset(s) => id | u32::from(s) << 8,
-            Char(_) | VarChar(_) | NChar(_) | NVarChar(_) | Binary(_) | VarBinary(_) => {
-                id | (len.max(0) as u32) << 8
-            }
+            Char(_) | VarChar(_) | NChar(_) | NVarChar(_) | Binary(_) | VarBinary(_) => id | (len.max(0) as u32) << 8,
             _ => id,
         }
     }

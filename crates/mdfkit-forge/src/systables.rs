@@ -191,7 +191,11 @@ pub fn key(table: &SysTable, stored: &[Option<Vec<u8>>]) -> (Vec<u8>, Vec<i64>) 
         let n = b.len().min(8);
         v[..n].copy_from_slice(&b[..n]);
         let shift = 64 - 8 * n as u32;
-        ints.push(if n == 0 || c.xtype == 48 { i64::from_le_bytes(v) } else { (i64::from_le_bytes(v) << shift) >> shift });
+        ints.push(if n == 0 || c.xtype == 48 {
+            i64::from_le_bytes(v)
+        } else {
+            (i64::from_le_bytes(v) << shift) >> shift
+        });
         bytes.extend_from_slice(&b);
     }
     (bytes, ints)

@@ -22,12 +22,25 @@ pub enum Val {
     Date(i64),
     /// Units of 10^-scale seconds since midnight.
     Time(u64),
-    DateTime2 { days: i64, units: u64 },
+    DateTime2 {
+        days: i64,
+        units: u64,
+    },
     /// UTC date and time, and the offset in minutes.
-    DateTimeOffset { days: i64, units: u64, offset: i16 },
+    DateTimeOffset {
+        days: i64,
+        units: u64,
+        offset: i16,
+    },
     /// Days since 1900-01-01 and 1/300 s ticks.
-    DateTime { days: i32, ticks: u32 },
-    SmallDateTime { days: u16, minutes: u16 },
+    DateTime {
+        days: i32,
+        ticks: u32,
+    },
+    SmallDateTime {
+        days: u16,
+        minutes: u16,
+    },
     Text(String),
     Bytes(Vec<u8>),
     Guid([u8; 16]),
@@ -86,9 +99,36 @@ pub fn name_hash(s: &str) -> u64 {
 }
 
 const WORDS: &[&str] = &[
-    "alpha", "bravo", "café", "delta", "écho", "fox", "golf", "hôtel", "india", "juliet", "kilo", "lima", "mike",
-    "november", "oscar", "papa", "quebec", "romeo", "sierra", "tango", "uniform", "victor", "whiskey", "x-ray",
-    "yankee", "zulu", "Grüße", "naïve", "smörgåsbord", "piñata",
+    "alpha",
+    "bravo",
+    "café",
+    "delta",
+    "écho",
+    "fox",
+    "golf",
+    "hôtel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+    "november",
+    "oscar",
+    "papa",
+    "quebec",
+    "romeo",
+    "sierra",
+    "tango",
+    "uniform",
+    "victor",
+    "whiskey",
+    "x-ray",
+    "yankee",
+    "zulu",
+    "Grüße",
+    "naïve",
+    "smörgåsbord",
+    "piñata",
 ];
 /// Extra characters for nchar/nvarchar: outside Windows-1252.
 const WIDE: &[&str] = &["Ωmega", "日本語", "Привет", "λx", "€uro", "Ελλάδα", "한국어", "עברית"];
@@ -163,7 +203,9 @@ fn value_of(ty: ColType, gen: &Gen, row: u64, rng: &mut Rng) -> Val {
             units: rng.below(86_400 * 10u64.pow(u32::from(s))),
             offset: rng.range_i64(-840, 840) as i16,
         },
-        DateTime => Val::DateTime { days: rng.range_i64(-53_690, 2_958_463) as i32, ticks: rng.below(25_920_000) as u32 },
+        DateTime => {
+            Val::DateTime { days: rng.range_i64(-53_690, 2_958_463) as i32, ticks: rng.below(25_920_000) as u32 }
+        }
         SmallDateTime => Val::SmallDateTime { days: rng.below(65_535) as u16, minutes: rng.below(1440) as u16 },
         UniqueIdentifier => {
             let mut g = [0u8; 16];

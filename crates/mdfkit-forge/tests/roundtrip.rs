@@ -68,7 +68,12 @@ fn spec(version: Version) -> Spec {
             t.ghost_every = Some(6);
             t
         })
-        .table(TableSpec::new("dbo", "Empty", Layout::Heap, 0).column(col("x", ColType::Int, Gen::Random, Nulls::Never)));
+        .table(TableSpec::new("dbo", "Empty", Layout::Heap, 0).column(col(
+            "x",
+            ColType::Int,
+            Gen::Random,
+            Nulls::Never,
+        )));
     s
 }
 

@@ -21,7 +21,8 @@ pub fn open(spec: &Spec) -> (mdfkit::Database, Arc<mdfkit::source::DataFiles>) {
 pub fn assert_round_trip(spec: &Spec) {
     let (db, source) = open(spec);
     for (i, t) in spec.tables.iter().enumerate() {
-        let table = db.catalog().find_table(&t.qualified_name()).unwrap_or_else(|| panic!("{} missing", t.qualified_name()));
+        let table =
+            db.catalog().find_table(&t.qualified_name()).unwrap_or_else(|| panic!("{} missing", t.qualified_name()));
         assert_eq!(table.rows(), t.rows as i64, "{}: catalog row count", t.qualified_name());
         assert_eq!(table.is_heap, t.layout == Layout::Heap);
         let partition = &table.partitions[0];
