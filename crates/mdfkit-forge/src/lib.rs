@@ -41,6 +41,7 @@ pub mod record;
 pub mod samples;
 pub mod spec;
 pub mod systables;
+#[rustfmt::skip]
 mod systables_data;
 pub mod value;
 
