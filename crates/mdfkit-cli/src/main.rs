@@ -206,6 +206,16 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<Format>,
     },
+    /// Build the sample database (a small shop, every supported type) and show what mdfkit reads
+    #[command(after_help = "Examples:\n  mdfkit demo\n  mdfkit demo --dir /tmp/shop\n\n\
+        Writes shop.mdf (SQL Server 2019 format: a heap, clustered tables, LOB and row-overflow\n\
+        data, about 10,000 rows) with mdfkit-forge, then runs info, tables and schema on it and\n\
+        exports dbo.Orders to Parquet. Needs no SQL Server and no sample files.")]
+    Demo {
+        /// Where to write the database and the export (default: a folder in the temp directory)
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// A catalog view such as sys.columns, rebuilt from the base tables
     #[command(
         after_help = "Views: sys.schemas, sys.objects, sys.tables, sys.views, sys.columns, sys.types,\n  sys.indexes, sys.index_columns, sys.partitions, sys.allocation_units,\n  sys.system_internals_allocation_units, sys.system_internals_partitions,\n  sys.system_internals_partition_columns, sys.database_files, sys.filegroups,\n  sys.sql_modules, sys.foreign_keys, sys.default_constraints, sys.check_constraints,\n  and any system base table (sys.sysschobjs, sys.syscolpars, ...).\n\nExamples:\n  mdfkit sys shop.mdf sys.columns\n  mdfkit sys shop.mdf sys.objects --format jsonl | jq .name"
@@ -263,6 +273,7 @@ fn main() -> ExitCode {
         }
         Command::Check { files, format } => commands::check(&files.files, position, format),
         Command::Sys { args, format } => commands::sys(&args, position, format),
+        Command::Demo { dir } => commands::demo(dir),
         Command::Export { files, tables, all, format, output, columns, threads, salvage } => {
             let options = mdfkit::export::ExportOptions {
                 columns,

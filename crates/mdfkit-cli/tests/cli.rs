@@ -201,3 +201,21 @@ fn pages_and_decode_recover_a_table_without_its_catalog_entry() {
         "discounttype,stor_id,lowqty,highqty,discount\nInitial Customer,,,,10.50\nVolume Discount,,100,1000,6.70\nCustomer Discount,8042,,,5.00\n"
     );
 }
+
+#[test]
+fn demo_builds_the_sample_database_and_the_other_commands_read_it() {
+    let dir = std::env::temp_dir().join(format!("mdfkit-demo-test-{}", std::process::id()));
+    let out = mdfkit(&["demo", "--dir", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("SQL Server 2019 (904)"), "{stdout}");
+    assert!(stdout.contains("CREATE TABLE [dbo].[Orders]"), "{stdout}");
+    assert!(dir.join("export/dbo.Orders.parquet").exists());
+    let mdf = dir.join("shop.mdf");
+    let check = mdfkit(&["check", mdf.to_str().unwrap()]);
+    assert!(check.status.success(), "{}{}", text(&check.stdout), text(&check.stderr));
+    let cat = mdfkit(&["cat", mdf.to_str().unwrap(), "dbo.Customers", "--limit", "3", "--format", "csv"]);
+    assert!(cat.status.success(), "{}", text(&cat.stderr));
+    assert_eq!(text(&cat.stdout).lines().count(), 4);
+    std::fs::remove_dir_all(&dir).ok();
+}

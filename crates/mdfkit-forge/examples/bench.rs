@@ -1,0 +1,255 @@
+//! Benchmarks of mdfkit on forged multi-gigabyte databases (not run by the tests).
+//!
+//! ```sh
+//! cargo run --release -p mdfkit-forge --example bench            # 1 GB database
+//! cargo run --release -p mdfkit-forge --example bench -- --gb 8   # 8 GB
+//! ```
+//!
+//! Databases are generated once and cached under `$CARGO_TARGET_DIR/bench` (or
+//! `~/.cache/mdfkit/bench`). Each measurement runs in a child process (page cache warm after a
+//! first raw read), which reports its peak RSS (`VmHWM`).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use mdfkit::scan::Flow;
+use mdfkit::{Database, ScanOptions};
+use mdfkit_forge::{ColType::*, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec, Version};
+
+fn col(name: &str, ty: mdfkit_forge::ColType, gen: Gen, nulls: Nulls) -> ColumnSpec {
+    ColumnSpec::new(name, ty, gen, nulls)
+}
+
+fn big_spec(gb: u64) -> Spec {
+    let seq = Gen::Sequence { start: 1, step: 1 };
+    Spec::new(&format!("bench{gb}g"), Version::V904, 1)
+        .table(
+            TableSpec::new("dbo", "Fact", Layout::Clustered { key: 0 }, 7_000_000 * gb)
+                .column(col("id", BigInt, seq.clone(), Nulls::Never))
+                .column(col("customer", Int, Gen::Range { lo: 1, hi: 100_000 }, Nulls::Never))
+                .column(col("product", Int, Gen::Range { lo: 1, hi: 5_000 }, Nulls::Never))
+                .column(col("day", Date, Gen::Random, Nulls::Never))
+                .column(col("amount", Money, Gen::Range { lo: 0, hi: 10_000_000 }, Nulls::Never))
+                .column(col("qty", Decimal(9, 2), Gen::Range { lo: 1, hi: 100_000 }, Nulls::Every(50)))
+                .column(col("returned", Bit, Gen::Random, Nulls::Never)),
+        )
+        .table(
+            TableSpec::new("dbo", "Wide", Layout::Clustered { key: 0 }, 1_000_000 * gb)
+                .column(col("id", Int, seq.clone(), Nulls::Never))
+                .column(col("name", NVarChar(Some(100)), Gen::Length { min: 10, max: 60 }, Nulls::Never))
+                .column(col("street", NVarChar(Some(100)), Gen::Length { min: 10, max: 50 }, Nulls::Every(5)))
+                .column(col("city", VarChar(Some(60)), Gen::Length { min: 4, max: 30 }, Nulls::Never))
+                .column(col("notes", VarChar(Some(400)), Gen::Length { min: 0, max: 200 }, Nulls::Random(0.3)))
+                .column(col("created", DateTime2(7), Gen::Random, Nulls::Never))
+                .column(col("token", UniqueIdentifier, Gen::Random, Nulls::Never)),
+        )
+        .table(
+            TableSpec::new("dbo", "Documents", Layout::Heap, 10_000 * gb)
+                .column(col("id", Int, seq, Nulls::Never))
+                .column(col("title", NVarChar(Some(200)), Gen::Length { min: 5, max: 80 }, Nulls::Never))
+                .column(col("body", VarBinary(None), Gen::Length { min: 8_000, max: 56_000 }, Nulls::Never)),
+        )
+}
+
+fn many_tables_spec(n: usize) -> Spec {
+    let mut s = Spec::new("many", Version::V904, 5);
+    for i in 0..n {
+        s = s.table(
+            TableSpec::new("dbo", &format!("T{i:05}"), Layout::Heap, if i % 10 == 0 { 5 } else { 0 })
+                .column(col("a", Int, Gen::Random, Nulls::Never))
+                .column(col("b", NVarChar(Some(40)), Gen::Random, Nulls::Every(3)))
+                .column(col("c", DateTime, Gen::Random, Nulls::Never))
+                .column(col("d", Decimal(12, 2), Gen::Random, Nulls::Never)),
+        );
+    }
+    s
+}
+
+fn cache_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(|d| PathBuf::from(d).join("bench"))
+        .unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/mdfkit/bench"))
+}
+
+fn ensure(spec: &Spec, dir: &Path) -> PathBuf {
+    let done = dir.join("complete");
+    let mdf = dir.join(format!("{}.mdf", spec.name));
+    if !done.exists() {
+        let t = Instant::now();
+        eprintln!("forging {} ...", dir.display());
+        mdfkit_forge::forge_to_dir(spec, dir).expect("forge");
+        std::fs::write(&done, "").expect("marker");
+        let size = std::fs::metadata(&mdf).map(|m| m.len()).unwrap_or(0);
+        eprintln!("forged {} MB in {:.1} s", size >> 20, t.elapsed().as_secs_f64());
+    }
+    mdf
+}
+
+fn vm_hwm_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_string))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// One measurement, in this process: prints `rows bytes seconds hwm_kb`.
+fn run_case(case: &str, db_path: &Path, table: &str) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let t = Instant::now();
+    if case == "raw" {
+        let mut f = std::fs::File::open(db_path).expect("open");
+        let mut buf = vec![0u8; 1 << 20];
+        let mut total = 0u64;
+        loop {
+            let n = f.read(&mut buf).expect("read");
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+        }
+        println!("0 {total} {} {}", t.elapsed().as_secs_f64(), vm_hwm_kb());
+        return;
+    }
+    let db = Database::open(&[db_path]).expect("open");
+    if case == "open" {
+        let n = db.catalog().tables(false).len();
+        println!("{n} 0 {} {}", t.elapsed().as_secs_f64(), vm_hwm_kb());
+        return;
+    }
+    let info = db.catalog().find_table(table).expect("table");
+    let bytes = info.used_pages() as u64 * 8192;
+    let t = Instant::now();
+    let rows = match case {
+        "scan1" | "scanN" => {
+            let mut rows = 0u64;
+            let mut each = |b: arrow_array::RecordBatch| {
+                rows += b.num_rows() as u64;
+                Ok(Flow::Continue)
+            };
+            if case == "scan1" {
+                db.scan_batches(&info, &ScanOptions::default(), &mut each).expect("scan");
+            } else {
+                db.scan_batches_parallel(&info, &ScanOptions::default(), threads, &mut each).expect("scan");
+            }
+            rows
+        }
+        "parquet" | "csv" => {
+            let format =
+                if case == "csv" { mdfkit::export::ExportFormat::Csv } else { mdfkit::export::ExportFormat::Parquet };
+            let out = std::env::temp_dir().join(format!("mdfkit-bench-{}.{case}", std::process::id()));
+            let options = mdfkit::export::ExportOptions { threads, ..Default::default() };
+            let stats = mdfkit::export::export_table(&db, &info, format, &out, &options, |_| {}).expect("export");
+            std::fs::remove_file(&out).ok();
+            stats.rows
+        }
+        other => panic!("unknown case {other}"),
+    };
+    println!("{rows} {bytes} {} {}", t.elapsed().as_secs_f64(), vm_hwm_kb());
+}
+
+struct Measure {
+    rows: u64,
+    bytes: u64,
+    seconds: f64,
+    hwm_mb: f64,
+}
+
+fn child(case: &str, db: &Path, table: &str) -> Measure {
+    let out = Command::new(std::env::current_exe().expect("exe"))
+        .args(["--case", case, "--db", db.to_str().expect("path"), "--table", table])
+        .output()
+        .expect("run child");
+    assert!(out.status.success(), "{case} {table}: {}", String::from_utf8_lossy(&out.stderr));
+    let s = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<f64> = s.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
+    Measure { rows: v[0] as u64, bytes: v[1] as u64, seconds: v[2], hwm_mb: v[3] / 1024.0 }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    if let Some(case) = arg("--case") {
+        run_case(&case, Path::new(&arg("--db").expect("--db")), &arg("--table").unwrap_or_default());
+        return;
+    }
+    let gb: u64 = arg("--gb").and_then(|g| g.parse().ok()).unwrap_or(1);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let big = ensure(&big_spec(gb), &cache_dir().join(format!("{gb}g")));
+    let many = ensure(&many_tables_spec(5000), &cache_dir().join("5000-tables"));
+    let warm = child("raw", &big, "");
+    let raw = child("raw", &big, "");
+    let raw_mbs = raw.bytes as f64 / raw.seconds / 1e6;
+    println!("database {} ({:.2} GB), {cores} cores; raw sequential read {:.2} s ({raw_mbs:.0} MB/s, warm: first read {:.2} s)", big.display(), raw.bytes as f64 / 1e9, raw.seconds, warm.seconds);
+    println!();
+    println!(
+        "{:<10} {:<8} {:>10} {:>9} {:>10} {:>12} {:>9}",
+        "table", "case", "rows", "seconds", "MB/s", "rows/s", "peak MB"
+    );
+    let mut scan_all_cores = 0.0;
+    let mut results = Vec::new();
+    for table in ["dbo.Fact", "dbo.Wide", "dbo.Documents"] {
+        for case in ["scan1", "scanN", "parquet", "csv"] {
+            let m = child(case, &big, table);
+            let mbs = m.bytes as f64 / m.seconds / 1e6;
+            println!(
+                "{:<10} {:<8} {:>10} {:>9.2} {:>10.0} {:>12.0} {:>9.0}",
+                table.trim_start_matches("dbo."),
+                case,
+                m.rows,
+                m.seconds,
+                mbs,
+                m.rows as f64 / m.seconds,
+                m.hwm_mb
+            );
+            if case == "scanN" {
+                scan_all_cores += m.seconds;
+            }
+            results.push((table, case, mbs, m.hwm_mb));
+        }
+    }
+    let open = child("open", &many, "");
+    let get = |t: &str, c: &str| results.iter().find(|r| r.0 == t && r.1 == c).map_or(0.0, |r| r.2);
+    let peak = results.iter().map(|r| r.3).fold(0.0, f64::max);
+    let ratio = scan_all_cores / raw.seconds;
+    let parquet_min =
+        ["dbo.Fact", "dbo.Wide", "dbo.Documents"].iter().map(|t| get(t, "parquet")).fold(f64::MAX, f64::min);
+    println!();
+    println!(
+        "open of a database with {} tables: {:.0} ms (peak {:.0} MB)",
+        open.rows,
+        open.seconds * 1000.0,
+        open.hwm_mb
+    );
+    println!();
+    let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
+    let narrow_per_core = get("dbo.Fact", "scan1");
+    println!("{:<55} {:>14}", "target", "measured");
+    println!(
+        "{:<55} {:>10.0} MB/s  {}",
+        "narrow scan >= 1 GB/s per core (1 thread)",
+        narrow_per_core,
+        verdict(narrow_per_core >= 1000.0)
+    );
+    println!(
+        "{:<55} {:>12.2} x  {}",
+        "scan of every table, all cores, within 1.5x raw read",
+        ratio,
+        verdict(ratio <= 1.5)
+    );
+    println!(
+        "{:<55} {:>10.0} MB/s  {}",
+        "Parquet >= 300 MB/s all cores (slowest table)",
+        parquet_min,
+        verdict(parquet_min >= 300.0)
+    );
+    println!("{:<55} {:>12.0} MB  {}", "peak RSS < 300 MB", peak, verdict(peak < 300.0));
+    println!(
+        "{:<55} {:>12.0} ms  {}",
+        "open of 5,000 tables < 200 ms",
+        open.seconds * 1000.0,
+        verdict(open.seconds < 0.2)
+    );
+}

@@ -1,0 +1,766 @@
+//! Writing a database: user tables first (data, row-overflow and LOB pages), then the system base
+//! tables that describe them, then IAM pages, the allocation maps, the boot page and the file
+//! headers.
+
+use std::collections::BTreeMap;
+use std::io;
+
+use crate::alloc::{self, Space, UnitPages, PFS_ALLOCATED, PFS_GHOST, PFS_IAM, PFS_MIXED};
+use crate::meta::{self, Catalog, TableMeta, UnitMeta};
+use crate::page::{self, PageBuf, PageId, MAX_RECORD, PAGE_SIZE};
+use crate::record::{forwarding_stub, Cell, Kind, RecordLayout};
+use crate::spec::{ColType, Layout, Spec, TableSpec};
+use crate::systables::{self, SysRow, SysTable};
+use crate::value::{self, Val};
+
+/// Where pages go.
+pub trait Sink {
+    fn put(&mut self, id: PageId, bytes: &[u8]) -> io::Result<()>;
+    /// The file's final size in pages (pages never put are zero).
+    fn set_pages(&mut self, file_id: u16, pages: u32) -> io::Result<()>;
+}
+
+/// Rows of a user table as stored: what a reader must return is [`crate::live_rows`].
+pub(crate) struct Writer<'a> {
+    pub spec: &'a Spec,
+    pub space: Space,
+    pub sink: &'a mut dyn Sink,
+    pub blob_id: u64,
+}
+
+/// Data pages under construction for one allocation unit of text (LOB or row-overflow) pages.
+struct TextPages {
+    unit: UnitPages,
+    auid: i64,
+    page: Option<PageBuf>,
+}
+
+const LOB_CHUNK: usize = 8040;
+const INTERNAL_LINKS: usize = 500;
+const INLINE_LINKS: usize = 5;
+
+impl TextPages {
+    fn new(auid: i64) -> Self {
+        TextPages { unit: UnitPages::new(false), auid, page: None }
+    }
+
+    fn add(&mut self, w: &mut Writer, record: &[u8]) -> io::Result<(PageId, u16)> {
+        if self.page.as_ref().is_some_and(|p| !p.fits(record.len())) {
+            self.flush(w)?;
+        }
+        if self.page.is_none() {
+            let id = self.unit.next_page(&mut w.space);
+            self.page = Some(PageBuf::new(id, page::TYPE_TEXT_MIX, self.auid));
+        }
+        let p = self.page.as_mut().expect("an open page");
+        let slot = p.add(record);
+        Ok((p.id, slot))
+    }
+
+    fn flush(&mut self, w: &mut Writer) -> io::Result<()> {
+        if let Some(p) = self.page.take() {
+            let byte = PFS_ALLOCATED | fullness(p.used());
+            let id = p.id;
+            w.space.set_pfs(id, byte);
+            w.sink.put(id, &p.finish())?;
+        }
+        Ok(())
+    }
+}
+
+/// PFS fullness bits (heaps and text pages): 0 empty, 1 up to 50%, 2 up to 80%, 3 up to 95%, 4 full.
+fn fullness(used: usize) -> u8 {
+    let pct = used * 100 / (PAGE_SIZE - page::HEADER_SIZE);
+    match pct {
+        0 => 0,
+        1..=50 => 1,
+        51..=80 => 2,
+        81..=95 => 3,
+        _ => 4,
+    }
+}
+
+fn blob_record(blob_id: u64, kind: u16, body: &[u8]) -> Vec<u8> {
+    let len = 14 + body.len();
+    let mut r = Vec::with_capacity(len);
+    r.extend_from_slice(&[4 << 1, 0]);
+    r.extend_from_slice(&(len as u16).to_le_bytes());
+    r.extend_from_slice(&blob_id.to_le_bytes());
+    r.extend_from_slice(&kind.to_le_bytes());
+    r.extend_from_slice(body);
+    r
+}
+
+fn link12(end: u32, at: (PageId, u16)) -> [u8; 12] {
+    let mut l = [0u8; 12];
+    l[..4].copy_from_slice(&end.to_le_bytes());
+    l[4..10].copy_from_slice(&at.0.bytes());
+    l[10..].copy_from_slice(&at.1.to_le_bytes());
+    l
+}
+
+impl Writer<'_> {
+    /// Stores `value` as a LOB tree; returns the in-row root (reader: `lob.rs`).
+    fn write_lob(&mut self, text: &mut TextPages, value: &[u8]) -> io::Result<Vec<u8>> {
+        self.blob_id += 1;
+        let blob = self.blob_id;
+        let mut data_links = Vec::new();
+        for (i, chunk) in value.chunks(LOB_CHUNK).enumerate() {
+            let at = text.add(self, &blob_record(blob, 3, chunk))?;
+            data_links.push(((i * LOB_CHUNK + chunk.len()) as u64, at));
+        }
+        let mut root = vec![4, 0, 0, 0];
+        root.extend_from_slice(&1u32.to_le_bytes());
+        root.extend_from_slice(&(blob as u32).to_le_bytes());
+        if data_links.len() <= INLINE_LINKS {
+            for (end, at) in data_links {
+                root.extend_from_slice(&link12(end as u32, at));
+            }
+            return Ok(root);
+        }
+        // Level 1: INTERNAL nodes of up to 500 links; each node's offsets count from its own start.
+        root[1] = 1;
+        let mut node_start = 0u64;
+        for group in data_links.chunks(INTERNAL_LINKS) {
+            let mut body = Vec::new();
+            body.extend_from_slice(&(INTERNAL_LINKS as u16 + 1).to_le_bytes());
+            body.extend_from_slice(&(group.len() as u16).to_le_bytes());
+            body.extend_from_slice(&0u16.to_le_bytes());
+            for (end, at) in group {
+                body.extend_from_slice(&(end - node_start).to_le_bytes());
+                body.extend_from_slice(&at.0.bytes());
+                body.extend_from_slice(&at.1.to_le_bytes());
+            }
+            let at = text.add(self, &blob_record(blob, 2, &body))?;
+            let node_end = group.last().map_or(node_start, |l| l.0);
+            root.extend_from_slice(&link12(node_end as u32, at));
+            node_start = node_end;
+        }
+        Ok(root)
+    }
+
+    /// Stores a row-overflow value; returns the 24-byte in-row pointer.
+    fn write_overflow(&mut self, text: &mut TextPages, value: &[u8]) -> io::Result<Vec<u8>> {
+        self.blob_id += 1;
+        let blob = self.blob_id;
+        let at = text.add(self, &blob_record(blob, 3, value))?;
+        let mut p = vec![2, 0, 0, 0];
+        p.extend_from_slice(&1u32.to_le_bytes());
+        p.extend_from_slice(&(blob as u32).to_le_bytes());
+        p.extend_from_slice(&link12(value.len() as u32, at));
+        Ok(p)
+    }
+}
+
+/// One row's stored cells before encoding.
+enum Stored {
+    Null,
+    Bit(bool),
+    Inline(Vec<u8>),
+    Pointer(Vec<u8>),
+}
+
+impl Stored {
+    fn cell(&self) -> Cell<'_> {
+        match self {
+            Stored::Null => Cell::Null,
+            Stored::Bit(b) => Cell::Bit(*b),
+            Stored::Inline(b) => Cell::Bytes(b),
+            Stored::Pointer(b) => Cell::Complex(b),
+        }
+    }
+}
+
+/// The physical layout of a user table: columns in declaration order.
+pub fn user_layout(t: &TableSpec) -> RecordLayout {
+    let cols: Vec<(Option<usize>, bool)> = t.columns.iter().map(|c| (c.ty.fixed_len(), c.ty == ColType::Bit)).collect();
+    RecordLayout::sequential(&cols)
+}
+
+/// Whether generated row `row` is a ghost.
+pub fn is_ghost(t: &TableSpec, row: u64) -> bool {
+    t.ghost_every.is_some_and(|g| g > 0 && row % g == g - 1)
+}
+
+/// Generated rows needed for `t.rows` live rows.
+pub fn generated_rows(t: &TableSpec) -> u64 {
+    match t.ghost_every {
+        Some(g) if g > 1 => {
+            // Every g-th generated row is a ghost: g - 1 live rows per g generated.
+            let full = t.rows / (g - 1);
+            let rest = t.rows % (g - 1);
+            full * g + rest
+        }
+        _ => t.rows,
+    }
+}
+
+pub fn table_seed(spec: &Spec, t: &TableSpec) -> u64 {
+    value::mix(&[spec.seed, value::name_hash(&t.qualified_name())])
+}
+
+/// Writes one user table's pages; returns what the catalog needs to describe it.
+pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) -> io::Result<TableMeta> {
+    let layout = user_layout(t);
+    let seed = table_seed(w.spec, t);
+    let has_lob = t.columns.iter().any(|c| c.ty.is_max());
+    let mut in_row = UnitPages::new(false);
+    let mut lob = TextPages::new(ids.lob_unit);
+    let mut overflow = TextPages::new(ids.overflow_unit);
+    let clustered = matches!(t.layout, Layout::Clustered { .. });
+    let key = match t.layout {
+        Layout::Clustered { key } => Some(key),
+        Layout::Heap => None,
+    };
+    let mut page: Option<PageBuf> = None;
+    let mut fwd: Option<PageBuf> = None;
+    let mut first_page = PageId::NULL;
+    let mut index_entries: Vec<(Vec<u8>, PageId)> = Vec::new();
+    let mut live = 0u64;
+    let (mut max_leaf, mut min_leaf) = (0usize, usize::MAX);
+    let mut record = Vec::new();
+    let mut values: Vec<Option<Val>> = Vec::with_capacity(t.columns.len());
+    let mut stored: Vec<Stored> = Vec::with_capacity(t.columns.len());
+    let mut data_pages = 0u64;
+    let total = generated_rows(t);
+    for row in 0..total {
+        let ghost = is_ghost(t, row);
+        values.clear();
+        values.extend(t.columns.iter().enumerate().map(|(i, c)| value::generate(c, seed, i, row)));
+        let forwarded = !ghost && !clustered && t.forward_every.is_some_and(|f| f > 0 && live % f == f - 1);
+        stored.clear();
+        for (c, v) in t.columns.iter().zip(&values) {
+            stored.push(match v {
+                None => Stored::Null,
+                Some(Val::Bit(b)) => Stored::Bit(*b),
+                Some(v) => {
+                    let mut b = Vec::new();
+                    v.encode(c.ty, &mut b);
+                    Stored::Inline(b)
+                }
+            });
+        }
+        // Off-row: (max) values over 8000 bytes always; then the largest variable-length
+        // values until the record fits.
+        let limit = MAX_RECORD - if forwarded { 10 } else { 0 };
+        for (c, s) in t.columns.iter().zip(stored.iter_mut()) {
+            if let Stored::Inline(b) = s {
+                if c.ty.is_max() && b.len() > 8000 {
+                    *s = Stored::Pointer(w.write_lob(&mut lob, b)?);
+                }
+            }
+        }
+        let kind_for_size = if forwarded { Kind::Forwarded { stub: PageId::NULL, slot: 0 } } else { Kind::Primary };
+        loop {
+            let cells: Vec<Cell> = stored.iter().map(Stored::cell).collect();
+            if layout.size(&cells, kind_for_size) <= limit {
+                break;
+            }
+            let candidate = t
+                .columns
+                .iter()
+                .zip(stored.iter())
+                .enumerate()
+                .filter(|(_, (c, s))| c.ty.fixed_len().is_none() && matches!(s, Stored::Inline(b) if b.len() > 24))
+                .max_by_key(|(_, (_, s))| match s {
+                    Stored::Inline(b) => b.len(),
+                    _ => 0,
+                })
+                .map(|(i, _)| i);
+            let Some(i) = candidate else {
+                return Err(io::Error::other(format!("{}: a row does not fit in a page", t.qualified_name())));
+            };
+            let Stored::Inline(b) = std::mem::replace(&mut stored[i], Stored::Null) else { unreachable!() };
+            stored[i] = Stored::Pointer(if t.columns[i].ty.is_max() {
+                w.write_lob(&mut lob, &b)?
+            } else {
+                w.write_overflow(&mut overflow, &b)?
+            });
+        }
+        let cells: Vec<Cell> = stored.iter().map(Stored::cell).collect();
+        let kind = if ghost { Kind::Ghost } else { Kind::Primary };
+        if forwarded {
+            // The stub stays here; the record goes to the current forwarding page.
+            let size = layout.size(&cells, kind_for_size);
+            if fwd.as_ref().is_some_and(|p| !p.fits(size)) {
+                flush_data(w, fwd.take(), false, &mut data_pages)?;
+            }
+            if fwd.is_none() {
+                let mut p = PageBuf::new(in_row.next_page(&mut w.space), page::TYPE_DATA, ids.in_row_unit);
+                p.pminlen = layout.fixed_end as u16;
+                fwd = Some(p);
+            }
+            if page.as_ref().is_some_and(|p| !p.fits(9)) {
+                flush_data(w, page.take(), true, &mut data_pages)?;
+            }
+            if page.is_none() {
+                let mut p = PageBuf::new(in_row.next_page(&mut w.space), page::TYPE_DATA, ids.in_row_unit);
+                p.pminlen = layout.fixed_end as u16;
+                page = Some(p);
+            }
+            let here = page.as_mut().expect("open page");
+            let f = fwd.as_mut().expect("open forwarding page");
+            layout.encode(&cells, Kind::Forwarded { stub: here.id, slot: here.slot_count() }, &mut record);
+            let fslot = f.add(&record);
+            here.add(&forwarding_stub(f.id, fslot));
+        } else {
+            layout.encode(&cells, kind, &mut record);
+            if page.as_ref().is_some_and(|p| !p.fits(record.len())) {
+                let mut done = page.take().expect("open page");
+                let next = in_row.next_page(&mut w.space);
+                if clustered {
+                    done.next = next;
+                }
+                let prev = done.id;
+                flush_data(w, Some(done), !clustered, &mut data_pages)?;
+                let mut p = PageBuf::new(next, page::TYPE_DATA, ids.in_row_unit);
+                p.pminlen = layout.fixed_end as u16;
+                if clustered {
+                    p.prev = prev;
+                }
+                page = Some(p);
+            }
+            if page.is_none() {
+                let mut p = PageBuf::new(in_row.next_page(&mut w.space), page::TYPE_DATA, ids.in_row_unit);
+                p.pminlen = layout.fixed_end as u16;
+                page = Some(p);
+            }
+            let p = page.as_mut().expect("open page");
+            if first_page.is_null() {
+                first_page = p.id;
+            }
+            if let Some(k) = key {
+                if p.slot_count() == 0 {
+                    if let Stored::Inline(b) = &stored[k] {
+                        index_entries.push((b.clone(), p.id));
+                    }
+                }
+            }
+            p.add(&record);
+            if ghost {
+                p.ghosts += 1;
+            }
+        }
+        if !ghost {
+            live += 1;
+        }
+        max_leaf = max_leaf.max(record.len());
+        min_leaf = min_leaf.min(record.len());
+    }
+    if first_page.is_null() {
+        first_page = page.as_ref().map_or(PageId::NULL, |p| p.id);
+    }
+    flush_data(w, page.take(), !clustered, &mut data_pages)?;
+    flush_data(w, fwd.take(), true, &mut data_pages)?;
+    lob.flush(w)?;
+    overflow.flush(w)?;
+    let mut root = first_page;
+    let mut index_pages = 0;
+    if clustered && index_entries.len() > 1 {
+        let (r, n) = write_index_levels(w, &mut in_row, ids.in_row_unit, index_entries)?;
+        root = r;
+        index_pages = n;
+    }
+    let mut units = vec![finish_unit(w, in_row, ids.in_row_unit, 1, first_page, root, data_pages + index_pages)?];
+    if has_lob || !lob.unit.extents.is_empty() {
+        let used = lob.unit.pages;
+        units.push(finish_unit(w, lob.unit, ids.lob_unit, 2, PageId::NULL, PageId::NULL, used)?);
+    }
+    if !overflow.unit.extents.is_empty() {
+        let used = overflow.unit.pages;
+        units.push(finish_unit(w, overflow.unit, ids.overflow_unit, 3, PageId::NULL, PageId::NULL, used)?);
+    }
+    Ok(TableMeta {
+        ids,
+        rows: live,
+        units,
+        max_leaf,
+        min_leaf: if min_leaf == usize::MAX { 0 } else { min_leaf },
+        layout,
+    })
+}
+
+fn flush_data(w: &mut Writer, page: Option<PageBuf>, heap: bool, pages: &mut u64) -> io::Result<()> {
+    if let Some(p) = page {
+        let mut byte = PFS_ALLOCATED;
+        if heap {
+            byte |= fullness(p.used());
+        }
+        if p.ghosts > 0 {
+            byte |= PFS_GHOST;
+        }
+        let mixed = w.space.pfs(p.id) & PFS_MIXED;
+        w.space.set_pfs(p.id, byte | mixed);
+        let id = p.id;
+        w.sink.put(id, &p.finish())?;
+        *pages += 1;
+    }
+    Ok(())
+}
+
+/// Builds the non-leaf levels of a clustered index from (first key, page) of each page below:
+/// index records are status 0x06, the key columns, the child page (6 bytes). Returns the root.
+fn write_index_levels(
+    w: &mut Writer,
+    unit: &mut UnitPages,
+    auid: i64,
+    mut entries: Vec<(Vec<u8>, PageId)>,
+) -> io::Result<(PageId, u64)> {
+    let mut level = 1u8;
+    let mut written = 0;
+    loop {
+        let mut next_entries = Vec::new();
+        let mut page: Option<PageBuf> = None;
+        for (key, child) in &entries {
+            let mut rec = vec![3 << 1];
+            rec.extend_from_slice(key);
+            rec.extend_from_slice(&child.bytes());
+            if page.as_ref().is_some_and(|p| !p.fits(rec.len())) {
+                let mut done = page.take().expect("open page");
+                let next = unit.next_page(&mut w.space);
+                done.next = next;
+                let prev = done.id;
+                flush_index(w, done)?;
+                written += 1;
+                let mut p = PageBuf::new(next, page::TYPE_INDEX, auid);
+                p.prev = prev;
+                p.level = level;
+                p.pminlen = rec.len() as u16;
+                page = Some(p);
+            }
+            if page.is_none() {
+                let mut p = PageBuf::new(unit.next_page(&mut w.space), page::TYPE_INDEX, auid);
+                p.level = level;
+                p.pminlen = rec.len() as u16;
+                page = Some(p);
+            }
+            let p = page.as_mut().expect("open page");
+            if p.slot_count() == 0 {
+                next_entries.push((key.clone(), p.id));
+            }
+            p.add(&rec);
+        }
+        let last = page.take().expect("an index page");
+        let last_id = last.id;
+        flush_index(w, last)?;
+        written += 1;
+        if next_entries.len() <= 1 {
+            return Ok((last_id, written));
+        }
+        entries = next_entries;
+        level += 1;
+    }
+}
+
+fn flush_index(w: &mut Writer, p: PageBuf) -> io::Result<()> {
+    let mixed = w.space.pfs(p.id) & PFS_MIXED;
+    w.space.set_pfs(p.id, PFS_ALLOCATED | mixed);
+    let id = p.id;
+    w.sink.put(id, &p.finish())
+}
+
+/// Writes a unit's IAM pages (one per file and GAM interval it has pages in, chained) and
+/// returns its sysallocunits description.
+fn finish_unit(
+    w: &mut Writer,
+    mut unit: UnitPages,
+    auid: i64,
+    kind: u8,
+    first: PageId,
+    root: PageId,
+    used: u64,
+) -> io::Result<UnitMeta> {
+    let mut groups: BTreeMap<(u16, u32), Vec<PageId>> = BTreeMap::new();
+    for e in &unit.extents {
+        groups.entry((e.file, e.page / alloc::GAM_INTERVAL)).or_default().push(*e);
+    }
+    if !unit.singles.is_empty() {
+        groups.entry((1, 0)).or_default();
+    }
+    let keys: Vec<(u16, u32)> = groups.keys().copied().collect();
+    let ids: Vec<PageId> = keys.iter().map(|&(file, _)| PageId::new(file, w.space.file(file).mixed_page())).collect();
+    for (i, (key, id)) in keys.iter().zip(&ids).enumerate() {
+        let mut p = PageBuf::new(*id, page::TYPE_IAM, auid);
+        p.pminlen = 90;
+        if i > 0 {
+            p.prev = ids[i - 1];
+        }
+        if let Some(n) = ids.get(i + 1) {
+            p.next = *n;
+        }
+        let mut header = vec![0u8; 94];
+        header[2..4].copy_from_slice(&94u16.to_le_bytes());
+        header[4..8].copy_from_slice(&(i as u32).to_le_bytes());
+        let start = PageId::new(key.0, key.1 * alloc::GAM_INTERVAL);
+        header[40..46].copy_from_slice(&start.bytes());
+        if i == 0 {
+            for (s, single) in unit.singles.iter().enumerate() {
+                header[46 + 6 * s..52 + 6 * s].copy_from_slice(&single.bytes());
+            }
+        }
+        p.add(&header);
+        let mut bitmap = vec![0u8; 7992];
+        bitmap[2..4].copy_from_slice(&7992u16.to_le_bytes());
+        for e in &groups[key] {
+            let extent = ((e.page - start.page) / 8) as usize;
+            bitmap[4 + extent / 8] |= 1 << (extent % 8);
+        }
+        p.add(&bitmap);
+        w.space.set_pfs(*id, PFS_ALLOCATED | PFS_MIXED | PFS_IAM);
+        w.sink.put(*id, &p.finish())?;
+    }
+    unit.iam_pages = ids.clone();
+    let reserved = unit.reserved();
+    Ok(UnitMeta {
+        auid,
+        kind,
+        first,
+        root,
+        first_iam: ids.first().copied().unwrap_or(PageId::NULL),
+        used: used + ids.len() as u64,
+        data: used,
+        reserved,
+    })
+}
+
+/// Writes a system base table (a clustered index) on pages given in advance; returns the pages
+/// it needs when `pages` is `None` (a dry run).
+pub(crate) fn write_system_table(
+    w: &mut Writer,
+    table: &SysTable,
+    rows: &[SysRow],
+    pages: Option<&[PageId]>,
+) -> io::Result<(u64, u64)> {
+    let layout = systables::layout(table);
+    let mut encoded: Vec<(Vec<i64>, Vec<u8>, Vec<u8>)> = rows
+        .iter()
+        .map(|r| {
+            let stored = systables::stored(table, r);
+            let cells = systables::cells(table, &stored);
+            let mut rec = Vec::new();
+            layout.encode(&cells, Kind::Primary, &mut rec);
+            let (key_bytes, key_ints) = systables::key(table, &stored);
+            (key_ints, key_bytes, rec)
+        })
+        .collect();
+    encoded.sort_by(|a, b| a.0.cmp(&b.0));
+    // Leaves.
+    let mut leaves: Vec<Vec<usize>> = vec![Vec::new()];
+    let mut free = PAGE_SIZE - page::HEADER_SIZE;
+    for (i, (_, _, rec)) in encoded.iter().enumerate() {
+        if free < rec.len() + 2 {
+            leaves.push(Vec::new());
+            free = PAGE_SIZE - page::HEADER_SIZE;
+        }
+        free -= rec.len() + 2;
+        leaves.last_mut().expect("a leaf").push(i);
+    }
+    // Index levels: count pages per level.
+    let key_len = encoded.first().map_or(0, |e| e.1.len());
+    let index_rec = 1 + key_len + 6;
+    let per_page = (PAGE_SIZE - page::HEADER_SIZE) / (index_rec + 2);
+    let mut level_sizes = Vec::new();
+    let mut n = leaves.len();
+    while n > 1 {
+        n = n.div_ceil(per_page);
+        level_sizes.push(n);
+    }
+    let total = leaves.len() + level_sizes.iter().sum::<usize>();
+    let Some(pages) = pages else { return Ok((leaves.len() as u64, total as u64)) };
+    assert_eq!(pages.len(), total, "{}: page count changed between passes", table.name);
+    let auid = table.rowset;
+    let mut entries = Vec::new();
+    for (li, leaf) in leaves.iter().enumerate() {
+        let mut p = PageBuf::new(pages[li], page::TYPE_DATA, auid);
+        p.pminlen = layout.fixed_end as u16;
+        if li > 0 {
+            p.prev = pages[li - 1];
+        }
+        if li + 1 < leaves.len() {
+            p.next = pages[li + 1];
+        }
+        for &i in leaf {
+            p.add(&encoded[i].2);
+        }
+        if let Some(&i) = leaf.first() {
+            entries.push((encoded[i].1.clone(), pages[li]));
+        }
+        let mixed = w.space.pfs(p.id) & PFS_MIXED;
+        w.space.set_pfs(p.id, PFS_ALLOCATED | mixed);
+        let id = p.id;
+        w.sink.put(id, &p.finish())?;
+    }
+    let mut next = leaves.len();
+    for (level, size) in (1u8..).zip(level_sizes) {
+        let ids = &pages[next..next + size];
+        let mut up = Vec::new();
+        for (pi, chunk) in entries.chunks(per_page).enumerate() {
+            let mut p = PageBuf::new(ids[pi], page::TYPE_INDEX, auid);
+            p.level = level;
+            p.pminlen = index_rec as u16;
+            if pi > 0 {
+                p.prev = ids[pi - 1];
+            }
+            if pi + 1 < size {
+                p.next = ids[pi + 1];
+            }
+            for (key, child) in chunk {
+                let mut rec = vec![3 << 1];
+                rec.extend_from_slice(key);
+                rec.extend_from_slice(&child.bytes());
+                p.add(&rec);
+            }
+            up.push((chunk[0].0.clone(), ids[pi]));
+            flush_index(w, p)?;
+        }
+        entries = up;
+        next += size;
+    }
+    Ok((leaves.len() as u64, total as u64))
+}
+
+/// Writes the system tables, allocation pages, boot page and file headers.
+pub(crate) fn write_catalog(w: &mut Writer, tables: &[TableMeta]) -> io::Result<()> {
+    // Pass 1: how many pages each system table needs (row sizes do not depend on page ids).
+    let placeholder = Catalog::default();
+    let mut plans: Vec<(&'static SysTable, u64, u64)> = Vec::new();
+    for t in systables::SYSTEM_TABLES {
+        let rows = meta::system_rows(w.spec, t.id, tables, &placeholder);
+        let (leaves, total) = write_system_table(w, t, &rows, None)?;
+        plans.push((t, leaves, total));
+    }
+    // Allocate: sysallocunits starts at 1:20; the first 8 pages of each from mixed extents.
+    let mut catalog = Catalog::default();
+    let mut page_lists: Vec<Vec<PageId>> = Vec::new();
+    let mut units: Vec<UnitPages> = Vec::new();
+    for &(t, _, total) in &plans {
+        let mut unit = UnitPages::new(true);
+        let mut list = Vec::new();
+        for i in 0..total {
+            if t.id == systables::SYSALLOCUNITS && i == 0 {
+                list.push(alloc::FIRST_SYS_INDEXES);
+                unit.singles.push(alloc::FIRST_SYS_INDEXES);
+                unit.pages += 1;
+                continue;
+            }
+            list.push(unit.next_page(&mut w.space));
+        }
+        page_lists.push(list);
+        units.push(unit);
+    }
+    // IAM pages (written now: their content is known).
+    for ((&(t, leaves, total), list), unit) in plans.iter().zip(&page_lists).zip(units) {
+        let first = list.first().copied().unwrap_or(PageId::NULL);
+        let root = list.last().copied().unwrap_or(PageId::NULL);
+        let _ = leaves;
+        let m = finish_unit(w, unit, t.rowset, 1, first, root, total)?;
+        catalog.system_units.push((t.id, m));
+    }
+    // Every page is allocated now: the files have their final sizes.
+    catalog.file_pages = w.space.files.iter().map(|f| (f.file_id, file_pages(&w.space, f.file_id))).collect();
+    // Pass 2: the real rows on the pages planned.
+    for ((&(t, _, _), list), i) in plans.iter().zip(&page_lists).zip(0..) {
+        let rows = meta::system_rows(w.spec, t.id, tables, &catalog);
+        let _ = i;
+        write_system_table(w, t, &rows, Some(list))?;
+    }
+    write_allocation_pages(w)?;
+    Ok(())
+}
+
+/// File sizes in pages: whole megabytes, at least 8 MB for the primary file.
+pub fn file_pages(space: &Space, file_id: u16) -> u32 {
+    let f = space.files.iter().find(|f| f.file_id == file_id).expect("a file");
+    let used = f.extent_count() * 8;
+    let min = if file_id == 1 { 1024 } else { 128 };
+    (used.div_ceil(128) * 128).max(min)
+}
+
+fn write_allocation_pages(w: &mut Writer) -> io::Result<()> {
+    let file_ids: Vec<u16> = w.space.files.iter().map(|f| f.file_id).collect();
+    for file_id in file_ids {
+        let pages = file_pages(&w.space, file_id);
+        // Boot page and sysallocunits' fixed page are allocated.
+        if file_id == 1 {
+            w.space.set_pfs(alloc::BOOT_PAGE, PFS_ALLOCATED | PFS_MIXED);
+        }
+        let f = w.space.file(file_id);
+        let extents = pages / 8;
+        for p in 0..8u32.min(pages) {
+            if matches!(p, 0..=3 | 6 | 7) {
+                f.set_pfs(p, PFS_ALLOCATED);
+            }
+        }
+        // PFS pages.
+        let mut start = 0;
+        while start < pages {
+            let id = PageId::new(file_id, start.max(1));
+            let mut p = PageBuf::new(id, page::TYPE_PFS, page::ALLOCATION_PAGES_UNIT);
+            let mut rec = vec![0u8; 4];
+            rec[2..4].copy_from_slice(&8092u16.to_le_bytes());
+            let f = w.space.file(file_id);
+            for i in 0..alloc::PFS_INTERVAL {
+                let pg = start + i;
+                let b = if pg < pages { f.pfs.get(pg as usize).copied().unwrap_or(0) } else { 0 };
+                let fixed = pg < pages && alloc::is_fixed_page(file_id, pg);
+                rec.push(if fixed { b | PFS_ALLOCATED } else { b });
+            }
+            p.add(&rec);
+            w.sink.put(id, &p.finish())?;
+            start += alloc::PFS_INTERVAL;
+        }
+        // GAM, SGAM, differential and bulk-change maps per GAM interval.
+        let mut interval = 0;
+        while interval * alloc::GAM_INTERVAL < pages {
+            let base = interval * alloc::GAM_INTERVAL;
+            let f = w.space.file(file_id);
+            let mut gam = vec![0u8; 7988];
+            let mut sgam = vec![0u8; 7988];
+            let mut dcm = vec![0u8; 7988];
+            for e in 0..(alloc::GAM_INTERVAL / 8) {
+                let extent = base / 8 + e;
+                if extent >= extents {
+                    break;
+                }
+                let state = f.extents.get(extent as usize).copied().unwrap_or(alloc::ExtentState::Free);
+                let (byte, bit) = (e as usize / 8, e % 8);
+                match state {
+                    alloc::ExtentState::Free => gam[byte] |= 1 << bit,
+                    alloc::ExtentState::Mixed => {
+                        if f.mixed_has_free(extent) {
+                            sgam[byte] |= 1 << bit;
+                        }
+                        dcm[byte] |= 1 << bit;
+                    }
+                    alloc::ExtentState::Uniform => dcm[byte] |= 1 << bit,
+                }
+            }
+            for (offset, ty, bits) in [
+                (2, page::TYPE_GAM, &gam),
+                (3, page::TYPE_SGAM, &sgam),
+                (6, page::TYPE_DIFF_MAP, &dcm),
+                (7, page::TYPE_ML_MAP, &vec![0u8; 7988]),
+            ] {
+                let id = PageId::new(file_id, base + offset);
+                let mut p = PageBuf::new(id, ty, page::ALLOCATION_PAGES_UNIT);
+                p.pminlen = 90;
+                let mut header = vec![0u8; 94];
+                header[2..4].copy_from_slice(&94u16.to_le_bytes());
+                p.add(&header);
+                let mut rec = vec![0u8; 4];
+                rec[2..4].copy_from_slice(&7992u16.to_le_bytes());
+                rec.extend_from_slice(bits);
+                p.add(&rec);
+                w.sink.put(id, &p.finish())?;
+            }
+            interval += 1;
+        }
+        // The file header page.
+        let fh = meta::file_header_page(w.spec, file_id, pages);
+        w.sink.put(PageId::new(file_id, 0), &fh)?;
+        w.sink.set_pages(file_id, pages)?;
+    }
+    let boot = meta::boot_page(w.spec);
+    w.sink.put(alloc::BOOT_PAGE, &boot)?;
+    Ok(())
+}
