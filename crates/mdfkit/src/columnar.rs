@@ -132,9 +132,15 @@ pub struct BatchBuilder {
     schema: SchemaRef,
     builders: Vec<ColumnBuilder>,
     rows: usize,
+    /// Stored bytes of the values appended since the last batch: a batch is cut by size too, so
+    /// that rows of large LOB values do not pile up gigabytes in one batch.
+    bytes: usize,
     off_row: Vec<u8>,
     text: String,
 }
+
+/// A batch is finished once its values reach this many stored bytes, whatever its row count.
+pub const BATCH_BYTES: usize = 64 << 20;
 
 enum ColumnBuilder {
     Bool(BooleanBuilder),
@@ -164,7 +170,7 @@ impl BatchBuilder {
     pub fn new(decoder: &RowDecoder, capacity: usize) -> Self {
         let schema = schema(decoder);
         let builders = decoder.columns().iter().map(|c| ColumnBuilder::new(&c.column, capacity)).collect();
-        BatchBuilder { schema, builders, rows: 0, off_row: Vec::new(), text: String::new() }
+        BatchBuilder { schema, builders, rows: 0, bytes: 0, off_row: Vec::new(), text: String::new() }
     }
 
     pub fn schema(&self) -> SchemaRef {
@@ -179,6 +185,11 @@ impl BatchBuilder {
         self.rows == 0
     }
 
+    /// Whether the batch should be finished: `batch_size` rows, or [`BATCH_BYTES`] of values.
+    pub fn is_full(&self, batch_size: usize) -> bool {
+        self.rows >= batch_size || self.bytes >= BATCH_BYTES
+    }
+
     /// Appends one row decoded from `record`.
     pub fn append(&mut self, decoder: &RowDecoder, record: &Record) -> Result<()> {
         for (plan, builder) in decoder.columns().iter().zip(&mut self.builders) {
@@ -188,7 +199,10 @@ impl BatchBuilder {
                     builder.append_null();
                     Ok(())
                 }
-                Some(bytes) => builder.append(plan, bytes, &mut self.text),
+                Some(bytes) => {
+                    self.bytes += bytes.len();
+                    builder.append(plan, bytes, &mut self.text)
+                }
             });
             self.off_row = off_row;
             result.map_err(|e| decoder.in_column(e, plan))?;
@@ -201,6 +215,7 @@ impl BatchBuilder {
     pub fn finish(&mut self) -> Result<RecordBatch> {
         let columns: Vec<ArrayRef> = self.builders.iter_mut().map(ColumnBuilder::finish).collect();
         self.rows = 0;
+        self.bytes = 0;
         RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::corrupt(format!("building a batch: {e}")))
     }
 }

@@ -233,7 +233,7 @@ impl Database {
                 }
                 batch.append(&decoder, record)?;
                 remaining -= 1;
-                if batch.len() >= batch_size && each(batch.finish()?)? == Flow::Stop {
+                if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
                     stopped = true;
                 }
                 Ok(if stopped || remaining == 0 { Flow::Stop } else { Flow::Continue })
@@ -269,19 +269,22 @@ impl Database {
         for partition in &table.partitions {
             let unit = self.scannable_unit(table, partition)?;
             let decoder = self.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
-            let pages = scan::data_pages_in_allocation_order(&self.reader, unit)
-                .map_err(|e| e.in_object(table.qualified_name()))?;
+            // The IAM chains' allocated pages; each task keeps the data pages of the unit, so every
+            // page is read once.
+            let pages = scan::heap_pages(&self.reader, unit).map_err(|e| e.in_object(table.qualified_name()))?;
             let chunks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
             // Too few chunks to share: threads would cost more than they save.
             let wave_size = if chunks.len() < threads { 1 } else { threads * 2 };
             for wave in chunks.chunks(wave_size) {
                 let results: Vec<Result<(Vec<RecordBatch>, ScanStats)>> = if wave.len() == 1 {
-                    vec![self.decode_pages(table, &decoder, wave[0], options.batch_size)]
+                    vec![self.decode_pages(table, unit, &decoder, wave[0], options.batch_size)]
                 } else {
                     std::thread::scope(|scope| {
                         let workers: Vec<_> = wave
                             .iter()
-                            .map(|pages| scope.spawn(|| self.decode_pages(table, &decoder, pages, options.batch_size)))
+                            .map(|pages| {
+                                scope.spawn(|| self.decode_pages(table, unit, &decoder, pages, options.batch_size))
+                            })
                             .collect();
                         workers
                             .into_iter()
@@ -306,10 +309,12 @@ impl Database {
         Ok(total)
     }
 
-    /// Decodes the rows of `pages` into batches of at most `batch_size` rows.
+    /// Decodes the rows of the data pages of `unit` among `pages` into batches of at most
+    /// `batch_size` rows (other pages of an allocated extent are skipped).
     fn decode_pages(
         &self,
         table: &TableInfo,
+        unit: &AllocationUnit,
         decoder: &RowDecoder,
         pages: &[PageId],
         batch_size: usize,
@@ -318,13 +323,22 @@ impl Database {
         let mut batches = Vec::new();
         let mut batch = BatchBuilder::new(decoder, batch_size.min(4096));
         for &id in pages {
-            let page = self.reader.read(id)?;
+            let page = match self.reader.read(id) {
+                Ok(page) => page,
+                // Pages of an allocated extent not formatted yet are all zero.
+                Err(e) if e.message().contains("says it is page 0:0") => continue,
+                Err(e) => return Err(e),
+            };
+            let h = page.header();
+            if h.page_type != crate::page::PageType::Data || h.level != 0 || !h.belongs_to(unit.id) {
+                continue;
+            }
             let mut append = |record: &Record, _: RowLocation| {
                 batch.append(decoder, record)?;
                 Ok(Flow::Continue)
             };
             scan::visit_page(&self.reader, &page, table.is_heap, ScanMode::default(), &mut stats, &mut append)?;
-            if batch.len() >= batch_size {
+            if batch.is_full(batch_size) {
                 batches.push(batch.finish()?);
             }
         }

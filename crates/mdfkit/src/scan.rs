@@ -185,21 +185,6 @@ pub fn for_each_row(
     Ok(stats)
 }
 
-/// The data pages (leaf level) of an allocation unit in allocation order, from its IAM chain:
-/// what a parallel scan splits among threads. For a clustered index the rows then come in page
-/// allocation order rather than key order.
-pub fn data_pages_in_allocation_order(reader: &PageReader, unit: &AllocationUnit) -> Result<Vec<PageId>> {
-    let mut pages = Vec::new();
-    for id in heap_pages(reader, unit)? {
-        let page = reader.read(id)?;
-        let h = page.header();
-        if h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id) {
-            pages.push(id);
-        }
-    }
-    Ok(pages)
-}
-
 /// The data pages of a unit for a salvage scan: from the IAM chains, each page whose header is
 /// readable and names a data page of the unit; the pages that cannot be read are recorded.
 fn salvage_pages(reader: &PageReader, unit: &AllocationUnit, stats: &mut ScanStats) -> Vec<PageId> {
