@@ -140,7 +140,7 @@ pub struct BatchBuilder {
 }
 
 /// A batch is finished once its values reach this many stored bytes, whatever its row count.
-pub const BATCH_BYTES: usize = 64 << 20;
+pub const BATCH_BYTES: usize = 16 << 20;
 
 enum ColumnBuilder {
     Bool(BooleanBuilder),

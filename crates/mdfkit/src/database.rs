@@ -252,7 +252,7 @@ impl Database {
     /// Like [`Database::scan_batches`], decoding on `threads` threads. Pages are taken in
     /// allocation order from the IAM chains and split among the threads; batches come back in that
     /// order (for a clustered index: page allocation order, not key order). Memory stays bounded:
-    /// at most `2 × threads` chunks of pages are in flight.
+    /// at most `2 × threads` tasks run, each holding at most two batches.
     pub fn scan_batches_parallel(
         &self,
         table: &TableInfo,
@@ -276,33 +276,48 @@ impl Database {
             // Too few chunks to share: threads would cost more than they save.
             let wave_size = if chunks.len() < threads { 1 } else { threads * 2 };
             for wave in chunks.chunks(wave_size) {
-                let results: Vec<Result<(Vec<RecordBatch>, ScanStats)>> = if wave.len() == 1 {
-                    vec![self.decode_pages(table, unit, &decoder, wave[0], options.batch_size)]
-                } else {
-                    std::thread::scope(|scope| {
-                        let workers: Vec<_> = wave
-                            .iter()
-                            .map(|pages| {
-                                scope.spawn(|| self.decode_pages(table, unit, &decoder, pages, options.batch_size))
-                            })
-                            .collect();
-                        workers
-                            .into_iter()
-                            .map(|w| w.join().unwrap_or_else(|_| Err(Error::corrupt("a scan thread panicked"))))
-                            .collect()
-                    })
-                };
-                for result in results {
-                    let (batches, stats) = result.map_err(|e| e.in_object(table.qualified_name()))?;
-                    total += stats;
-                    for batch in batches {
-                        let rows = batch.num_rows() as u64;
-                        let batch = if rows > remaining { batch.slice(0, remaining as usize) } else { batch };
-                        remaining -= (batch.num_rows() as u64).min(remaining);
-                        if each(batch)? == Flow::Stop || remaining == 0 {
-                            return Ok(total);
+                // Each task hands its batches over a channel that holds one: a task ahead of the
+                // consumer waits instead of piling up batches (LOB tables make them large).
+                let outcome = std::thread::scope(|scope| -> Result<Option<ScanStats>> {
+                    let receivers: Vec<_> = wave
+                        .iter()
+                        .map(|pages| {
+                            let (tx, rx) = std::sync::mpsc::sync_channel::<TaskMessage>(1);
+                            let decoder = &decoder;
+                            scope.spawn(move || {
+                                let result =
+                                    self.decode_pages(table, unit, decoder, pages, options.batch_size, &mut |b| {
+                                        tx.send(TaskMessage::Batch(b)).is_ok()
+                                    });
+                                tx.send(TaskMessage::Done(result)).ok();
+                            });
+                            rx
+                        })
+                        .collect();
+                    for rx in receivers {
+                        loop {
+                            match rx.recv() {
+                                Ok(TaskMessage::Batch(batch)) => {
+                                    let rows = batch.num_rows() as u64;
+                                    let batch =
+                                        if rows > remaining { batch.slice(0, remaining as usize) } else { batch };
+                                    remaining -= (batch.num_rows() as u64).min(remaining);
+                                    if each(batch)? == Flow::Stop || remaining == 0 {
+                                        return Ok(None);
+                                    }
+                                }
+                                Ok(TaskMessage::Done(result)) => {
+                                    total += result.map_err(|e| e.in_object(table.qualified_name()))?;
+                                    break;
+                                }
+                                Err(_) => return Err(Error::corrupt("a scan thread stopped without a result")),
+                            }
                         }
                     }
+                    Ok(Some(ScanStats::default()))
+                })?;
+                if outcome.is_none() {
+                    return Ok(total);
                 }
             }
         }
@@ -310,7 +325,8 @@ impl Database {
     }
 
     /// Decodes the rows of the data pages of `unit` among `pages` into batches of at most
-    /// `batch_size` rows (other pages of an allocated extent are skipped).
+    /// `batch_size` rows (other pages of an allocated extent are skipped), handing each to `send`
+    /// (which answers false when nobody wants more).
     fn decode_pages(
         &self,
         table: &TableInfo,
@@ -318,9 +334,9 @@ impl Database {
         decoder: &RowDecoder,
         pages: &[PageId],
         batch_size: usize,
-    ) -> Result<(Vec<RecordBatch>, ScanStats)> {
+        send: &mut dyn FnMut(RecordBatch) -> bool,
+    ) -> Result<ScanStats> {
         let mut stats = ScanStats::default();
-        let mut batches = Vec::new();
         let mut batch = BatchBuilder::new(decoder, batch_size.min(4096));
         for &id in pages {
             let page = match self.reader.read(id) {
@@ -338,14 +354,14 @@ impl Database {
                 Ok(Flow::Continue)
             };
             scan::visit_page(&self.reader, &page, table.is_heap, ScanMode::default(), &mut stats, &mut append)?;
-            if batch.is_full(batch_size) {
-                batches.push(batch.finish()?);
+            if batch.is_full(batch_size) && !send(batch.finish()?) {
+                return Ok(stats);
             }
         }
         if !batch.is_empty() {
-            batches.push(batch.finish()?);
+            send(batch.finish()?);
         }
-        Ok((batches, stats))
+        Ok(stats)
     }
 
     /// The Arrow schema `scan_batches` produces for `table`.
@@ -356,6 +372,12 @@ impl Database {
             .ok_or_else(|| Error::corrupt("has no partition").in_object(table.qualified_name()))?;
         Ok(columnar::schema(&self.row_decoder(table, partition.partition_id, columns)?))
     }
+}
+
+/// What a parallel scan task sends its consumer.
+enum TaskMessage {
+    Batch(RecordBatch),
+    Done(Result<ScanStats>),
 }
 
 /// Pages one parallel task decodes (512 KB).

@@ -22,6 +22,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::scan::Flow;
 use crate::value::Value;
 
+/// In-memory size at which a Parquet row group is written out.
+const ROW_GROUP_BYTES: usize = 64 << 20;
+
 /// Output formats of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
@@ -178,6 +181,11 @@ fn write_table(
             let stats = db.scan_batches_parallel(table, &options, threads, |batch| {
                 rows += batch.num_rows() as u64;
                 writer.write(&batch).map_err(parquet_error)?;
+                // Close the row group once it holds this much: LOB tables would otherwise buffer a
+                // million rows of large values before writing any.
+                if writer.in_progress_size() >= ROW_GROUP_BYTES {
+                    writer.flush().map_err(parquet_error)?;
+                }
                 progress(rows);
                 Ok(Flow::Continue)
             })?;
