@@ -192,19 +192,19 @@ impl BatchBuilder {
 
     /// Appends one row decoded from `record`.
     pub fn append(&mut self, decoder: &RowDecoder, record: &Record) -> Result<()> {
-        for (plan, builder) in decoder.columns().iter().zip(&mut self.builders) {
-            let mut off_row = std::mem::take(&mut self.off_row);
-            let result = decoder.stored(record, plan, &mut off_row).and_then(|bytes| match bytes {
-                None => {
+        let BatchBuilder { builders, bytes: total, off_row, text, .. } = self;
+        for (plan, builder) in decoder.columns().iter().zip(builders.iter_mut()) {
+            let result = match decoder.stored(record, plan, off_row) {
+                Ok(None) => {
                     builder.append_null();
                     Ok(())
                 }
-                Some(bytes) => {
-                    self.bytes += bytes.len();
-                    builder.append(plan, bytes, &mut self.text)
+                Ok(Some(bytes)) => {
+                    *total += bytes.len();
+                    builder.append(plan, bytes, text)
                 }
-            });
-            self.off_row = off_row;
+                Err(e) => Err(e),
+            };
             result.map_err(|e| decoder.in_column(e, plan))?;
         }
         self.rows += 1;

@@ -29,6 +29,8 @@ const DECLARED_COLLATION: u32 = 0x3400_D008;
 pub struct ColumnPlan {
     pub column: ColumnInfo,
     pub physical: PhysicalColumn,
+    /// Bytes the value takes in the fixed part, worked out once (`None` for variable-length).
+    fixed_len: Option<usize>,
 }
 
 /// Decodes the records of one partition into rows of values.
@@ -87,7 +89,7 @@ impl RowDecoder {
                 ))
                 .in_object(name));
             }
-            columns.push(ColumnPlan { column, physical: physical.clone() });
+            columns.push(ColumnPlan::new(column, physical.clone()));
         }
         if let Some(only) = only {
             for wanted in only {
@@ -200,7 +202,7 @@ impl RowDecoder {
         let ty = &plan.column.type_info;
         Ok(Some(match p.location() {
             ColumnLocation::Fixed(offset) => {
-                let len = p.type_info.fixed_length().ok_or_else(|| {
+                let len = plan.fixed_len.ok_or_else(|| {
                     Error::unsupported(format!("{} stored in the fixed part of the record", ty.spelling()))
                 })?;
                 match record.fixed(offset, len) {
@@ -236,8 +238,8 @@ impl ColumnPlan {
     /// A nullable column stored at `leaf_offset` (negative: the n-th variable-length column)
     /// with null bit `null_bit`, as a declared layout (or a test) describes it.
     pub fn declared(column_id: i32, name: &str, type_info: TypeInfo, leaf_offset: i16, null_bit: u16) -> Self {
-        ColumnPlan {
-            column: ColumnInfo {
+        ColumnPlan::new(
+            ColumnInfo {
                 column_id,
                 name: name.to_string(),
                 type_info,
@@ -253,7 +255,7 @@ impl ColumnPlan {
                 is_column_set: false,
                 default_object_id: 0,
             },
-            physical: PhysicalColumn {
+            PhysicalColumn {
                 rowset_column_id: column_id,
                 hb_column_id: column_id,
                 type_info,
@@ -266,7 +268,15 @@ impl ColumnPlan {
                 null_bit,
                 bit_position: 0,
             },
-        }
+        )
+    }
+
+    pub fn new(column: ColumnInfo, physical: PhysicalColumn) -> Self {
+        let fixed_len = match physical.location() {
+            ColumnLocation::Fixed(_) => physical.type_info.fixed_length(),
+            ColumnLocation::Variable(_) => None,
+        };
+        ColumnPlan { column, physical, fixed_len }
     }
 
     /// The bit within its byte, for bit columns.
