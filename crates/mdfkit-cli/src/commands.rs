@@ -557,7 +557,10 @@ pub fn check(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcom
         Ok(db) => {
             let (more, catalog_stats) = mdfkit::check::check_catalog(&db)?;
             problems.extend(more);
-            catalog_note = format!(", {} allocation units", catalog_stats.allocation_units_checked);
+            catalog_note = format!(
+                ", {} allocation units, {} rows",
+                catalog_stats.allocation_units_checked, catalog_stats.rows_checked
+            );
         }
         Err(e) => problems.push(mdfkit::check::Problem {
             page: e.page(),
