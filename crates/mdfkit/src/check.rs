@@ -247,11 +247,24 @@ pub fn check_catalog(db: &Database) -> Result<(Vec<Problem>, CheckStats)> {
 }
 
 /// Every row of every table decodes: forwarding stubs lead to forwarded records, LOB and
-/// row-overflow links resolve, values have their type's size. The first problem of a table is
-/// reported (a damaged structure tends to fail every row after it).
+/// row-overflow links resolve, values have their type's size. Along a clustered index's leaf
+/// chain the keys never go backwards (checked where every key column has a type whose order is
+/// plain: numbers, dates and times; strings follow their collation and GUIDs SQL Server's own byte
+/// order, so those keys are not compared). The first problem of a table is reported (a damaged
+/// structure tends to fail every row after it).
 fn check_rows(db: &Database, problems: &mut Vec<Problem>, stats: &mut CheckStats) {
     let mut values = Vec::new();
     for table in db.catalog().tables(false) {
+        let keys: Vec<(String, bool)> = if table.is_heap {
+            Vec::new()
+        } else {
+            db.catalog()
+                .indexes(table.object_id)
+                .into_iter()
+                .find(|i| i.index_id == 1)
+                .map(|i| i.key_columns)
+                .unwrap_or_default()
+        };
         for partition in &table.partitions {
             let decoder = match db.row_decoder(&table, partition.partition_id, None) {
                 Ok(d) => d,
@@ -265,9 +278,27 @@ fn check_rows(db: &Database, problems: &mut Vec<Problem>, stats: &mut CheckStats
                     continue;
                 }
             };
-            let result = db.for_each_row_in_partition(&table, partition, |record, _| {
+            // (position in the row, descending) of each key column, when all can be compared.
+            let key_positions: Option<Vec<(usize, bool)>> = keys
+                .iter()
+                .map(|(name, desc)| {
+                    let position = decoder.columns().iter().position(|c| &c.column.name == name)?;
+                    plain_order(decoder.columns()[position].column.type_info.sql_type).then_some((position, *desc))
+                })
+                .collect();
+            let key_positions = key_positions.filter(|k| !k.is_empty());
+            let mut previous: Option<Vec<KeyPart>> = None;
+            let mut out_of_order: Option<(PageId, u16)> = None;
+            let result = db.for_each_row_in_partition(&table, partition, |record, location| {
                 decoder.decode(record, &mut values)?;
                 stats.rows_checked += 1;
+                if let Some(positions) = &key_positions {
+                    let key: Vec<KeyPart> = positions.iter().map(|&(i, desc)| KeyPart::of(&values[i], desc)).collect();
+                    if previous.as_ref().is_some_and(|p| key < *p) && out_of_order.is_none() {
+                        out_of_order = Some((location.page, location.slot));
+                    }
+                    previous = Some(key);
+                }
                 Ok(scan::Flow::Continue)
             });
             match result {
@@ -280,6 +311,78 @@ fn check_rows(db: &Database, problems: &mut Vec<Problem>, stats: &mut CheckStats
                     what: e.message().to_string(),
                 }),
             }
+            if let Some((page, slot)) = out_of_order {
+                problems.push(Problem {
+                    page: Some(page),
+                    object: Some(table.qualified_name()),
+                    what: format!("slot {slot}: clustered key lower than the row before it in the leaf chain"),
+                });
+            }
+        }
+    }
+}
+
+/// Types whose values order the same way as their numbers or text spellings.
+fn plain_order(t: crate::types::SqlType) -> bool {
+    use crate::types::SqlType::*;
+    matches!(
+        t,
+        Bit | TinyInt
+            | SmallInt
+            | Int
+            | BigInt
+            | Decimal
+            | Numeric
+            | Money
+            | SmallMoney
+            | Real
+            | Float
+            | Date
+            | Time
+            | DateTime
+            | SmallDateTime
+            | DateTime2
+    )
+}
+
+/// One key column's value, comparable; descending columns compare reversed. NULL sorts first.
+#[derive(Debug, Clone, PartialEq)]
+enum KeyPart {
+    Null,
+    Number(f64),
+    Text(String),
+    Reversed(Box<KeyPart>),
+}
+
+impl PartialOrd for KeyPart {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        use std::cmp::Ordering::*;
+        match (self, other) {
+            (KeyPart::Reversed(a), KeyPart::Reversed(b)) => b.partial_cmp(a),
+            (KeyPart::Null, KeyPart::Null) => Some(Equal),
+            (KeyPart::Null, _) => Some(Less),
+            (_, KeyPart::Null) => Some(Greater),
+            (KeyPart::Number(a), KeyPart::Number(b)) => a.partial_cmp(b),
+            (KeyPart::Text(a), KeyPart::Text(b)) => a.partial_cmp(b),
+            _ => None,
+        }
+    }
+}
+
+impl KeyPart {
+    fn of(value: &crate::value::Value, descending: bool) -> Self {
+        use crate::value::Value;
+        let part = match value {
+            Value::Null => KeyPart::Null,
+            Value::Int(i) => KeyPart::Number(*i as f64),
+            Value::DateTime { days, ticks } => KeyPart::Number(f64::from(*days) * 1e8 + f64::from(*ticks)),
+            Value::Text(t) => t.parse::<f64>().map_or_else(|_| KeyPart::Text(t.clone()), KeyPart::Number),
+            other => KeyPart::Text(other.to_string()),
+        };
+        if descending {
+            KeyPart::Reversed(Box::new(part))
+        } else {
+            part
         }
     }
 }
@@ -347,6 +450,21 @@ mod tests {
         let mut problems = Vec::new();
         check_one_page(id, &mut page, &mut problems);
         problems.into_iter().map(|p| p.what).collect()
+    }
+
+    #[test]
+    fn key_parts_order_nulls_first_and_descending_columns_reversed() {
+        use crate::value::Value;
+        let k = |v: Value, d| KeyPart::of(&v, d);
+        assert!(k(Value::Null, false) < k(Value::Int(-5), false));
+        assert!(k(Value::Int(2), false) < k(Value::Int(10), false));
+        assert!(k(Value::text("10.50"), false) > k(Value::text("9.99"), false), "decimals compare as numbers");
+        assert!(k(Value::Int(10), true) < k(Value::Int(2), true));
+        assert!(k(Value::Null, true) > k(Value::Int(2), true));
+        assert!(
+            vec![k(Value::Int(1), false), k(Value::Int(9), false)]
+                < vec![k(Value::Int(2), false), k(Value::Int(0), false)]
+        );
     }
 
     #[test]

@@ -580,3 +580,39 @@ fn undamaged_corpus_files_check_clean() {
     assert!(pages > 8000 && units > 1500, "{pages} pages, {units} units");
     assert!(alarms.is_empty(), "false alarms:\n{}", alarms.join("\n"));
 }
+
+/// A clustered key set back below its predecessor (checksum recomputed, so only the order is
+/// wrong) is reported by the check's key-order pass.
+#[test]
+fn check_reports_clustered_keys_out_of_order() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let file = dir.join("big/jdhj-edx__adventureworkslt2012_data.mdf");
+    let db = Database::open(&[&file]).unwrap();
+    let t = db.catalog().find_table("SalesLT.Customer").unwrap();
+    let mut locations = Vec::new();
+    db.for_each_row(&t, |_, location| {
+        locations.push(location);
+        Ok(Flow::Continue)
+    })
+    .unwrap();
+    let target = locations[locations.len() / 2];
+    let mut bytes = std::fs::read(&file).unwrap();
+    let page = &mut bytes[target.page.page as usize * 8192..][..8192];
+    let slot_at = 8192 - 2 * (usize::from(target.slot) + 1);
+    let record = usize::from(u16::from_le_bytes([page[slot_at], page[slot_at + 1]]));
+    // CustomerID (int, the clustered key) is the first fixed column, at offset 4.
+    page[record + 4..record + 8].copy_from_slice(&1i32.to_le_bytes());
+    let checksum = mdfkit::page::protection::page_checksum(page);
+    page[60..64].copy_from_slice(&checksum.to_le_bytes());
+    let source = mdfkit::source::DataFiles::from_memory(vec![("reordered.mdf".into(), bytes)]).unwrap();
+    let damaged = Database::from_source(std::sync::Arc::new(source)).unwrap();
+    let (problems, _) = mdfkit::check::check_catalog(&damaged).unwrap();
+    let found: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        found,
+        vec![format!(
+            "page {}: SalesLT.Customer: slot {}: clustered key lower than the row before it in the leaf chain",
+            target.page, target.slot
+        )]
+    );
+}
