@@ -80,6 +80,16 @@ impl RowDecoder {
                 ))
                 .in_object(name));
             }
+            // Decimals are fixed-length; stored as a variable-length column they are in the
+            // vardecimal storage format (SQL Server 2005 SP2's sp_tableoption 'vardecimal
+            // storage format'), whose encoding is not read yet.
+            if matches!(column.type_info.sql_type, SqlType::Decimal | SqlType::Numeric) && physical.leaf_offset < 0 {
+                return Err(Error::unsupported(format!(
+                    "column {} uses the vardecimal storage format: not supported yet",
+                    column.name
+                ))
+                .in_object(name));
+            }
             if physical.type_info.sql_type != column.type_info.sql_type {
                 return Err(Error::corrupt(format!(
                     "column {} is declared {} but stored as {}",
