@@ -18,6 +18,8 @@
 
 mod common;
 
+use common::Rng;
+
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -49,22 +51,6 @@ const FILES: &[&str] = &[
     "mdf/adamhrth-wapp-assignment__educationdb.mdf",               // 904
     "mdf/nicklyb-wapp__educonnectdatabase.mdf",                    // 998
 ];
-
-/// xorshift64*: a fixed sequence, so every run damages the same bytes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {

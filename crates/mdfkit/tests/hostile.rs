@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::Rng;
+
 use std::sync::Arc;
 
 use mdfkit::catalog::views::VIEW_NAMES;
@@ -11,22 +13,6 @@ use mdfkit::page::protection::page_checksum;
 use mdfkit::page::{FLAG_CHECKSUM, PAGE_SIZE};
 use mdfkit::source::DataFiles;
 use mdfkit::Database;
-
-/// xorshift64*: a fixed sequence, so every run damages the same bytes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// Pages worth damaging: the file header, the boot page and the system base tables' data pages
 /// (object ids below 100).

@@ -20,3 +20,22 @@ pub fn corpus_dir() -> Option<PathBuf> {
     );
     None
 }
+
+/// xorshift64*: a fixed sequence, so every run damages the same bytes. (Not every test that
+/// shares this module damages files.)
+#[allow(dead_code)]
+pub struct Rng(pub u64);
+
+#[allow(dead_code)]
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
