@@ -2,6 +2,11 @@
 to Arrow IPC (`mdfkit export --format arrow`), and prints both. Not part of the tests.
 
     python python/bench.py [--repeat 5] [--corpus ../shared/corpus] [--bin target/release/mdfkit]
+    python python/bench.py --db $CARGO_TARGET_DIR/bench/1g/bench1g.mdf --table dbo.Fact
+
+(`--db`/`--table` time any table, e.g. one of the databases `cargo run --release -p mdfkit-forge
+--example bench` forges.) Both sides decode on one thread (the CLI with `--threads 1`), so they
+read the same rows in the same order.
 
 Compare like with like: a release wheel (`pip install ./python`, or `maturin build --release`)
 against a release CLI (`cargo build --release -p mdfkit-cli`).
@@ -64,12 +69,18 @@ def main() -> None:
     )
     parser.add_argument("--bin", default=os.environ.get("MDFKIT_BIN", default_bin))
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--db", help="a database file to time instead of the corpus' largest table")
+    parser.add_argument("--table", help="with --db: the table")
     args = parser.parse_args()
 
-    found = largest_table(Path(args.corpus))
-    if found is None:
-        raise SystemExit(f"no readable table in {args.corpus}")
-    path, table = found
+    if args.db:
+        path = Path(args.db)
+        table = mdfkit.open(path).table(args.table)
+    else:
+        found = largest_table(Path(args.corpus))
+        if found is None:
+            raise SystemExit(f"no readable table in {args.corpus}")
+        path, table = found
     print(f"table: {table.qualified_name} in {path.name}: {table.rows} rows, {table.pages} pages")
 
     result = table.to_arrow()
@@ -78,7 +89,7 @@ def main() -> None:
 
     out = Path(tempfile.mkdtemp())
     try:
-        command = [args.bin, "export", str(path), "--table", table.qualified_name, "--format", "arrow", "-o", str(out)]
+        command = [args.bin, "export", str(path), "--table", table.qualified_name, "--format", "arrow", "--threads", "1", "-o", str(out)]
         cli_s = best_of(args.repeat, lambda: subprocess.run(command, check=True, capture_output=True))
         ipc = out / f"{table.schema_name}.{table.name}.arrows"
         same = pa.ipc.open_stream(ipc).read_all().equals(result)
