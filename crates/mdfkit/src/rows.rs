@@ -206,6 +206,11 @@ impl RowDecoder {
             }
             return Ok(None);
         }
+        // A column the record predates (added to the table after the row was written) reads as
+        // NULL when it may be NULL; a NOT NULL one holds a default this version does not read.
+        if p.null_bit as usize > record.column_count() {
+            return self.absent(plan);
+        }
         if p.null_bit > 0 && record.is_null(p.null_bit as usize) {
             return Ok(None);
         }
@@ -217,11 +222,16 @@ impl RowDecoder {
                 })?;
                 match record.fixed(offset, len) {
                     Some(b) => b,
-                    None => return Ok(None),
+                    None => return self.absent(plan),
                 }
             }
+            // Trailing variable-length columns without bytes are not stored. The record knows the
+            // column (its null bit is within the record's column count) and says it is not NULL:
+            // the value is empty (SQL Server's `0x` / `''`; sharepoint_config's
+            // dbo.SiteMap.DeleteTransactionId, a NOT NULL varbinary defaulting to 0x).
             ColumnLocation::Variable(index) => match record.var(index)? {
-                None => return Ok(None),
+                None if p.null_bit > 0 => &[],
+                None => return self.absent(plan),
                 // text/ntext/image hold a 16-byte text pointer (flagged complex too), and so do
                 // (max) values of tables with "large value types out of row" set; in-row LOB
                 // roots and row-overflow pointers are 12 + 12n bytes, never 16.
@@ -241,6 +251,19 @@ impl RowDecoder {
                 Some(v) => v.bytes,
             },
         }))
+    }
+}
+
+impl RowDecoder {
+    /// The value of a column a record does not store.
+    fn absent(&self, plan: &ColumnPlan) -> Result<Option<&'static [u8]>> {
+        if plan.column.is_nullable {
+            Ok(None)
+        } else {
+            Err(Error::unsupported(
+                "NOT NULL column added after this row was written: its default value is not read yet",
+            ))
+        }
     }
 }
 

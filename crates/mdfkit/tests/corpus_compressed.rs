@@ -121,3 +121,24 @@ fn sharepoint_compressed_backup_opens_and_scans() {
     assert_eq!(scanned, tables.len());
     assert!(rows > 0);
 }
+
+/// A trailing variable-length value with no bytes is not stored in the record; when the null
+/// bitmap says "not NULL" it is the empty value: sharepoint_config's dbo.SiteMap keeps
+/// DeleteTransactionId (varbinary(16) NOT NULL DEFAULT 0x) that way in both its rows.
+#[test]
+fn unstored_trailing_values_that_are_not_null_are_empty() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let db = Database::open(&[dir.join("bak/dataplat-appveyor-lab__sharepoint_config.bak")]).unwrap();
+    let t = db.catalog().find_table("dbo.SiteMap").unwrap();
+    let columns = vec!["DeleteTransactionId".to_string()];
+    let decoder = db.row_decoder(&t, t.partitions[0].partition_id, Some(&columns)).unwrap();
+    let mut values = Vec::new();
+    let mut seen = Vec::new();
+    db.for_each_row(&t, |record, _| {
+        decoder.decode(record, &mut values)?;
+        seen.push(values[0].to_string());
+        Ok(Flow::Continue)
+    })
+    .unwrap();
+    assert_eq!(seen, vec!["0x".to_string(), "0x".to_string()]);
+}
