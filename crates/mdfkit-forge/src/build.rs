@@ -751,7 +751,8 @@ fn write_allocation_pages(w: &mut Writer) -> io::Result<()> {
                 rec[2..4].copy_from_slice(&7992u16.to_le_bytes());
                 rec.extend_from_slice(bits);
                 p.add(&rec);
-                w.sink.put(id, &p.finish())?;
+                let page = if ty == page::TYPE_ML_MAP { p.finish_unprotected() } else { p.finish() };
+                w.sink.put(id, &page)?;
             }
             interval += 1;
         }

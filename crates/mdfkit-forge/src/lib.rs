@@ -8,7 +8,7 @@
 //! | structure | written by | documented in (reader) |
 //! |---|---|---|
 //! | page header, slot array | [`page`] | `page/mod.rs` |
-//! | page checksums (every page) | [`page::checksum`] | `page/protection.rs` |
+//! | page checksums (every page but the minimally logged maps, as SQL Server) | [`page::checksum`] | `page/protection.rs` |
 //! | file header page (page 0 of each file) | `meta::file_header_page` | `page/file_header.rs` |
 //! | boot page 1:9 | `meta::boot_page` | `page/boot.rs` |
 //! | PFS (every 8,088 pages), GAM, SGAM, DCM, BCM (every 511,232) | `build` | `page/allocation.rs` |

@@ -119,6 +119,17 @@ pub fn schema_id(spec: &Spec, name: &str) -> i64 {
     }
 }
 
+/// sysrscols' maxinrowlen: 8000 for the `(max)` types (varbinary, varchar, nvarchar and xml with
+/// length 0 in `ti`), 0 for every other column, sql_variant included — as in every corpus file.
+fn max_inrow_length(ti: u32) -> i64 {
+    const MAX_TYPES: [u32; 4] = [165, 167, 231, 241];
+    if (ti >> 8) & 0xffff == 0 && MAX_TYPES.contains(&(ti & 0xff)) {
+        8000
+    } else {
+        0
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn rscol(
     rowset: i64,
@@ -139,7 +150,7 @@ fn rscol(
         ("ti", int(ti)),
         ("cid", int(cid)),
         ("ordkey", int(ordkey)),
-        ("maxinrowlen", int(0)),
+        ("maxinrowlen", int(max_inrow_length(ti))),
         ("status", int(if not_null { 128 } else { 0 })),
         ("offset", int(offset)),
         ("nullbit", int(nullbit)),

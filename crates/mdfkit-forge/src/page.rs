@@ -118,11 +118,22 @@ impl PageBuf {
     }
 
     /// Completes the header and the checksum; returns the page bytes.
-    pub fn finish(mut self) -> Box<[u8]> {
+    pub fn finish(self) -> Box<[u8]> {
+        self.complete(true)
+    }
+
+    /// Completes the header of a page SQL Server writes without a checksum (minimally logged
+    /// map pages: their header flags are 0 in every corpus file).
+    pub fn finish_unprotected(self) -> Box<[u8]> {
+        self.complete(false)
+    }
+
+    fn complete(mut self, protected: bool) -> Box<[u8]> {
         let free = self.free() as u16;
         let b = &mut self.bytes;
         b[3] = self.level;
-        b[4..6].copy_from_slice(&FLAG_CHECKSUM.to_le_bytes());
+        let flags = if protected { FLAG_CHECKSUM } else { 0 };
+        b[4..6].copy_from_slice(&flags.to_le_bytes());
         b[8..14].copy_from_slice(&self.prev.bytes());
         b[14..16].copy_from_slice(&self.pminlen.to_le_bytes());
         b[16..22].copy_from_slice(&self.next.bytes());
@@ -132,7 +143,9 @@ impl PageBuf {
         // LSN of the last change: one log record of the forge's "creation" transaction.
         b[40..50].copy_from_slice(&[0x26, 0, 0, 0, 0x10, 0, 0, 0, 0x01, 0]);
         b[58..60].copy_from_slice(&self.ghosts.to_le_bytes());
-        seal(b);
+        if protected {
+            seal(b);
+        }
         self.bytes
     }
 }
