@@ -14,7 +14,7 @@ use mdfkit::page::boot::product_name;
 use mdfkit::rows::RowDecoder;
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
-use mdfkit::{Database, Error};
+use mdfkit::{Database, Error, PageId};
 
 use crate::output::{write_rows, write_rows_without_header, Format};
 
@@ -342,15 +342,61 @@ const GHOST_COLUMN: &str = "__ghost";
 /// Rows shown at most on a terminal without `--limit`, so a big table does not flood it.
 const TERMINAL_ROWS: u64 = 1000;
 
+/// Pages given to `cat --where-page`: inclusive ranges of one file's pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRanges(Vec<(u16, u32, u32)>);
+
+impl PageRanges {
+    fn contains(&self, page: PageId) -> bool {
+        self.0.iter().any(|&(file, first, last)| page.file == file && (first..=last).contains(&page.page))
+    }
+}
+
+/// Parses `FILE:PAGE` and `FILE:FIRST-LAST`, comma-separated (`1:153,1:200-260`).
+pub fn parse_page_ranges(text: &str) -> std::result::Result<PageRanges, String> {
+    let mut ranges = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || format!("{part:?} is not FILE:PAGE or FILE:FIRST-LAST (e.g. 1:153 or 1:200-260)");
+        let (file, pages) = part.split_once(':').ok_or_else(bad)?;
+        let file: u16 = file.parse().map_err(|_| bad())?;
+        let (first, last) = match pages.split_once('-') {
+            Some((first, last)) => (first.parse().map_err(|_| bad())?, last.parse().map_err(|_| bad())?),
+            None => {
+                let page: u32 = pages.parse().map_err(|_| bad())?;
+                (page, page)
+            }
+        };
+        if first > last {
+            return Err(format!("{part:?}: the first page comes after the last"));
+        }
+        ranges.push((file, first, last));
+    }
+    if ranges.is_empty() {
+        return Err("no pages given".into());
+    }
+    Ok(PageRanges(ranges))
+}
+
+/// The forensic options of `cat`: deleted rows, a page filter, where each row is stored.
+pub struct CatForensics {
+    pub include_ghosts: bool,
+    pub where_page: Option<PageRanges>,
+    pub with_location: bool,
+}
+
+const PAGE_COLUMN: &str = "__page";
+const SLOT_COLUMN: &str = "__slot";
+
 pub fn cat(
     args: &[String],
     position: Option<u16>,
     limit: Option<u64>,
     columns: Option<&[String]>,
     format: Option<Format>,
-    include_ghosts: bool,
+    forensics: CatForensics,
     salvage: bool,
 ) -> Outcome {
+    let CatForensics { include_ghosts, where_page, with_location } = forensics;
     let (files, table) = split_files_and_name(args, true);
     let db = Database::open_at(&files, position)?;
     let name = table.unwrap_or_default();
@@ -375,15 +421,24 @@ pub fn cat(
         if include_ghosts {
             names.push(GHOST_COLUMN.to_string());
         }
+        if with_location {
+            names.extend([PAGE_COLUMN.to_string(), SLOT_COLUMN.to_string()]);
+        }
         header.get_or_insert(names);
         let mode = ScanMode { include_ghosts, salvage };
         let stats = db.for_each_record_in_partition(&table, partition, mode, |record, location| {
             if limit.is_some_and(|l| count >= l) {
                 return Ok(Flow::Stop);
             }
+            if where_page.as_ref().is_some_and(|pages| !pages.contains(location.page)) {
+                return Ok(Flow::Continue);
+            }
             decoder.decode(record, &mut values)?;
             if include_ghosts {
                 values.push(Value::bit(location.ghost));
+            }
+            if with_location {
+                values.extend([Value::text(location.page.to_string()), Value::Int(i64::from(location.slot))]);
             }
             count += 1;
             buffered.push(values.clone());

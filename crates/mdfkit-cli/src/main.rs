@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use commands::{parse_page_ranges, PageRanges};
 use output::Format;
 
 #[derive(Parser)]
@@ -101,7 +102,7 @@ enum Command {
     },
     /// Print a table's rows
     #[command(
-        after_help = "Examples:\n  mdfkit cat shop.mdf dbo.Orders --limit 20\n  mdfkit cat shop.mdf Orders --columns OrderID,OrderDate --format csv > orders.csv\n\nOn a terminal rows print as an aligned table (up to 1000 rows unless --limit says otherwise);\npiped, they stream as CSV. Ghost (deleted) records are skipped; forwarded rows are returned once."
+        after_help = "Examples:\n  mdfkit cat shop.mdf dbo.Orders --limit 20\n  mdfkit cat shop.mdf Orders --columns OrderID,OrderDate --format csv > orders.csv\n  mdfkit cat shop.mdf dbo.EventLog --include-ghosts --where-page 1:300-310 --with-location\n\nOn a terminal rows print as an aligned table (up to 1000 rows unless --limit says otherwise);\npiped, they stream as CSV. Ghost (deleted) records are skipped; forwarded rows are returned once."
     )]
     Cat {
         /// The .mdf (and any .ndf), then the table name as the last argument
@@ -122,6 +123,13 @@ enum Command {
         /// Read past damaged pages and records, listing what was skipped on stderr
         #[arg(long)]
         salvage: bool,
+        /// Only rows stored on these pages: FILE:PAGE or FILE:FIRST-LAST, comma-separated
+        /// (e.g. 1:153,1:200-260); the table is still scanned in order
+        #[arg(long, value_name = "PAGES", value_parser = parse_page_ranges)]
+        where_page: Option<PageRanges>,
+        /// Add `__page` (FILE:PAGE) and `__slot` columns: where each row is stored
+        #[arg(long)]
+        with_location: bool,
     },
     /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files, one file per table
     #[command(
@@ -282,8 +290,9 @@ fn main() -> ExitCode {
             };
             commands::export(&files.files, position, &tables, all, format.into(), &output, &options)
         }
-        Command::Cat { args, limit, columns, format, include_ghosts, salvage } => {
-            commands::cat(&args, position, limit, columns.as_deref(), format, include_ghosts, salvage)
+        Command::Cat { args, limit, columns, format, include_ghosts, salvage, where_page, with_location } => {
+            let forensics = commands::CatForensics { include_ghosts, where_page, with_location };
+            commands::cat(&args, position, limit, columns.as_deref(), format, forensics, salvage)
         }
     };
     if fetch_report {

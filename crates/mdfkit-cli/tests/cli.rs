@@ -60,6 +60,66 @@ fn cat_returns_ghost_records_only_when_asked() {
 }
 
 #[test]
+fn cat_names_where_each_row_is_stored_and_filters_by_page() {
+    let Some(dir) = corpus() else { return };
+    let pubs = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
+    let file = std::fs::read(&pubs).expect("pubs.mdf");
+    let pubs = pubs.to_str().unwrap();
+    let out = mdfkit(&["cat", pubs, "dbo.authors", "--columns", "au_id", "--with-location", "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = text(&out.stdout);
+    let mut lines = out.lines();
+    assert_eq!(lines.next(), Some("au_id,__page,__slot"));
+    let rows: Vec<(String, u32, usize)> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let page = f[1].strip_prefix("1:").expect("file 1").parse().expect("page number");
+            (f[0].to_string(), page, f[2].parse().expect("slot"))
+        })
+        .collect();
+    assert_eq!(rows.len(), 23);
+    // Each (page, slot) is checked against the file's own bytes: the slot array at the end of the
+    // page points at a record holding the row's key (au_id, char(11), stored as ASCII).
+    let mut per_page = std::collections::BTreeMap::new();
+    for (au_id, page, slot) in &rows {
+        let bytes = &file[*page as usize * 8192..][..8192];
+        let slot_at = 8192 - 2 * (slot + 1);
+        let record = usize::from(u16::from_le_bytes([bytes[slot_at], bytes[slot_at + 1]]));
+        assert!(bytes[record..].starts_with(&[0x30]) || bytes[record..].starts_with(&[0x10]), "a data record");
+        let stored = &bytes[record..(record + 60).min(8192)];
+        assert!(stored.windows(11).any(|w| w == au_id.as_bytes()), "{au_id} at 1:{page} slot {slot}");
+        *per_page.entry(*page).or_insert(0u16) += 1;
+    }
+    for (page, count) in &per_page {
+        let slots = u16::from_le_bytes([file[*page as usize * 8192 + 22], file[*page as usize * 8192 + 23]]);
+        assert_eq!(*count, slots, "rows read from 1:{page} = its header's slot count");
+    }
+
+    let (&page, &count) = per_page.iter().next().unwrap();
+    let only = mdfkit(&[
+        "cat",
+        pubs,
+        "authors",
+        "--columns",
+        "au_id",
+        "--where-page",
+        &format!("1:{page}"),
+        "--format",
+        "csv",
+    ]);
+    let only = text(&only.stdout);
+    let expected: Vec<&str> = rows.iter().filter(|r| r.1 == page).map(|r| r.0.as_str()).collect();
+    assert_eq!(only.lines().skip(1).collect::<Vec<_>>(), expected);
+    assert_eq!(expected.len(), usize::from(count));
+    let none = mdfkit(&["cat", pubs, "authors", "--where-page", "7:0-100", "--format", "csv"]);
+    assert_eq!(text(&none.stdout).lines().count(), 1, "header only: file 7 holds no rows");
+
+    let bad = mdfkit(&["cat", pubs, "authors", "--where-page", "1:20-10"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("the first page comes after the last"), "{}", text(&bad.stderr));
+}
+
+#[test]
 fn export_writes_one_file_per_table_with_a_summary() {
     let Some(dir) = corpus() else { return };
     let out = std::env::temp_dir().join(format!("mdfkit-cli-export-{}", std::process::id()));
