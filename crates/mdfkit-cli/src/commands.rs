@@ -384,6 +384,7 @@ pub struct CatForensics {
     pub with_location: bool,
 }
 
+const PARTITION_COLUMN: &str = "__partition";
 const PAGE_COLUMN: &str = "__page";
 const SLOT_COLUMN: &str = "__slot";
 
@@ -422,7 +423,7 @@ pub fn cat(
             names.push(GHOST_COLUMN.to_string());
         }
         if with_location {
-            names.extend([PAGE_COLUMN.to_string(), SLOT_COLUMN.to_string()]);
+            names.extend([PARTITION_COLUMN.to_string(), PAGE_COLUMN.to_string(), SLOT_COLUMN.to_string()]);
         }
         header.get_or_insert(names);
         let mode = ScanMode { include_ghosts, salvage };
@@ -438,7 +439,11 @@ pub fn cat(
                 values.push(Value::bit(location.ghost));
             }
             if with_location {
-                values.extend([Value::text(location.page.to_string()), Value::Int(i64::from(location.slot))]);
+                values.extend([
+                    Value::Int(i64::from(partition.partition_number)),
+                    Value::text(location.page.to_string()),
+                    Value::Int(i64::from(location.slot)),
+                ]);
             }
             count += 1;
             buffered.push(values.clone());

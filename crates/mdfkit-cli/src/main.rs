@@ -127,7 +127,8 @@ enum Command {
         /// (e.g. 1:153,1:200-260); the table is still scanned in order
         #[arg(long, value_name = "PAGES", value_parser = parse_page_ranges)]
         where_page: Option<PageRanges>,
-        /// Add `__page` (FILE:PAGE) and `__slot` columns: where each row is stored
+        /// Add `__partition` (partition number), `__page` (FILE:PAGE) and `__slot` columns: where
+        /// each row is stored
         #[arg(long)]
         with_location: bool,
     },

@@ -69,12 +69,13 @@ fn cat_names_where_each_row_is_stored_and_filters_by_page() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = text(&out.stdout);
     let mut lines = out.lines();
-    assert_eq!(lines.next(), Some("au_id,__page,__slot"));
+    assert_eq!(lines.next(), Some("au_id,__partition,__page,__slot"));
     let rows: Vec<(String, u32, usize)> = lines
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            let page = f[1].strip_prefix("1:").expect("file 1").parse().expect("page number");
-            (f[0].to_string(), page, f[2].parse().expect("slot"))
+            assert_eq!(f[1], "1", "one partition, numbered 1");
+            let page = f[2].strip_prefix("1:").expect("file 1").parse().expect("page number");
+            (f[0].to_string(), page, f[3].parse().expect("slot"))
         })
         .collect();
     assert_eq!(rows.len(), 23);
