@@ -18,11 +18,10 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{ArrayRef, RecordBatch, RecordBatchReader};
+use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ffi::FFI_ArrowSchema;
-use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use arrow_schema::{ArrowError, SchemaRef};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::export::{export_table, ExportFormat};
 use mdfkit::page::boot::product_name;
@@ -243,7 +242,7 @@ impl NativeDatabase {
     /// integer columns as int64, binary as binary, everything else as its SQL Server spelling.
     fn view(&self, py: Python<'_>, name: &str) -> PyResult<Stream> {
         let rows = py.detach(|| self.db.catalog().view(name)).py_err(py)?;
-        let batch = view_batch(&rows.columns, &rows.rows).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let batch = rows.to_record_batch().py_err(py)?;
         Ok(Stream::new(batch.schema(), Source::Batches(vec![batch])))
     }
 
@@ -301,50 +300,6 @@ fn parse_format(format: &str) -> PyResult<ExportFormat> {
 #[pyfunction]
 fn extension(format: &str) -> PyResult<&'static str> {
     Ok(parse_format(format)?.extension())
-}
-
-/// Builds one record batch from view rows: a column whose values are all integers (or NULL) is
-/// int64, all binary is binary, anything else is text in SQL Server's spelling.
-fn view_batch(columns: &[String], rows: &[Vec<Value>]) -> Result<RecordBatch, ArrowError> {
-    let mut fields = Vec::with_capacity(columns.len());
-    let mut arrays: Vec<ArrayRef> = Vec::with_capacity(columns.len());
-    for (i, name) in columns.iter().enumerate() {
-        let values = rows.iter().map(|r| r.get(i).unwrap_or(&Value::Null));
-        let non_null = || values.clone().filter(|v| !v.is_null());
-        if non_null().all(|v| matches!(v, Value::Int(_))) {
-            let mut b = Int64Builder::with_capacity(rows.len());
-            values.clone().for_each(|v| b.append_option(v.as_i64()));
-            fields.push(Field::new(name, DataType::Int64, true));
-            arrays.push(Arc::new(b.finish()));
-        } else if non_null().all(|v| matches!(v, Value::Binary(_) | Value::OffRow(_))) {
-            let mut b = BinaryBuilder::new();
-            for v in values.clone() {
-                match v {
-                    Value::Binary(x) | Value::OffRow(x) => b.append_value(x),
-                    _ => b.append_null(),
-                }
-            }
-            fields.push(Field::new(name, DataType::Binary, true));
-            arrays.push(Arc::new(b.finish()));
-        } else {
-            let mut b = StringBuilder::new();
-            for v in values.clone() {
-                if v.is_null() {
-                    b.append_null()
-                } else {
-                    b.append_value(v.to_string())
-                }
-            }
-            fields.push(Field::new(name, DataType::Utf8, true));
-            arrays.push(Arc::new(b.finish()));
-        }
-    }
-    let schema = Arc::new(Schema::new(fields));
-    RecordBatch::try_new_with_options(
-        schema,
-        arrays,
-        &arrow_array::RecordBatchOptions::new().with_row_count(Some(rows.len())),
-    )
 }
 
 /// An Arrow schema exported through `__arrow_c_schema__`.

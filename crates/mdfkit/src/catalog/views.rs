@@ -5,6 +5,11 @@
 //! Status-bit meanings are listed in [`super::model`]; see there for sources.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
+use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use arrow_schema::{DataType, Field, Schema};
 
 use super::base::{RowRef, TableRows};
 use super::model::{compression_name, index_type_name};
@@ -17,6 +22,50 @@ use crate::value::Value;
 pub struct ViewRows {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Value>>,
+}
+
+impl ViewRows {
+    /// The rows as one Arrow record batch: a column whose values are all integers (or NULL) is
+    /// int64, all binary is binary, anything else is text in SQL Server's spelling.
+    pub fn to_record_batch(&self) -> Result<RecordBatch> {
+        let rows = &self.rows;
+        let mut fields = Vec::with_capacity(self.columns.len());
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.columns.len());
+        for (i, name) in self.columns.iter().enumerate() {
+            let values = rows.iter().map(|r| r.get(i).unwrap_or(&Value::Null));
+            let non_null = || values.clone().filter(|v| !v.is_null());
+            if non_null().all(|v| matches!(v, Value::Int(_))) {
+                let mut b = Int64Builder::with_capacity(rows.len());
+                values.clone().for_each(|v| b.append_option(v.as_i64()));
+                fields.push(Field::new(name, DataType::Int64, true));
+                arrays.push(Arc::new(b.finish()));
+            } else if non_null().all(|v| matches!(v, Value::Binary(_) | Value::OffRow(_))) {
+                let mut b = BinaryBuilder::new();
+                for v in values.clone() {
+                    match v {
+                        Value::Binary(x) | Value::OffRow(x) => b.append_value(x),
+                        _ => b.append_null(),
+                    }
+                }
+                fields.push(Field::new(name, DataType::Binary, true));
+                arrays.push(Arc::new(b.finish()));
+            } else {
+                let mut b = StringBuilder::new();
+                for v in values.clone() {
+                    if v.is_null() {
+                        b.append_null()
+                    } else {
+                        b.append_value(v.to_string())
+                    }
+                }
+                fields.push(Field::new(name, DataType::Utf8, true));
+                arrays.push(Arc::new(b.finish()));
+            }
+        }
+        let options = RecordBatchOptions::new().with_row_count(Some(rows.len()));
+        RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)
+            .map_err(|e| Error::corrupt(format!("building a batch of view rows: {e}")))
+    }
 }
 
 /// Every view `Catalog::view` knows, for `--help` and error messages.
@@ -522,4 +571,32 @@ fn collation_value(id: i64) -> Value {
         return Value::Null;
     }
     Value::Text(crate::collation::name(id as u32))
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Array;
+
+    use super::*;
+
+    #[test]
+    fn view_rows_become_one_batch_typed_by_their_values() {
+        let rows = ViewRows {
+            columns: vec!["object_id".into(), "name".into(), "sid".into(), "mixed".into()],
+            rows: vec![
+                vec![Value::Int(5), Value::text("sysrowsets"), Value::Binary(vec![1, 2]), Value::Int(7)],
+                vec![Value::Null, Value::Null, Value::Null, Value::text("x")],
+            ],
+        };
+        let batch = rows.to_record_batch().unwrap();
+        assert_eq!(batch.num_rows(), 2);
+        let types: Vec<DataType> = batch.schema().fields().iter().map(|f| f.data_type().clone()).collect();
+        assert_eq!(types, [DataType::Int64, DataType::Utf8, DataType::Binary, DataType::Utf8]);
+        let ids = batch.column(0).as_primitive::<Int64Type>();
+        assert_eq!((ids.value(0), ids.is_null(1)), (5, true));
+        assert_eq!(batch.column(3).as_string::<i32>().value(0), "7");
+        assert_eq!(batch.column(2).as_binary::<i32>().value(0), [1, 2]);
+    }
 }
