@@ -426,12 +426,13 @@ fn absent_value(
     let Some(variant) = stored_default(seobjvalues, rowset, plan.physical.hb_column_id) else { return Ok(None) };
     let (ty, _, value) = variant_parts(variant?)?;
     let declared = &plan.column.type_info;
-    let scaled = matches!(
-        ty.sql_type,
-        SqlType::Decimal | SqlType::Numeric | SqlType::Time | SqlType::DateTime2 | SqlType::DateTimeOffset
-    );
-    if ty.sql_type != declared.sql_type || (scaled && (ty.scale, ty.precision) != (declared.scale, declared.precision))
-    {
+    // Decimals carry precision and scale, the time types their scale: both must match.
+    let facets_differ = match ty.sql_type {
+        SqlType::Decimal | SqlType::Numeric => (ty.precision, ty.scale) != (declared.precision, declared.scale),
+        SqlType::Time | SqlType::DateTime2 | SqlType::DateTimeOffset => ty.scale != declared.scale,
+        _ => false,
+    };
+    if ty.sql_type != declared.sql_type || facets_differ {
         return Err(Error::unsupported(format!(
             "the stored default for rows older than the column is a {} value, the column is {}: not converted",
             ty.spelling(),
