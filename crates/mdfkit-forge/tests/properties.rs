@@ -90,7 +90,7 @@ fn table(i: usize) -> impl Strategy<Value = TableSpec> {
             // Columns added after some rows were written: nullable ones read NULL there, NOT
             // NULL ones a stored default (the value row 0 has).
             if let Some((first, before)) = added {
-                let first = first.min(t.columns.len() - 1) + usize::from(clustered);
+                let first = first.min(t.columns.len().saturating_sub(1)).max(1);
                 if first < t.columns.len() {
                     t.added_after = Some((first, before));
                     for c in &mut t.columns[first..] {
