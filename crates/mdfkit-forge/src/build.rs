@@ -171,10 +171,21 @@ impl Stored {
     }
 }
 
-/// The physical layout of a user table: columns in declaration order.
+/// The physical layout of a user table: columns in declaration order (sparse ones in the
+/// sparse vector).
 pub fn user_layout(t: &TableSpec) -> RecordLayout {
-    let cols: Vec<(Option<usize>, bool)> = t.columns.iter().map(|c| (c.ty.fixed_len(), c.ty == ColType::Bit)).collect();
-    RecordLayout::sequential(&cols)
+    layout_of(&t.columns)
+}
+
+fn layout_of(columns: &[crate::ColumnSpec]) -> RecordLayout {
+    let cols: Vec<(Option<usize>, bool)> = columns.iter().map(|c| (c.ty.fixed_len(), c.ty == ColType::Bit)).collect();
+    let sparse: Vec<bool> = columns.iter().map(|c| c.sparse).collect();
+    RecordLayout::with_sparse(&cols, &sparse)
+}
+
+/// Whether generated row `row` was written before the table's added columns existed.
+pub fn predates_added_columns(t: &TableSpec, row: u64) -> bool {
+    t.added_after.is_some_and(|(_, rows)| row < rows)
 }
 
 /// Whether generated row `row` is a ghost.
@@ -201,7 +212,9 @@ pub fn table_seed(spec: &Spec, t: &TableSpec) -> u64 {
 
 /// Writes one user table's pages; returns what the catalog needs to describe it.
 pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) -> io::Result<TableMeta> {
-    let layout = user_layout(t);
+    let full_layout = user_layout(t);
+    // Rows written before the added columns: the layout of the columns that existed then.
+    let old_layout = t.added_after.map(|(first, _)| layout_of(&t.columns[..first]));
     let seed = table_seed(w.spec, t);
     let has_lob = t.columns.iter().any(|c| c.ty.is_max());
     let mut in_row = UnitPages::new(false);
@@ -225,6 +238,10 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
     let total = generated_rows(t);
     for row in 0..total {
         let ghost = is_ghost(t, row);
+        let layout = match &old_layout {
+            Some(old) if predates_added_columns(t, row) => old,
+            _ => &full_layout,
+        };
         values.clear();
         values.extend(t.columns.iter().enumerate().map(|(i, c)| value::generate(c, seed, i, row)));
         let forwarded = !ghost && !clustered && t.forward_every.is_some_and(|f| f > 0 && live % f == f - 1);
@@ -239,6 +256,9 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
                     Stored::Inline(b)
                 }
             });
+        }
+        if let (Some((first, _)), true) = (t.added_after, predates_added_columns(t, row)) {
+            stored[first..].iter_mut().for_each(|s| *s = Stored::Null);
         }
         // Off-row: (max) values over 8000 bytes always; then the largest variable-length
         // values until the record fits.
@@ -261,7 +281,9 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
                 .iter()
                 .zip(stored.iter())
                 .enumerate()
-                .filter(|(_, (c, s))| c.ty.fixed_len().is_none() && matches!(s, Stored::Inline(b) if b.len() > 24))
+                .filter(|(_, (c, s))| {
+                    c.ty.fixed_len().is_none() && !c.sparse && matches!(s, Stored::Inline(b) if b.len() > 24)
+                })
                 .max_by_key(|(_, (_, s))| match s {
                     Stored::Inline(b) => b.len(),
                     _ => 0,
@@ -376,7 +398,7 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
         units,
         max_leaf,
         min_leaf: if min_leaf == usize::MAX { 0 } else { min_leaf },
-        layout,
+        layout: full_layout,
     })
 }
 

@@ -150,7 +150,13 @@ pub fn forge_to_dir(spec: &Spec, dir: &Path) -> io::Result<Vec<PathBuf>> {
 pub fn live_rows(spec: &Spec, table: usize) -> impl Iterator<Item = Vec<Option<Val>>> + '_ {
     let t = &spec.tables[table];
     let seed = build::table_seed(spec, t);
-    (0..build::generated_rows(t))
-        .filter(move |&r| !build::is_ghost(t, r))
-        .map(move |row| t.columns.iter().enumerate().map(|(i, c)| value::generate(c, seed, i, row)).collect())
+    let added = t.added_after.map_or(usize::MAX, |(first, _)| first);
+    (0..build::generated_rows(t)).filter(move |&r| !build::is_ghost(t, r)).map(move |row| {
+        let old = build::predates_added_columns(t, row);
+        t.columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| if old && i >= added { c.default.clone() } else { value::generate(c, seed, i, row) })
+            .collect()
+    })
 }

@@ -6,7 +6,9 @@
 //! - File header: reader `page/file_header.rs` (49 columns / 46 stored variable-length entries in
 //!   852, 56 / 55 in 904; the entry sizes are those of the corpus files).
 //! - Catalog rows: sysschobjs, syscolpars, sysrowsets, sysrscols, sysallocunits, sysidxstats,
-//!   sysiscols, sysclsobjs (schemas), sysscalartypes, sysprufiles: reader `catalog/base.rs`,
+//!   sysiscols, sysclsobjs (schemas), sysscalartypes, sysprufiles, sysseobjvalues (stored defaults
+//!   of added columns: valclass 1, id = rowset, subid = hbcolid, valnum 0, value a sql_variant
+//!   with version byte 1): reader `catalog/base.rs`,
 //!   `catalog/rowset.rs`, `catalog/model.rs`; status values as seen in the corpus (sysrowsets,
 //!   sysidxstats of heaps and primary keys, sysschobjs of user tables).
 
@@ -79,6 +81,34 @@ pub struct Catalog {
 /// Creation time of every object: 2024-01-02 03:04:05.000 (days since 1900, 1/300 s ticks).
 const CREATED: SVal = SVal::DateTime(45_291, (3 * 3600 + 4 * 60 + 5) * 300);
 const COLLATION: i64 = 872_468_488;
+/// syscolpars.status of a sparse column; sysrscols.status of one.
+const COLPARS_SPARSE: i64 = 0x100_0000;
+const RSCOLS_SPARSE: i64 = 0x100;
+/// sysseobjvalues.valclass of stored defaults.
+const OUT_OF_ROW_DEFAULT: i64 = 1;
+
+/// `value` as a sql_variant of the column's type: base type id, version 1, the type's
+/// properties (length and collation for strings, length for binaries, precision and scale for
+/// decimals, scale for times), then the value in its storage form.
+fn variant(ty: ColType, value: &value::Val) -> Vec<u8> {
+    let (length, prec, scale) = ty.length_prec_scale();
+    let mut v = vec![ty.type_id(), 1];
+    match ty {
+        ColType::Char(_) | ColType::VarChar(_) | ColType::NChar(_) | ColType::NVarChar(_) => {
+            v.extend_from_slice(&length.to_le_bytes());
+            v.extend_from_slice(&(COLLATION as u32).to_le_bytes());
+        }
+        ColType::Binary(_) | ColType::VarBinary(_) => v.extend_from_slice(&length.to_le_bytes()),
+        ColType::Decimal(..) | ColType::Numeric(..) => v.extend_from_slice(&[prec, scale]),
+        ColType::Time(_) | ColType::DateTime2(_) | ColType::DateTimeOffset(_) => v.push(scale),
+        _ => {}
+    }
+    match value {
+        value::Val::Bit(b) => v.push(u8::from(*b)),
+        other => other.encode(ty, &mut v),
+    }
+    v
+}
 
 fn int(v: impl Into<i64>) -> SVal {
     SVal::Int(v.into())
@@ -256,7 +286,9 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
                 for (i, c) in t.columns.iter().enumerate() {
                     let (length, prec, scale) = c.ty.length_prec_scale();
                     let padded = c.ty.is_text() || matches!(c.ty, ColType::Binary(_) | ColType::VarBinary(_));
-                    let status = i64::from(!c.nullable()) | if padded { 2 } else { 0 };
+                    let status = i64::from(!c.nullable())
+                        | if padded { 2 } else { 0 }
+                        | if c.sparse { COLPARS_SPARSE } else { 0 };
                     rows.push(vec![
                         ("id", int(m.ids.object_id)),
                         ("number", int(0)),
@@ -356,6 +388,15 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
                     let is_key = key == Some(i);
                     let offset = u32::from(leaf) | if is_key { 1 << 16 } else { 0 };
                     let nullbit = p.null_bit as u32 | if is_key { 1 << 16 } else { 0 };
+                    if c.sparse {
+                        // No offset and no null bit of its own (sharepoint_config's dbo.SiteMap).
+                        let mut r = rscol(m.ids.rowset, i as i32 + 1, c.ty.ti(), 0, 0, false, 0, 0, 0);
+                        r.retain(|(n, _)| *n != "cid" && *n != "status");
+                        r.push(("cid", int(if c.ty.is_text() { COLLATION } else { 0 })));
+                        r.push(("status", int(RSCOLS_SPARSE)));
+                        rows.push(r);
+                        continue;
+                    }
                     rows.push(rscol(
                         m.ids.rowset,
                         i as i32 + 1,
@@ -367,6 +408,21 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
                         nullbit,
                         p.bit.map_or(0, i16::from),
                     ));
+                }
+            }
+        }
+        st::SYSSEOBJVALUES => {
+            for (t, m) in users {
+                for (i, c) in t.columns.iter().enumerate() {
+                    if let Some(default) = &c.default {
+                        rows.push(vec![
+                            ("valclass", int(OUT_OF_ROW_DEFAULT)),
+                            ("id", int(m.ids.rowset)),
+                            ("subid", int(i as i64 + 1)),
+                            ("valnum", int(0)),
+                            ("value", SVal::Bytes(variant(c.ty, default))),
+                        ]);
+                    }
                 }
             }
         }

@@ -1,6 +1,8 @@
 //! FixedVar records, as the reader's `record.rs` documents them: status bytes, fixed-part end,
 //! fixed-length data, column count and null bitmap, variable-length end offsets (top bit =
-//! complex column: a pointer to off-row data), variable-length data.
+//! complex column: a pointer to off-row data), variable-length data. Sparse columns have no
+//! offset or null bit: a row's non-NULL sparse values go into its sparse vector, stored as the
+//! last variable-length column, flagged complex (the reader's `rows.rs` documents its layout).
 
 use crate::page::PageId;
 
@@ -15,6 +17,8 @@ pub struct PhysCol {
     pub null_bit: usize,
     /// Bit columns: the bit within the byte at the fixed offset.
     pub bit: Option<u8>,
+    /// Sparse columns: the column id the sparse vector names it by (no offset, null bit 0).
+    pub sparse_id: Option<u16>,
 }
 
 /// The physical layout of a rowset's leaf records.
@@ -49,6 +53,7 @@ pub enum Kind {
 }
 
 const HAS_NULL_BITMAP: u8 = 0x10;
+const SPARSE_VECTOR_HEADER: u16 = 5;
 const HAS_VAR_COLUMNS: u8 = 0x20;
 const COMPLEX: u16 = 0x8000;
 
@@ -57,12 +62,25 @@ impl RecordLayout {
     /// packed eight to a byte), variable-length ones numbered in order. `fixed_len` is `None` for
     /// variable-length columns; `is_bit` marks bit columns.
     pub fn sequential(columns: &[(Option<usize>, bool)]) -> Self {
+        Self::with_sparse(columns, &[])
+    }
+
+    /// [`Self::sequential`], except that the columns `sparse` marks are sparse: kept out of the
+    /// fixed part, the variable-length columns and the null bitmap (null bits number the other
+    /// columns in order).
+    pub fn with_sparse(columns: &[(Option<usize>, bool)], sparse: &[bool]) -> Self {
         let mut at = 4;
         let mut vars = 0;
         let mut bit_byte: Option<(usize, u8)> = None;
         let mut cols = Vec::new();
+        let mut null_bit = 0;
         for (i, &(fixed_len, is_bit)) in columns.iter().enumerate() {
-            let null_bit = i + 1;
+            if sparse.get(i).copied().unwrap_or(false) {
+                let sparse_id = Some(i as u16 + 1);
+                cols.push(PhysCol { fixed: None, var_index: None, null_bit: 0, bit: None, sparse_id });
+                continue;
+            }
+            null_bit += 1;
             if is_bit {
                 let (offset, bit) = match bit_byte {
                     Some((o, b)) if b < 8 => (o, b),
@@ -72,22 +90,65 @@ impl RecordLayout {
                     }
                 };
                 bit_byte = Some((offset, bit + 1));
-                cols.push(PhysCol { fixed: Some((offset, 1)), var_index: None, null_bit, bit: Some(bit) });
+                cols.push(PhysCol {
+                    fixed: Some((offset, 1)),
+                    var_index: None,
+                    null_bit,
+                    bit: Some(bit),
+                    sparse_id: None,
+                });
             } else if let Some(len) = fixed_len {
-                cols.push(PhysCol { fixed: Some((at, len)), var_index: None, null_bit, bit: None });
+                cols.push(PhysCol { fixed: Some((at, len)), var_index: None, null_bit, bit: None, sparse_id: None });
                 at += len;
             } else {
-                cols.push(PhysCol { fixed: None, var_index: Some(vars), null_bit, bit: None });
+                cols.push(PhysCol { fixed: None, var_index: Some(vars), null_bit, bit: None, sparse_id: None });
                 vars += 1;
             }
         }
         RecordLayout { cols, fixed_end: at, var_count: vars }
     }
 
+    /// Columns with a null bit (all but the sparse ones): the record's column count.
+    fn null_columns(&self) -> usize {
+        self.cols.iter().filter(|c| c.null_bit > 0).count()
+    }
+
+    /// The sparse vector of these cells: `None` when every sparse value is NULL.
+    fn sparse_vector(&self, cells: &[Cell]) -> Option<Vec<u8>> {
+        let values: Vec<(u16, &[u8])> = self
+            .cols
+            .iter()
+            .zip(cells)
+            .filter_map(|(c, cell)| match (c.sparse_id, cell) {
+                (Some(id), Cell::Bytes(b)) => Some((id, *b)),
+                (Some(id), Cell::Bit(b)) => Some((id, if *b { &[1u8][..] } else { &[0u8][..] })),
+                _ => None,
+            })
+            .collect();
+        if values.is_empty() {
+            return None;
+        }
+        let mut v = Vec::new();
+        v.extend_from_slice(&SPARSE_VECTOR_HEADER.to_le_bytes());
+        v.extend_from_slice(&(values.len() as u16).to_le_bytes());
+        for (id, _) in &values {
+            v.extend_from_slice(&id.to_le_bytes());
+        }
+        let mut end = 4 + 4 * values.len();
+        for (_, b) in &values {
+            end += b.len();
+            v.extend_from_slice(&(end as u16).to_le_bytes());
+        }
+        for (_, b) in &values {
+            v.extend_from_slice(b);
+        }
+        Some(v)
+    }
+
     /// Size of the record for these cells (a forwarded record adds its 10-byte back pointer).
     pub fn size(&self, cells: &[Cell], kind: Kind) -> usize {
         let (stored_vars, var_bytes) = self.var_extent(cells, kind);
-        let mut n = self.fixed_end + 2 + self.cols.len().div_ceil(8);
+        let mut n = self.fixed_end + 2 + self.null_columns().div_ceil(8);
         if stored_vars > 0 {
             n += 2 + 2 * stored_vars + var_bytes;
         }
@@ -109,9 +170,15 @@ impl RecordLayout {
                 }
             }
         }
+        let sparse = self.sparse_vector(cells).map(|v| v.len());
         if let Kind::Forwarded { .. } = kind {
-            // Every column's entry, then the back pointer.
-            return (self.var_count + 1, bytes.iter().sum::<usize>() + 10);
+            // Every column's entry, the sparse vector, then the back pointer.
+            let vector = sparse.map_or((0, 0), |n| (1, n));
+            return (self.var_count + vector.0 + 1, bytes.iter().sum::<usize>() + vector.1 + 10);
+        }
+        if let Some(n) = sparse {
+            // The vector comes after every variable-length column's entry.
+            return (self.var_count + 1, bytes.iter().sum::<usize>() + n);
         }
         (last, bytes[..last].iter().sum())
     }
@@ -132,9 +199,12 @@ impl RecordLayout {
         out.extend_from_slice(&[status, 0]);
         out.extend_from_slice(&(self.fixed_end as u16).to_le_bytes());
         out.resize(self.fixed_end, 0);
-        let mut bitmap = vec![0u8; self.cols.len().div_ceil(8)];
+        let mut bitmap = vec![0u8; self.null_columns().div_ceil(8)];
         let mut vars: Vec<(&[u8], bool)> = vec![(&[], false); self.var_count];
         for (c, cell) in self.cols.iter().zip(cells) {
+            if c.sparse_id.is_some() {
+                continue;
+            }
             if matches!(cell, Cell::Null) {
                 bitmap[(c.null_bit - 1) / 8] |= 1 << ((c.null_bit - 1) % 8);
                 continue;
@@ -154,10 +224,14 @@ impl RecordLayout {
                 _ => panic!("cell {cell:?} does not fit column {c:?}"),
             }
         }
-        out.extend_from_slice(&(self.cols.len() as u16).to_le_bytes());
+        out.extend_from_slice(&(self.null_columns() as u16).to_le_bytes());
         out.extend_from_slice(&bitmap);
         if stored_vars == 0 {
             return;
+        }
+        let vector = self.sparse_vector(cells);
+        if let Some(v) = &vector {
+            vars.push((v, true));
         }
         let back;
         if let Kind::Forwarded { stub, slot } = kind {

@@ -80,6 +80,10 @@ pub struct TableSpec {
     /// Heaps: every n-th live row is stored as a forwarding stub on its page and a forwarded
     /// record on a later page.
     pub forward_every: Option<u64>,
+    /// `Some((first, rows))`: the columns from index `first` on were added (ALTER TABLE ADD)
+    /// after the first `rows` generated rows were written, which lack them: those rows read each
+    /// added column's [`ColumnSpec::default`] (kept in sysseobjvalues), NULL without one.
+    pub added_after: Option<(usize, u64)>,
 }
 
 impl TableSpec {
@@ -92,6 +96,7 @@ impl TableSpec {
             layout,
             ghost_every: None,
             forward_every: None,
+            added_after: None,
         }
     }
 
@@ -113,11 +118,28 @@ pub struct ColumnSpec {
     pub gen: Gen,
     /// Which rows are NULL (the column is declared nullable unless this is `Never`).
     pub nulls: Nulls,
+    /// SPARSE: stored in each row's sparse vector (the column must be nullable).
+    pub sparse: bool,
+    /// For a column added after rows were written ([`TableSpec::added_after`]): the value those
+    /// rows read (sysseobjvalues' stored default); required when the column is NOT NULL.
+    pub default: Option<crate::Val>,
 }
 
 impl ColumnSpec {
     pub fn new(name: &str, ty: ColType, gen: Gen, nulls: Nulls) -> Self {
-        ColumnSpec { name: name.into(), ty, gen, nulls }
+        ColumnSpec { name: name.into(), ty, gen, nulls, sparse: false, default: None }
+    }
+
+    /// The column, declared SPARSE.
+    pub fn sparse(mut self) -> Self {
+        self.sparse = true;
+        self
+    }
+
+    /// The column, with the stored default rows older than it read.
+    pub fn with_default(mut self, value: crate::Val) -> Self {
+        self.default = Some(value);
+        self
     }
 
     pub fn nullable(&self) -> bool {
@@ -398,7 +420,29 @@ impl Spec {
                     return err(format!("{q}: forwarded records exist only in heaps"));
                 }
             }
+            if let Some((first, _)) = t.added_after {
+                if first == 0 || first > t.columns.len() {
+                    return err(format!("{q}: added columns must start after the first column"));
+                }
+                if let Some(c) = t.columns[first..].iter().find(|c| !c.nullable() && c.default.is_none()) {
+                    return err(format!("{q}.{}: a NOT NULL column added later needs a default", c.name));
+                }
+                if let Layout::Clustered { key } = t.layout {
+                    if key >= first {
+                        return err(format!("{q}: the clustered key cannot be an added column"));
+                    }
+                }
+            }
             for c in &t.columns {
+                if c.sparse && (!c.nullable() || c.ty.is_max()) {
+                    return err(format!(
+                        "{q}.{}: sparse columns must be nullable, and (max) ones are not forged",
+                        c.name
+                    ));
+                }
+                if c.default.is_some() && c.sparse {
+                    return err(format!("{q}.{}: a sparse column with a stored default", c.name));
+                }
                 if let Gen::Sequence { .. } | Gen::Range { .. } = c.gen {
                     if c.ty.is_text() || matches!(c.ty, ColType::Binary(_) | ColType::VarBinary(_)) {
                         return err(format!("{q}.{}: integer generator on a {}", c.name, c.ty.spelling()));

@@ -47,6 +47,7 @@ pub use crate::systables_data::SYSTEM_TABLES;
 pub const SYSRSCOLS: i32 = 3;
 pub const SYSROWSETS: i32 = 5;
 pub const SYSALLOCUNITS: i32 = 7;
+pub const SYSSEOBJVALUES: i32 = 9;
 pub const SYSPRUFILES: i32 = 24;
 pub const SYSSCHOBJS: i32 = 34;
 pub const SYSCOLPARS: i32 = 41;
@@ -110,11 +111,11 @@ pub fn layout(table: &SysTable) -> RecordLayout {
             let len = c.fixed_len().unwrap_or(0);
             fixed_end = fixed_end.max(off as usize + len);
             let bit = (c.xtype == 104).then_some(c.bitpos as u8);
-            cols.push(PhysCol { fixed: Some((off as usize, len)), var_index: None, null_bit, bit });
+            cols.push(PhysCol { fixed: Some((off as usize, len)), var_index: None, null_bit, bit, sparse_id: None });
         } else {
             let v = (-(off as i32) - 1) as usize;
             vars = vars.max(v + 1);
-            cols.push(PhysCol { fixed: None, var_index: Some(v), null_bit, bit: None });
+            cols.push(PhysCol { fixed: None, var_index: Some(v), null_bit, bit: None, sparse_id: None });
         }
     }
     RecordLayout { cols, fixed_end, var_count: vars }

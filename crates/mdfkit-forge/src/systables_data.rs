@@ -51,6 +51,14 @@ pub static SYSTEM_TABLES: &[SysTable] = &[
         SysCol { colid: 10, name: "pcdata", xtype: 127, utype: 127, length: 8, prec: 19, scale: 0, collation: 0, status: 1, ti: 127, ordkey: 0, rs_status: 128, offset: 53, nullbit: 10, bitpos: 0 },
         SysCol { colid: 11, name: "pcreserved", xtype: 127, utype: 127, length: 8, prec: 19, scale: 0, collation: 0, status: 1, ti: 127, ordkey: 0, rs_status: 128, offset: 61, nullbit: 11, bitpos: 0 },
     ]},
+    SysTable { id: 9, name: "sysseobjvalues", created: "2024-07-01 20:31:16.590", rowset: 281474977300480, columns: &[
+        SysCol { colid: 1, name: "valclass", xtype: 48, utype: 48, length: 1, prec: 3, scale: 0, collation: 0, status: 1, ti: 48, ordkey: 1, rs_status: 128, offset: 65540, nullbit: 1, bitpos: 0 },
+        SysCol { colid: 2, name: "id", xtype: 127, utype: 127, length: 8, prec: 19, scale: 0, collation: 0, status: 1, ti: 127, ordkey: 2, rs_status: 128, offset: 131077, nullbit: 2, bitpos: 0 },
+        SysCol { colid: 3, name: "subid", xtype: 127, utype: 127, length: 8, prec: 19, scale: 0, collation: 0, status: 1, ti: 127, ordkey: 3, rs_status: 128, offset: 655373, nullbit: 3, bitpos: 0 },
+        SysCol { colid: 4, name: "valnum", xtype: 56, utype: 56, length: 4, prec: 10, scale: 0, collation: 0, status: 1, ti: 56, ordkey: 4, rs_status: 128, offset: 1179669, nullbit: 4, bitpos: 0 },
+        SysCol { colid: 5, name: "value", xtype: 98, utype: 98, length: 8016, prec: 0, scale: 0, collation: 0, status: 0, ti: 98, ordkey: 0, rs_status: 0, offset: 65535, nullbit: 5, bitpos: 0 },
+        SysCol { colid: 6, name: "imageval", xtype: 165, utype: 165, length: -1, prec: 0, scale: 0, collation: 0, status: 2, ti: 165, ordkey: 0, rs_status: 0, offset: 65534, nullbit: 6, bitpos: 0 },
+    ]},
     SysTable { id: 24, name: "sysprufiles", created: "2024-07-01 20:31:16.343", rowset: 281474978283520, columns: &[
         SysCol { colid: 1, name: "dbfragid", xtype: 56, utype: 56, length: 4, prec: 10, scale: 0, collation: 0, status: 1, ti: 56, ordkey: 0, rs_status: 128, offset: 4, nullbit: 1, bitpos: 0 },
         SysCol { colid: 2, name: "fileid", xtype: 56, utype: 56, length: 4, prec: 10, scale: 0, collation: 0, status: 1, ti: 56, ordkey: 1, rs_status: 128, offset: 65544, nullbit: 2, bitpos: 0 },

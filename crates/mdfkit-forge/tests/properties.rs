@@ -45,10 +45,18 @@ fn nulls() -> impl Strategy<Value = Nulls> {
 }
 
 fn column(i: usize) -> impl Strategy<Value = ColumnSpec> {
-    (col_type(), nulls(), prop::bool::ANY, 0usize..20_000).prop_map(move |(ty, nulls, long, max)| {
-        let gen = if ty.is_max() && long { Gen::Length { min: 0, max } } else { Gen::Random };
-        ColumnSpec::new(&format!("c{i}"), ty, gen, nulls)
-    })
+    (col_type(), nulls(), prop::bool::ANY, 0usize..20_000, prop::bool::ANY).prop_map(
+        move |(ty, nulls, long, max, sparse)| {
+            let gen = if ty.is_max() && long { Gen::Length { min: 0, max } } else { Gen::Random };
+            let c = ColumnSpec::new(&format!("c{i}"), ty, gen, nulls);
+            // Sparse where SQL Server allows it (nullable); (max) values are not forged sparse.
+            if sparse && nulls != Nulls::Never && !ty.is_max() {
+                c.sparse()
+            } else {
+                c
+            }
+        },
+    )
 }
 
 fn table(i: usize) -> impl Strategy<Value = TableSpec> {
@@ -59,8 +67,9 @@ fn table(i: usize) -> impl Strategy<Value = TableSpec> {
         0u64..400,
         prop::option::of(2u64..9),
         prop::option::of(2u64..9),
+        prop::option::of((1usize..12, 0u64..400)),
     )
-        .prop_map(move |(mut columns, clustered, rows, ghosts, forwards)| {
+        .prop_map(move |(mut columns, clustered, rows, ghosts, forwards, added)| {
             let layout = if clustered {
                 columns
                     .insert(0, ColumnSpec::new("k", ColType::Int, Gen::Sequence { start: -7, step: 2 }, Nulls::Never));
@@ -78,6 +87,21 @@ fn table(i: usize) -> impl Strategy<Value = TableSpec> {
             t.columns = columns;
             t.ghost_every = ghosts;
             t.forward_every = if clustered { None } else { forwards };
+            // Columns added after some rows were written: nullable ones read NULL there, NOT
+            // NULL ones a stored default (the value row 0 has).
+            if let Some((first, before)) = added {
+                let first = first.min(t.columns.len().saturating_sub(1)).max(1);
+                if first < t.columns.len() {
+                    t.added_after = Some((first, before));
+                    for c in &mut t.columns[first..] {
+                        if c.nulls == Nulls::Never && !c.ty.is_max() {
+                            c.default = mdfkit_forge::value::generate(c, 1, 0, 0);
+                        } else if c.nulls == Nulls::Never {
+                            c.nulls = Nulls::Every(2);
+                        }
+                    }
+                }
+            }
             t
         })
 }

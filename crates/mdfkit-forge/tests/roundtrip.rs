@@ -114,6 +114,111 @@ fn versions_and_names_as_written() {
     }
 }
 
+/// Every type SQL Server lets be sparse (all but text/ntext/image/timestamp and CLR types), as
+/// sparse columns with NULL patterns; rows with no sparse value carry no sparse vector.
+fn sparse_types(t: TableSpec) -> TableSpec {
+    use ColType::*;
+    let types = [
+        TinyInt,
+        SmallInt,
+        Int,
+        BigInt,
+        Bit,
+        Decimal(18, 2),
+        Numeric(38, 10),
+        Money,
+        SmallMoney,
+        Real,
+        Float,
+        Date,
+        Time(0),
+        Time(7),
+        DateTime2(3),
+        DateTimeOffset(5),
+        DateTime,
+        SmallDateTime,
+        Char(6),
+        VarChar(Some(50)),
+        NChar(4),
+        NVarChar(Some(60)),
+        Binary(5),
+        VarBinary(Some(30)),
+        UniqueIdentifier,
+    ];
+    types.iter().enumerate().fold(t, |t, (i, &ty)| {
+        let nulls = if i % 3 == 0 { Nulls::Random(0.9) } else { Nulls::Every(i as u64 % 4 + 2) };
+        t.column(col(&format!("s{i}"), ty, Gen::Random, nulls).sparse())
+    })
+}
+
+#[test]
+fn sparse_columns_round_trip() {
+    let key = col("ItemID", ColType::Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never);
+    let note = col("Note", ColType::VarChar(Some(20)), Gen::Random, Nulls::Every(3));
+    let spec = Spec::new("forge_sparse", Version::V904, 9)
+        .table(sparse_types(TableSpec::new("dbo", "Clustered", Layout::Clustered { key: 0 }, 200).column(key)))
+        .table({
+            let mut t = sparse_types(TableSpec::new("dbo", "Heap", Layout::Heap, 150).column(note.clone()));
+            t = t.column(note.clone());
+            t.forward_every = Some(4);
+            t.ghost_every = Some(5);
+            t
+        })
+        .table(
+            TableSpec::new("dbo", "AllNull", Layout::Heap, 20)
+                .column(note)
+                .column(col("Gone", ColType::Int, Gen::Random, Nulls::Always).sparse()),
+        );
+    common::assert_round_trip(&spec);
+    let (db, _) = common::open(&spec);
+    let columns = db.catalog().columns(db.catalog().find_table("dbo.Heap").unwrap().object_id);
+    assert!(columns.iter().filter(|c| c.name.starts_with('s')).all(|c| c.is_sparse));
+}
+
+/// Columns added after rows were written: NOT NULL ones with stored defaults of several types,
+/// a nullable one with a stored default (WITH VALUES), a nullable one without (old rows NULL).
+#[test]
+fn columns_added_later_read_their_stored_defaults() {
+    use mdfkit_forge::Val;
+    let key = col("ItemID", ColType::Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never);
+    let added = |t: TableSpec| {
+        t.column(col("Old", ColType::VarChar(Some(20)), Gen::Random, Nulls::Every(3)))
+            .column(col("Qty", ColType::Int, Gen::Random, Nulls::Never).with_default(Val::Int(7)))
+            .column(col("Done", ColType::Bit, Gen::Random, Nulls::Never).with_default(Val::Bit(true)))
+            .column(col("Price", ColType::Decimal(9, 2), Gen::Random, Nulls::Never).with_default(Val::Scaled(1250)))
+            .column(
+                col("Tag", ColType::NVarChar(Some(10)), Gen::Random, Nulls::Never)
+                    .with_default(Val::Text("new".into())),
+            )
+            .column(col("Maybe", ColType::BigInt, Gen::Random, Nulls::Every(2)).with_default(Val::Int(-3)))
+            .column(col("Later", ColType::Date, Gen::Random, Nulls::Every(5)))
+    };
+    let spec = Spec::new("forge_added", Version::V904, 5)
+        .table({
+            let mut t = added(TableSpec::new("dbo", "Clustered", Layout::Clustered { key: 0 }, 120).column(key));
+            t.added_after = Some((2, 50));
+            t
+        })
+        .table({
+            let mut t = added(TableSpec::new("dbo", "Heap", Layout::Heap, 90));
+            t.added_after = Some((1, 40));
+            t.forward_every = Some(6);
+            t
+        });
+    common::assert_round_trip(&spec);
+    let (db, _) = common::open(&spec);
+    let table = db.catalog().find_table("dbo.Clustered").unwrap();
+    let decoder = db.row_decoder(&table, table.partitions[0].partition_id, None).unwrap();
+    let mut first = Vec::new();
+    db.for_each_row(&table, |record, _| {
+        decoder.decode(record, &mut first)?;
+        Ok(mdfkit::scan::Flow::Stop)
+    })
+    .unwrap();
+    let first: Vec<String> = first.iter().map(|v| v.to_string()).collect();
+    assert_eq!(first[2..8].join(","), "7,1,12.50,new,-3,NULL", "a row older than the added columns");
+}
+
 #[test]
 fn the_shop_sample_round_trips() {
     common::assert_round_trip(&mdfkit_forge::samples::shop());

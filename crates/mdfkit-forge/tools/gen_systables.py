@@ -11,7 +11,7 @@ Usage: gen_systables.py DIR > src/systables_data.rs
 """
 import csv, sys, os
 
-TABLES = [3, 5, 7, 24, 34, 41, 50, 54, 55, 60, 64, 74, 75]
+TABLES = [3, 5, 7, 9, 24, 34, 41, 50, 54, 55, 60, 64, 74, 75]
 
 def rows(d, name):
     with open(os.path.join(d, name)) as f:

@@ -159,6 +159,17 @@ pub fn decode(
 /// properties and the string layout are read from the corpus (sysobjvalues.value holds int,
 /// bigint, bit and nvarchar variants); the others follow the TDS SSVARIANT properties.
 pub fn decode_variant(bytes: &[u8], code_page_text: &dyn Fn(&[u8]) -> Result<String>) -> Result<(String, Value)> {
+    let (ty, collation, value) = variant_parts(bytes)?;
+    let decoded = match collation {
+        Some(id) => decode(&ty, value, 0, &|b| crate::collation::decode_text(id, b))?,
+        None => decode(&ty, value, 0, code_page_text)?,
+    };
+    Ok((ty.spelling(), decoded))
+}
+
+/// A sql_variant's base type (completed by its properties), the collation of a string base type,
+/// and the value bytes in the base type's storage form.
+pub fn variant_parts(bytes: &[u8]) -> Result<(TypeInfo, Option<u32>, &[u8])> {
     let bad = || Error::corrupt(format!("sql_variant value of {} bytes", bytes.len()));
     let (&base, rest) = bytes.split_first().ok_or_else(bad)?;
     let rest = rest.get(1..).ok_or_else(bad)?;
@@ -195,11 +206,7 @@ pub fn decode_variant(bytes: &[u8], code_page_text: &dyn Fn(&[u8]) -> Result<Str
         }
     };
     let value = rest.get(props..).ok_or_else(bad)?;
-    let decoded = match collation {
-        Some(id) => decode(&ty, value, 0, &|b| crate::collation::decode_text(id, b))?,
-        None => decode(&ty, value, 0, code_page_text)?,
-    };
-    Ok((ty.spelling(), decoded))
+    Ok((ty, collation, value))
 }
 
 fn other_fixed_length(t: SqlType) -> i16 {

@@ -6,14 +6,37 @@
 //! bytes are: the physical order, not the declaration order (clustered key columns come first).
 //! Computed columns that are not persisted have no stored bytes and are not returned.
 //!
+//! Sparse columns (sysrscols status 0x100) have no offset or null bit: a row's non-NULL sparse
+//! values are kept in its sparse vector, the last variable-length column of the record, flagged
+//! complex:
+//!
+//! ```text
+//!  | 05 00 | count (2) | column ids (2 each) | end offsets (2 each) | values |
+//! ```
+//!
+//! The header 5 marks a sparse vector; the column ids are syscolpars column ids; each end offset
+//! counts from the start of the vector, the first value starting right after the offsets. Fixed-
+//! and variable-length values are stored alike, in their usual storage form (bit as one byte). A
+//! row without a vector has every sparse column NULL. A column set (`xml COLUMN_SET FOR
+//! ALL_SPARSE_COLUMNS`) is not stored: it is the XML fragment of the row's non-NULL sparse
+//! columns, `<Name>value</Name>` in column order, NULL when there is none ([`column_set_xml`]).
+//!
+//! A column added after a row was written is absent from it: it reads as the column's stored
+//! default when sysseobjvalues has one (`catalog/rowset.rs`), else NULL.
+//!
 //! Sources: Remus Rusanu, "SQL Server table columns under the hood"; checked on the corpus, where
 //! every stored column's sysrscols type equals its syscolpars type and the expected rows of pubs
-//! and products are reproduced exactly.
+//! and products are reproduced exactly. Sparse vector: Mark S. Rasmussen, "Sparse Column Storage
+//! & the Sparse Vector" (improve.dk, 2011) and Qingsong Yao, "Sparse Column Storage" (MSDN blog,
+//! 2008); the corpus has sparse columns (sharepoint_config's dbo.SiteMap) but no non-NULL value.
+//! Column sets: Microsoft, "Use column sets" (an untyped XML fragment of the non-NULL sparse
+//! columns); values spelled as SQL Server serializes xml (`xmlbin.rs`).
 
+use crate::bytes::read_u16;
 use crate::catalog::model::{ColumnInfo, TableInfo};
-use crate::catalog::rowset::{ColumnLocation, PhysicalColumn};
+use crate::catalog::rowset::{stored_default, ColumnLocation, PhysicalColumn};
 use crate::database::Database;
-use crate::decode::decode_column;
+use crate::decode::{decode_column, guid_text, variant_parts};
 use crate::error::{Error, Result};
 use crate::lob;
 use crate::record::Record;
@@ -24,6 +47,11 @@ use crate::value::Value;
 /// The collation assumed for text in a declared (schema-less) layout: code page 1252.
 const DECLARED_COLLATION: u32 = 0x3400_D008;
 
+/// The complex-column header of a sparse vector.
+const SPARSE_VECTOR_HEADER: u16 = 5;
+/// Top bit of a sparse vector's end offset; no sample shows one set (an off-row sparse value?).
+const SPARSE_OFFSET_FLAG: u16 = 0x8000;
+
 /// One output column and where its bytes are stored.
 #[derive(Debug, Clone)]
 pub struct ColumnPlan {
@@ -31,6 +59,11 @@ pub struct ColumnPlan {
     pub physical: PhysicalColumn,
     /// Bytes the value takes in the fixed part, worked out once (`None` for variable-length).
     fixed_len: Option<usize>,
+    /// What rows written before the column was added read (its stored default, in the column's
+    /// storage form); `None`: NULL, or refused when the column is NOT NULL.
+    absent_value: Option<Vec<u8>>,
+    /// A column set: its value is composed from these sparse columns, in column order.
+    column_set: Option<Vec<ColumnPlan>>,
 }
 
 /// Decodes the records of one partition into rows of values.
@@ -38,9 +71,9 @@ pub struct ColumnPlan {
 pub struct RowDecoder {
     table: String,
     columns: Vec<ColumnPlan>,
-    /// Variable-length columns in the partition's layout; a row's sparse vector, when it has one,
-    /// is stored after them.
-    layout_var_columns: usize,
+    /// Whether the layout has sparse columns: a record's last complex variable-length column may
+    /// then be its sparse vector.
+    has_sparse: bool,
     /// Reads off-row (LOB and row-overflow) values.
     reader: PageReader,
 }
@@ -54,15 +87,26 @@ impl RowDecoder {
         let layout = catalog.base().layouts.get(&partition_id).ok_or_else(|| {
             Error::corrupt(format!("sys.sysrscols has no layout for partition {partition_id}")).in_object(name.clone())
         })?;
+        let declared = catalog.columns(table.object_id);
+        let stored_in = |column: &ColumnInfo| {
+            layout.columns.iter().find(|p| p.rowset_column_id == column.column_id && !p.is_dropped())
+        };
+        let sparse: Vec<ColumnPlan> = declared
+            .iter()
+            .filter_map(|c| stored_in(c).filter(|p| p.is_sparse()).map(|p| ColumnPlan::new(c.clone(), p.clone())))
+            .collect();
         let mut columns = Vec::new();
-        for column in catalog.columns(table.object_id) {
+        for column in declared {
             if let Some(only) = only {
                 if !only.iter().any(|o| o.eq_ignore_ascii_case(&column.name)) {
                     continue;
                 }
             }
-            let physical = layout.columns.iter().find(|p| p.rowset_column_id == column.column_id && !p.is_dropped());
-            let Some(physical) = physical else {
+            if column.is_column_set {
+                columns.push(ColumnPlan::column_set(column, sparse.clone()));
+                continue;
+            }
+            let Some(physical) = stored_in(&column) else {
                 if column.is_computed {
                     continue;
                 }
@@ -72,14 +116,6 @@ impl RowDecoder {
                 ))
                 .in_object(name));
             };
-            // A column set is computed from the sparse vector: not a stored column.
-            if column.is_column_set {
-                return Err(Error::unsupported(format!(
-                    "column {} is a sparse column set: not supported yet",
-                    column.name
-                ))
-                .in_object(name));
-            }
             // Decimals are fixed-length; stored as a variable-length column they are in the
             // vardecimal storage format (SQL Server 2005 SP2's sp_tableoption 'vardecimal
             // storage format'), whose encoding is not read yet.
@@ -99,7 +135,10 @@ impl RowDecoder {
                 ))
                 .in_object(name));
             }
-            columns.push(ColumnPlan::new(column, physical.clone()));
+            let mut plan = ColumnPlan::new(column, physical.clone());
+            plan.absent_value = absent_value(catalog.table("sysseobjvalues"), partition_id, &plan)
+                .map_err(|e| e.in_object(format!("{name}.{}", plan.column.name)))?;
+            columns.push(plan);
         }
         if let Some(only) = only {
             for wanted in only {
@@ -108,8 +147,8 @@ impl RowDecoder {
                 }
             }
         }
-        let layout_var_columns = layout.columns.iter().filter(|c| c.leaf_offset < 0).count();
-        Ok(RowDecoder { table: name, columns, layout_var_columns, reader: db.reader().clone() })
+        let has_sparse = layout.columns.iter().any(|c| c.is_sparse() && !c.is_dropped());
+        Ok(RowDecoder { table: name, columns, has_sparse, reader: db.reader().clone() })
     }
 
     /// A decoder for records of a table the catalog cannot describe (schema-less recovery): the
@@ -153,8 +192,7 @@ impl RowDecoder {
                 )));
             }
         }
-        let layout_var_columns = var_index as usize;
-        Ok(RowDecoder { table: table.to_string(), columns, layout_var_columns, reader })
+        Ok(RowDecoder { table: table.to_string(), columns, has_sparse: false, reader })
     }
 
     pub fn columns(&self) -> &[ColumnPlan] {
@@ -193,21 +231,19 @@ impl RowDecoder {
     pub fn stored<'a>(
         &self,
         record: &Record<'a>,
-        plan: &ColumnPlan,
+        plan: &'a ColumnPlan,
         off_row: &'a mut Vec<u8>,
     ) -> Result<Option<&'a [u8]>> {
         let p = &plan.physical;
         if p.is_sparse() {
-            // Sparse values live in the sparse vector after the row's variable-length columns. A
-            // row without one has every sparse column NULL; reading the vector itself awaits a
-            // corpus sample (sharepoint_config's dbo.SiteMap has only NULL sparse values).
-            if record.var_column_count() > self.layout_var_columns {
-                return Err(Error::unsupported("sparse column values (the row's sparse vector) are not decoded yet"));
-            }
-            return Ok(None);
+            return self.sparse_value(record, plan);
         }
-        // A column the record predates (added to the table after the row was written) reads as
-        // NULL when it may be NULL; a NOT NULL one holds a default this version does not read.
+        if let Some(sparse) = &plan.column_set {
+            let any = self.column_set_xml(record, sparse, off_row)?;
+            let xml: &'a Vec<u8> = off_row;
+            return Ok(any.then_some(xml.as_slice()));
+        }
+        // A column the record predates (added to the table after the row was written).
         if p.null_bit as usize > record.column_count() {
             return self.absent(plan);
         }
@@ -230,6 +266,10 @@ impl RowDecoder {
             // the value is empty (SQL Server's `0x` / `''`; sharepoint_config's
             // dbo.SiteMap.DeleteTransactionId, a NOT NULL varbinary defaulting to 0x).
             ColumnLocation::Variable(index) => match record.var(index)? {
+                // A row written before this column was added can have its sparse vector here.
+                Some(v) if self.has_sparse && index + 1 == record.var_column_count() && is_sparse_vector(v) => {
+                    return self.absent(plan)
+                }
                 None if p.null_bit > 0 => &[],
                 None => return self.absent(plan),
                 // text/ntext/image hold a 16-byte text pointer (flagged complex too), and so do
@@ -255,16 +295,154 @@ impl RowDecoder {
 }
 
 impl RowDecoder {
-    /// The value of a column a record does not store.
-    fn absent(&self, plan: &ColumnPlan) -> Result<Option<&'static [u8]>> {
-        if plan.column.is_nullable {
-            Ok(None)
-        } else {
-            Err(Error::unsupported(
-                "NOT NULL column added after this row was written: its default value is not read yet",
-            ))
+    /// The value of a column a record does not store: its stored default, else NULL.
+    fn absent<'a>(&self, plan: &'a ColumnPlan) -> Result<Option<&'a [u8]>> {
+        match &plan.absent_value {
+            Some(value) => Ok(Some(value)),
+            None if plan.column.is_nullable => Ok(None),
+            None => Err(Error::unsupported(
+                "NOT NULL column added after this row was written, and sys.sysseobjvalues holds no default \
+                 for it (SQL Server 2008 files keep none): the value of this row is unknown",
+            )),
         }
     }
+
+    /// The stored bytes of sparse column `plan` in `record`: `None` when the row's sparse vector
+    /// (or the row) has no value for it.
+    fn sparse_value<'a>(&self, record: &Record<'a>, plan: &ColumnPlan) -> Result<Option<&'a [u8]>> {
+        let Some(vector) = sparse_vector(record)? else { return Ok(None) };
+        let id = u16::try_from(plan.column.column_id)
+            .map_err(|_| Error::corrupt(format!("sparse column id {} out of range", plan.column.column_id)))?;
+        sparse_vector_value(vector, id)
+    }
+
+    /// Writes the column set of `record` (the non-NULL `sparse` columns as XML) into `out` as
+    /// UTF-16LE; `false` when every sparse column is NULL (the column set is then NULL).
+    fn column_set_xml(&self, record: &Record, sparse: &[ColumnPlan], out: &mut Vec<u8>) -> Result<bool> {
+        let mut xml = String::new();
+        for plan in sparse {
+            let Some(bytes) = self.sparse_value(record, plan).map_err(|e| self.in_column(e, plan))? else { continue };
+            let collation = plan.column.collation_id;
+            let value = decode_column(&plan.column, bytes, 0, &|b| crate::collation::decode_text(collation, b))
+                .map_err(|e| self.in_column(e, plan))?;
+            let name = &plan.column.name;
+            xml.push('<');
+            xml.push_str(name);
+            xml.push('>');
+            xml.push_str(&column_set_text(&plan.column, bytes, &value).map_err(|e| self.in_column(e, plan))?);
+            xml.push_str("</");
+            xml.push_str(name);
+            xml.push('>');
+        }
+        out.clear();
+        out.extend(xml.encode_utf16().flat_map(u16::to_le_bytes));
+        Ok(!xml.is_empty())
+    }
+}
+
+/// Whether a variable-length column is a sparse vector: complex, with header 5.
+fn is_sparse_vector(v: crate::record::VarField) -> bool {
+    v.complex && read_u16(v.bytes, 0) == Some(SPARSE_VECTOR_HEADER)
+}
+
+/// The record's sparse vector: its last variable-length column, when that is one.
+fn sparse_vector<'a>(record: &Record<'a>) -> Result<Option<&'a [u8]>> {
+    let Some(last) = record.var_column_count().checked_sub(1) else { return Ok(None) };
+    Ok(record.var(last)?.filter(|v| is_sparse_vector(*v)).map(|v| v.bytes))
+}
+
+/// The value of column `column_id` in a sparse vector, every offset checked.
+fn sparse_vector_value(vector: &[u8], column_id: u16) -> Result<Option<&[u8]>> {
+    let bad = |what: String| Error::corrupt(format!("sparse vector of {} bytes: {what}", vector.len()));
+    if read_u16(vector, 0) != Some(SPARSE_VECTOR_HEADER) {
+        return Err(bad("no sparse vector header (5)".into()));
+    }
+    let count = usize::from(read_u16(vector, 2).ok_or_else(|| bad("no column count".into()))?);
+    let ids_at = 4;
+    let ends_at = ids_at + 2 * count;
+    let mut start = ends_at + 2 * count;
+    if start > vector.len() {
+        return Err(bad(format!("{count} columns' ids and offsets run past its end")));
+    }
+    for i in 0..count {
+        let id = read_u16(vector, ids_at + 2 * i).unwrap_or(0);
+        let end = read_u16(vector, ends_at + 2 * i).unwrap_or(0);
+        if end & SPARSE_OFFSET_FLAG != 0 {
+            return Err(Error::unsupported(format!(
+                "sparse column {id}'s offset has its top bit set (a value stored off-row?): not supported"
+            )));
+        }
+        let end = usize::from(end);
+        if end < start || end > vector.len() {
+            return Err(bad(format!("column {id}'s value ends at {end}, outside {start}..={}", vector.len())));
+        }
+        if id == column_id {
+            return Ok(Some(&vector[start..end]));
+        }
+        start = end;
+    }
+    Ok(None)
+}
+
+/// A sparse column's value as a column set spells it: as SQL Server serializes xml (integers,
+/// decimals, bit `0`/`1`, date `YYYY-MM-DD`, upper-case GUIDs, escaped text, binary as base64).
+/// Types whose spelling there is not known (floats, money, times, sql_variant, xml, CLR) are
+/// refused rather than guessed.
+fn column_set_text(column: &ColumnInfo, bytes: &[u8], value: &Value) -> Result<String> {
+    Ok(match (column.type_info.sql_type, value) {
+        (SqlType::Binary | SqlType::VarBinary, _) => crate::xmlbin::base64(bytes),
+        (SqlType::UniqueIdentifier, _) => guid_text(bytes),
+        (
+            SqlType::TinyInt
+            | SqlType::SmallInt
+            | SqlType::Int
+            | SqlType::BigInt
+            | SqlType::Bit
+            | SqlType::Decimal
+            | SqlType::Numeric
+            | SqlType::Date
+            | SqlType::Char
+            | SqlType::VarChar
+            | SqlType::NChar
+            | SqlType::NVarChar,
+            value,
+        ) => crate::xmlbin::escape_text(&value.to_string()),
+        (other, _) => {
+            return Err(Error::unsupported(format!(
+                "a column set over a {} sparse column: how SQL Server spells it in the XML is not known here",
+                other.name()
+            )))
+        }
+    })
+}
+
+/// The value rows written before `plan`'s column was added read: its stored default in the
+/// column's storage form (bit columns: the bit at the column's position).
+fn absent_value(
+    seobjvalues: &crate::catalog::base::TableRows,
+    rowset: i64,
+    plan: &ColumnPlan,
+) -> Result<Option<Vec<u8>>> {
+    let Some(variant) = stored_default(seobjvalues, rowset, plan.physical.hb_column_id) else { return Ok(None) };
+    let (ty, _, value) = variant_parts(variant?)?;
+    let declared = &plan.column.type_info;
+    // Decimals carry precision and scale, the time types their scale: both must match.
+    let facets_differ = match ty.sql_type {
+        SqlType::Decimal | SqlType::Numeric => (ty.precision, ty.scale) != (declared.precision, declared.scale),
+        SqlType::Time | SqlType::DateTime2 | SqlType::DateTimeOffset => ty.scale != declared.scale,
+        _ => false,
+    };
+    if ty.sql_type != declared.sql_type || facets_differ {
+        return Err(Error::unsupported(format!(
+            "the stored default for rows older than the column is a {} value, the column is {}: not converted",
+            ty.spelling(),
+            declared.spelling()
+        )));
+    }
+    Ok(Some(match ty.sql_type {
+        SqlType::Bit => vec![(value.first().copied().unwrap_or(0) & 1) << plan.bit_position()],
+        _ => value.to_vec(),
+    }))
 }
 
 impl ColumnPlan {
@@ -309,11 +487,91 @@ impl ColumnPlan {
             ColumnLocation::Fixed(_) => physical.type_info.fixed_length(),
             ColumnLocation::Variable(_) => None,
         };
-        ColumnPlan { column, physical, fixed_len }
+        ColumnPlan { column, physical, fixed_len, absent_value: None, column_set: None }
+    }
+
+    /// A column set over the `sparse` columns: no stored bytes of its own; its XML is returned as
+    /// nvarchar(max) text.
+    fn column_set(mut column: ColumnInfo, sparse: Vec<ColumnPlan>) -> Self {
+        column.type_info = TypeInfo { sql_type: SqlType::NVarChar, max_length: -1, precision: 0, scale: 0 };
+        let physical = PhysicalColumn {
+            rowset_column_id: column.column_id,
+            hb_column_id: column.column_id,
+            type_info: column.type_info,
+            collation_id: column.collation_id,
+            key_ordinal: 0,
+            max_inrow_length: -1,
+            status: 0,
+            leaf_offset: 0,
+            internal_offset: 0,
+            null_bit: 0,
+            bit_position: 0,
+        };
+        let mut plan = ColumnPlan::new(column, physical);
+        plan.column_set = Some(sparse);
+        plan
     }
 
     /// The bit within its byte, for bit columns.
     pub fn bit_position(&self) -> u8 {
         self.physical.bit_position.clamp(0, 7) as u8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// The vector of improve.dk's "Sparse Column Storage & the Sparse Vector": columns 3 and 6
+    /// (int) hold 3 and 1234.
+    const BLOG_VECTOR: [u8; 20] = [5, 0, 2, 0, 3, 0, 6, 0, 0x10, 0, 0x14, 0, 3, 0, 0, 0, 0xd2, 4, 0, 0];
+
+    #[test]
+    fn reads_values_of_a_sparse_vector() {
+        assert_eq!(sparse_vector_value(&BLOG_VECTOR, 3).unwrap(), Some(&[3, 0, 0, 0][..]));
+        assert_eq!(sparse_vector_value(&BLOG_VECTOR, 6).unwrap(), Some(&[0xd2, 4, 0, 0][..]));
+        assert_eq!(sparse_vector_value(&BLOG_VECTOR, 4).unwrap(), None, "column 4 is NULL in that row");
+        assert_eq!(sparse_vector_value(&[5, 0, 0, 0], 1).unwrap(), None, "an empty vector");
+    }
+
+    #[test]
+    fn malformed_sparse_vectors_are_corrupt_records() {
+        let corrupt = |v: &[u8]| sparse_vector_value(v, 6).unwrap_err().kind() == ErrorKind::Corrupt;
+        assert!(corrupt(&BLOG_VECTOR[..15]), "cut inside the last value");
+        assert!(corrupt(&BLOG_VECTOR[..10]), "cut inside the offsets");
+        assert!(corrupt(&[5]), "cut inside the header");
+        assert!(corrupt(&[4, 0, 0, 0]), "not a sparse vector header");
+        let mut backwards = BLOG_VECTOR;
+        backwards[8] = 0x15; // the first value would end after the second
+        assert!(corrupt(&backwards));
+        let mut early = BLOG_VECTOR;
+        early[8] = 0x0b; // the first value would end inside the offsets
+        assert!(corrupt(&early));
+        let mut flagged = BLOG_VECTOR;
+        flagged[9] = 0x80;
+        assert_eq!(sparse_vector_value(&flagged, 6).unwrap_err().kind(), ErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn spells_column_set_values_as_xml_serializes_them() {
+        let plan = |t: SqlType, len: i16| {
+            let ty = TypeInfo { sql_type: t, max_length: len, precision: 0, scale: 0 };
+            ColumnPlan::declared(1, "c", ty, -1, 1).column
+        };
+        let text = |t: SqlType, len: i16, bytes: &[u8]| {
+            let column = plan(t, len);
+            let value = decode_column(&column, bytes, 0, &|b| Ok(crate::collation::decode_cp1252(b))).unwrap();
+            column_set_text(&column, bytes, &value)
+        };
+        assert_eq!(text(SqlType::Int, 4, &1234i32.to_le_bytes()).unwrap(), "1234");
+        assert_eq!(text(SqlType::Bit, 1, &[1]).unwrap(), "1");
+        assert_eq!(text(SqlType::VarChar, 20, b"a<b & c>").unwrap(), "a&lt;b &amp; c&gt;");
+        assert_eq!(text(SqlType::VarBinary, 20, b"Man").unwrap(), "TWFu", "base64");
+        // xs:date, as the column sets of "Column Set – Basic Examples" (sqlrambling.net) hold dates.
+        assert_eq!(text(SqlType::Date, 3, &[0xed, 0x3d, 0xb]).unwrap(), "2018-02-25");
+        let refused = text(SqlType::Float, 8, &1.5f64.to_le_bytes()).unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::Unsupported);
+        assert!(refused.message().contains("float"), "{refused}");
     }
 }

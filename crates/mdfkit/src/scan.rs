@@ -252,13 +252,13 @@ fn visit_slot(
         match RecordType::from_status(bytes[0]) {
             RecordType::Primary => {
                 let record = Record::parse(bytes).map_err(at_slot)?;
-                let flow = each(&record, location)?;
+                let flow = each(&record, location).map_err(at_slot)?;
                 stats.rows += 1;
                 return Ok(flow);
             }
             RecordType::GhostData if include_ghosts => {
                 let record = Record::parse(bytes).map_err(at_slot)?;
-                let flow = each(&record, RowLocation { ghost: true, ..location })?;
+                let flow = each(&record, RowLocation { ghost: true, ..location }).map_err(at_slot)?;
                 stats.ghost_records += 1;
                 return Ok(flow);
             }
@@ -281,7 +281,7 @@ fn visit_slot(
                     ))));
                 }
                 let record = Record::parse(target_bytes).map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
-                let flow = each(&record, target)?;
+                let flow = each(&record, target).map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
                 stats.rows += 1;
                 stats.forwarded_rows += 1;
                 return Ok(flow);

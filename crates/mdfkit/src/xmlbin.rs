@@ -700,7 +700,7 @@ fn money_text(v: i64) -> String {
 
 /// Escapes element content: `&`, `<`, `>` and CR always; a text node of white space only keeps
 /// its last character as a reference so that reparsing keeps the node.
-fn escape_text(s: &str) -> String {
+pub(crate) fn escape_text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let whitespace_only = s.chars().all(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
     let last = s.chars().count().saturating_sub(1);
@@ -735,7 +735,7 @@ fn escape_attr(s: &str) -> String {
     out
 }
 
-fn base64(b: &[u8]) -> String {
+pub(crate) fn base64(b: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
     for chunk in b.chunks(3) {

@@ -35,6 +35,7 @@ const CATALOG_TABLES: &[&str] = &[
     "syssingleobjrefs",
     "sysmultiobjrefs",
     "sysprufiles",
+    "sysseobjvalues",
 ];
 
 /// Everything read from the catalog of one database.

@@ -28,9 +28,21 @@
 //! itself; they are the same in every version of the corpus (655 to 998) and, once `sysrscols` is
 //! read, checked against its own description of both tables.
 //!
+//! Columns added to a table after rows were written are absent from those rows (beyond the
+//! record's column count or fixed part). Since SQL Server 2012 a column added NOT NULL with a
+//! default (or `WITH VALUES`) is a metadata-only change: the value the old rows read is kept in
+//! `sys.sysseobjvalues` (object id 9; absent from 655/661 files), one row per column with
+//! `valclass` 1 (out-of-row default), `id` = the rowset, `subid` = the column's hbcolid,
+//! `valnum` 0, and the value in `value` (sql_variant) — see [`stored_default`].
+//!
 //! Sources: column list from OrcaMDF's base table definitions and Remus Rusanu, "SQL Server table
-//! columns under the hood"; offsets and ti encoding read from the corpus files' sysrscols rows.
+//! columns under the hood"; offsets and ti encoding read from the corpus files' sysrscols rows;
+//! the sysseobjvalues join from SQL Server's own definition of
+//! `sys.system_internals_partition_columns` (2022/2025: `has_default`, `default_value`), its
+//! columns (valclass tinyint, id bigint, subid bigint, valnum int, value sql_variant, imageval
+//! varbinary(max)) from the corpus' 705-998 files, where no table has such a default.
 
+use super::base::TableRows;
 use crate::bytes::{read_i16, read_i32, read_i64, read_u32, utf16le};
 use crate::error::{Error, Result};
 use crate::record::Record;
@@ -100,6 +112,28 @@ impl RowsetLayout {
     pub fn column(&self, rowset_column_id: i32) -> Option<&PhysicalColumn> {
         self.columns.iter().find(|c| c.rowset_column_id == rowset_column_id)
     }
+}
+
+/// sysseobjvalues.valclass of the values old rows read for a column added later.
+const OUT_OF_ROW_DEFAULT: i64 = 1;
+
+/// The stored default of column `hb_column_id` of `rowset` in `sysseobjvalues`: `None` when there
+/// is none, else the sql_variant bytes of the value (an error for a value kept in `imageval`,
+/// which the corpus has no sample of).
+pub fn stored_default(seobjvalues: &TableRows, rowset: i64, hb_column_id: i32) -> Option<Result<&[u8]>> {
+    let row = seobjvalues.iter().find(|r| {
+        r.int("valclass") == OUT_OF_ROW_DEFAULT
+            && r.int("id") == rowset
+            && r.int("subid") == i64::from(hb_column_id)
+            && r.int("valnum") == 0
+    })?;
+    Some(match (row.get("value"), row.get("imageval")) {
+        (Value::Binary(variant), _) => Ok(variant.as_slice()),
+        (Value::Null, Value::Null) => return None,
+        _ => Err(Error::unsupported(
+            "the stored default of this added column is kept in sysseobjvalues.imageval (a long value): not read yet",
+        )),
+    })
 }
 
 /// Decodes one sysrscols record with the fixed offsets every known version uses.
