@@ -1,0 +1,225 @@
+//! A small S3 client of our own for what `object_store` does not offer: multipart uploads with a
+//! `Content-MD5` on every part (the server recomputes it and refuses a part damaged in flight
+//! with `BadDigest`), batched DeleteObjects with a count, and presigned GET URLs.
+//!
+//! Requests are signed with SigV4 ([`super::sign`]); credentials, region and endpoint come from
+//! the same `AmazonS3Builder` the readers use (environment, AWS profile, `--endpoint`), and the
+//! credentials through its provider (static keys, web identity, instance metadata, ...). A custom
+//! endpoint is addressed path-style (`http://host:port/bucket/key`), AWS itself virtual-hosted
+//! (`https://bucket.s3.region.amazonaws.com/key`; path-style for bucket names with dots).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
+use object_store::aws::{AmazonS3ConfigKey, AwsCredentialProvider};
+use object_store::CredentialProvider;
+
+use super::rest::{self, xml_escape, xml_value, xml_values, RestError};
+use super::sign::{base64, hex, md5, sha256, uri_encode, AwsKey, SigV4, UtcTime};
+use super::{s3_builder, store_error, ObjectUrl};
+use crate::error::{Error, ErrorKind, Result};
+
+/// Keys per DeleteObjects request (the S3 limit).
+pub const DELETE_BATCH: usize = 1000;
+
+/// One bucket's client.
+pub struct S3 {
+    /// `http://127.0.0.1:7070` or `https://bucket.s3.eu-west-1.amazonaws.com`.
+    origin: String,
+    /// The `host` header (with the port when not the default).
+    host: String,
+    /// `/bucket` when path-style, else empty.
+    prefix: String,
+    region: String,
+    credentials: AwsCredentialProvider,
+    bucket: String,
+}
+
+impl S3 {
+    /// The client for `url`'s bucket (built once and shared).
+    pub fn for_url(url: &ObjectUrl) -> Result<Arc<S3>> {
+        static CLIENTS: OnceLock<Mutex<HashMap<(String, Option<String>), Arc<S3>>>> = OnceLock::new();
+        let clients = CLIENTS.get_or_init(|| Mutex::new(HashMap::new()));
+        let cache_key = (url.bucket.clone(), super::endpoint_option());
+        if let Some(c) = clients.lock().unwrap_or_else(|e| e.into_inner()).get(&cache_key) {
+            return Ok(Arc::clone(c));
+        }
+        let builder = s3_builder(url)?;
+        let region = builder.get_config_value(&AmazonS3ConfigKey::Region).unwrap_or_else(|| "us-east-1".into());
+        let endpoint = builder.get_config_value(&AmazonS3ConfigKey::Endpoint);
+        let virtual_hosted = builder
+            .get_config_value(&AmazonS3ConfigKey::VirtualHostedStyleRequest)
+            .is_some_and(|v| v == "true");
+        let store = builder.build().map_err(|e| store_error(url, e))?;
+        let credentials = Arc::clone(store.credentials());
+        let (origin, prefix) = match endpoint {
+            Some(e) if virtual_hosted => (e.trim_end_matches('/').to_string(), String::new()),
+            Some(e) => (e.trim_end_matches('/').to_string(), format!("/{}", url.bucket)),
+            None if url.bucket.contains('.') => (format!("https://s3.{region}.amazonaws.com"), format!("/{}", url.bucket)),
+            None => (format!("https://{}.s3.{region}.amazonaws.com", url.bucket), String::new()),
+        };
+        let host = origin.split_once("://").map_or(origin.as_str(), |(_, h)| h).split('/').next().unwrap_or("").to_string();
+        let client = Arc::new(S3 { origin, host, prefix, region, credentials, bucket: url.bucket.clone() });
+        clients.lock().unwrap_or_else(|e| e.into_inner()).insert(cache_key, Arc::clone(&client));
+        Ok(client)
+    }
+
+    async fn key(&self) -> std::result::Result<AwsKey, RestError> {
+        let c = self.credentials.get_credential().await.map_err(|e| RestError {
+            status: None,
+            code: "Credentials".into(),
+            message: format!("no AWS credentials: {e}"),
+        })?;
+        Ok(AwsKey { access_key_id: c.key_id.clone(), secret_access_key: c.secret_key.clone(), session_token: c.token.clone() })
+    }
+
+    fn path(&self, key: &str) -> String {
+        format!("{}/{}", self.prefix, uri_encode(key, true))
+    }
+
+    /// A signed request. `checksum_headers` are sent and signed as they are; the payload is
+    /// signed by its SHA-256 unless `unsigned_payload` (large parts: their MD5 protects them).
+    async fn request(
+        &self,
+        method: reqwest::Method,
+        key: &str,
+        query: &[(String, String)],
+        mut headers: Vec<(String, String)>,
+        body: Bytes,
+        unsigned_payload: bool,
+    ) -> std::result::Result<reqwest::RequestBuilder, RestError> {
+        let aws = self.key().await?;
+        let time = UtcTime::now();
+        let payload_hash = if unsigned_payload { "UNSIGNED-PAYLOAD".to_string() } else { hex(&sha256(&body)) };
+        headers.push(("host".into(), self.host.clone()));
+        headers.push(("x-amz-date".into(), time.amz()));
+        headers.push(("x-amz-content-sha256".into(), payload_hash.clone()));
+        if let Some(t) = &aws.session_token {
+            headers.push(("x-amz-security-token".into(), t.clone()));
+        }
+        let path = self.path(key);
+        let signer = SigV4 { key: &aws, region: &self.region, service: "s3", time };
+        let auth = signer.authorization(method.as_str(), &path, query, &headers, &payload_hash);
+        let query_string: String = query
+            .iter()
+            .map(|(k, v)| if v.is_empty() { uri_encode(k, false) } else { format!("{}={}", uri_encode(k, false), uri_encode(v, false)) })
+            .collect::<Vec<_>>()
+            .join("&");
+        let url = if query_string.is_empty() {
+            format!("{}{path}", self.origin)
+        } else {
+            format!("{}{path}?{query_string}", self.origin)
+        };
+        let mut rb = rest::client().request(method, url).header("authorization", auth).body(body);
+        for (k, v) in headers.iter().filter(|(k, _)| k != "host") {
+            rb = rb.header(k.as_str(), v.as_str());
+        }
+        Ok(rb)
+    }
+
+    fn error(&self, key: &str, what: &str, e: RestError) -> Error {
+        let kind = if e.status == Some(404) { ErrorKind::NotFound } else { ErrorKind::Io };
+        Error::new(kind, format!("s3://{}/{key}: {what}: {e}", self.bucket))
+    }
+
+    /// CreateMultipartUpload: the upload id.
+    pub async fn create_multipart(&self, key: &str) -> Result<String> {
+        let q = [("uploads".to_string(), String::new())];
+        let r = rest::send(|| self.request(reqwest::Method::POST, key, &q, Vec::new(), Bytes::new(), false))
+            .await
+            .map_err(|e| self.error(key, "cannot start the upload", e))?;
+        xml_value(&r.text(), "UploadId")
+            .ok_or_else(|| Error::new(ErrorKind::Io, format!("s3://{}/{key}: no UploadId in {}", self.bucket, r.text())))
+    }
+
+    /// UploadPart with `Content-MD5`: the part's ETag.
+    pub async fn upload_part(&self, key: &str, upload_id: &str, number: u32, body: Bytes) -> Result<String> {
+        let digest = base64(&md5(&body));
+        let sent = if rest::corrupt_part() == Some(number) { rest::corrupted(&body) } else { body };
+        let q = [("partNumber".to_string(), number.to_string()), ("uploadId".to_string(), upload_id.to_string())];
+        let r = rest::send(|| {
+            let headers = vec![("content-md5".to_string(), digest.clone())];
+            self.request(reqwest::Method::PUT, key, &q, headers, sent.clone(), true)
+        })
+        .await
+        .map_err(|e| self.error(key, &format!("part {number} refused"), e))?;
+        r.header("etag")
+            .map(String::from)
+            .ok_or_else(|| Error::new(ErrorKind::Io, format!("s3://{}/{key}: part {number}: no ETag", self.bucket)))
+    }
+
+    /// CompleteMultipartUpload with the parts' numbers and ETags, in order.
+    pub async fn complete(&self, key: &str, upload_id: &str, parts: &[(u32, String)]) -> Result<()> {
+        let mut xml = String::from("<CompleteMultipartUpload>");
+        for (n, etag) in parts {
+            xml.push_str(&format!("<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag></Part>", xml_escape(etag)));
+        }
+        xml.push_str("</CompleteMultipartUpload>");
+        let body = Bytes::from(xml);
+        let q = [("uploadId".to_string(), upload_id.to_string())];
+        let r = rest::send(|| self.request(reqwest::Method::POST, key, &q, Vec::new(), body.clone(), false))
+            .await
+            .map_err(|e| self.error(key, "cannot complete the upload", e))?;
+        // S3 may answer 200 with an error inside.
+        if let Some(code) = xml_value(&r.text(), "Code") {
+            return Err(Error::new(ErrorKind::Io, format!("s3://{}/{key}: cannot complete the upload: {code}", self.bucket)));
+        }
+        Ok(())
+    }
+
+    /// AbortMultipartUpload (the parts sent are deleted).
+    pub async fn abort(&self, key: &str, upload_id: &str) -> Result<()> {
+        let q = [("uploadId".to_string(), upload_id.to_string())];
+        rest::send(|| self.request(reqwest::Method::DELETE, key, &q, Vec::new(), Bytes::new(), false))
+            .await
+            .map(|_| ())
+            .map_err(|e| self.error(key, "cannot abort the upload", e))
+    }
+
+    /// DeleteObjects for up to [`DELETE_BATCH`] keys: the keys deleted, and the failures as
+    /// `(key, message)`.
+    pub async fn delete_batch(&self, keys: &[String]) -> Result<(Vec<String>, Vec<(String, String)>)> {
+        assert!(keys.len() <= DELETE_BATCH);
+        let mut xml = String::from("<Delete><Quiet>false</Quiet>");
+        for k in keys {
+            xml.push_str(&format!("<Object><Key>{}</Key></Object>", xml_escape(k)));
+        }
+        xml.push_str("</Delete>");
+        let body = Bytes::from(xml);
+        let digest = base64(&md5(&body));
+        let q = [("delete".to_string(), String::new())];
+        let r = rest::send(|| {
+            let headers = vec![("content-md5".to_string(), digest.clone()), ("content-type".into(), "application/xml".into())];
+            self.request(reqwest::Method::POST, "", &q, headers, body.clone(), false)
+        })
+        .await
+        .map_err(|e| self.error("", "DeleteObjects failed", e))?;
+        let text = r.text();
+        let deleted = text
+            .split("<Deleted>")
+            .skip(1)
+            .filter_map(|d| xml_value(d.split("</Deleted>").next().unwrap_or(""), "Key"))
+            .collect();
+        let failed = text
+            .split("<Error>")
+            .skip(1)
+            .map(|e| {
+                let e = e.split("</Error>").next().unwrap_or("");
+                (xml_value(e, "Key").unwrap_or_default(), xml_values(e, "Message").join(" "))
+            })
+            .collect();
+        Ok((deleted, failed))
+    }
+
+    /// A presigned GET URL for `key`, valid `expires` seconds from now (at most 7 days).
+    pub async fn presign_get(&self, key: &str, expires: u64) -> Result<String> {
+        if expires > 7 * 86_400 {
+            return Err(Error::new(ErrorKind::Unsupported, "S3 presigned URLs last at most 7 days (604800 s)"));
+        }
+        let aws = self.key().await.map_err(|e| self.error(key, "cannot sign", e))?;
+        let path = self.path(key);
+        let signer = SigV4 { key: &aws, region: &self.region, service: "s3", time: UtcTime::now() };
+        Ok(format!("{}{path}?{}", self.origin, signer.presign("GET", &self.host, &path, expires)))
+    }
+}
