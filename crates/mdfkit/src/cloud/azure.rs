@@ -107,6 +107,17 @@ impl Azure {
         Ok(Some(client))
     }
 
+    /// A client for `container` of `account` at `account_url` (for Azurite
+    /// `http://127.0.0.1:10000/devstoreaccount1`), signing with the base64 account key.
+    pub fn with_key(account_url: &str, account: &str, key: &str, container: &str) -> Azure {
+        Azure {
+            account_url: account_url.trim_end_matches('/').to_string(),
+            account: account.to_string(),
+            auth: Auth::Key(key.to_string()),
+            container: container.to_string(),
+        }
+    }
+
     /// The blob's URL path after the account URL's own path: `/container/blob`, encoded.
     fn blob_path(&self, blob: &str) -> String {
         format!("/{}/{}", self.container, uri_encode(blob, true))
@@ -161,14 +172,20 @@ impl Azure {
         Error::new(kind, format!("az://{}/{blob}: {what}: {e}", self.container))
     }
 
-    /// Put Block with `Content-MD5`.
+    /// Put Block with the body's `Content-MD5`: the block's id.
     pub async fn put_block(&self, blob: &str, number: u32, body: Bytes) -> Result<String> {
+        let digest = md5(&body);
+        self.put_block_with_md5(blob, number, body, digest).await
+    }
+
+    /// Put Block declaring `md5` as the body's MD5: the service refuses the block
+    /// (`Md5Mismatch`) when the body it received has another.
+    pub async fn put_block_with_md5(&self, blob: &str, number: u32, body: Bytes, md5: [u8; 16]) -> Result<String> {
         let id = block_id(number);
-        let digest = base64(&md5(&body));
-        let sent = if rest::corrupt_part() == Some(number) { rest::corrupted(&body) } else { body };
+        let digest = base64(&md5);
         let q = [("comp".to_string(), "block".to_string()), ("blockid".to_string(), id.clone())];
         rest::send(|| {
-            let r = self.request(reqwest::Method::PUT, blob, &q, vec![("content-md5".into(), digest.clone())], sent.clone());
+            let r = self.request(reqwest::Method::PUT, blob, &q, vec![("content-md5".into(), digest.clone())], body.clone());
             async move { r }
         })
         .await
@@ -213,7 +230,9 @@ impl Azure {
         // signedPermissions, signedStart, signedExpiry, canonicalizedResource, signedIdentifier,
         // signedIP, signedProtocol, signedVersion, signedResource, signedSnapshotTime,
         // signedEncryptionScope, rscc, rscd, rsce, rscl, rsct.
-        let to_sign = format!("r\n{st}\n{se}\n{resource}\n\n{sip}\n\n{SAS_VERSION}\nb\n\n\n\n\n\n\n");
+        // HTTPS only, unless the service itself is plain HTTP (an emulator).
+        let spr = if self.account_url.starts_with("http://") { "" } else { "https" };
+        let to_sign = format!("r\n{st}\n{se}\n{resource}\n\n{sip}\n{spr}\n{SAS_VERSION}\nb\n\n\n\n\n\n\n");
         let sig = azure_signature(key, &to_sign).map_err(|m| Error::new(ErrorKind::Io, m))?;
         let mut q = vec![("sv", SAS_VERSION.to_string()), ("sr", "b".into()), ("sp", "r".into())];
         if !st.is_empty() {
@@ -222,6 +241,9 @@ impl Azure {
         q.push(("se", se));
         if !sip.is_empty() {
             q.push(("sip", sip));
+        }
+        if !spr.is_empty() {
+            q.push(("spr", spr.to_string()));
         }
         q.push(("sig", sig));
         let query: Vec<String> = q.iter().map(|(k, v)| format!("{k}={}", uri_encode(v, false))).collect();

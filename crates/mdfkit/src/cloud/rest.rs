@@ -28,7 +28,6 @@ pub fn client() -> &'static reqwest::Client {
 /// A finished response.
 #[derive(Debug)]
 pub struct Response {
-    pub status: u16,
     pub headers: reqwest::header::HeaderMap,
     pub body: Bytes,
 }
@@ -89,7 +88,7 @@ where
                 let headers = r.headers().clone();
                 match r.bytes().await {
                     Err(e) => Err(RestError { status: None, code: String::new(), message: e.to_string() }),
-                    Ok(body) if (200..300).contains(&status) => Ok(Response { status, headers, body }),
+                    Ok(body) if (200..300).contains(&status) => Ok(Response { headers, body }),
                     Ok(body) => {
                         let text = String::from_utf8_lossy(&body);
                         let code = xml_value(&text, "Code")
@@ -136,26 +135,6 @@ fn xml_unescape(s: &str) -> String {
 
 pub fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&apos;")
-}
-
-/// Fault injection for tests: `MDFKIT_FAULT_CORRUPT_PART=N` flips one byte of part (block) N's
-/// body after its checksum was computed, on every attempt, as damage in flight would; the
-/// server must refuse it and the upload fail.
-pub fn corrupt_part() -> Option<u32> {
-    static PART: OnceLock<Option<u32>> = OnceLock::new();
-    *PART.get_or_init(|| std::env::var("MDFKIT_FAULT_CORRUPT_PART").ok().and_then(|v| v.parse().ok()))
-}
-
-/// `body` with one byte flipped (the middle one), for [`corrupt_part`].
-pub fn corrupted(body: &Bytes) -> Bytes {
-    let mut v = body.to_vec();
-    if !v.is_empty() {
-        let mid = v.len() / 2;
-        v[mid] ^= 0x55;
-    } else {
-        v.push(0);
-    }
-    Bytes::from(v)
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! A small S3 client of our own for what `object_store` does not offer: multipart uploads with a
 //! `Content-MD5` on every part (the server recomputes it and refuses a part damaged in flight
-//! with `BadDigest`), batched DeleteObjects with a count, and presigned GET URLs.
+//! with `BadDigest`), and presigned GET URLs.
 //!
 //! Requests are signed with SigV4 ([`super::sign`]); credentials, region and endpoint come from
 //! the same `AmazonS3Builder` the readers use (environment, AWS profile, `--endpoint`), and the
-//! credentials through its provider (static keys, web identity, instance metadata, ...). A custom
+//! credentials through its provider (static keys, web identity, instance metadata, ...), so every
+//! kind of AWS credential `object_store` knows works here too. A custom
 //! endpoint is addressed path-style (`http://host:port/bucket/key`), AWS itself virtual-hosted
 //! (`https://bucket.s3.region.amazonaws.com/key`; path-style for bucket names with dots).
 
@@ -12,16 +13,20 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
-use object_store::aws::{AmazonS3ConfigKey, AwsCredentialProvider};
-use object_store::CredentialProvider;
+use object_store::aws::{AmazonS3ConfigKey, AwsCredential, AwsCredentialProvider};
+use object_store::StaticCredentialProvider;
 
-use super::rest::{self, xml_escape, xml_value, xml_values, RestError};
+use super::rest::{self, xml_escape, xml_value, RestError};
 use super::sign::{base64, hex, md5, sha256, uri_encode, AwsKey, SigV4, UtcTime};
 use super::{s3_builder, store_error, ObjectUrl};
 use crate::error::{Error, ErrorKind, Result};
 
-/// Keys per DeleteObjects request (the S3 limit).
-pub const DELETE_BATCH: usize = 1000;
+/// The largest part number (and so the most parts of one upload).
+pub const MAX_PARTS: u32 = 10_000;
+/// The smallest size of every part but the last.
+pub const MIN_PART_SIZE: usize = 5 << 20;
+/// The longest life of a presigned URL (7 days).
+pub const MAX_PRESIGN_SECONDS: u64 = 7 * 86_400;
 
 /// One bucket's client.
 pub struct S3 {
@@ -59,10 +64,32 @@ impl S3 {
             None if url.bucket.contains('.') => (format!("https://s3.{region}.amazonaws.com"), format!("/{}", url.bucket)),
             None => (format!("https://{}.s3.{region}.amazonaws.com", url.bucket), String::new()),
         };
-        let host = origin.split_once("://").map_or(origin.as_str(), |(_, h)| h).split('/').next().unwrap_or("").to_string();
-        let client = Arc::new(S3 { origin, host, prefix, region, credentials, bucket: url.bucket.clone() });
+        let client = Arc::new(S3::new(&origin, &prefix, &url.bucket, &region, credentials));
         clients.lock().unwrap_or_else(|e| e.into_inner()).insert(cache_key, Arc::clone(&client));
         Ok(client)
+    }
+
+    /// A client for `bucket` at `origin` (`http://127.0.0.1:7070`), path-style, signing with a
+    /// fixed key.
+    pub fn with_key(origin: &str, bucket: &str, region: &str, key: AwsKey) -> S3 {
+        let credentials: AwsCredentialProvider = Arc::new(StaticCredentialProvider::new(AwsCredential {
+            key_id: key.access_key_id,
+            secret_key: key.secret_access_key,
+            token: key.session_token,
+        }));
+        S3::new(origin.trim_end_matches('/'), &format!("/{bucket}"), bucket, region, credentials)
+    }
+
+    fn new(origin: &str, prefix: &str, bucket: &str, region: &str, credentials: AwsCredentialProvider) -> S3 {
+        let host = origin.split_once("://").map_or(origin, |(_, h)| h).split('/').next().unwrap_or("").to_string();
+        S3 {
+            origin: origin.to_string(),
+            host,
+            prefix: prefix.to_string(),
+            region: region.to_string(),
+            credentials,
+            bucket: bucket.to_string(),
+        }
     }
 
     async fn key(&self) -> std::result::Result<AwsKey, RestError> {
@@ -133,14 +160,27 @@ impl S3 {
             .ok_or_else(|| Error::new(ErrorKind::Io, format!("s3://{}/{key}: no UploadId in {}", self.bucket, r.text())))
     }
 
-    /// UploadPart with `Content-MD5`: the part's ETag.
+    /// UploadPart with the body's `Content-MD5`: the part's ETag.
     pub async fn upload_part(&self, key: &str, upload_id: &str, number: u32, body: Bytes) -> Result<String> {
-        let digest = base64(&md5(&body));
-        let sent = if rest::corrupt_part() == Some(number) { rest::corrupted(&body) } else { body };
+        let digest = md5(&body);
+        self.upload_part_with_md5(key, upload_id, number, body, digest).await
+    }
+
+    /// UploadPart declaring `md5` as the body's MD5 (computed where the bytes were read): the
+    /// server refuses the part (`BadDigest`) when the body it received has another.
+    pub async fn upload_part_with_md5(
+        &self,
+        key: &str,
+        upload_id: &str,
+        number: u32,
+        body: Bytes,
+        md5: [u8; 16],
+    ) -> Result<String> {
+        let digest = base64(&md5);
         let q = [("partNumber".to_string(), number.to_string()), ("uploadId".to_string(), upload_id.to_string())];
         let r = rest::send(|| {
             let headers = vec![("content-md5".to_string(), digest.clone())];
-            self.request(reqwest::Method::PUT, key, &q, headers, sent.clone(), true)
+            self.request(reqwest::Method::PUT, key, &q, headers, body.clone(), true)
         })
         .await
         .map_err(|e| self.error(key, &format!("part {number} refused"), e))?;
@@ -177,45 +217,13 @@ impl S3 {
             .map_err(|e| self.error(key, "cannot abort the upload", e))
     }
 
-    /// DeleteObjects for up to [`DELETE_BATCH`] keys: the keys deleted, and the failures as
-    /// `(key, message)`.
-    pub async fn delete_batch(&self, keys: &[String]) -> Result<(Vec<String>, Vec<(String, String)>)> {
-        assert!(keys.len() <= DELETE_BATCH);
-        let mut xml = String::from("<Delete><Quiet>false</Quiet>");
-        for k in keys {
-            xml.push_str(&format!("<Object><Key>{}</Key></Object>", xml_escape(k)));
-        }
-        xml.push_str("</Delete>");
-        let body = Bytes::from(xml);
-        let digest = base64(&md5(&body));
-        let q = [("delete".to_string(), String::new())];
-        let r = rest::send(|| {
-            let headers = vec![("content-md5".to_string(), digest.clone()), ("content-type".into(), "application/xml".into())];
-            self.request(reqwest::Method::POST, "", &q, headers, body.clone(), false)
-        })
-        .await
-        .map_err(|e| self.error("", "DeleteObjects failed", e))?;
-        let text = r.text();
-        let deleted = text
-            .split("<Deleted>")
-            .skip(1)
-            .filter_map(|d| xml_value(d.split("</Deleted>").next().unwrap_or(""), "Key"))
-            .collect();
-        let failed = text
-            .split("<Error>")
-            .skip(1)
-            .map(|e| {
-                let e = e.split("</Error>").next().unwrap_or("");
-                (xml_value(e, "Key").unwrap_or_default(), xml_values(e, "Message").join(" "))
-            })
-            .collect();
-        Ok((deleted, failed))
-    }
-
     /// A presigned GET URL for `key`, valid `expires` seconds from now (at most 7 days).
     pub async fn presign_get(&self, key: &str, expires: u64) -> Result<String> {
-        if expires > 7 * 86_400 {
-            return Err(Error::new(ErrorKind::Unsupported, "S3 presigned URLs last at most 7 days (604800 s)"));
+        if expires == 0 || expires > MAX_PRESIGN_SECONDS {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                format!("s3://{}/{key}: a presigned URL lasts 1 s to 7 days (604800 s), not {expires} s", self.bucket),
+            ));
         }
         let aws = self.key().await.map_err(|e| self.error(key, "cannot sign", e))?;
         let path = self.path(key);
