@@ -20,6 +20,7 @@
 //! runtime's worker thread is not supported.
 
 pub mod azure;
+pub mod cloudfront;
 pub mod reader;
 pub(crate) mod rest;
 pub mod s3;
