@@ -21,9 +21,11 @@
 
 pub mod azure;
 pub mod cloudfront;
+pub mod delete;
 pub mod reader;
 pub(crate) mod rest;
 pub mod s3;
+pub mod share;
 pub mod sign;
 pub mod writer;
 

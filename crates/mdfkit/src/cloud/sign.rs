@@ -96,6 +96,33 @@ impl UtcTime {
         }
     }
 
+    /// `2026-01-31T12:00:00Z` or `2026-01-31` (midnight), UTC; `None` for anything else.
+    pub fn parse_iso8601(text: &str) -> Option<Self> {
+        let (date, time) = match text.split_once('T') {
+            Some((d, t)) => (d, t.strip_suffix('Z')?),
+            None => (text, "00:00:00"),
+        };
+        let number = |s: &str, digits: usize| (s.len() == digits && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<i64>().ok()).flatten();
+        let mut d = date.split('-');
+        let (year, month, day) = (number(d.next()?, 4)?, number(d.next()?, 2)?, number(d.next()?, 2)?);
+        let mut t = time.split(':');
+        let (hour, minute, second) = (number(t.next()?, 2)?, number(t.next()?, 2)?, number(t.next()?, 2)?);
+        if d.next().is_some() || t.next().is_some() || !(1..=12).contains(&month) || hour > 23 || minute > 59 || second > 59 {
+            return None;
+        }
+        // Civil date to days (Howard Hinnant's algorithm).
+        let y = if month <= 2 { year - 1 } else { year };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let mp = (month + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + day - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        let parsed = Self::from_unix(days * 86_400 + hour * 3600 + minute * 60 + second);
+        // Day 31 of a 30-day month would roll over: refuse it.
+        (parsed.day as i64 == day).then_some(parsed)
+    }
+
     pub fn plus(self, seconds: i64) -> Self {
         Self::from_unix(self.unix + seconds)
     }
@@ -324,6 +351,12 @@ mod tests {
         assert_eq!(t.rfc1123(), "Fri, 24 May 2013 00:00:00 GMT");
         assert_eq!(UtcTime::from_unix(0).rfc1123(), "Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(UtcTime::from_unix(951_782_400).iso8601(), "2000-02-29T00:00:00Z");
+        assert_eq!(UtcTime::parse_iso8601("2013-05-24T00:00:00Z"), Some(t));
+        assert_eq!(UtcTime::parse_iso8601("2000-02-29").map(|t| t.unix), Some(951_782_400));
+        assert_eq!(UtcTime::parse_iso8601("1970-01-01T00:00:01Z").map(|t| t.unix), Some(1));
+        for bad in ["2013-02-30", "2013-05-24T00:00:00", "2013-5-24", "2013-05-24T24:00:00Z", "tomorrow"] {
+            assert_eq!(UtcTime::parse_iso8601(bad), None, "{bad}");
+        }
     }
 
     /// The GET Object example of the S3 SigV4 documentation (header authentication).
