@@ -20,7 +20,7 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use mdfkit::cloud::azure::Azure;
-use mdfkit::cloud::s3::S3;
+use mdfkit::cloud::s3::{PartChecksums, S3};
 use mdfkit::cloud::sign::{
     azure_signature, azure_string_to_sign, hex, md5, sha256, uri_encode, AwsKey, SigV4, UtcTime,
 };
@@ -487,9 +487,16 @@ fn streamed_uploads_arrive_whole_and_bad_parts_are_refused() {
                 assert!(!String::from_utf8_lossy(&listing).contains("<Upload>"), "{}", String::from_utf8_lossy(&listing));
                 let client = server.s3_client("uploads");
                 let id = block_on(client.create_multipart("bad.bin")).unwrap();
-                let refused = block_on(client.upload_part_with_md5("bad.bin", &id, 1, body.clone().into(), wrong));
-                let message = refused.expect_err("a part with a wrong MD5 was accepted").to_string();
-                assert!(message.contains("BadDigest"), "{message}");
+                let right = PartChecksums::of(&body);
+                for (what, checksums) in [
+                    ("MD5", PartChecksums { md5: wrong, ..right }),
+                    ("CRC32C", PartChecksums { crc32c: right.crc32c ^ 1, ..right }),
+                ] {
+                    let refused =
+                        block_on(client.upload_part_with_checksums("bad.bin", &id, 1, body.clone().into(), checksums));
+                    let message = refused.expect_err(&format!("a part with a wrong {what} was accepted")).to_string();
+                    assert!(message.contains("BadDigest"), "{what}: {message}");
+                }
                 block_on(client.upload_part("bad.bin", &id, 1, body.clone().into())).unwrap();
                 block_on(client.abort("bad.bin", &id)).unwrap();
             }

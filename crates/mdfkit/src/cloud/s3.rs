@@ -1,6 +1,8 @@
 //! A small S3 client of our own for what `object_store` does not offer: multipart uploads with a
-//! `Content-MD5` on every part (the server recomputes it and refuses a part damaged in flight
-//! with `BadDigest`), and presigned GET URLs.
+//! `Content-MD5` and an `x-amz-checksum-crc32c` on every part (the server recomputes both and
+//! refuses a part damaged in flight with `BadDigest`; the upload is created with
+//! `x-amz-checksum-algorithm: CRC32C` and completed with each part's `ChecksumCRC32C`, so the
+//! object keeps a checksum of its parts' checksums), and presigned GET URLs.
 //!
 //! Requests are signed with SigV4 ([`super::sign`]); credentials, region and endpoint come from
 //! the same `AmazonS3Builder` the readers use (environment, AWS profile, `--endpoint`), and the
@@ -17,7 +19,7 @@ use object_store::aws::{AmazonS3ConfigKey, AwsCredential, AwsCredentialProvider}
 use object_store::StaticCredentialProvider;
 
 use super::rest::{self, xml_escape, xml_value, RestError};
-use super::sign::{base64, hex, md5, sha256, uri_encode, AwsKey, SigV4, UtcTime};
+use super::sign::{base64, crc32c, hex, md5, sha256, uri_encode, AwsKey, SigV4, UtcTime};
 use super::{s3_builder, store_error, ObjectUrl};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -27,6 +29,31 @@ pub const MAX_PARTS: u32 = 10_000;
 pub const MIN_PART_SIZE: usize = 5 << 20;
 /// The longest life of a presigned URL (7 days).
 pub const MAX_PRESIGN_SECONDS: u64 = 7 * 86_400;
+
+/// The header of a part's CRC32C (declared for the whole upload at its creation).
+const CRC32C_HEADER: &str = "x-amz-checksum-crc32c";
+
+/// The checksums sent with a part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartChecksums {
+    pub md5: [u8; 16],
+    pub crc32c: u32,
+}
+
+impl PartChecksums {
+    pub fn of(body: &[u8]) -> Self {
+        PartChecksums { md5: md5(body), crc32c: crc32c(body) }
+    }
+}
+
+/// A part the server took: what CompleteMultipartUpload lists.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub number: u32,
+    pub etag: String,
+    /// Base64 of the part's big-endian CRC32C.
+    pub crc32c: String,
+}
 
 /// One bucket's client.
 pub struct S3 {
@@ -153,47 +180,57 @@ impl S3 {
     /// CreateMultipartUpload: the upload id.
     pub async fn create_multipart(&self, key: &str) -> Result<String> {
         let q = [("uploads".to_string(), String::new())];
-        let r = rest::send(|| self.request(reqwest::Method::POST, key, &q, Vec::new(), Bytes::new(), false))
+        let headers = vec![("x-amz-checksum-algorithm".to_string(), "CRC32C".to_string())];
+        let r = rest::send(|| self.request(reqwest::Method::POST, key, &q, headers.clone(), Bytes::new(), false))
             .await
             .map_err(|e| self.error(key, "cannot start the upload", e))?;
         xml_value(&r.text(), "UploadId")
             .ok_or_else(|| Error::new(ErrorKind::Io, format!("s3://{}/{key}: no UploadId in {}", self.bucket, r.text())))
     }
 
-    /// UploadPart with the body's `Content-MD5`: the part's ETag.
-    pub async fn upload_part(&self, key: &str, upload_id: &str, number: u32, body: Bytes) -> Result<String> {
-        let digest = md5(&body);
-        self.upload_part_with_md5(key, upload_id, number, body, digest).await
+    /// UploadPart with the body's checksums.
+    pub async fn upload_part(&self, key: &str, upload_id: &str, number: u32, body: Bytes) -> Result<Part> {
+        let checksums = PartChecksums::of(&body);
+        self.upload_part_with_checksums(key, upload_id, number, body, checksums).await
     }
 
-    /// UploadPart declaring `md5` as the body's MD5 (computed where the bytes were read): the
-    /// server refuses the part (`BadDigest`) when the body it received has another.
-    pub async fn upload_part_with_md5(
+    /// UploadPart declaring `checksums` as the body's (`Content-MD5`, `x-amz-checksum-crc32c`,
+    /// computed where the bytes were read): the server refuses the part (`BadDigest`) when the
+    /// body it received has others.
+    pub async fn upload_part_with_checksums(
         &self,
         key: &str,
         upload_id: &str,
         number: u32,
         body: Bytes,
-        md5: [u8; 16],
-    ) -> Result<String> {
-        let digest = base64(&md5);
+        checksums: PartChecksums,
+    ) -> Result<Part> {
+        let md5 = base64(&checksums.md5);
+        let crc32c = base64(&checksums.crc32c.to_be_bytes());
         let q = [("partNumber".to_string(), number.to_string()), ("uploadId".to_string(), upload_id.to_string())];
         let r = rest::send(|| {
-            let headers = vec![("content-md5".to_string(), digest.clone())];
+            let headers = vec![("content-md5".to_string(), md5.clone()), (CRC32C_HEADER.to_string(), crc32c.clone())];
             self.request(reqwest::Method::PUT, key, &q, headers, body.clone(), true)
         })
         .await
         .map_err(|e| self.error(key, &format!("part {number} refused"), e))?;
-        r.header("etag")
+        let etag = r
+            .header("etag")
             .map(String::from)
-            .ok_or_else(|| Error::new(ErrorKind::Io, format!("s3://{}/{key}: part {number}: no ETag", self.bucket)))
+            .ok_or_else(|| Error::new(ErrorKind::Io, format!("s3://{}/{key}: part {number}: no ETag", self.bucket)))?;
+        Ok(Part { number, etag, crc32c })
     }
 
-    /// CompleteMultipartUpload with the parts' numbers and ETags, in order.
-    pub async fn complete(&self, key: &str, upload_id: &str, parts: &[(u32, String)]) -> Result<()> {
+    /// CompleteMultipartUpload with the parts, in order.
+    pub async fn complete(&self, key: &str, upload_id: &str, parts: &[Part]) -> Result<()> {
         let mut xml = String::from("<CompleteMultipartUpload>");
-        for (n, etag) in parts {
-            xml.push_str(&format!("<Part><PartNumber>{n}</PartNumber><ETag>{}</ETag></Part>", xml_escape(etag)));
+        for p in parts {
+            xml.push_str(&format!(
+                "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag><ChecksumCRC32C>{}</ChecksumCRC32C></Part>",
+                p.number,
+                xml_escape(&p.etag),
+                p.crc32c
+            ));
         }
         xml.push_str("</CompleteMultipartUpload>");
         let body = Bytes::from(xml);

@@ -3,8 +3,8 @@
 //!
 //! [`Upload`] is a `std::io::Write`: bytes are cut into parts and each part is sent as soon as it
 //! is full, up to [`PARTS_IN_FLIGHT`] at once, each with its `Content-MD5` (S3 UploadPart through
-//! [`super::s3`], Azure Put Block through [`super::azure`]); the server recomputes the MD5 and
-//! refuses a part damaged on the way (`BadDigest` / `Md5Mismatch`), which is then sent again
+//! [`super::s3`], also with its CRC32C; Azure Put Block through [`super::azure`]); the server
+//! recomputes them and refuses a part damaged on the way (`BadDigest` / `Md5Mismatch`), which is then sent again
 //! (up to [`super::rest::RETRIES`] times, with backoff, like any 5xx or dropped connection).
 //! The object appears only when [`Upload::finish`] completes the upload (CompleteMultipartUpload
 //! / Put Block List). An upload that fails or is dropped unfinished is aborted on S3 (the parts
@@ -31,7 +31,7 @@ use object_store::{ObjectStoreExt, WriteMultipart};
 use tokio::task::JoinHandle;
 
 use super::azure::Azure;
-use super::s3::{S3, MAX_PARTS};
+use super::s3::{Part, S3, MAX_PARTS};
 use super::{block_on, runtime, store_error, store_for, ObjectUrl, Scheme};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -67,8 +67,23 @@ enum Target {
     Store(Box<WriteMultipart>),
 }
 
-/// A part being sent: its number and the ETag / block id it gets.
-type PartTask = JoinHandle<Result<(u32, String)>>;
+/// A part the store took.
+enum Sent {
+    S3(Part),
+    Azure { number: u32, block_id: String },
+}
+
+impl Sent {
+    fn number(&self) -> u32 {
+        match self {
+            Sent::S3(p) => p.number,
+            Sent::Azure { number, .. } => *number,
+        }
+    }
+}
+
+/// A part being sent.
+type PartTask = JoinHandle<Result<Sent>>;
 
 /// A streaming upload to an object URL.
 pub struct Upload {
@@ -80,8 +95,8 @@ pub struct Upload {
     part_size: usize,
     parts_started: u32,
     in_flight: VecDeque<PartTask>,
-    /// `(part number, ETag or block id)` of the parts sent.
-    done: Vec<(u32, String)>,
+    /// The parts sent, in no particular order.
+    done: Vec<Sent>,
     written: u64,
 }
 
@@ -159,18 +174,33 @@ impl Upload {
         while !self.in_flight.is_empty() {
             self.wait_oldest()?;
         }
-        self.done.sort_by_key(|(n, _)| *n);
+        self.done.sort_by_key(Sent::number);
         let url = self.url.clone();
         match self.target.take() {
             Some(Target::S3 { client, key, upload_id }) => {
-                let result = block_on(client.complete(&key, &upload_id, &self.done));
+                let parts: Vec<Part> = self
+                    .done
+                    .iter()
+                    .filter_map(|s| match s {
+                        Sent::S3(p) => Some(p.clone()),
+                        Sent::Azure { .. } => None,
+                    })
+                    .collect();
+                let result = block_on(client.complete(&key, &upload_id, &parts));
                 if result.is_err() {
                     self.target = Some(Target::S3 { client, key, upload_id });
                 }
                 result
             }
             Some(Target::Azure { client, blob }) => {
-                let ids: Vec<String> = self.done.iter().map(|(_, id)| id.clone()).collect();
+                let ids: Vec<String> = self
+                    .done
+                    .iter()
+                    .filter_map(|s| match s {
+                        Sent::Azure { block_id, .. } => Some(block_id.clone()),
+                        Sent::S3(_) => None,
+                    })
+                    .collect();
                 block_on(client.put_block_list(&blob, &ids))
             }
             _ => Err(Error::new(ErrorKind::Io, format!("{url}: upload already ended"))),
@@ -217,11 +247,14 @@ impl Upload {
         let task = match self.target.as_ref() {
             Some(Target::S3 { client, key, upload_id }) => {
                 let (client, key, upload_id) = (Arc::clone(client), key.clone(), upload_id.clone());
-                runtime().spawn(async move { Ok((number, client.upload_part(&key, &upload_id, number, body).await?)) })
+                runtime().spawn(async move { Ok(Sent::S3(client.upload_part(&key, &upload_id, number, body).await?)) })
             }
             Some(Target::Azure { client, blob }) => {
                 let (client, blob) = (Arc::clone(client), blob.clone());
-                runtime().spawn(async move { Ok((number, client.put_block(&blob, number, body).await?)) })
+                runtime().spawn(async move {
+                    let block_id = client.put_block(&blob, number, body).await?;
+                    Ok(Sent::Azure { number, block_id })
+                })
             }
             _ => return Err(Error::new(ErrorKind::Io, format!("{}: upload already ended", self.url))),
         };
