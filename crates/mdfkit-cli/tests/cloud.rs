@@ -64,7 +64,9 @@ impl Server {
 
     fn env(&self) -> Vec<(&'static str, &'static str)> {
         match self.kind {
-            Kind::S3 => vec![("AWS_ACCESS_KEY_ID", ACCESS), ("AWS_SECRET_ACCESS_KEY", SECRET), ("AWS_REGION", "us-east-1")],
+            Kind::S3 => {
+                vec![("AWS_ACCESS_KEY_ID", ACCESS), ("AWS_SECRET_ACCESS_KEY", SECRET), ("AWS_REGION", "us-east-1")]
+            }
             Kind::Azure => vec![("AZURE_STORAGE_ACCOUNT_NAME", AZ_ACCOUNT), ("AZURE_STORAGE_ACCOUNT_KEY", AZ_KEY)],
         }
     }
@@ -96,7 +98,14 @@ impl Server {
     }
 
     /// A request signed with Shared Key for `path` (`/container/blob`) on Azurite.
-    fn azure(&self, method: &str, path: &str, query: &[(&str, &str)], extra: &[(&str, &str)], body: &[u8]) -> (u16, Vec<u8>) {
+    fn azure(
+        &self,
+        method: &str,
+        path: &str,
+        query: &[(&str, &str)],
+        extra: &[(&str, &str)],
+        body: &[u8],
+    ) -> (u16, Vec<u8>) {
         let path = uri_encode(path, true);
         let mut headers: Vec<(String, String)> = vec![
             ("x-ms-date".into(), UtcTime::now().rfc1123()),
@@ -484,7 +493,11 @@ fn streamed_uploads_arrive_whole_and_bad_parts_are_refused() {
             Kind::S3 => {
                 let (status, listing) = server.s3("GET", "/uploads", &[("uploads", "")]);
                 assert_eq!(status, 200, "{}", String::from_utf8_lossy(&listing));
-                assert!(!String::from_utf8_lossy(&listing).contains("<Upload>"), "{}", String::from_utf8_lossy(&listing));
+                assert!(
+                    !String::from_utf8_lossy(&listing).contains("<Upload>"),
+                    "{}",
+                    String::from_utf8_lossy(&listing)
+                );
                 let client = server.s3_client("uploads");
                 let id = block_on(client.create_multipart("bad.bin")).unwrap();
                 let right = PartChecksums::of(&body);

@@ -20,7 +20,7 @@ use object_store::azure::AzureConfigKey;
 
 use super::rest::{self, xml_escape, RestError};
 use super::sign::{azure_signature, azure_string_to_sign, base64, md5, uri_encode, UtcTime};
-use super::{azure_builder, ObjectUrl};
+use super::{azure_builder, ClientCache, ObjectUrl};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The storage service version the requests speak.
@@ -53,7 +53,9 @@ pub fn block_id(n: u32) -> String {
 
 /// An IPv4 address or CIDR block as a SAS `sip` value (`a.b.c.d` or `first-last`).
 pub fn sas_ip_range(ip: &str) -> Result<String> {
-    let bad = || Error::new(ErrorKind::NotFound, format!("{ip}: not an IPv4 address or CIDR block (Azure SAS take IPv4 only)"));
+    let bad = || {
+        Error::new(ErrorKind::NotFound, format!("{ip}: not an IPv4 address or CIDR block (Azure SAS take IPv4 only)"))
+    };
     let (addr, bits) = match ip.split_once('/') {
         Some((a, b)) => (a, b.parse::<u32>().map_err(|_| bad())?),
         None => (ip, 32),
@@ -75,7 +77,7 @@ impl Azure {
     /// The client for `url`'s container, or `None` when the credentials are neither an account
     /// key nor a SAS token.
     pub fn for_url(url: &ObjectUrl) -> Result<Option<Arc<Azure>>> {
-        static CLIENTS: OnceLock<Mutex<HashMap<(String, Option<String>), Arc<Azure>>>> = OnceLock::new();
+        static CLIENTS: OnceLock<ClientCache<Azure>> = OnceLock::new();
         let clients = CLIENTS.get_or_init(|| Mutex::new(HashMap::new()));
         let cache_key = (url.bucket.clone(), super::endpoint_option());
         if let Some(c) = clients.lock().unwrap_or_else(|e| e.into_inner()).get(&cache_key) {
@@ -97,7 +99,8 @@ impl Azure {
         let account_url = match get(AzureConfigKey::Endpoint) {
             Some(e) => e.trim_end_matches('/').to_string(),
             None if emulator => {
-                let host = std::env::var("AZURITE_BLOB_STORAGE_URL").unwrap_or_else(|_| "http://127.0.0.1:10000".into());
+                let host =
+                    std::env::var("AZURITE_BLOB_STORAGE_URL").unwrap_or_else(|_| "http://127.0.0.1:10000".into());
                 format!("{}/{account}", host.trim_end_matches('/'))
             }
             None => format!("https://{account}.blob.core.windows.net"),
@@ -185,7 +188,13 @@ impl Azure {
         let digest = base64(&md5);
         let q = [("comp".to_string(), "block".to_string()), ("blockid".to_string(), id.clone())];
         rest::send(|| {
-            let r = self.request(reqwest::Method::PUT, blob, &q, vec![("content-md5".into(), digest.clone())], body.clone());
+            let r = self.request(
+                reqwest::Method::PUT,
+                blob,
+                &q,
+                vec![("content-md5".into(), digest.clone())],
+                body.clone(),
+            );
             async move { r }
         })
         .await
@@ -204,7 +213,8 @@ impl Azure {
         let digest = base64(&md5(&body));
         let q = [("comp".to_string(), "blocklist".to_string())];
         rest::send(|| {
-            let headers = vec![("content-md5".into(), digest.clone()), ("content-type".into(), "application/xml".into())];
+            let headers =
+                vec![("content-md5".into(), digest.clone()), ("content-type".into(), "application/xml".into())];
             let r = self.request(reqwest::Method::PUT, blob, &q, headers, body.clone());
             async move { r }
         })
@@ -216,11 +226,20 @@ impl Azure {
     /// A read-only service SAS link to `blob`, valid until `expiry` (and from `start` if given),
     /// for the addresses of `ip` (an IPv4 address or CIDR block) if given. Returns the URL and
     /// the string that was signed.
-    pub fn sas_url(&self, blob: &str, start: Option<UtcTime>, expiry: UtcTime, ip: Option<&str>) -> Result<(String, String)> {
+    pub fn sas_url(
+        &self,
+        blob: &str,
+        start: Option<UtcTime>,
+        expiry: UtcTime,
+        ip: Option<&str>,
+    ) -> Result<(String, String)> {
         let Auth::Key(key) = &self.auth else {
             return Err(Error::new(
                 ErrorKind::Unsupported,
-                format!("az://{}/{blob}: a SAS link is signed with the account key (AZURE_STORAGE_ACCOUNT_KEY)", self.container),
+                format!(
+                    "az://{}/{blob}: a SAS link is signed with the account key (AZURE_STORAGE_ACCOUNT_KEY)",
+                    self.container
+                ),
             ));
         };
         let sip = ip.map(sas_ip_range).transpose()?.unwrap_or_default();

@@ -43,7 +43,10 @@ impl Policy {
         if let Some(ip) = &self.source_ip {
             condition.push_str(&format!(",\"IpAddress\":{{\"AWS:SourceIp\":\"{}\"}}", json_escape(ip)));
         }
-        format!("{{\"Statement\":[{{\"Resource\":\"{}\",\"Condition\":{{{condition}}}}}]}}", json_escape(&self.resource))
+        format!(
+            "{{\"Statement\":[{{\"Resource\":\"{}\",\"Condition\":{{{condition}}}}}]}}",
+            json_escape(&self.resource)
+        )
     }
 }
 
@@ -88,7 +91,10 @@ pub fn signed_url(url: &str, policy: &Policy, key_pair_id: &str, private_key_pem
     let json = policy.to_json();
     let signature = sign_policy(&json, private_key_pem)?;
     let separator = if url.contains('?') { '&' } else { '?' };
-    Ok(format!("{url}{separator}Policy={}&Signature={signature}&Key-Pair-Id={key_pair_id}", url_safe_base64(json.as_bytes())))
+    Ok(format!(
+        "{url}{separator}Policy={}&Signature={signature}&Key-Pair-Id={key_pair_id}",
+        url_safe_base64(json.as_bytes())
+    ))
 }
 
 fn json_escape(s: &str) -> String {
@@ -175,8 +181,13 @@ A6Z4HD0tM24Y3PtKhhE4nOPgSPYOlMS/A/IECZtVMnjAX2MWxinpGhw=\n\
     /// (PKCS#1 v1.5 is deterministic), and verifies with the public key.
     #[test]
     fn signs_like_openssl_and_verifies() {
-        let url = signed_url("https://d111111abcdef8.cloudfront.net/exports/a.parquet", &policy(), "K2JCJMDEHXQW5F", TEST_KEY)
-            .unwrap();
+        let url = signed_url(
+            "https://d111111abcdef8.cloudfront.net/exports/a.parquet",
+            &policy(),
+            "K2JCJMDEHXQW5F",
+            TEST_KEY,
+        )
+        .unwrap();
         let query = url.split_once('?').unwrap().1;
         let params: Vec<(&str, &str)> = query.split('&').map(|p| p.split_once('=').unwrap()).collect();
         assert_eq!(params.iter().map(|(k, _)| *k).collect::<Vec<_>>(), ["Policy", "Signature", "Key-Pair-Id"]);
@@ -191,7 +202,10 @@ A6Z4HD0tM24Y3PtKhhE4nOPgSPYOlMS/A/IECZtVMnjAX2MWxinpGhw=\n\
         let other = Policy { date_less_than: 1_767_225_601, ..policy() };
         assert!(verifier.verify(other.to_json().as_bytes(), &signature).is_err());
         assert_eq!(
-            signed_url("https://d1.cloudfront.net/a?x=1", &policy(), "K", TEST_KEY).unwrap().split_once("?x=1&Policy=").map(|(u, _)| u),
+            signed_url("https://d1.cloudfront.net/a?x=1", &policy(), "K", TEST_KEY)
+                .unwrap()
+                .split_once("?x=1&Policy=")
+                .map(|(u, _)| u),
             Some("https://d1.cloudfront.net/a")
         );
         assert!(sign_policy("{}", "not a key").is_err());

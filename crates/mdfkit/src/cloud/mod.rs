@@ -140,6 +140,9 @@ pub fn block_on<F: Future>(f: F) -> F::Output {
     runtime().block_on(f)
 }
 
+/// Hand-signed clients by (bucket or container, `--endpoint`), built once.
+pub(crate) type ClientCache<T> = Mutex<HashMap<(String, Option<String>), Arc<T>>>;
+
 type Stores = HashMap<(Scheme, String), Arc<dyn ObjectStore>>;
 
 fn stores() -> &'static Mutex<Stores> {

@@ -65,9 +65,13 @@ impl RestError {
         match self.status {
             None => true,
             Some(s) if s >= 500 || s == 429 || s == 408 => true,
-            _ => matches!(self.code.as_str(), "BadDigest" | "Md5Mismatch" | "RequestTimeout" | "XAmzContentSHA256Mismatch")
-                || self.code.starts_with("InvalidChecksum")
-                || self.code.contains("ChecksumMismatch"),
+            _ => {
+                matches!(
+                    self.code.as_str(),
+                    "BadDigest" | "Md5Mismatch" | "RequestTimeout" | "XAmzContentSHA256Mismatch"
+                ) || self.code.starts_with("InvalidChecksum")
+                    || self.code.contains("ChecksumMismatch")
+            }
         }
     }
 }
@@ -95,7 +99,11 @@ where
                             .or_else(|| headers.get("x-ms-error-code").and_then(|v| v.to_str().ok()).map(String::from))
                             .unwrap_or_default();
                         let message = xml_value(&text, "Message").unwrap_or_else(|| text.chars().take(300).collect());
-                        Err(RestError { status: Some(status), code, message: message.lines().next().unwrap_or("").into() })
+                        Err(RestError {
+                            status: Some(status),
+                            code,
+                            message: message.lines().next().unwrap_or("").into(),
+                        })
                     }
                 }
             }

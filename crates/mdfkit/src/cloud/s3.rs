@@ -20,7 +20,7 @@ use object_store::StaticCredentialProvider;
 
 use super::rest::{self, xml_escape, xml_value, RestError};
 use super::sign::{base64, crc32c, hex, md5, sha256, uri_encode, AwsKey, SigV4, UtcTime};
-use super::{s3_builder, store_error, ObjectUrl};
+use super::{s3_builder, store_error, ClientCache, ObjectUrl};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The largest part number (and so the most parts of one upload).
@@ -71,7 +71,7 @@ pub struct S3 {
 impl S3 {
     /// The client for `url`'s bucket (built once and shared).
     pub fn for_url(url: &ObjectUrl) -> Result<Arc<S3>> {
-        static CLIENTS: OnceLock<Mutex<HashMap<(String, Option<String>), Arc<S3>>>> = OnceLock::new();
+        static CLIENTS: OnceLock<ClientCache<S3>> = OnceLock::new();
         let clients = CLIENTS.get_or_init(|| Mutex::new(HashMap::new()));
         let cache_key = (url.bucket.clone(), super::endpoint_option());
         if let Some(c) = clients.lock().unwrap_or_else(|e| e.into_inner()).get(&cache_key) {
@@ -80,15 +80,16 @@ impl S3 {
         let builder = s3_builder(url)?;
         let region = builder.get_config_value(&AmazonS3ConfigKey::Region).unwrap_or_else(|| "us-east-1".into());
         let endpoint = builder.get_config_value(&AmazonS3ConfigKey::Endpoint);
-        let virtual_hosted = builder
-            .get_config_value(&AmazonS3ConfigKey::VirtualHostedStyleRequest)
-            .is_some_and(|v| v == "true");
+        let virtual_hosted =
+            builder.get_config_value(&AmazonS3ConfigKey::VirtualHostedStyleRequest).is_some_and(|v| v == "true");
         let store = builder.build().map_err(|e| store_error(url, e))?;
         let credentials = Arc::clone(store.credentials());
         let (origin, prefix) = match endpoint {
             Some(e) if virtual_hosted => (e.trim_end_matches('/').to_string(), String::new()),
             Some(e) => (e.trim_end_matches('/').to_string(), format!("/{}", url.bucket)),
-            None if url.bucket.contains('.') => (format!("https://s3.{region}.amazonaws.com"), format!("/{}", url.bucket)),
+            None if url.bucket.contains('.') => {
+                (format!("https://s3.{region}.amazonaws.com"), format!("/{}", url.bucket))
+            }
             None => (format!("https://{}.s3.{region}.amazonaws.com", url.bucket), String::new()),
         };
         let client = Arc::new(S3::new(&origin, &prefix, &url.bucket, &region, credentials));
@@ -125,7 +126,11 @@ impl S3 {
             code: "Credentials".into(),
             message: format!("no AWS credentials: {e}"),
         })?;
-        Ok(AwsKey { access_key_id: c.key_id.clone(), secret_access_key: c.secret_key.clone(), session_token: c.token.clone() })
+        Ok(AwsKey {
+            access_key_id: c.key_id.clone(),
+            secret_access_key: c.secret_key.clone(),
+            session_token: c.token.clone(),
+        })
     }
 
     fn path(&self, key: &str) -> String {
@@ -157,7 +162,13 @@ impl S3 {
         let auth = signer.authorization(method.as_str(), &path, query, &headers, &payload_hash);
         let query_string: String = query
             .iter()
-            .map(|(k, v)| if v.is_empty() { uri_encode(k, false) } else { format!("{}={}", uri_encode(k, false), uri_encode(v, false)) })
+            .map(|(k, v)| {
+                if v.is_empty() {
+                    uri_encode(k, false)
+                } else {
+                    format!("{}={}", uri_encode(k, false), uri_encode(v, false))
+                }
+            })
             .collect::<Vec<_>>()
             .join("&");
         let url = if query_string.is_empty() {
@@ -184,8 +195,9 @@ impl S3 {
         let r = rest::send(|| self.request(reqwest::Method::POST, key, &q, headers.clone(), Bytes::new(), false))
             .await
             .map_err(|e| self.error(key, "cannot start the upload", e))?;
-        xml_value(&r.text(), "UploadId")
-            .ok_or_else(|| Error::new(ErrorKind::Io, format!("s3://{}/{key}: no UploadId in {}", self.bucket, r.text())))
+        xml_value(&r.text(), "UploadId").ok_or_else(|| {
+            Error::new(ErrorKind::Io, format!("s3://{}/{key}: no UploadId in {}", self.bucket, r.text()))
+        })
     }
 
     /// UploadPart with the body's checksums.
@@ -240,7 +252,10 @@ impl S3 {
             .map_err(|e| self.error(key, "cannot complete the upload", e))?;
         // S3 may answer 200 with an error inside.
         if let Some(code) = xml_value(&r.text(), "Code") {
-            return Err(Error::new(ErrorKind::Io, format!("s3://{}/{key}: cannot complete the upload: {code}", self.bucket)));
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!("s3://{}/{key}: cannot complete the upload: {code}", self.bucket),
+            ));
         }
         Ok(())
     }

@@ -66,7 +66,9 @@ pub fn share(target: &str, options: &ShareOptions) -> Result<String> {
     if !is_url(target) {
         return Err(Error::new(
             ErrorKind::NotFound,
-            format!("{target}: not an object URL (s3://bucket/key, az://container/blob, https://....cloudfront.net/...)"),
+            format!(
+                "{target}: not an object URL (s3://bucket/key, az://container/blob, https://....cloudfront.net/...)"
+            ),
         ));
     }
     let url = ObjectUrl::parse(target)?;

@@ -120,12 +120,20 @@ impl UtcTime {
             Some((d, t)) => (d, t.strip_suffix('Z')?),
             None => (text, "00:00:00"),
         };
-        let number = |s: &str, digits: usize| (s.len() == digits && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<i64>().ok()).flatten();
+        let number = |s: &str, digits: usize| {
+            (s.len() == digits && s.bytes().all(|b| b.is_ascii_digit())).then(|| s.parse::<i64>().ok()).flatten()
+        };
         let mut d = date.split('-');
         let (year, month, day) = (number(d.next()?, 4)?, number(d.next()?, 2)?, number(d.next()?, 2)?);
         let mut t = time.split(':');
         let (hour, minute, second) = (number(t.next()?, 2)?, number(t.next()?, 2)?, number(t.next()?, 2)?);
-        if d.next().is_some() || t.next().is_some() || !(1..=12).contains(&month) || hour > 23 || minute > 59 || second > 59 {
+        if d.next().is_some()
+            || t.next().is_some()
+            || !(1..=12).contains(&month)
+            || hour > 23
+            || minute > 59
+            || second > 59
+        {
             return None;
         }
         // Civil date to days (Howard Hinnant's algorithm).
@@ -232,10 +240,8 @@ impl SigV4<'_> {
         headers.sort();
         let signed = headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(";");
         let canonical_headers: String = headers.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
-        let request = format!(
-            "{method}\n{path}\n{}\n{canonical_headers}\n{signed}\n{payload_hash}",
-            canonical_query(query)
-        );
+        let request =
+            format!("{method}\n{path}\n{}\n{canonical_headers}\n{signed}\n{payload_hash}", canonical_query(query));
         (request, signed)
     }
 
@@ -298,9 +304,8 @@ pub fn azure_string_to_sign(
     resource: &str,
     query: &[(String, String)],
 ) -> String {
-    let get = |name: &str| {
-        headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str()).unwrap_or("")
-    };
+    let get =
+        |name: &str| headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str()).unwrap_or("");
     let length = match get("content-length") {
         "0" => "",
         l => l,
@@ -403,10 +408,7 @@ mod tests {
         let key = example_key();
         let s = SigV4 { key: &key, region: "us-east-1", service: "s3", time: example_time() };
         let q = s.presign("GET", "examplebucket.s3.amazonaws.com", "/test.txt", 86_400);
-        assert!(
-            q.ends_with("X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"),
-            "{q}"
-        );
+        assert!(q.ends_with("X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"), "{q}");
         assert!(q.contains("X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request"));
     }
 

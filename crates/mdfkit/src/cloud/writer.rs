@@ -31,7 +31,7 @@ use object_store::{ObjectStoreExt, WriteMultipart};
 use tokio::task::JoinHandle;
 
 use super::azure::Azure;
-use super::s3::{Part, S3, MAX_PARTS};
+use super::s3::{Part, MAX_PARTS, S3};
 use super::{block_on, runtime, store_error, store_for, ObjectUrl, Scheme};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -61,8 +61,15 @@ pub fn part_size(expected: Option<u64>, parts_sent: u32) -> usize {
 
 /// Where the parts go.
 enum Target {
-    S3 { client: Arc<S3>, key: String, upload_id: String },
-    Azure { client: Arc<Azure>, blob: String },
+    S3 {
+        client: Arc<S3>,
+        key: String,
+        upload_id: String,
+    },
+    Azure {
+        client: Arc<Azure>,
+        blob: String,
+    },
     /// Azure with credentials only `object_store` can use.
     Store(Box<WriteMultipart>),
 }
@@ -346,7 +353,7 @@ mod tests {
             let mut total = 0u64;
             for n in 0..MAX_PARTS {
                 let size = part_size(expected, n);
-                assert!(size >= super::super::s3::MIN_PART_SIZE && size <= MAX_PART_SIZE);
+                assert!((super::super::s3::MIN_PART_SIZE..=MAX_PART_SIZE).contains(&size));
                 total += size as u64;
             }
             assert!(total >= 5 << 40, "{expected:?}: {total}");
