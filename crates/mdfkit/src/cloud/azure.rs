@@ -284,6 +284,44 @@ mod tests {
         }
     }
 
+    /// A SAS limited to an address range and HTTPS: the string to sign has the 16 fields of the
+    /// service SAS for version 2020-12-06 in their documented order
+    /// (<https://learn.microsoft.com/rest/api/storageservices/create-service-sas>), and the URL
+    /// carries each field and the HMAC-SHA256 of that string under the account key.
+    #[test]
+    fn sas_with_an_address_range() {
+        use hmac::{Hmac, KeyInit, Mac};
+        let key = base64(b"an account key for this test");
+        let azure = Azure::with_key("https://acct.blob.core.windows.net", "acct", &key, "backups");
+        let start = UtcTime::parse_iso8601("2026-01-31T08:00:00Z");
+        let expiry = UtcTime::parse_iso8601("2026-02-01T08:00:00Z").unwrap();
+        let (url, to_sign) = azure.sas_url("dir/prod db.bak", start, expiry, Some("203.0.113.0/24")).unwrap();
+        assert_eq!(
+            to_sign,
+            "r\n2026-01-31T08:00:00Z\n2026-02-01T08:00:00Z\n/blob/acct/backups/dir/prod db.bak\n\n\
+             203.0.113.0-203.0.113.255\nhttps\n2020-12-06\nb\n\n\n\n\n\n\n"
+        );
+        let mut mac = Hmac::<sha2::Sha256>::new_from_slice(b"an account key for this test").unwrap();
+        mac.update(to_sign.as_bytes());
+        let signature = uri_encode(&base64(&mac.finalize().into_bytes()), false);
+        assert_eq!(
+            url,
+            format!(
+                "https://acct.blob.core.windows.net/backups/dir/prod%20db.bak?sv=2020-12-06&sr=b&sp=r&\
+                 st=2026-01-31T08%3A00%3A00Z&se=2026-02-01T08%3A00%3A00Z&sip=203.0.113.0-203.0.113.255&spr=https&\
+                 sig={signature}"
+            )
+        );
+        // Plain HTTP (an emulator): no protocol restriction, no start.
+        let local = Azure::with_key("http://127.0.0.1:10000/devstoreaccount1", "devstoreaccount1", &key, "c");
+        let (url, to_sign) = local.sas_url("b", None, expiry, None).unwrap();
+        assert_eq!(to_sign, "r\n\n2026-02-01T08:00:00Z\n/blob/devstoreaccount1/c/b\n\n\n\n2020-12-06\nb\n\n\n\n\n\n\n");
+        assert!(
+            url.starts_with("http://127.0.0.1:10000/devstoreaccount1/c/b?sv=2020-12-06&sr=b&sp=r&se=")
+                && !url.contains("spr=")
+        );
+    }
+
     #[test]
     fn ip_ranges() {
         assert_eq!(sas_ip_range("10.1.2.3").unwrap(), "10.1.2.3");

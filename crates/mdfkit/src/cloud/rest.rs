@@ -76,6 +76,21 @@ impl RestError {
     }
 }
 
+/// The answers these clients read are small XML documents; a larger one is refused rather than
+/// held in memory.
+pub const MAX_RESPONSE_BYTES: usize = 4 << 20;
+
+async fn read_body(mut response: reqwest::Response) -> Result<Bytes, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| e.to_string())? {
+        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+            return Err(format!("the server's answer is larger than {MAX_RESPONSE_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(body))
+}
+
 /// Sends the request `build` makes (called again for each attempt: signatures carry the time)
 /// and returns the response of the first 2xx answer.
 pub async fn send<F, Fut>(mut build: F) -> Result<Response, RestError>
@@ -90,8 +105,8 @@ where
             Ok(r) => {
                 let status = r.status().as_u16();
                 let headers = r.headers().clone();
-                match r.bytes().await {
-                    Err(e) => Err(RestError { status: None, code: String::new(), message: e.to_string() }),
+                match read_body(r).await {
+                    Err(message) => Err(RestError { status: None, code: String::new(), message }),
                     Ok(body) if (200..300).contains(&status) => Ok(Response { headers, body }),
                     Ok(body) => {
                         let text = String::from_utf8_lossy(&body);
