@@ -15,6 +15,15 @@
 //! its data streams (38 bytes of each 8 KB page, fetched in parallel), then only the pages asked
 //! for. [`fetch_report`] tells how many bytes each object cost against its size.
 //!
+//! Writing ([`writer`]): streaming uploads with a checksum per part that the server verifies, sent
+//! by our own signed clients ([`s3`], [`azure`]; signatures in [`sign`], retries in `rest`)
+//! because `object_store` sends none. Links ([`share`]): S3 presigned URLs, Azure SAS and
+//! CloudFront signed URLs ([`cloudfront`]), signed locally. Deletes ([`delete`]): batched
+//! through `object_store`. Azure uploads and SAS links need an account key (uploads also take a
+//! SAS token); with other Azure credentials (service principal, managed identity) uploads go
+//! through `object_store` without a per-block MD5, and SAS links are refused with a message
+//! saying so.
+//!
 //! The async client runs on one small Tokio runtime owned by this module ([`block_on`]); the rest
 //! of the library stays synchronous. Calling into a remote source from inside another Tokio
 //! runtime's worker thread is not supported.

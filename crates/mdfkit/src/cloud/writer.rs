@@ -5,7 +5,7 @@
 //! is full, up to [`PARTS_IN_FLIGHT`] at once, each with its `Content-MD5` (S3 UploadPart through
 //! [`super::s3`], also with its CRC32C; Azure Put Block through [`super::azure`]); the server
 //! recomputes them and refuses a part damaged on the way (`BadDigest` / `Md5Mismatch`), which is then sent again
-//! (up to [`super::rest::RETRIES`] times, with backoff, like any 5xx or dropped connection).
+//! (up to `rest::RETRIES` times, with backoff, like any 5xx or dropped connection).
 //! The object appears only when [`Upload::finish`] completes the upload (CompleteMultipartUpload
 //! / Put Block List). An upload that fails or is dropped unfinished is aborted on S3 (the parts
 //! are deleted); on Azure uncommitted blocks are never visible and the service discards them
@@ -164,14 +164,13 @@ impl Upload {
     }
 
     fn finish_inner(&mut self) -> Result<()> {
-        match self.target.as_mut() {
+        match self.target.take() {
             None => return Err(Error::new(ErrorKind::Io, format!("{}: upload already ended", self.url))),
-            Some(Target::Store(_)) => {
-                let Some(Target::Store(inner)) = self.target.take() else { unreachable!() };
+            Some(Target::Store(inner)) => {
                 let _enter = runtime().enter();
                 return block_on(inner.finish()).map(|_| ()).map_err(|e| store_error(&self.url, e));
             }
-            Some(_) => {}
+            other => self.target = other,
         }
         // S3 needs at least one part, even an empty one; Azure commits an empty list.
         let s3 = matches!(self.target, Some(Target::S3 { .. }));
