@@ -162,7 +162,75 @@ pub fn xml_escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
     use super::*;
+
+    /// A server on 127.0.0.1 that answers each connection with the next of `answers` (status,
+    /// body) and counts the requests it got.
+    fn scripted_server(answers: Vec<(u16, &'static str)>) -> (String, std::thread::JoinHandle<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/bucket/key", listener.local_addr().unwrap());
+        let handle = std::thread::spawn(move || {
+            let mut served = 0;
+            for (status, body) in answers {
+                let (mut stream, _) = listener.accept().unwrap();
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let n = stream.read(&mut buf).unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    request.extend_from_slice(&buf[..n]);
+                }
+                served += 1;
+                let response =
+                    format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+                stream.write_all(response.as_bytes()).unwrap();
+            }
+            served
+        });
+        (url, handle)
+    }
+
+    fn get(url: &str) -> Result<Response, RestError> {
+        super::super::block_on(send(|| {
+            let request = client().get(url);
+            async move { Ok(request) }
+        }))
+    }
+
+    /// 5xx answers and checksum mismatches are sent again (with backoff) until one succeeds.
+    #[test]
+    fn retries_server_errors_and_checksum_mismatches() {
+        let bad_digest =
+            "<Error><Code>BadDigest</Code><Message>The Content-MD5 you specified did not match</Message></Error>";
+        let (url, server) = scripted_server(vec![(503, ""), (400, bad_digest), (200, "<R><UploadId>u</UploadId></R>")]);
+        let response = get(&url).unwrap();
+        assert_eq!(xml_value(&response.text(), "UploadId").as_deref(), Some("u"));
+        assert_eq!(server.join().unwrap(), 3);
+    }
+
+    /// Other refusals come back at once, with the service's code and message.
+    #[test]
+    fn does_not_retry_refusals() {
+        let denied = "<Error><Code>AccessDenied</Code><Message>Access Denied.</Message></Error>";
+        let (url, server) = scripted_server(vec![(403, denied)]);
+        let e = get(&url).unwrap_err();
+        assert_eq!((e.status, e.code.as_str(), e.message.as_str()), (Some(403), "AccessDenied", "Access Denied."));
+        assert_eq!(server.join().unwrap(), 1);
+    }
+
+    /// A server that keeps failing is given up on after [`RETRIES`] retries.
+    #[test]
+    fn gives_up_after_the_retries() {
+        let attempts = RETRIES as usize + 1;
+        let (url, server) = scripted_server(vec![(500, ""); attempts]);
+        assert_eq!(get(&url).unwrap_err().status, Some(500));
+        assert_eq!(server.join().unwrap(), attempts);
+    }
 
     #[test]
     fn reads_xml() {
