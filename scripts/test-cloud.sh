@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The cloud tests: object URLs (s3://, az://) read and written against real servers started on
 # 127.0.0.1 by the tests themselves (crates/mdfkit-cli/tests/cloud.rs), and stopped by them.
-# Installs the S3-compatible server versitygw with `go install` into ~/.cache/mdfkit/tools/bin
-# when it is missing (the first install downloads and compiles it: ~6 minutes on 2 cores, which
-# is why this is not part of scripts/test.sh). Under CI=true a server that cannot be installed
-# fails the run; elsewhere its tests are SKIPPED, loudly.
+# Installs what is missing into ~/.cache/mdfkit/tools: the S3-compatible server versitygw with
+# `go install` (the first install downloads and compiles it: ~6 minutes on 2 cores, which is why
+# this is not part of scripts/test.sh) and Azurite (Azure Blob) with npm. Under CI=true a server
+# that cannot be installed fails the run; elsewhere its tests are SKIPPED, loudly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mdfkit/target}"
@@ -23,6 +23,18 @@ if ! command -v versitygw >/dev/null; then
         echo "*** go is not installed, so neither is versitygw: the S3 tests will be SKIPPED ***" >&2
     fi
 fi
+
+AZURITE=3.37.0
+if ! [ -x "$tools/node_modules/.bin/azurite-blob" ] && ! command -v azurite-blob >/dev/null; then
+    if command -v npm >/dev/null; then
+        echo "installing azurite $AZURITE (npm)..." >&2
+        npm install --prefix "$tools" --no-audit --no-fund "azurite@$AZURITE" >&2 \
+            || echo "*** azurite could not be installed: the Azure tests will be SKIPPED ***" >&2
+    else
+        echo "*** npm is not installed, so neither is azurite: the Azure tests will be SKIPPED ***" >&2
+    fi
+fi
+export PATH="$tools/node_modules/.bin:$PATH"
 
 export MDFKIT_CLOUD_TESTS=1
 cargo test --workspace --locked --test cloud 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"

@@ -225,6 +225,64 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// A time-limited link to one object: S3 presigned URL, Azure SAS or CloudFront signed URL
+    #[command(after_help = "Examples:\n  \
+        mdfkit share s3://backups/prod.bak --expires 1h\n  \
+        mdfkit share az://backups/prod.bak --expires 2d --ip 203.0.113.0/24 --start 2026-01-31T08:00:00Z\n  \
+        mdfkit share https://d111111abcdef8.cloudfront.net/exports/orders.parquet --expires 12h \\\n      \
+        --cloudfront-key-pair-id K2JCJMDEHXQW5F --cloudfront-private-key cf.pem --ip 198.51.100.7\n\n\
+        Prints the link; whoever has it can GET the object until it expires, with no credentials.\n\
+        Nothing is sent to the service: the link is signed locally.\n\n\
+        s3://        SigV4 presigned GET with your AWS key: at most 7 days; S3 links cannot carry\n\
+        \x20            --ip or --start (use a bucket policy, or CloudFront).\n\
+        az://        service SAS, read only, signed with AZURE_STORAGE_ACCOUNT_KEY; --ip takes an\n\
+        \x20            IPv4 address or CIDR block; HTTPS only unless --endpoint is plain HTTP.\n\
+        https://     CloudFront signed URL with a custom policy (RSA-SHA1 with the key pair's PEM\n\
+        \x20            private key): --ip takes an IPv4/IPv6 CIDR block, --resource a pattern with\n\
+        \x20            * and ? wildcards (default: the URL itself).")]
+    Share {
+        /// The object: s3://bucket/key, az://container/blob, or its https:// CloudFront URL
+        #[arg(value_name = "URL")]
+        url: String,
+        /// How long the link works: seconds, or with a unit: 90s, 30m, 1h, 7d
+        #[arg(long, value_name = "DURATION")]
+        expires: String,
+        /// Only clients in this address or CIDR block may use the link (Azure, CloudFront)
+        #[arg(long, value_name = "CIDR")]
+        ip: Option<String>,
+        /// The link does not work before this UTC time: 2026-01-31T08:00:00Z (Azure, CloudFront)
+        #[arg(long, value_name = "TIME")]
+        start: Option<String>,
+        /// CloudFront: the id of the public key in the distribution's trusted key group
+        #[arg(long, value_name = "ID", requires = "cloudfront_private_key")]
+        cloudfront_key_pair_id: Option<String>,
+        /// CloudFront: the PEM file of the key pair's private key
+        #[arg(long, value_name = "FILE", requires = "cloudfront_key_pair_id")]
+        cloudfront_private_key: Option<PathBuf>,
+        /// CloudFront: the URL pattern the link opens, with * and ? wildcards (default: the URL)
+        #[arg(long, value_name = "PATTERN", requires = "cloudfront_key_pair_id")]
+        resource: Option<String>,
+    },
+    /// Delete an object, or with --recursive every object under a prefix
+    #[command(after_help = "Examples:\n  \
+        mdfkit rm s3://lake/exports/orders.parquet\n  \
+        mdfkit rm s3://lake/exports/2025 --recursive --dry-run     list what would go\n  \
+        mdfkit rm az://backups/old --recursive\n\n\
+        A prefix is taken as a folder: s3://lake/exports/2025 covers exports/2025/... but not\n\
+        exports/2025-old. Deletes are batched: S3 DeleteObjects with 1,000 keys a request, Azure\n\
+        blob batch with 256 a request, 20 requests in flight. Prints how many objects were deleted;\n\
+        each key that could not be deleted is named on stderr and the exit code is then 1.")]
+    Rm {
+        /// The object, or with --recursive the prefix: s3://bucket/key, az://container/prefix
+        #[arg(value_name = "URL")]
+        url: String,
+        /// Delete every object under the prefix
+        #[arg(long, short = 'r')]
+        recursive: bool,
+        /// Only list what would be deleted
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// A catalog view such as sys.columns, rebuilt from the base tables
     #[command(
         after_help = "Views: sys.schemas, sys.objects, sys.tables, sys.views, sys.columns, sys.types,\n  sys.indexes, sys.index_columns, sys.partitions, sys.allocation_units,\n  sys.system_internals_allocation_units, sys.system_internals_partitions,\n  sys.system_internals_partition_columns, sys.database_files, sys.filegroups,\n  sys.sql_modules, sys.foreign_keys, sys.default_constraints, sys.check_constraints,\n  and any system base table (sys.sysschobjs, sys.syscolpars, ...).\n\nExamples:\n  mdfkit sys shop.mdf sys.columns\n  mdfkit sys shop.mdf sys.objects --format jsonl | jq .name"
@@ -291,6 +349,11 @@ fn main() -> ExitCode {
             };
             commands::export(&files.files, position, &tables, all, format.into(), &output, &options)
         }
+        Command::Share { url, expires, ip, start, cloudfront_key_pair_id, cloudfront_private_key, resource } => {
+            let cloudfront = cloudfront_key_pair_id.zip(cloudfront_private_key);
+            commands::share(&url, &expires, ip, start.as_deref(), cloudfront, resource)
+        }
+        Command::Rm { url, recursive, dry_run } => commands::rm(&url, recursive, dry_run),
         Command::Cat { args, limit, columns, format, include_ghosts, salvage, where_page, with_location } => {
             let forensics = commands::CatForensics { include_ghosts, where_page, with_location };
             commands::cat(&args, position, limit, columns.as_deref(), format, forensics, salvage)

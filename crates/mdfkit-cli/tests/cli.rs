@@ -280,3 +280,97 @@ fn demo_builds_the_sample_database_and_the_other_commands_read_it() {
     assert_eq!(text(&cat.stdout).lines().count(), 4);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `share` for CloudFront: the link carries the policy asked for, and openssl verifies its
+/// signature with the key pair's public key (a key made here by openssl, PKCS#8 PEM).
+#[test]
+fn share_signs_cloudfront_links_that_openssl_verifies() {
+    let openssl = |args: &[&str], input: Option<&[u8]>| -> Output {
+        let mut child = Command::new("openssl")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run openssl");
+        if let Some(input) = input {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(input).unwrap();
+        }
+        child.wait_with_output().unwrap()
+    };
+    if Command::new("openssl").arg("version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "openssl is needed to check CloudFront signatures under CI");
+        eprintln!("\n*** SKIPPED: openssl not found: CloudFront links not checked ***\n");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mdfkit-cloudfront-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (key, public) = (dir.join("key.pem"), dir.join("public.pem"));
+    assert!(openssl(&["genrsa", "-out", key.to_str().unwrap(), "2048"], None).status.success());
+    assert!(openssl(&["rsa", "-in", key.to_str().unwrap(), "-pubout", "-out", public.to_str().unwrap()], None)
+        .status
+        .success());
+    let object = "https://d111111abcdef8.cloudfront.net/exports/a.parquet";
+    let pattern = "https://d111111abcdef8.cloudfront.net/exports/*";
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let out = mdfkit(&[
+        "share",
+        object,
+        "--expires",
+        "2h",
+        "--ip",
+        "203.0.113.0/24",
+        "--start",
+        "2030-01-01T00:00:00Z",
+        "--resource",
+        pattern,
+        "--cloudfront-key-pair-id",
+        "K2JCJMDEHXQW5F",
+        "--cloudfront-private-key",
+        key.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let link = text(&out.stdout).trim().to_string();
+    let query = link.strip_prefix(&format!("{object}?")).expect("the object's URL with a query");
+    let params: Vec<(&str, &str)> = query.split('&').map(|p| p.split_once('=').unwrap()).collect();
+    assert_eq!(params.iter().map(|(k, _)| *k).collect::<Vec<_>>(), ["Policy", "Signature", "Key-Pair-Id"]);
+    assert_eq!(params[2].1, "K2JCJMDEHXQW5F");
+    let decode = |s: &str| {
+        let standard = s.replace('-', "+").replace('_', "=").replace('~', "/");
+        let out = openssl(&["base64", "-d", "-A"], Some(standard.as_bytes()));
+        assert!(out.status.success());
+        out.stdout
+    };
+    let policy = decode(params[0].1);
+    let json: serde_json::Value = serde_json::from_slice(&policy).expect("the policy is JSON");
+    let statement = &json["Statement"][0];
+    assert_eq!(statement["Resource"], pattern);
+    let condition = &statement["Condition"];
+    assert_eq!(condition["IpAddress"]["AWS:SourceIp"], "203.0.113.0/24");
+    assert_eq!(condition["DateGreaterThan"]["AWS:EpochTime"], 1_893_456_000);
+    let expiry = condition["DateLessThan"]["AWS:EpochTime"].as_u64().unwrap();
+    assert!((now + 7200..now + 7260).contains(&expiry), "expires at {expiry}, asked for {now} + 2 h");
+    assert!(!policy.iter().any(|b| b.is_ascii_whitespace()), "CloudFront policies carry no white space");
+    let (policy_file, signature_file) = (dir.join("policy.json"), dir.join("signature.bin"));
+    std::fs::write(&policy_file, &policy).unwrap();
+    std::fs::write(&signature_file, decode(params[1].1)).unwrap();
+    let verify = openssl(
+        &[
+            "dgst",
+            "-sha1",
+            "-verify",
+            public.to_str().unwrap(),
+            "-signature",
+            signature_file.to_str().unwrap(),
+            policy_file.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(verify.status.success(), "openssl: {}{}", text(&verify.stdout), text(&verify.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Without the key pair an https URL is refused with what to give.
+    let out = mdfkit(&["share", object, "--expires", "1h"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--cloudfront-key-pair-id"), "{}", text(&out.stderr));
+}

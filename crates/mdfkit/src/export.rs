@@ -104,14 +104,14 @@ pub fn export_table(
 enum Output {
     File(File),
     #[cfg(feature = "cloud")]
-    Upload(crate::cloud::writer::Upload),
+    Upload(Box<crate::cloud::writer::Upload>),
 }
 
 impl Output {
     fn create(path: &Path) -> Result<Self> {
         #[cfg(feature = "cloud")]
         if let Some(url) = path.to_str().filter(|s| crate::cloud::is_url(s)) {
-            return Ok(Output::Upload(crate::cloud::writer::Upload::create(url)?));
+            return Ok(Output::Upload(Box::new(crate::cloud::writer::Upload::create(url)?)));
         }
         crate::source::refuse_url_without_cloud(path)?;
         Ok(Output::File(File::create(path).map_err(|e| Error::io(path, "cannot create", e))?))

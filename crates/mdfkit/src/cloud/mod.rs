@@ -15,11 +15,27 @@
 //! its data streams (38 bytes of each 8 KB page, fetched in parallel), then only the pages asked
 //! for. [`fetch_report`] tells how many bytes each object cost against its size.
 //!
+//! Writing ([`writer`]): streaming uploads with a checksum per part that the server verifies, sent
+//! by our own signed clients ([`s3`], [`azure`]; signatures in [`sign`], retries in `rest`)
+//! because `object_store` sends none. Links ([`share`]): S3 presigned URLs, Azure SAS and
+//! CloudFront signed URLs ([`cloudfront`]), signed locally. Deletes ([`delete`]): batched
+//! through `object_store`. Azure uploads and SAS links need an account key (uploads also take a
+//! SAS token); with other Azure credentials (service principal, managed identity) uploads go
+//! through `object_store` without a per-block MD5, and SAS links are refused with a message
+//! saying so.
+//!
 //! The async client runs on one small Tokio runtime owned by this module ([`block_on`]); the rest
 //! of the library stays synchronous. Calling into a remote source from inside another Tokio
 //! runtime's worker thread is not supported.
 
+pub mod azure;
+pub mod cloudfront;
+pub mod delete;
 pub mod reader;
+pub(crate) mod rest;
+pub mod s3;
+pub mod share;
+pub mod sign;
 pub mod writer;
 
 use std::collections::HashMap;
@@ -133,6 +149,9 @@ pub fn block_on<F: Future>(f: F) -> F::Output {
     runtime().block_on(f)
 }
 
+/// Hand-signed clients by (bucket or container, `--endpoint`), built once.
+pub(crate) type ClientCache<T> = Mutex<HashMap<(String, Option<String>), Arc<T>>>;
+
 type Stores = HashMap<(Scheme, String), Arc<dyn ObjectStore>>;
 
 fn stores() -> &'static Mutex<Stores> {
@@ -146,52 +165,67 @@ pub fn store_for(url: &ObjectUrl) -> Result<Arc<dyn ObjectStore>> {
     if let Some(s) = stores().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(Arc::clone(s));
     }
-    let endpoint = options().read().unwrap_or_else(|e| e.into_inner()).endpoint.clone();
-    let retry =
-        RetryConfig { max_retries: 5, retry_timeout: std::time::Duration::from_secs(120), ..RetryConfig::default() };
     let store: Arc<dyn ObjectStore> = match url.scheme {
-        Scheme::S3 => {
-            let mut b = AmazonS3Builder::from_env().with_bucket_name(&url.bucket).with_retry(retry);
-            let endpoint = endpoint.or_else(|| std::env::var("AWS_ENDPOINT_URL_S3").ok());
-            if let Some(e) = &endpoint {
-                b = b.with_endpoint(e.clone());
-            }
-            let env_endpoint = std::env::var("AWS_ENDPOINT_URL").ok().or_else(|| std::env::var("AWS_ENDPOINT").ok());
-            if endpoint.as_deref().or(env_endpoint.as_deref()).is_some_and(|e| e.starts_with("http://")) {
-                b = b.with_client_options(ClientOptions::new().with_allow_http(true));
-            }
-            if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
-                for (k, v) in aws_profile() {
-                    b = match k.as_str() {
-                        "aws_access_key_id" => b.with_access_key_id(v),
-                        "aws_secret_access_key" => b.with_secret_access_key(v),
-                        "aws_session_token" => b.with_token(v),
-                        "region" if std::env::var_os("AWS_REGION").is_none() => b.with_region(v),
-                        "endpoint_url" if endpoint.is_none() && env_endpoint.is_none() => {
-                            if v.starts_with("http://") {
-                                b = b.with_client_options(ClientOptions::new().with_allow_http(true));
-                            }
-                            b.with_endpoint(v)
-                        }
-                        _ => b,
-                    };
-                }
-            }
-            Arc::new(b.build().map_err(|e| store_error(url, e))?)
-        }
-        Scheme::Azure => {
-            let mut b = MicrosoftAzureBuilder::from_env().with_container_name(&url.bucket).with_retry(retry);
-            if let Some(e) = &endpoint {
-                b = b.with_endpoint(e.clone());
-                if e.starts_with("http://") {
-                    b = b.with_allow_http(true);
-                }
-            }
-            Arc::new(b.build().map_err(|e| store_error(url, e))?)
-        }
+        Scheme::S3 => Arc::new(s3_builder(url)?.build().map_err(|e| store_error(url, e))?),
+        Scheme::Azure => Arc::new(azure_builder(url).build().map_err(|e| store_error(url, e))?),
     };
     stores().lock().unwrap_or_else(|e| e.into_inner()).insert(key, Arc::clone(&store));
     Ok(store)
+}
+
+fn retry_config() -> RetryConfig {
+    RetryConfig { max_retries: 5, retry_timeout: std::time::Duration::from_secs(120), ..RetryConfig::default() }
+}
+
+/// The S3 client settings for a URL's bucket: the environment, the AWS profile, `--endpoint`.
+pub(crate) fn s3_builder(url: &ObjectUrl) -> Result<AmazonS3Builder> {
+    let endpoint = options().read().unwrap_or_else(|e| e.into_inner()).endpoint.clone();
+    let mut b = AmazonS3Builder::from_env().with_bucket_name(&url.bucket).with_retry(retry_config());
+    let endpoint = endpoint.or_else(|| std::env::var("AWS_ENDPOINT_URL_S3").ok());
+    if let Some(e) = &endpoint {
+        b = b.with_endpoint(e.clone());
+    }
+    let env_endpoint = std::env::var("AWS_ENDPOINT_URL").ok().or_else(|| std::env::var("AWS_ENDPOINT").ok());
+    if endpoint.as_deref().or(env_endpoint.as_deref()).is_some_and(|e| e.starts_with("http://")) {
+        b = b.with_client_options(ClientOptions::new().with_allow_http(true));
+    }
+    if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+        for (k, v) in aws_profile() {
+            b = match k.as_str() {
+                "aws_access_key_id" => b.with_access_key_id(v),
+                "aws_secret_access_key" => b.with_secret_access_key(v),
+                "aws_session_token" => b.with_token(v),
+                "region" if std::env::var_os("AWS_REGION").is_none() => b.with_region(v),
+                "endpoint_url" if endpoint.is_none() && env_endpoint.is_none() => {
+                    if v.starts_with("http://") {
+                        b = b.with_client_options(ClientOptions::new().with_allow_http(true));
+                    }
+                    b.with_endpoint(v)
+                }
+                _ => b,
+            };
+        }
+    }
+    Ok(b)
+}
+
+/// The Azure client settings for a URL's container: the environment and `--endpoint` (the
+/// account URL, `http://127.0.0.1:10000/devstoreaccount1` for Azurite).
+pub(crate) fn azure_builder(url: &ObjectUrl) -> MicrosoftAzureBuilder {
+    let endpoint = options().read().unwrap_or_else(|e| e.into_inner()).endpoint.clone();
+    let mut b = MicrosoftAzureBuilder::from_env().with_container_name(&url.bucket).with_retry(retry_config());
+    if let Some(e) = &endpoint {
+        b = b.with_endpoint(e.clone());
+        if e.starts_with("http://") {
+            b = b.with_allow_http(true);
+        }
+    }
+    b
+}
+
+/// The `--endpoint` given, if any.
+pub(crate) fn endpoint_option() -> Option<String> {
+    options().read().unwrap_or_else(|e| e.into_inner()).endpoint.clone()
 }
 
 /// Settings of the AWS profile (`AWS_PROFILE`, default `default`) from `~/.aws/credentials` and

@@ -1,40 +1,153 @@
-//! Writing an object as a stream: an S3 multipart upload / Azure block blob with parts in flight.
+//! Writing an object as a stream: an S3 multipart upload / Azure block blob with parts in flight
+//! and a checksum on every part that the server verifies.
 //!
-//! [`Upload`] is a `std::io::Write`: bytes are cut into parts of [`PART_SIZE`] and each part is
-//! sent as soon as it is full, up to [`PARTS_IN_FLIGHT`] at once (`object_store`'s
-//! `WriteMultipart`, with its retries and backoff per request). The object appears only when
-//! [`Upload::finish`] completes the upload (CompleteMultipartUpload / Put Block List); an upload
-//! dropped unfinished, or failed, is aborted, so a failed export leaves no object behind.
+//! [`Upload`] is a `std::io::Write`: bytes are cut into parts and each part is sent as soon as it
+//! is full, up to [`PARTS_IN_FLIGHT`] at once, each with its `Content-MD5` (S3 UploadPart through
+//! [`super::s3`], also with its CRC32C; Azure Put Block through [`super::azure`]); the server
+//! recomputes them and refuses a part damaged on the way (`BadDigest` / `Md5Mismatch`), which is then sent again
+//! (up to `rest::RETRIES` times, with backoff, like any 5xx or dropped connection).
+//! The object appears only when [`Upload::finish`] completes the upload (CompleteMultipartUpload
+//! / Put Block List). An upload that fails or is dropped unfinished is aborted on S3 (the parts
+//! are deleted); on Azure uncommitted blocks are never visible and the service discards them
+//! after a week. Either way no half-written object is left.
 //!
-//! Not yet: a Content-MD5 per part (object_store sends none), part sizes from the expected size.
+//! Part sizes (S3 wants at least 5 MiB for every part but the last, and at most 10,000 parts;
+//! Azure allows 50,000 blocks of up to 4,000 MiB): [`PART_SIZE`], or, when the caller knows the
+//! size ([`Upload::create_sized`]), the smallest whole number of MiB at least that large which
+//! fits the object in [`PLANNED_PARTS`] parts. Past the plan, parts double in size (every 1,000
+//! parts when the size is unknown, every 20 past the planned 8,000 when it was wrong), so a
+//! stream of any size up to the services' limits fits in 10,000 parts. Memory stays near
+//! `PARTS_IN_FLIGHT + 1` parts.
+//!
+//! Azure credentials that are neither an account key nor a SAS token (service principal, managed
+//! identity) are served by `object_store`'s uploader, which sends no MD5 per block.
 
+use std::collections::VecDeque;
 use std::io::Write;
+use std::sync::Arc;
 
+use bytes::Bytes;
 use object_store::{ObjectStoreExt, WriteMultipart};
+use tokio::task::JoinHandle;
 
-use super::{block_on, runtime, store_error, store_for, ObjectUrl};
-use crate::error::{Error, Result};
+use super::azure::Azure;
+use super::s3::{Part, MAX_PARTS, S3};
+use super::{block_on, runtime, store_error, store_for, ObjectUrl, Scheme};
+use crate::error::{Error, ErrorKind, Result};
 
-/// Bytes per part (S3 wants at least 5 MiB for every part but the last).
+/// Bytes per part when the size is not known.
 pub const PART_SIZE: usize = 8 << 20;
 /// Parts uploaded at once.
 pub const PARTS_IN_FLIGHT: usize = 8;
+/// Parts that an object of the announced size is cut into at most.
+pub const PLANNED_PARTS: u32 = 8_000;
+/// The largest part (Azure's block limit, under S3's 5 GiB).
+pub const MAX_PART_SIZE: usize = 4000 << 20;
+
+/// The size of the part that follows `parts_sent` parts, for an object of `expected` bytes if
+/// known (see the module notes).
+pub fn part_size(expected: Option<u64>, parts_sent: u32) -> usize {
+    const MIB: u64 = 1 << 20;
+    let (base, doublings) = match expected {
+        Some(size) => {
+            let planned = size.div_ceil(u64::from(PLANNED_PARTS)).div_ceil(MIB) * MIB;
+            (planned.max(PART_SIZE as u64), parts_sent.saturating_sub(PLANNED_PARTS).div_ceil(20))
+        }
+        None => (PART_SIZE as u64, parts_sent / 1000),
+    };
+    let size = base.checked_shl(doublings.min(32)).unwrap_or(u64::MAX).min(MAX_PART_SIZE as u64);
+    size as usize
+}
+
+/// Where the parts go.
+enum Target {
+    S3 {
+        client: Arc<S3>,
+        key: String,
+        upload_id: String,
+    },
+    Azure {
+        client: Arc<Azure>,
+        blob: String,
+    },
+    /// Azure with credentials only `object_store` can use.
+    Store(Box<WriteMultipart>),
+}
+
+/// A part the store took.
+enum Sent {
+    S3(Part),
+    Azure { number: u32, block_id: String },
+}
+
+impl Sent {
+    fn number(&self) -> u32 {
+        match self {
+            Sent::S3(p) => p.number,
+            Sent::Azure { number, .. } => *number,
+        }
+    }
+}
+
+/// A part being sent.
+type PartTask = JoinHandle<Result<Sent>>;
 
 /// A streaming upload to an object URL.
 pub struct Upload {
     url: ObjectUrl,
-    inner: Option<WriteMultipart>,
+    /// `None` once finished or aborted.
+    target: Option<Target>,
+    expected: Option<u64>,
+    buffer: Vec<u8>,
+    part_size: usize,
+    parts_started: u32,
+    in_flight: VecDeque<PartTask>,
+    /// The parts sent, in no particular order.
+    done: Vec<Sent>,
     written: u64,
 }
 
 impl Upload {
     /// Starts an upload to `url` (nothing is visible there until [`Upload::finish`]).
     pub fn create(url: &str) -> Result<Self> {
+        Self::start(url, None)
+    }
+
+    /// Starts an upload of about `expected_size` bytes (it chooses the part size; writing more
+    /// still works, with larger parts past the plan).
+    pub fn create_sized(url: &str, expected_size: u64) -> Result<Self> {
+        Self::start(url, Some(expected_size))
+    }
+
+    fn start(url: &str, expected: Option<u64>) -> Result<Self> {
         let url = ObjectUrl::parse(url)?;
-        let store = store_for(&url)?;
-        let path = url.path();
-        let upload = block_on(store.put_multipart(&path)).map_err(|e| store_error(&url, e))?;
-        Ok(Upload { url, inner: Some(WriteMultipart::new_with_chunk_size(upload, PART_SIZE)), written: 0 })
+        let target = match url.scheme {
+            Scheme::S3 => {
+                let client = S3::for_url(&url)?;
+                let upload_id = block_on(client.create_multipart(&url.key))?;
+                Target::S3 { client, key: url.key.clone(), upload_id }
+            }
+            Scheme::Azure => match Azure::for_url(&url)? {
+                Some(client) => Target::Azure { client, blob: url.key.clone() },
+                None => {
+                    let store = store_for(&url)?;
+                    let upload = block_on(store.put_multipart(&url.path())).map_err(|e| store_error(&url, e))?;
+                    Target::Store(Box::new(WriteMultipart::new_with_chunk_size(upload, PART_SIZE)))
+                }
+            },
+        };
+        let part_size = part_size(expected, 0);
+        Ok(Upload {
+            url,
+            target: Some(target),
+            expected,
+            buffer: Vec::new(),
+            part_size,
+            parts_started: 0,
+            in_flight: VecDeque::new(),
+            done: Vec::new(),
+            written: 0,
+        })
     }
 
     pub fn url(&self) -> &ObjectUrl {
@@ -43,10 +156,61 @@ impl Upload {
 
     /// Sends the last part and completes the upload; returns the object's size.
     pub fn finish(mut self) -> Result<u64> {
-        let inner = self.inner.take().ok_or_else(|| Error::new(crate::ErrorKind::Io, "upload already ended"))?;
-        let _enter = runtime().enter();
-        block_on(inner.finish()).map_err(|e| store_error(&self.url, e))?;
-        Ok(self.written)
+        let result = self.finish_inner();
+        if result.is_err() {
+            self.abort_inner();
+        }
+        result.map(|()| self.written)
+    }
+
+    fn finish_inner(&mut self) -> Result<()> {
+        match self.target.take() {
+            None => return Err(Error::new(ErrorKind::Io, format!("{}: upload already ended", self.url))),
+            Some(Target::Store(inner)) => {
+                let _enter = runtime().enter();
+                return block_on(inner.finish()).map(|_| ()).map_err(|e| store_error(&self.url, e));
+            }
+            other => self.target = other,
+        }
+        // S3 needs at least one part, even an empty one; Azure commits an empty list.
+        let s3 = matches!(self.target, Some(Target::S3 { .. }));
+        if !self.buffer.is_empty() || (s3 && self.parts_started == 0) {
+            self.send_part()?;
+        }
+        while !self.in_flight.is_empty() {
+            self.wait_oldest()?;
+        }
+        self.done.sort_by_key(Sent::number);
+        let url = self.url.clone();
+        match self.target.take() {
+            Some(Target::S3 { client, key, upload_id }) => {
+                let parts: Vec<Part> = self
+                    .done
+                    .iter()
+                    .filter_map(|s| match s {
+                        Sent::S3(p) => Some(p.clone()),
+                        Sent::Azure { .. } => None,
+                    })
+                    .collect();
+                let result = block_on(client.complete(&key, &upload_id, &parts));
+                if result.is_err() {
+                    self.target = Some(Target::S3 { client, key, upload_id });
+                }
+                result
+            }
+            Some(Target::Azure { client, blob }) => {
+                let ids: Vec<String> = self
+                    .done
+                    .iter()
+                    .filter_map(|s| match s {
+                        Sent::Azure { block_id, .. } => Some(block_id.clone()),
+                        Sent::S3(_) => None,
+                    })
+                    .collect();
+                block_on(client.put_block_list(&blob, &ids))
+            }
+            _ => Err(Error::new(ErrorKind::Io, format!("{url}: upload already ended"))),
+        }
     }
 
     /// Abandons the upload: the parts sent are deleted and no object appears.
@@ -55,19 +219,95 @@ impl Upload {
     }
 
     fn abort_inner(&mut self) {
-        if let Some(inner) = self.inner.take() {
-            let _enter = runtime().enter();
-            let _ = block_on(inner.abort());
+        for task in self.in_flight.drain(..) {
+            task.abort();
         }
+        match self.target.take() {
+            Some(Target::S3 { client, key, upload_id }) => {
+                let _ = block_on(client.abort(&key, &upload_id));
+            }
+            Some(Target::Store(inner)) => {
+                let _enter = runtime().enter();
+                let _ = block_on(inner.abort());
+            }
+            // Uncommitted blocks are never visible.
+            Some(Target::Azure { .. }) | None => {}
+        }
+    }
+
+    /// Starts sending the buffer as the next part, after waiting for room.
+    fn send_part(&mut self) -> Result<()> {
+        while self.in_flight.len() >= PARTS_IN_FLIGHT {
+            self.wait_oldest()?;
+        }
+        if self.parts_started >= MAX_PARTS {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!("{}: more than {MAX_PARTS} parts; the object is larger than the store takes", self.url),
+            ));
+        }
+        self.parts_started += 1;
+        let number = self.parts_started;
+        self.part_size = part_size(self.expected, number);
+        let body = Bytes::from(std::mem::take(&mut self.buffer));
+        let task = match self.target.as_ref() {
+            Some(Target::S3 { client, key, upload_id }) => {
+                let (client, key, upload_id) = (Arc::clone(client), key.clone(), upload_id.clone());
+                runtime().spawn(async move { Ok(Sent::S3(client.upload_part(&key, &upload_id, number, body).await?)) })
+            }
+            Some(Target::Azure { client, blob }) => {
+                let (client, blob) = (Arc::clone(client), blob.clone());
+                runtime().spawn(async move {
+                    let block_id = client.put_block(&blob, number, body).await?;
+                    Ok(Sent::Azure { number, block_id })
+                })
+            }
+            _ => return Err(Error::new(ErrorKind::Io, format!("{}: upload already ended", self.url))),
+        };
+        self.in_flight.push_back(task);
+        Ok(())
+    }
+
+    fn wait_oldest(&mut self) -> Result<()> {
+        let Some(task) = self.in_flight.pop_front() else { return Ok(()) };
+        let part = block_on(task)
+            .map_err(|e| Error::new(ErrorKind::Io, format!("{}: a part upload stopped: {e}", self.url)))??;
+        self.done.push(part);
+        Ok(())
+    }
+
+    fn write_inner(&mut self, mut buf: &[u8]) -> Result<()> {
+        if let Some(Target::Store(inner)) = self.target.as_mut() {
+            let _enter = runtime().enter();
+            block_on(inner.wait_for_capacity(PARTS_IN_FLIGHT)).map_err(|e| store_error(&self.url, e))?;
+            inner.write(buf);
+            return Ok(());
+        }
+        while !buf.is_empty() {
+            let room = self.part_size - self.buffer.len();
+            let (now, rest) = buf.split_at(room.min(buf.len()));
+            if self.buffer.capacity() == 0 {
+                self.buffer.reserve_exact(self.part_size.min(1 << 20).max(now.len()));
+            }
+            self.buffer.extend_from_slice(now);
+            if self.buffer.len() == self.part_size {
+                self.send_part()?;
+            }
+            buf = rest;
+        }
+        Ok(())
     }
 }
 
 impl Write for Upload {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let inner = self.inner.as_mut().ok_or_else(|| std::io::Error::other("upload already ended"))?;
-        let _enter = runtime().enter();
-        block_on(inner.wait_for_capacity(PARTS_IN_FLIGHT)).map_err(|e| std::io::Error::other(e.to_string()))?;
-        inner.write(buf);
+        if self.target.is_none() {
+            return Err(std::io::Error::other(format!("{}: upload already ended", self.url)));
+        }
+        if let Err(e) = self.write_inner(buf) {
+            self.abort_inner();
+            return Err(std::io::Error::other(e.to_string()));
+        }
         self.written += buf.len() as u64;
         Ok(buf.len())
     }
@@ -80,5 +320,42 @@ impl Write for Upload {
 impl Drop for Upload {
     fn drop(&mut self) {
         self.abort_inner();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn part_sizes_follow_the_expected_size() {
+        assert_eq!(part_size(None, 0), PART_SIZE);
+        assert_eq!(part_size(Some(1000), 0), PART_SIZE);
+        // 1 TiB in at most 8,000 parts: 132 MiB parts (131.07 rounded up).
+        assert_eq!(part_size(Some(1 << 40), 0) as u64, 132 * MIB);
+        assert_eq!(part_size(Some(1 << 40), 7_999) as u64, 132 * MIB);
+        // Past the plan, parts grow.
+        assert_eq!(part_size(Some(1000), 8_001), 2 * PART_SIZE);
+        assert_eq!(part_size(Some(1000), 8_021), 4 * PART_SIZE);
+        assert_eq!(part_size(None, 999), PART_SIZE);
+        assert_eq!(part_size(None, 1000), 2 * PART_SIZE);
+        assert_eq!(part_size(None, 9_999), MAX_PART_SIZE);
+    }
+
+    /// Whatever is written, S3's limits hold: every part but the last at least 5 MiB, and 5 TiB
+    /// (S3's largest object) fits in 10,000 parts with or without an announced size.
+    #[test]
+    fn part_sizes_fit_s3_limits() {
+        for expected in [None, Some(0), Some(10 * MIB), Some(1 << 40), Some(5 << 40)] {
+            let mut total = 0u64;
+            for n in 0..MAX_PARTS {
+                let size = part_size(expected, n);
+                assert!((super::super::s3::MIN_PART_SIZE..=MAX_PART_SIZE).contains(&size));
+                total += size as u64;
+            }
+            assert!(total >= 5 << 40, "{expected:?}: {total}");
+        }
     }
 }
