@@ -19,6 +19,8 @@
 //! of the library stays synchronous. Calling into a remote source from inside another Tokio
 //! runtime's worker thread is not supported.
 
+pub mod bench;
+pub mod copy;
 pub mod reader;
 pub mod writer;
 
