@@ -99,7 +99,7 @@ pub fn line_chart_png(title: &str, x_label: &str, y_label: &str, series: &[Serie
 
 /// 1, 2 or 5 times a power of ten, at least `raw`.
 fn nice_step(raw: f64) -> f64 {
-    if !(raw > 0.0) || !raw.is_finite() {
+    if !raw.is_finite() || raw <= 0.0 {
         return 1.0;
     }
     let power = 10f64.powf(raw.log10().floor());
