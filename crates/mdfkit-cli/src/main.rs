@@ -278,7 +278,7 @@ enum BenchCommand {
         size and concurrency runs that many GETs (and then PUTs) back to back for --duration\n\
         seconds. Prints MB/s and requests/s per cell and the range size / concurrency for reads\n\
         and the part size / parts in flight for writes that come near the best; --chart draws\n\
-        GET throughput against concurrency, one line per size. Every test object is deleted.")]
+        throughput against concurrency, one line per operation and size. Every test object is deleted.")]
     Transfer {
         /// Where to put the test objects: s3://bucket/prefix or az://container/prefix
         url: String,

@@ -208,19 +208,21 @@ pub fn bench_transfer(request: &BenchRequest) -> Outcome {
     }
     out.flush()?;
     if let Some(path) = request.chart {
-        let series: Vec<Series> = o
-            .sizes
-            .iter()
-            .map(|&size| Series {
-                label: format!("GET {}", size_label(size)),
-                points: cells
-                    .iter()
-                    .filter(|c| c.size == size && c.operation == Operation::Get)
-                    .map(|c| (c.concurrency as f64, c.mb_per_s()))
-                    .collect(),
+        let series: Vec<Series> = [(Operation::Get, "GET"), (Operation::Put, "PUT")]
+            .into_iter()
+            .flat_map(|(operation, name)| {
+                let cells = &cells;
+                o.sizes.iter().map(move |&size| Series {
+                    label: format!("{name} {}", size_label(size)),
+                    points: cells
+                        .iter()
+                        .filter(|c| c.size == size && c.operation == operation)
+                        .map(|c| (c.concurrency as f64, c.mb_per_s()))
+                        .collect(),
+                })
             })
             .collect();
-        let png = line_chart_png("GET throughput by requests in flight", "requests in flight", "MB/s", &series)
+        let png = line_chart_png("Throughput by requests in flight", "requests in flight", "MB/s", &series)
             .map_err(|e| Error::new(ErrorKind::Io, format!("{}: cannot draw the chart: {e}", path.display())))?;
         std::fs::write(path, png).map_err(|e| Error::io(path, "cannot write the chart", e))?;
         eprintln!("chart: {}", path.display());

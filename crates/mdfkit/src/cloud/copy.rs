@@ -16,7 +16,7 @@
 //!   padded with zeros and the file then cut to its length (`set_len`). A filesystem that refuses
 //!   `O_DIRECT` (procfs, tmpfs before Linux 6.6: `EINVAL`) gets ordinary buffered I/O and a notice.
 //! - Objects are read by ranged GETs of [`CopyOptions::range_size`], [`CopyOptions::concurrency`]
-//!   in flight, consumed in order; a range that fails (connection reset, short body) is asked again
+//!   in flight (at most [`MAX_BYTES_IN_FLIGHT`] bytes of them), consumed in order; a range that fails (connection reset, short body) is asked again
 //!   up to [`RANGE_ATTEMPTS`] times with backoff. Objects are written by [`Upload`] (multipart).
 //! - `--recursive` lists the source prefix or folder and copies [`CopyOptions::files_in_flight`]
 //!   files at once, keeping their paths relative to the prefix.
@@ -42,6 +42,8 @@ use crate::error::{Error, ErrorKind, Result};
 pub const ALIGN: usize = 4096;
 /// Tries per ranged GET before a copy fails.
 pub const RANGE_ATTEMPTS: u32 = 6;
+/// Most bytes of ranged GETs in flight for one object: fewer ranges fly when they are large.
+pub const MAX_BYTES_IN_FLIGHT: usize = 1 << 30;
 
 /// How a copy runs.
 #[derive(Debug, Clone)]
@@ -64,7 +66,12 @@ impl Default for CopyOptions {
 
 impl CopyOptions {
     fn chunk(&self) -> usize {
-        self.range_size.clamp(ALIGN, 1 << 30).div_ceil(ALIGN) * ALIGN
+        self.range_size.clamp(ALIGN, MAX_BYTES_IN_FLIGHT).div_ceil(ALIGN) * ALIGN
+    }
+
+    /// Ranges in flight: as asked, within [`MAX_BYTES_IN_FLIGHT`].
+    fn ranges_in_flight(&self) -> usize {
+        self.concurrency.clamp(1, (MAX_BYTES_IN_FLIGHT / self.chunk()).max(1))
     }
 }
 
@@ -522,7 +529,7 @@ fn read_object(
                 Ok::<_, Error>(bytes)
             }
         })
-        .buffered(options.concurrency.max(1));
+        .buffered(options.ranges_in_flight());
     while let Some(bytes) = block_on(chunks.next()) {
         consume(&bytes?)?;
     }
@@ -737,6 +744,16 @@ mod tests {
     }
 
     #[test]
+    fn ranges_in_flight_stay_within_the_memory_budget() {
+        let o = |range_size, concurrency| CopyOptions { range_size, concurrency, ..CopyOptions::default() };
+        assert_eq!(o(8 << 20, 16).ranges_in_flight(), 16);
+        assert_eq!(o(64 << 20, 256).ranges_in_flight(), 16);
+        assert_eq!(o(usize::MAX, 8).ranges_in_flight(), 1);
+        assert_eq!(o(1, 0).ranges_in_flight(), 1);
+        assert_eq!(o(1, 0).chunk(), ALIGN);
+    }
+
+    #[test]
     fn aligned_buffers_are_aligned() {
         for len in [ALIGN, 3 * ALIGN] {
             let b = AlignedBuf::new(len);
@@ -772,6 +789,34 @@ mod tests {
             checksum(dir.join("abc").to_str().unwrap(), &options, &Progress::default(), &Notices::default()).unwrap();
         assert_eq!((size, sum.as_str()), (3, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn local_copies_leave_the_page_cache_alone() {
+        let dir = temp("cache");
+        let tool = |args: &[&str]| -> Option<String> {
+            let out = std::process::Command::new(args[0]).args(&args[1..]).output().ok()?;
+            out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        };
+        let fs = tool(&["stat", "-f", "-c", "%T", dir.to_str().unwrap()]);
+        if fs.as_deref() == Some("tmpfs") || tool(&["fincore", "--version"]).is_none() {
+            std::fs::remove_dir_all(&dir).unwrap();
+            eprintln!("\n*** SKIPPED: no fincore, or the temp folder is tmpfs (all page cache) ***\n");
+            return;
+        }
+        let data = pattern(5 << 20);
+        std::fs::write(dir.join("src"), &data).unwrap();
+        let notices = Notices::default();
+        let (src, dst) = (dir.join("src"), dir.join("dst"));
+        copy(src.to_str().unwrap(), dst.to_str().unwrap(), &CopyOptions::default(), &Progress::default(), &notices)
+            .unwrap();
+        // Written and read back without the cache: none of the copy's pages are resident.
+        let resident = tool(&["fincore", "--bytes", "--noheadings", "--output", "RES", dst.to_str().unwrap()]);
+        let said = notices.take();
+        assert_eq!(std::fs::read(&dst).unwrap(), data);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(said.is_empty(), "{said:?}");
+        assert_eq!(resident.as_deref(), Some("0"));
     }
 
     #[test]
