@@ -122,7 +122,7 @@ fn with_progress_bar<T>(progress: &Progress, work: impl FnOnce() -> T) -> T {
     }
     let bar = ProgressBar::new(0);
     bar.set_style(
-        ProgressStyle::with_template("[{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {msg} ETA {eta}")
+        ProgressStyle::with_template("[{bar:20}] {bytes}/{total_bytes} {bytes_per_sec} {msg} ETA {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );

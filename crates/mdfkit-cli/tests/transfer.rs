@@ -250,6 +250,38 @@ fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 #[test]
+fn local_cp_prints_both_checksums_and_verify_only_reports_a_difference() {
+    let tmp = TempDir::new("local");
+    let data = pattern(100_000, 5);
+    let (src, dst) = (tmp.0.join("a.bak"), tmp.0.join("copies/"));
+    std::fs::write(&src, &data).unwrap();
+    let (src, dst) = (src.to_str().unwrap(), dst.to_str().unwrap());
+    let run = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_mdfkit")).args(args).output().unwrap();
+    let out = run(&["cp", src, dst]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let copied = tmp.0.join("copies/a.bak");
+    assert_eq!(std::fs::read(&copied).unwrap(), data);
+    let sum = sha256_hex(&data);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("sha256 {sum}        100000  {src}\nsha256 {sum}        100000  {}\n", copied.display())
+    );
+    let copied = copied.to_str().unwrap();
+    assert!(run(&["cp", "--verify-only", src, copied]).status.success());
+    let mut altered = data.clone();
+    altered[99_999] ^= 1;
+    std::fs::write(copied, &altered).unwrap();
+    let out = run(&["cp", "--verify-only", src, copied]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("{copied}: differs from {src}")), "{stderr}");
+    assert!(stderr.contains(&sum) && stderr.contains(&sha256_hex(&altered)), "{stderr}");
+    // A folder needs --recursive.
+    let out = run(&["cp", tmp.0.join("copies").to_str().unwrap(), tmp.0.join("elsewhere").to_str().unwrap()]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--recursive"));
+}
+
+#[test]
 fn cp_round_trips_local_s3_azure_local_byte_for_byte() {
     let Some(tools) = tools_or_skip(&["versitygw", "azurite-blob"]) else { return };
     let s3 = start_versitygw(&tools[0]);
@@ -349,46 +381,40 @@ fn a_destination_altered_behind_our_back_is_reported() {
 
 #[test]
 fn bench_transfer_measures_draws_a_chart_and_cleans_up() {
-    let Some(tools) = tools_or_skip(&["versitygw"]) else { return };
+    let Some(tools) = tools_or_skip(&["versitygw", "azurite-blob"]) else { return };
     let s3 = start_versitygw(&tools[0]);
+    let azure = start_azurite(&tools[1]);
     std::fs::create_dir_all(s3.dir.join("root/scratch")).unwrap();
-    let stores = Stores { s3_port: s3.port, azure_port: None };
+    create_container(azure.port, "scratch");
+    let stores = Stores { s3_port: s3.port, azure_port: Some(azure.port) };
     let tmp = TempDir::new("bench");
-    let chart = tmp.0.join("link.png");
-    let out = stores.run(&[
-        "bench",
-        "transfer",
-        "s3://scratch/bench",
-        "--sizes",
-        "1K,64K",
-        "--concurrency",
-        "1,4",
-        "--duration",
-        "0.3",
-        "--objects",
-        "2",
-        "--chart",
-        chart.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    let rows: Vec<Vec<&str>> = text.lines().skip(1).take(4).map(|l| l.split_whitespace().collect()).collect();
-    let cells: Vec<(&str, &str)> = rows.iter().map(|r| (r[0], r[1])).collect();
-    assert_eq!(cells, [("1K", "1"), ("1K", "4"), ("64K", "1"), ("64K", "4")], "{text}");
-    for row in &rows {
-        let get_mb_s: f64 = row[2].parse().unwrap();
-        let get_req_s: f64 = row[3].parse().unwrap();
-        assert!(get_mb_s > 0.0 && get_req_s > 0.0, "{text}");
+    for url in ["s3://scratch/bench", "az://scratch/bench"] {
+        let chart = tmp.0.join("link.png");
+        let args = ["bench", "transfer", url, "--sizes", "1K,64K", "--concurrency", "1,4", "--duration", "0.3"];
+        let out = stores.run(&[&args[..], &["--objects", "2", "--chart", chart.to_str().unwrap()]].concat());
+        let text = String::from_utf8_lossy(&out.stdout);
+        let rows: Vec<Vec<&str>> = text.lines().skip(1).take(4).map(|l| l.split_whitespace().collect()).collect();
+        let cells: Vec<(&str, &str)> = rows.iter().map(|r| (r[0], r[1])).collect();
+        assert_eq!(cells, [("1K", "1"), ("1K", "4"), ("64K", "1"), ("64K", "4")], "{url}: {text}");
+        for row in &rows {
+            let rates: Vec<f64> = row[2..6].iter().map(|v| v.parse().unwrap()).collect();
+            assert!(rates.iter().all(|&r| r > 0.0), "{url}: {text}");
+        }
+        assert!(text.contains("recommended for this link:") && text.contains("reads:  ranges of"), "{text}");
+        let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&chart).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut pixels).unwrap();
+        assert_eq!((info.width, info.height, info.color_type), (900, 560, png::ColorType::Rgb));
+        assert!(pixels.iter().any(|&p| p != 255), "the chart is blank");
     }
-    assert!(text.contains("recommended for this link:") && text.contains("reads:  ranges of"), "{text}");
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&chart).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut pixels).unwrap();
-    assert_eq!((info.width, info.height, info.color_type), (900, 560, png::ColorType::Rgb));
-    assert!(pixels.iter().any(|&p| p != 255), "the chart is blank");
-    // Every test object was deleted: versitygw keeps objects as files, and none is left.
+    // Every test object was deleted: versitygw keeps objects as files, and none is left; the
+    // Azure container has nothing to copy.
     let left: Vec<_> = walk(&s3.dir.join("root/scratch"));
     assert!(left.is_empty(), "objects left behind: {left:?}");
+    let out = stores.command(&["cp", "--recursive", "az://scratch/", tmp.0.join("left").to_str().unwrap()]).output();
+    let stderr = String::from_utf8_lossy(&out.unwrap().stderr).to_string();
+    assert!(stderr.contains("az://scratch/: no files under it"), "{stderr}");
 }
 
 /// The files under `dir` (recursively).

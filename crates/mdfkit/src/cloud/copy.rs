@@ -197,8 +197,8 @@ impl Notices {
     }
 }
 
-/// Copies one file or object to `destination` (a folder, or a name ending in `/`, receives it
-/// under its own name), then reads the destination back and compares SHA-256s.
+/// Copies one file or object to `destination` (a folder, a bucket, or a name ending in `/`
+/// receives it under its own name), then reads the destination back and compares SHA-256s.
 pub fn copy(
     source: &str,
     destination: &str,
@@ -211,7 +211,11 @@ pub fn copy(
         return Err(Error::not_found(format!("{source} is a folder: copy it with --recursive")));
     }
     let mut to = Location::parse(destination)?;
-    let into_folder = destination.ends_with('/') || matches!(&to, Location::Local(p) if p.is_dir());
+    let into_folder = destination.ends_with('/')
+        || match &to {
+            Location::Local(p) => p.is_dir(),
+            Location::Object(u) => u.key.is_empty(),
+        };
     if into_folder {
         let name = from.name().ok_or_else(|| Error::not_found(format!("{source}: names no file to copy")))?;
         to = to.join(&name);
