@@ -523,7 +523,7 @@ fn sixteen_ranges_in_flight_beat_one_by_five_times_on_a_slow_link() {
 }
 
 #[test]
-fn copies_through_cut_connections_are_identical() {
+fn copies_through_reset_connections_are_identical() {
     let Some(tools) = tools_or_skip(&["versitygw", "azurite-blob", "toxiproxy-server"]) else { return };
     let s3 = start_versitygw(&tools[0]);
     let azure = start_azurite(&tools[1]);
@@ -541,21 +541,26 @@ fn copies_through_cut_connections_are_identical() {
     let azure_link = Proxy::new(&toxiproxy, "azure", azure.port);
     let cut = Stores { s3_port: s3_link.port, azure_port: Some(azure_link.port) };
     for (url, link) in [("s3://cut/obj.bak", &s3_link), ("az://cut/obj.bak", &azure_link)] {
-        // For the first second every connection is closed after 64 KiB of answer, a quarter of a
-        // range: every GET sent then is cut mid-body and has to be asked again once it is over.
-        link.toxic("cut", "limit_data", "downstream", r#"{"bytes":65536}"#);
+        // 256 KB/s a connection: the download takes ~3 s. Half a second in, every connection is
+        // reset, those in the middle of a body and every new one, for 5 s. That outlasts
+        // object_store's own retries (5, backoff from 100 ms doubling: at most 3.1 s), so
+        // mdfkit's retry of a range has to carry the copy through.
+        link.toxic("slow", "bandwidth", "downstream", r#"{"rate":256}"#);
         let to = tmp.0.join("back.bak");
         let started = Instant::now();
         let out = std::thread::scope(|scope| {
             scope.spawn(|| {
-                std::thread::sleep(Duration::from_secs(1));
+                std::thread::sleep(Duration::from_millis(500));
+                link.toxic("cut", "reset_peer", "downstream", r#"{"timeout":0}"#);
+                std::thread::sleep(Duration::from_secs(5));
                 link.remove_toxic("cut");
             });
             cut.run(&["cp", url, to.to_str().unwrap(), "--range-size", "256K", "--concurrency", "4"])
         });
         let stderr = String::from_utf8_lossy(&out.stderr);
-        eprintln!("{url} through cut connections: {}", stderr.trim());
+        eprintln!("{url} through reset connections: {}", stderr.trim());
         assert_eq!(std::fs::read(&to).unwrap(), data, "{url}");
-        assert!(started.elapsed() >= Duration::from_secs(1));
+        assert!(started.elapsed() >= Duration::from_millis(5500), "{url}: done before the resets ended");
+        assert!(stderr.contains("ranges asked again"), "{url}: {stderr}");
     }
 }
