@@ -85,7 +85,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// Bytes copied so far (source read and written; verification passes are not counted).
+    /// Bytes copied (or checksummed by [`checksum`]) so far; a copy's read-back is not counted.
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
     }
@@ -163,7 +163,8 @@ pub struct CopyReport {
     pub destination_sha256: String,
 }
 
-/// The size and SHA-256 (hex) of a file or object, read the way a copy reads it.
+/// The size and SHA-256 (hex) of a file or object, read the way a copy reads it (and counted
+/// in `progress`).
 pub fn checksum(
     location: &str,
     options: &CopyOptions,
@@ -171,8 +172,10 @@ pub fn checksum(
     notices: &Notices,
 ) -> Result<(u64, String)> {
     let location = Location::parse(location)?;
+    let size = size_of(&location)?;
+    progress.total.fetch_add(size, Ordering::Relaxed);
     let mut hash = Sha256::new();
-    let size = read_chunks(&location, options, progress, notices, false, &mut |chunk| {
+    let size = read_chunks(&location, Some(size), options, progress, notices, true, &mut |chunk| {
         hash.update(chunk);
         Ok(())
     })?;
@@ -220,8 +223,9 @@ pub fn copy(
         let name = from.name().ok_or_else(|| Error::not_found(format!("{source}: names no file to copy")))?;
         to = to.join(&name);
     }
-    progress.total.fetch_add(size_of(&from)?, Ordering::Relaxed);
-    copy_one(&from, &to, options, progress, notices)
+    let size = size_of(&from)?;
+    progress.total.fetch_add(size, Ordering::Relaxed);
+    copy_one(&from, size, &to, options, progress, notices)
 }
 
 /// Copies every file under the folder or prefix `source` to `destination`, keeping their paths
@@ -248,8 +252,8 @@ pub fn copy_tree(
         for _ in 0..workers {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some((relative, _)) = files.get(i) else { break };
-                let result = copy_one(&from.join(relative), &to.join(relative), &per_file, progress, notices);
+                let Some((relative, size)) = files.get(i) else { break };
+                let result = copy_one(&from.join(relative), *size, &to.join(relative), &per_file, progress, notices);
                 results.lock().unwrap_or_else(|e| e.into_inner()).push((i, result));
             });
         }
@@ -275,8 +279,10 @@ pub fn copy_tree(
     }
 }
 
+/// Copies `from`, of `size` bytes as listed, to `to`, and verifies the copy.
 fn copy_one(
     from: &Location,
+    size: u64,
     to: &Location,
     options: &CopyOptions,
     progress: &Progress,
@@ -287,7 +293,7 @@ fn copy_one(
     }
     let mut hash = Sha256::new();
     let mut sink = Sink::create(to, options, notices)?;
-    let read = read_chunks(from, options, progress, notices, true, &mut |chunk| {
+    let read = read_chunks(from, Some(size), options, progress, notices, true, &mut |chunk| {
         hash.update(chunk);
         sink.write(chunk)
     });
@@ -302,7 +308,7 @@ fn copy_one(
     let source_sha256 = hex(&hash.finalize());
     let mut back = Sha256::new();
     let verify_progress = Progress::default();
-    let written = read_chunks(to, options, &verify_progress, notices, false, &mut |chunk| {
+    let written = read_chunks(to, None, options, &verify_progress, notices, false, &mut |chunk| {
         back.update(chunk);
         Ok(())
     })?;
@@ -378,10 +384,12 @@ fn list_tree(root: &Location) -> Result<Vec<(String, u64)>> {
     Ok(files)
 }
 
-/// Reads `location` in order, chunk by chunk, into `consume`; returns the bytes read.
-/// `count` adds them to `progress` (the copy pass, not the verification).
+/// Reads `location` in order, chunk by chunk, into `consume`; returns the bytes read. An object
+/// of `known_size` (listed or asked just before) is not asked its size again. `count` adds the
+/// bytes to `progress` (the copy pass, not the verification).
 fn read_chunks(
     location: &Location,
+    known_size: Option<u64>,
     options: &CopyOptions,
     progress: &Progress,
     notices: &Notices,
@@ -398,7 +406,7 @@ fn read_chunks(
     };
     match location {
         Location::Local(path) => read_local(path, options, notices, &mut each)?,
-        Location::Object(url) => read_object(url, options, progress, &mut each)?,
+        Location::Object(url) => read_object(url, known_size, options, progress, &mut each)?,
     }
     Ok(total)
 }
@@ -511,13 +519,17 @@ fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usi
 /// Reads an object by ranged GETs, `options.concurrency` in flight, handing them on in order.
 fn read_object(
     url: &ObjectUrl,
+    known_size: Option<u64>,
     options: &CopyOptions,
     progress: &Progress,
     consume: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
     let store = store_for(url)?;
     let path = url.path();
-    let size = block_on(store.head(&path)).map_err(|e| store_error(url, e))?.size;
+    let size = match known_size {
+        Some(size) => size,
+        None => block_on(store.head(&path)).map_err(|e| store_error(url, e))?.size,
+    };
     let chunk = options.chunk() as u64;
     let ranges = (0..size.div_ceil(chunk)).map(|i| i * chunk..((i + 1) * chunk).min(size));
     let mut chunks = futures::stream::iter(ranges)
@@ -680,18 +692,25 @@ impl LocalWriter {
     }
 
     fn finish(mut self) -> Result<()> {
+        let written = self.write_rest();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+        written?;
+        std::fs::rename(&self.partial, &self.path).map_err(|e| Error::io(&self.path, "cannot rename the copy to", e))
+    }
+
+    /// Hands over the last buffer and waits for the writer thread to write and sync it all.
+    fn write_rest(&mut self) -> Result<()> {
         if self.filled > 0 {
             self.hand_over()?;
         }
         self.to_writer = None;
         match self.thread.take().map(|t| t.join()) {
-            Some(Ok(Ok(()))) => {}
-            Some(Ok(Err(e))) => return Err(Error::io(&self.partial, "cannot write", e)),
-            _ => {
-                return Err(Error::new(ErrorKind::Io, format!("{}: the writer thread failed", self.partial.display())))
-            }
+            Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(e))) => Err(Error::io(&self.partial, "cannot write", e)),
+            _ => Err(Error::new(ErrorKind::Io, format!("{}: the writer thread failed", self.partial.display()))),
         }
-        std::fs::rename(&self.partial, &self.path).map_err(|e| Error::io(&self.path, "cannot rename the copy to", e))
     }
 
     fn abort(mut self) {
