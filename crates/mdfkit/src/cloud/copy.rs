@@ -42,6 +42,8 @@ use crate::error::{Error, ErrorKind, Result};
 pub const ALIGN: usize = 4096;
 /// Tries per ranged GET before a copy fails.
 pub const RANGE_ATTEMPTS: u32 = 6;
+/// Failed files named in the error of a recursive copy.
+pub const MAX_FAILURES_SHOWN: usize = 10;
 /// Most bytes of ranged GETs in flight for one object: fewer ranges fly when they are large.
 pub const MAX_BYTES_IN_FLIGHT: usize = 1 << 30;
 
@@ -229,7 +231,8 @@ pub fn copy(
 }
 
 /// Copies every file under the folder or prefix `source` to `destination`, keeping their paths
-/// relative to it; each copy verified. Returns the reports in path order, or the first failures.
+/// relative to it; each copy verified. Returns the reports in path order, or an error naming the
+/// failures (the first [`MAX_FAILURES_SHOWN`] of them) once every file has been tried.
 pub fn copy_tree(
     source: &str,
     destination: &str,
@@ -265,18 +268,18 @@ pub fn copy_tree(
     for (_, result) in results {
         match result {
             Ok(r) => reports.push(r),
-            Err(e) => failures.push(e.to_string()),
+            Err(e) => failures.push(e),
         }
     }
     if failures.is_empty() {
-        Ok(reports)
-    } else {
-        let kind = ErrorKind::Io;
-        Err(Error::new(
-            kind,
-            format!("{} of {} files not copied: {}", failures.len(), files.len(), failures.join("; ")),
-        ))
+        return Ok(reports);
     }
+    // A copy that differs from its source makes the whole run one (exit code 2).
+    let kind = if failures.iter().any(|e| e.kind() == ErrorKind::Corrupt) { ErrorKind::Corrupt } else { ErrorKind::Io };
+    let shown: Vec<String> = failures.iter().take(MAX_FAILURES_SHOWN).map(ToString::to_string).collect();
+    let more = failures.len().saturating_sub(MAX_FAILURES_SHOWN);
+    let more = if more > 0 { format!("; and {more} more") } else { String::new() };
+    Err(Error::new(kind, format!("{} of {} files not copied: {}{more}", failures.len(), files.len(), shown.join("; "))))
 }
 
 /// Copies `from`, of `size` bytes as listed, to `to`, and verifies the copy.
@@ -516,7 +519,7 @@ fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usi
     Ok(done)
 }
 
-/// Reads an object by ranged GETs, `options.concurrency` in flight, handing them on in order.
+/// Reads an object by ranged GETs, [`CopyOptions::ranges_in_flight`] at once, handed on in order.
 fn read_object(
     url: &ObjectUrl,
     known_size: Option<u64>,
@@ -906,6 +909,18 @@ mod tests {
         for (name, len) in files {
             assert_eq!(std::fs::read(dir.join("dst").join(name)).unwrap(), pattern(len), "{name}");
         }
+        // Into a "folder" that is a file: every copy fails, and the error says how many.
+        std::fs::write(dir.join("blocker"), b"x").unwrap();
+        let blocked = dir.join("blocker");
+        let e = copy_tree(
+            src.to_str().unwrap(),
+            blocked.to_str().unwrap(),
+            &options,
+            &Progress::default(),
+            &Notices::default(),
+        )
+        .unwrap_err();
+        assert!(e.message().starts_with("3 of 3 files not copied: "), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
