@@ -239,7 +239,9 @@ enum Command {
         files are read and written unbuffered (O_DIRECT, two buffers in turn) so the page cache is\n\
         left alone. The SHA-256 of the bytes read from the source is compared with the SHA-256 of\n\
         the destination read back; both are printed. A difference is an error (exit code 2).\n\
-        A destination ending in / (or an existing folder) receives the file under its own name.")]
+        A destination ending in / (or an existing folder) receives the file under its own name.\n\
+        --endpoint applies to both sides: between two servers, give each its own with\n\
+        AWS_ENDPOINT_URL and AZURE_STORAGE_ENDPOINT.")]
     Cp {
         /// The file or object to copy (with --recursive: a folder or prefix)
         source: String,
@@ -273,7 +275,7 @@ enum Command {
 enum BenchCommand {
     /// GET and PUT throughput to an object store by object size and requests in flight
     #[command(after_help = "Examples:\n  mdfkit bench transfer s3://scratch/bench\n  \
-        mdfkit bench transfer az://scratch/ --sizes 64K,16M --concurrency 1,8,64 --duration 5 --chart link.png\n\n\
+        mdfkit bench transfer az://scratch/ --sizes 64K,16M --concurrency 1,8,64 --chart link.png\n\n\
         Uploads a few test objects of each size under a fresh prefix below URL, then for each\n\
         size and concurrency runs that many GETs (and then PUTs) back to back for --duration\n\
         seconds. Prints MB/s and requests/s per cell and the range size / concurrency for reads\n\
@@ -294,7 +296,7 @@ enum BenchCommand {
         /// Distinct objects uploaded per size
         #[arg(long, default_value_t = 16)]
         objects: usize,
-        /// Write a PNG chart of GET throughput here
+        /// Write a PNG chart of GET and PUT throughput here
         #[arg(long, value_name = "FILE.png")]
         chart: Option<PathBuf>,
     },
