@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The cloud tests: object URLs (s3://, az://) read and written against real servers started on
 # 127.0.0.1 by the tests themselves (crates/mdfkit-cli/tests/cloud.rs), and stopped by them.
-# Installs what is missing into ~/.cache/mdfkit/tools: the S3-compatible server versitygw with
-# `go install` (the first install downloads and compiles it: ~6 minutes on 2 cores, which is why
-# this is not part of scripts/test.sh) and Azurite (Azure Blob) with npm. Under CI=true a server
-# that cannot be installed fails the run; elsewhere its tests are SKIPPED, loudly.
+# Installs the S3-compatible server versitygw and the TCP proxy toxiproxy (the WAN in a box of
+# crates/mdfkit-cli/tests/transfer.rs: latency, bandwidth caps, cut connections) with `go install`
+# into ~/.cache/mdfkit/tools/bin when they are missing (the first install downloads and compiles
+# them: ~6 minutes on 2 cores, which is why this is not part of scripts/test.sh). Azurite comes
+# from npm into ~/.cache/mdfkit/tools/node_modules. Under CI=true a server that cannot be installed
+# fails the run; elsewhere its tests are SKIPPED, loudly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mdfkit/target}"
@@ -24,6 +26,23 @@ if ! command -v versitygw >/dev/null; then
     fi
 fi
 
+# toxiproxy's server command is cmd/server in this version: installed as toxiproxy-server.
+TOXIPROXY=v2.5.0
+if ! command -v toxiproxy-server >/dev/null; then
+    if command -v go >/dev/null; then
+        echo "installing toxiproxy $TOXIPROXY (go install)..." >&2
+        build="$(mktemp -d)"
+        if GOBIN="$build" go install "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY"; then
+            mv "$build/server" "$tools/bin/toxiproxy-server"
+        else
+            echo "*** toxiproxy could not be installed: the WAN tests will be SKIPPED ***" >&2
+        fi
+        rm -rf "$build"
+    else
+        echo "*** go is not installed, so neither is toxiproxy: the WAN tests will be SKIPPED ***" >&2
+    fi
+fi
+
 AZURITE=3.37.0
 if ! [ -x "$tools/node_modules/.bin/azurite-blob" ] && ! command -v azurite-blob >/dev/null; then
     if command -v npm >/dev/null; then
@@ -37,4 +56,4 @@ fi
 export PATH="$tools/node_modules/.bin:$PATH"
 
 export MDFKIT_CLOUD_TESTS=1
-cargo test --workspace --locked --test cloud 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"
+cargo test --workspace --locked --test cloud --test transfer 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"

@@ -40,7 +40,7 @@ impl From<io::Error> for Failure {
     }
 }
 
-type Outcome = Result<(), Failure>;
+pub type Outcome = Result<(), Failure>;
 
 fn stdout() -> BufWriter<io::StdoutLock<'static>> {
     BufWriter::new(io::stdout().lock())

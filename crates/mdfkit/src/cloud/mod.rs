@@ -29,7 +29,9 @@
 //! runtime's worker thread is not supported.
 
 pub mod azure;
+pub mod bench;
 pub mod cloudfront;
+pub mod copy;
 pub mod delete;
 pub mod reader;
 pub(crate) mod rest;
