@@ -10,6 +10,10 @@
 //! PKCS#1 v1.5 over the SHA-1 of the policy bytes. Both are sent in CloudFront's URL-safe base64
 //! (`+` → `-`, `=` → `_`, `/` → `~`) as the `Policy` and `Signature` query parameters, with
 //! `Key-Pair-Id`.
+//!
+//! The `rsa` crate has a known timing side channel in decryption and signing (RUSTSEC-2023-0071,
+//! no fixed release yet): a concern where an attacker can time many signatures made with the same
+//! key. `share` signs a handful of links on the user's own machine, so it is accepted here.
 
 use base64::Engine;
 use rsa::pkcs1::DecodeRsaPrivateKey;
