@@ -172,7 +172,21 @@ impl<'a> Record<'a> {
         self.bytes
     }
 
+    /// Where the fixed part ends: bytes `4..fixed_end` hold the fixed-length columns.
+    #[inline]
+    pub fn fixed_end(&self) -> usize {
+        self.fixed_end
+    }
+
+    /// The null bitmap: bit `n - 1` set when column `n` (1-based) is NULL, for the first
+    /// [`Self::column_count`] columns.
+    #[inline]
+    pub fn null_bitmap(&self) -> &'a [u8] {
+        self.null_bitmap
+    }
+
     /// Number of columns the record was written with (columns added later are not counted).
+    #[inline]
     pub fn column_count(&self) -> usize {
         self.column_count
     }
@@ -184,6 +198,7 @@ impl<'a> Record<'a> {
 
     /// Bytes `offset..offset + len` of the fixed part, or `None` when the record's fixed part is
     /// shorter (the column was added after the record was written).
+    #[inline]
     pub fn fixed(&self, offset: usize, len: usize) -> Option<&'a [u8]> {
         let end = offset.checked_add(len)?;
         if offset < 4 || end > self.fixed_end {
@@ -194,6 +209,7 @@ impl<'a> Record<'a> {
 
     /// Whether the 1-based null bit `bit` is set. Columns beyond the record's column count are
     /// reported as null: they did not exist when the record was written.
+    #[inline]
     pub fn is_null(&self, bit: usize) -> bool {
         if bit == 0 {
             return false;
@@ -206,6 +222,7 @@ impl<'a> Record<'a> {
     }
 
     /// The `index`-th (0-based) variable-length column, or `None` when it is not stored.
+    #[inline]
     pub fn var(&self, index: usize) -> Result<Option<VarField<'a>>> {
         if index >= self.var_count {
             return Ok(None);
