@@ -413,8 +413,7 @@ impl ColumnBuilder {
                     total += bytes.len();
                     match t.sql_type {
                         SqlType::NChar | SqlType::NVarChar | SqlType::NText => {
-                            text.clear();
-                            push_utf16(bytes, text);
+                            set_utf16(bytes, text);
                             b.append_value(text.as_str());
                         }
                         SqlType::Xml => b.append_value(decode_xml(bytes)?),
@@ -422,7 +421,11 @@ impl ColumnBuilder {
                         // ASCII reads the same in every code page: no conversion needed.
                         _ => match std::str::from_utf8(bytes) {
                             Ok(ascii) if bytes.is_ascii() => b.append_value(ascii),
-                            _ => b.append_value(crate::collation::decode_text(plan.column.collation_id, bytes)?),
+                            _ => {
+                                text.clear();
+                                crate::collation::decode_text_into(plan.column.collation_id, bytes, text)?;
+                                b.append_value(text.as_str());
+                            }
                         },
                     }
                 }
@@ -553,14 +556,31 @@ fn append_spatial_parts(b: &mut StructBuilder, srid: i32, wkb: &[u8]) {
     }
 }
 
-fn push_utf16(bytes: &[u8], out: &mut String) {
-    // Most text is ASCII: one byte per unit, no surrogates to pair.
-    if bytes.chunks_exact(2).all(|c| c[1] == 0 && c[0] < 0x80) {
-        out.extend(bytes.iter().step_by(2).take(bytes.len() / 2).map(|&b| char::from(b)));
-        return;
+/// Replaces `out` with the UTF-16LE text in `bytes`: unpaired surrogates read U+FFFD (as
+/// `char::decode_utf16` reads them), an odd last byte is ignored. One pass, no iterator adapters:
+/// this runs for every nchar/nvarchar value.
+fn set_utf16(bytes: &[u8], out: &mut String) {
+    out.clear();
+    out.reserve(bytes.len() / 2 * 3);
+    let mut units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).peekable();
+    while let Some(unit) = units.next() {
+        let code = match unit {
+            0..=0x7f => {
+                out.push(char::from(unit as u8));
+                continue;
+            }
+            0xd800..=0xdbff => match units.peek() {
+                Some(&low @ 0xdc00..=0xdfff) => {
+                    units.next();
+                    0x10000 + ((u32::from(unit) - 0xd800) << 10) + (u32::from(low) - 0xdc00)
+                }
+                _ => 0xfffd,
+            },
+            0xdc00..=0xdfff => 0xfffd,
+            _ => u32::from(unit),
+        };
+        out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
     }
-    let units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
-    out.extend(char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)));
 }
 
 /// Sign byte (1 positive, 0 negative), then a little-endian magnitude of up to 16 bytes.
@@ -688,6 +708,19 @@ mod tests {
         // Geometry is the same struct; user CLR types stay binary.
         assert_eq!(column_arrow_type(&clr_plan(129).column), DataType::Struct(spatial_fields()));
         assert_eq!(column_arrow_type(&clr_plan(300).column), DataType::Binary);
+    }
+
+    #[test]
+    fn reads_utf16_text_ascii_or_not() {
+        let utf16 = |s: &str| s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
+        let mut out = String::from("previous value");
+        set_utf16(&utf16("plain text"), &mut out);
+        assert_eq!(out, "plain text");
+        // Latin-1 units whose low bytes would form valid UTF-8 (C3 A9) must not be taken as it.
+        set_utf16(&utf16("\u{c3}\u{a9}\u{20ac}\u{1f600}"), &mut out);
+        assert_eq!(out, "\u{c3}\u{a9}\u{20ac}\u{1f600}");
+        set_utf16(&[0x41, 0, 0x00, 0xd8], &mut out);
+        assert_eq!(out, "A\u{fffd}");
     }
 
     #[test]

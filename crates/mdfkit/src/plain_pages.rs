@@ -134,31 +134,27 @@ impl PlainLayout {
         let mut appended = 0usize;
         let mut slot = first_slot;
         while slot < page.slot_count() && appended < max_rows {
-            let plain = match page.slot_bytes(slot) {
-                Ok(Some(bytes))
-                    if bytes.first().is_some_and(|&b| RecordType::from_status(b) == RecordType::Primary) =>
-                {
-                    Record::parse(bytes).ok().filter(|r| self.takes(r))
-                }
-                _ => None,
-            };
-            match plain {
-                Some(record) => {
-                    run.push(record);
-                    appended += 1;
-                }
-                None => {
-                    // Rows keep their slot order: the run so far goes first.
-                    self.append_run(decoder, batch, &run, stats)?;
-                    run.clear();
-                    let mut append = |record: &Record, _| {
-                        batch.append(decoder, record)?;
-                        appended += 1;
-                        Ok(Flow::Continue)
-                    };
-                    scan::visit_slot(reader, page, slot, is_heap, false, stats, &mut append)?;
+            if let Ok(Some(bytes)) = page.slot_bytes(slot) {
+                if bytes.first().is_some_and(|&b| RecordType::from_status(b) == RecordType::Primary) {
+                    if let Ok(record) = Record::parse(bytes) {
+                        if self.takes(&record) {
+                            run.push(record);
+                            appended += 1;
+                            slot += 1;
+                            continue;
+                        }
+                    }
                 }
             }
+            // Rows keep their slot order: the run so far goes first.
+            self.append_run(decoder, batch, &run, stats)?;
+            run.clear();
+            let mut append = |record: &Record, _| {
+                batch.append(decoder, record)?;
+                appended += 1;
+                Ok(Flow::Continue)
+            };
+            scan::visit_slot(reader, page, slot, is_heap, false, stats, &mut append)?;
             slot += 1;
         }
         self.append_run(decoder, batch, &run, stats)?;
