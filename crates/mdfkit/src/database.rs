@@ -316,13 +316,13 @@ impl Database {
             // No more workers than tasks: an idle thread costs more than it saves.
             let workers = threads.min(tasks.len()).max(1);
             // Worker `w` decodes tasks w, w + workers, ... in order and hands its batches over a
-            // channel of two: a worker ahead of the consumer waits instead of piling up batches
+            // channel of one: a worker ahead of the consumer waits instead of piling up batches
             // (LOB tables make them large). The consumer reads task i from worker i % workers,
             // so batches come back in page order.
             let outcome = std::thread::scope(|scope| -> Result<bool> {
                 let receivers: Vec<_> = (0..workers)
                     .map(|w| {
-                        let (tx, rx) = std::sync::mpsc::sync_channel::<TaskMessage>(2);
+                        let (tx, rx) = std::sync::mpsc::sync_channel::<TaskMessage>(1);
                         let (decoder, plain, tasks) = (&decoder, plain.as_ref(), &tasks);
                         scope.spawn(move || {
                             for pages in tasks.iter().skip(w).step_by(workers) {

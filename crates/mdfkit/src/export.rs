@@ -347,7 +347,7 @@ impl<'f, 's, 'e> ParquetOutput<'f, 's, 'e> {
         for e in 0..encoders {
             let mine: Vec<(usize, ArrowColumnWriter)> =
                 (e..writers.len()).step_by(encoders).filter_map(|i| writers[i].take().map(|w| (i, w))).collect();
-            let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, ArrowLeafColumn)>(8);
+            let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, ArrowLeafColumn)>(1);
             let done = self.scope.spawn(move || {
                 let mut mine = mine;
                 for (index, leaf) in rx {
