@@ -313,6 +313,14 @@ impl Database {
             // Builders sized for a task's rows, as the catalog counts them.
             let rows_per_page = usize::try_from(partition.rows.max(0)).unwrap_or(0) / pages.len().max(1) + 1;
             let capacity = rows_per_page.saturating_mul(PAGES_PER_TASK);
+            let shared = TaskShared {
+                table,
+                unit,
+                decoder: &decoder,
+                plain: plain.as_ref(),
+                batch_size: options.batch_size,
+                capacity,
+            };
             // No more workers than tasks: an idle thread costs more than it saves.
             let workers = threads.min(tasks.len()).max(1);
             // Worker `w` decodes tasks w, w + workers, ... in order and hands its batches over a
@@ -323,19 +331,11 @@ impl Database {
                 let receivers: Vec<_> = (0..workers)
                     .map(|w| {
                         let (tx, rx) = std::sync::mpsc::sync_channel::<TaskMessage>(1);
-                        let (decoder, plain, tasks) = (&decoder, plain.as_ref(), &tasks);
+                        let (shared, tasks) = (&shared, &tasks);
                         scope.spawn(move || {
                             for pages in tasks.iter().skip(w).step_by(workers) {
-                                let result = self.decode_pages(
-                                    table,
-                                    unit,
-                                    decoder,
-                                    plain,
-                                    pages,
-                                    options.batch_size,
-                                    capacity,
-                                    &mut |b| tx.send(TaskMessage::Batch(b)).is_ok(),
-                                );
+                                let result =
+                                    self.decode_pages(shared, pages, &mut |b| tx.send(TaskMessage::Batch(b)).is_ok());
                                 let failed = result.is_err();
                                 if tx.send(TaskMessage::Done(result)).is_err() || failed {
                                     break;
@@ -374,20 +374,16 @@ impl Database {
         Ok(total)
     }
 
-    /// Decodes the rows of the data pages of `unit` among `pages` into batches of at most
-    /// `batch_size` rows (other pages of an allocated extent are skipped; builders sized for
-    /// `capacity` rows), handing each to `send` (which answers false when nobody wants more).
+    /// Decodes the rows of the data pages of the task's unit among `pages` into batches (other
+    /// pages of an allocated extent are skipped), handing each to `send` (which answers false when
+    /// nobody wants more).
     fn decode_pages(
         &self,
-        table: &TableInfo,
-        unit: &AllocationUnit,
-        decoder: &RowDecoder,
-        plain: Option<&PlainLayout>,
+        shared: &TaskShared,
         pages: &[PageId],
-        batch_size: usize,
-        capacity: usize,
         send: &mut dyn FnMut(RecordBatch) -> bool,
     ) -> Result<ScanStats> {
+        let TaskShared { table, unit, decoder, plain, batch_size, capacity } = *shared;
         let mut stats = ScanStats::default();
         let mut batch = BatchBuilder::new(decoder, batch_size.min(capacity));
         for &id in pages {
@@ -438,6 +434,19 @@ impl Database {
             .ok_or_else(|| Error::corrupt("has no partition").in_object(table.qualified_name()))?;
         Ok(columnar::schema(&self.row_decoder(table, partition.partition_id, columns)?))
     }
+}
+
+/// What the tasks of a parallel scan of one partition share.
+#[derive(Clone, Copy)]
+struct TaskShared<'a> {
+    table: &'a TableInfo,
+    unit: &'a AllocationUnit,
+    decoder: &'a RowDecoder,
+    plain: Option<&'a PlainLayout>,
+    /// Rows per batch at most.
+    batch_size: usize,
+    /// Rows a task's builders are sized for.
+    capacity: usize,
 }
 
 /// What a parallel scan task sends its consumer.

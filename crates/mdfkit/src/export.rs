@@ -30,7 +30,7 @@ use crate::scan::Flow;
 use crate::value::Value;
 
 /// Arrow bytes at which a Parquet row group is written out.
-const ROW_GROUP_BYTES: usize = 64 << 20;
+const ROW_GROUP_BYTES: usize = 32 << 20;
 /// Distinct values a Parquet column chunk's dictionary may hold before the column is written plain.
 const DICTIONARY_BYTES: usize = 64 << 10;
 /// Rows at which a Parquet row group is written out (`ArrowWriter`'s default).

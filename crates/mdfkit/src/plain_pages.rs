@@ -294,7 +294,7 @@ mod tests {
             Money => (r * 123_456 - 7).to_le_bytes().to_vec(),
             SmallMoney => ((r * 99) as i32).to_le_bytes().to_vec(),
             Decimal | Numeric => {
-                let mut b = vec![u8::from(row % 3 != 0)];
+                let mut b = vec![u8::from(!row.is_multiple_of(3))];
                 b.extend_from_slice(&((r as u128) * 1_000_003).to_le_bytes()[..t.fixed_length().unwrap() - 1]);
                 b
             }
@@ -346,7 +346,7 @@ mod tests {
                     fixed.push(0);
                     bits = 0;
                 }
-                if !null && (row + i) % 2 == 0 {
+                if !null && (row + i).is_multiple_of(2) {
                     *fixed.last_mut().unwrap() |= 1 << bits;
                 }
                 bits += 1;
