@@ -309,20 +309,23 @@ impl Database {
             // page is read once.
             let pages = scan::heap_pages(&self.reader, unit).map_err(|e| e.in_object(table.qualified_name()))?;
             let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
+            // An empty partition (most system tables) starts no thread.
+            if tasks.is_empty() {
+                continue;
+            }
             let plain = PlainLayout::of(&decoder);
-            // Builders sized for a task's rows, as the catalog counts them.
+            // Builders are sized for a task's rows, as the catalog counts them.
             let rows_per_page = usize::try_from(partition.rows.max(0)).unwrap_or(0) / pages.len().max(1) + 1;
-            let capacity = rows_per_page.saturating_mul(PAGES_PER_TASK);
             let shared = TaskShared {
                 table,
                 unit,
                 decoder: &decoder,
                 plain: plain.as_ref(),
                 batch_size: options.batch_size,
-                capacity,
+                rows_per_page,
             };
             // No more workers than tasks: an idle thread costs more than it saves.
-            let workers = threads.min(tasks.len()).max(1);
+            let workers = threads.min(tasks.len());
             // Worker `w` decodes tasks w, w + workers, ... in order and hands its batches over a
             // channel of one: a worker ahead of the consumer waits instead of piling up batches
             // (LOB tables make them large). The consumer reads task i from worker i % workers,
@@ -383,9 +386,9 @@ impl Database {
         pages: &[PageId],
         send: &mut dyn FnMut(RecordBatch) -> bool,
     ) -> Result<ScanStats> {
-        let TaskShared { table, unit, decoder, plain, batch_size, capacity } = *shared;
+        let TaskShared { table, unit, decoder, plain, batch_size, rows_per_page } = *shared;
         let mut stats = ScanStats::default();
-        let mut batch = BatchBuilder::new(decoder, batch_size.min(capacity));
+        let mut batch = BatchBuilder::new(decoder, batch_size.min(4096));
         for &id in pages {
             let page = match self.reader.read(id) {
                 Ok(page) => page,
@@ -445,8 +448,8 @@ struct TaskShared<'a> {
     plain: Option<&'a PlainLayout>,
     /// Rows per batch at most.
     batch_size: usize,
-    /// Rows a task's builders are sized for.
-    capacity: usize,
+    /// Rows a page holds on average (the catalog's row count over the pages).
+    rows_per_page: usize,
 }
 
 /// What a parallel scan task sends its consumer.
