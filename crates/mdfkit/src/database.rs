@@ -388,7 +388,7 @@ impl Database {
     ) -> Result<ScanStats> {
         let TaskShared { table, unit, decoder, plain, batch_size, rows_per_page } = *shared;
         let mut stats = ScanStats::default();
-        let mut batch = BatchBuilder::new(decoder, batch_size.min(4096));
+        let mut batch = BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())));
         for &id in pages {
             let page = match self.reader.read(id) {
                 Ok(page) => page,
