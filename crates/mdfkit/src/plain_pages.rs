@@ -65,7 +65,7 @@ impl NullBit {
     /// column, so this is `Record::is_null` without the checks.
     #[inline]
     fn is_set(self, record: &Record) -> bool {
-        record.null_bitmap().get(self.byte).is_some_and(|b| b & self.mask != 0)
+        record.null_bits_set(self.byte, self.mask)
     }
 }
 
