@@ -7,7 +7,9 @@
 //!
 //! Databases are generated once and cached under `$CARGO_TARGET_DIR/bench` (or
 //! `~/.cache/mdfkit/bench`). Each measurement runs in a child process (page cache warm after a
-//! first raw read), which reports its peak RSS (`VmHWM`).
+//! first raw read), which reports its peak RSS (`VmHWM`). Cold runs evict the database file from
+//! the page cache first (`posix_fadvise(POSIX_FADV_DONTNEED)`, Linux only) and say so when the
+//! OS does not allow it.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -85,6 +87,22 @@ fn ensure(spec: &Spec, dir: &Path) -> PathBuf {
         eprintln!("forged {} MB in {:.1} s", size >> 20, t.elapsed().as_secs_f64());
     }
     mdf
+}
+
+/// Asks the OS to drop the file's pages from the page cache; false when it cannot.
+#[cfg(target_os = "linux")]
+fn evict_from_page_cache(path: &Path) -> bool {
+    std::fs::File::open(path)
+        .and_then(|f| {
+            f.sync_all()?;
+            rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).map_err(std::io::Error::from)
+        })
+        .is_ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn evict_from_page_cache(_: &Path) -> bool {
+    false
 }
 
 fn vm_hwm_kb() -> u64 {
@@ -209,6 +227,40 @@ fn main() {
             }
             results.push((table, case, mbs, m.hwm_mb));
         }
+    }
+    // Cold page cache: the same file evicted before each run.
+    println!();
+    if evict_from_page_cache(&big) {
+        let cold_raw = child("raw", &big, "");
+        evict_from_page_cache(&big);
+        let cold = cold_raw.seconds;
+        println!(
+            "cold page cache (file evicted before each run): raw sequential read {:.2} s ({:.0} MB/s)",
+            cold,
+            cold_raw.bytes as f64 / cold / 1e6
+        );
+        let mut cold_all_cores = 0.0;
+        for table in ["dbo.Fact", "dbo.Wide", "dbo.Documents"] {
+            for case in ["scan1", "scanN", "parquet"] {
+                evict_from_page_cache(&big);
+                let m = child(case, &big, table);
+                println!(
+                    "{:<10} {:<8} cold {:>9.2} s {:>10.0} MB/s",
+                    table.trim_start_matches("dbo."),
+                    case,
+                    m.seconds,
+                    m.bytes as f64 / m.seconds / 1e6
+                );
+                if case == "scanN" {
+                    cold_all_cores += m.seconds;
+                }
+            }
+        }
+        println!("cold: scan of every table, all cores: {:.2}x the cold raw read", cold_all_cores / cold);
+        // Leave the cache warm again for whatever runs next.
+        child("raw", &big, "");
+    } else {
+        println!("cold page cache runs skipped: this OS does not let the benchmark evict the file (posix_fadvise)");
     }
     let open = child("open", &many, "");
     let get = |t: &str, c: &str| results.iter().find(|r| r.0 == t && r.1 == c).map_or(0.0, |r| r.2);

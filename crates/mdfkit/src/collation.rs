@@ -25,8 +25,16 @@ pub fn name(id: u32) -> String {
 /// Decodes char/varchar bytes stored under collation `id`. Known collations use their code page;
 /// for any other, plain ASCII is still certain, anything else is refused rather than guessed.
 pub fn decode_text(id: u32, bytes: &[u8]) -> crate::Result<String> {
+    let mut text = String::new();
+    decode_text_into(id, bytes, &mut text)?;
+    Ok(text)
+}
+
+/// Like [`decode_text`], appending to `out` (no allocation per value).
+pub fn decode_text_into(id: u32, bytes: &[u8], out: &mut String) -> crate::Result<()> {
     if KNOWN.iter().any(|(k, _)| *k == id) || bytes.is_ascii() {
-        return Ok(decode_cp1252(bytes));
+        push_cp1252(bytes, out);
+        return Ok(());
     }
     Err(crate::Error::unsupported(format!("text in collation id {id}, whose code page mdfkit does not know yet")))
 }
@@ -39,7 +47,17 @@ const CP1252_HIGH: [char; 32] = [
 
 /// Decodes Windows-1252 text (the code page of the Latin1_General collations).
 pub fn decode_cp1252(b: &[u8]) -> String {
-    b.iter().map(|&x| if (0x80..0xa0).contains(&x) { CP1252_HIGH[(x - 0x80) as usize] } else { x as char }).collect()
+    let mut text = String::new();
+    push_cp1252(b, &mut text);
+    text
+}
+
+/// Appends Windows-1252 text to `out`.
+pub fn push_cp1252(b: &[u8], out: &mut String) {
+    out.reserve(b.len());
+    for &x in b {
+        out.push(if (0x80..0xa0).contains(&x) { CP1252_HIGH[usize::from(x - 0x80)] } else { char::from(x) });
+    }
 }
 
 #[cfg(test)]

@@ -130,6 +130,9 @@ pub fn schema(decoder: &RowDecoder) -> SchemaRef {
 /// Accumulates rows into Arrow arrays.
 pub struct BatchBuilder {
     schema: SchemaRef,
+    columns: Vec<ColumnInfo>,
+    /// Rows each new batch's builders are sized for.
+    capacity: usize,
     builders: Vec<ColumnBuilder>,
     rows: usize,
     /// Stored bytes of the values appended since the last batch: a batch is cut by size too, so
@@ -169,8 +172,18 @@ enum ColumnBuilder {
 impl BatchBuilder {
     pub fn new(decoder: &RowDecoder, capacity: usize) -> Self {
         let schema = schema(decoder);
-        let builders = decoder.columns().iter().map(|c| ColumnBuilder::new(&c.column, capacity)).collect();
-        BatchBuilder { schema, builders, rows: 0, bytes: 0, off_row: Vec::new(), text: String::new() }
+        let columns: Vec<ColumnInfo> = decoder.columns().iter().map(|c| c.column.clone()).collect();
+        let builders = columns.iter().map(|c| ColumnBuilder::new(c, capacity)).collect();
+        BatchBuilder {
+            schema,
+            columns,
+            capacity,
+            builders,
+            rows: 0,
+            bytes: 0,
+            off_row: Vec::new(),
+            text: String::new(),
+        }
     }
 
     pub fn schema(&self) -> SchemaRef {
@@ -211,9 +224,37 @@ impl BatchBuilder {
         Ok(())
     }
 
+    /// Appends a run of cells to output column `index` (see [`ColumnBuilder::append_cells`]). The
+    /// caller appends the same number of cells to every column, then calls [`Self::add_rows`].
+    pub(crate) fn append_column<'a>(
+        &mut self,
+        index: usize,
+        plan: &ColumnPlan,
+        cells: impl Iterator<Item = Option<&'a [u8]>>,
+    ) -> Result<()> {
+        let builder =
+            self.builders.get_mut(index).ok_or_else(|| Error::corrupt(format!("no output column {index}")))?;
+        self.bytes += builder.append_cells(plan, cells, &mut self.text)?;
+        Ok(())
+    }
+
+    /// Counts `rows` rows whose cells [`Self::append_column`] appended.
+    pub(crate) fn add_rows(&mut self, rows: usize) {
+        self.rows += rows;
+    }
+
     /// The rows appended so far as a batch; the builder starts over.
     pub fn finish(&mut self) -> Result<RecordBatch> {
-        let columns: Vec<ArrayRef> = self.builders.iter_mut().map(ColumnBuilder::finish).collect();
+        // The next batch's builders are sized up front, while this batch's buffers are still
+        // held: finished builders restart empty and would grow by copying, and memory freed at
+        // the top of the heap goes back to the OS only to fault in again for the next batch.
+        let capacity = self.capacity.min(self.rows.max(1));
+        let columns: Vec<ArrayRef> = self
+            .builders
+            .iter_mut()
+            .zip(&self.columns)
+            .map(|(builder, column)| std::mem::replace(builder, ColumnBuilder::new(column, capacity)).finish())
+            .collect();
         self.rows = 0;
         self.bytes = 0;
         RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::corrupt(format!("building a batch: {e}")))
@@ -304,42 +345,129 @@ impl ColumnBuilder {
     }
 
     fn append(&mut self, plan: &ColumnPlan, bytes: &[u8], text: &mut String) -> Result<()> {
+        self.append_cells(plan, std::iter::once(Some(bytes)), text).map(|_| ())
+    }
+
+    /// Appends the stored bytes of a run of cells of this column (`None` for NULL), with one
+    /// dispatch on the column's type for the whole run; returns the stored bytes appended. Every
+    /// value goes through here, one cell at a time from [`BatchBuilder::append`] or a page's worth
+    /// from [`crate::plain_pages`], so both paths convert identically.
+    pub(crate) fn append_cells<'a>(
+        &mut self,
+        plan: &ColumnPlan,
+        cells: impl Iterator<Item = Option<&'a [u8]>>,
+        text: &mut String,
+    ) -> Result<usize> {
+        let t = &plan.column.type_info;
+        let bad = |bytes: &[u8]| Error::corrupt(format!("{} value of {} bytes", t.spelling(), bytes.len()));
+        let mut total = 0usize;
+        // One typed loop per builder: NULL cells append a null, the others convert with `$convert`.
+        macro_rules! each_cell {
+            ($builder:expr, |$bytes:ident| $convert:expr) => {
+                for cell in cells {
+                    match cell {
+                        None => $builder.append_null(),
+                        Some($bytes) => {
+                            total += $bytes.len();
+                            $builder.append_value($convert.ok_or_else(|| bad($bytes))?);
+                        }
+                    }
+                }
+            };
+        }
+        match self {
+            ColumnBuilder::Bool(b) => {
+                let bit = plan.bit_position();
+                each_cell!(b, |bytes| bytes.first().map(|byte| byte >> bit & 1 == 1))
+            }
+            ColumnBuilder::U8(b) => each_cell!(b, |bytes| bytes.first().copied()),
+            ColumnBuilder::I16(b) => each_cell!(b, |bytes| read_i16(bytes, 0)),
+            ColumnBuilder::I32(b) => each_cell!(b, |bytes| read_i32(bytes, 0)),
+            ColumnBuilder::I64(b) => each_cell!(b, |bytes| read_i64(bytes, 0)),
+            ColumnBuilder::F32(b) => {
+                each_cell!(b, |bytes| bytes.get(..4).and_then(|v| v.try_into().ok()).map(f32::from_le_bytes))
+            }
+            ColumnBuilder::F64(b) => {
+                each_cell!(b, |bytes| bytes.get(..8).and_then(|v| v.try_into().ok()).map(f64::from_le_bytes))
+            }
+            ColumnBuilder::Decimal(b) => match t.sql_type {
+                SqlType::Money => each_cell!(b, |bytes| read_i64(bytes, 0).map(i128::from)),
+                SqlType::SmallMoney => each_cell!(b, |bytes| read_i32(bytes, 0).map(i128::from)),
+                _ => each_cell!(b, |bytes| decimal_value(bytes)),
+            },
+            ColumnBuilder::Date(b) => {
+                each_cell!(b, |bytes| three_byte(bytes).map(|days| (days as i64 - DAYS_0001_TO_1970) as i32))
+            }
+            ColumnBuilder::TimeUs(b) => each_cell!(b, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 6))),
+            ColumnBuilder::TimeNs(b) => each_cell!(b, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 9))),
+            ColumnBuilder::TsS(b) => each_cell!(b, |bytes| smalldatetime_seconds(bytes)),
+            ColumnBuilder::TsMs(b) => each_cell!(b, |bytes| datetime_millis(bytes)),
+            ColumnBuilder::TsUs(b) => each_cell!(b, |bytes| datetime2(bytes, t.scale, 6)),
+            ColumnBuilder::TsNs(b) => each_cell!(b, |bytes| datetime2(bytes, t.scale, 9)),
+            ColumnBuilder::Text(b) => {
+                for cell in cells {
+                    let Some(bytes) = cell else {
+                        b.append_null();
+                        continue;
+                    };
+                    total += bytes.len();
+                    match t.sql_type {
+                        SqlType::NChar | SqlType::NVarChar | SqlType::NText => {
+                            set_utf16(bytes, text);
+                            b.append_value(text.as_str());
+                        }
+                        SqlType::Xml => b.append_value(decode_xml(bytes)?),
+                        SqlType::Clr => b.append_value(crate::clrtypes::hierarchyid_text(bytes)?),
+                        // ASCII reads the same in every code page: no conversion needed.
+                        _ => match std::str::from_utf8(bytes) {
+                            Ok(ascii) if bytes.is_ascii() => b.append_value(ascii),
+                            _ => {
+                                text.clear();
+                                crate::collation::decode_text_into(plan.column.collation_id, bytes, text)?;
+                                b.append_value(text.as_str());
+                            }
+                        },
+                    }
+                }
+            }
+            ColumnBuilder::Bin(b) => each_cell!(b, |bytes| Some(bytes)),
+            ColumnBuilder::Fixed(b) => {
+                for cell in cells {
+                    let Some(bytes) = cell else {
+                        b.append_null();
+                        continue;
+                    };
+                    total += bytes.len();
+                    let appended = if t.sql_type == SqlType::UniqueIdentifier {
+                        b.append_value(guid_rfc_order(bytes).ok_or_else(|| bad(bytes))?)
+                    } else {
+                        b.append_value(bytes.get(..8).ok_or_else(|| bad(bytes))?)
+                    };
+                    appended.map_err(|e| Error::corrupt(e.to_string()))?;
+                }
+            }
+            // Rare types: each value goes through its own decoder.
+            ColumnBuilder::Offset(_) | ColumnBuilder::Variant(_) | ColumnBuilder::Spatial(_) => {
+                for cell in cells {
+                    match cell {
+                        None => self.append_null(),
+                        Some(bytes) => {
+                            total += bytes.len();
+                            self.append_struct(plan, bytes)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(total)
+    }
+
+    /// Appends one non-NULL value of a struct column (datetimeoffset, sql_variant, geometry,
+    /// geography).
+    fn append_struct(&mut self, plan: &ColumnPlan, bytes: &[u8]) -> Result<()> {
         let t = &plan.column.type_info;
         let bad = || Error::corrupt(format!("{} value of {} bytes", t.spelling(), bytes.len()));
         match self {
-            ColumnBuilder::Bool(b) => b.append_value(bytes.first().ok_or_else(bad)? >> plan.bit_position() & 1 == 1),
-            ColumnBuilder::U8(b) => b.append_value(*bytes.first().ok_or_else(bad)?),
-            ColumnBuilder::I16(b) => b.append_value(read_i16(bytes, 0).ok_or_else(bad)?),
-            ColumnBuilder::I32(b) => b.append_value(read_i32(bytes, 0).ok_or_else(bad)?),
-            ColumnBuilder::I64(b) => b.append_value(read_i64(bytes, 0).ok_or_else(bad)?),
-            ColumnBuilder::F32(b) => {
-                b.append_value(f32::from_le_bytes(bytes.get(..4).ok_or_else(bad)?.try_into().unwrap_or_default()))
-            }
-            ColumnBuilder::F64(b) => {
-                b.append_value(f64::from_le_bytes(bytes.get(..8).ok_or_else(bad)?.try_into().unwrap_or_default()))
-            }
-            ColumnBuilder::Decimal(b) => b.append_value(match t.sql_type {
-                SqlType::Money => i128::from(read_i64(bytes, 0).ok_or_else(bad)?),
-                SqlType::SmallMoney => i128::from(read_i32(bytes, 0).ok_or_else(bad)?),
-                _ => decimal_value(bytes).ok_or_else(bad)?,
-            }),
-            ColumnBuilder::Date(b) => {
-                b.append_value((three_byte(bytes).ok_or_else(bad)? as i64 - DAYS_0001_TO_1970) as i32)
-            }
-            ColumnBuilder::TimeUs(b) => b.append_value(scaled(time_units(bytes).ok_or_else(bad)?, t.scale, 6)),
-            ColumnBuilder::TimeNs(b) => b.append_value(scaled(time_units(bytes).ok_or_else(bad)?, t.scale, 9)),
-            ColumnBuilder::TsS(b) => {
-                let minutes = i64::from(read_u16(bytes, 0).ok_or_else(bad)?);
-                let days = i64::from(read_u16(bytes, 2).ok_or_else(bad)?);
-                b.append_value((days - DAYS_1900_TO_1970) * 86_400 + minutes * 60)
-            }
-            ColumnBuilder::TsMs(b) => {
-                let ticks = i64::from(read_u32(bytes, 0).ok_or_else(bad)?);
-                let days = i64::from(read_i32(bytes, 4).ok_or_else(bad)?);
-                b.append_value((days - DAYS_1900_TO_1970) * MS_PER_DAY + (ticks * 10 + 1) / 3)
-            }
-            ColumnBuilder::TsUs(b) => b.append_value(datetime2(bytes, t.scale, 6).ok_or_else(bad)?),
-            ColumnBuilder::TsNs(b) => b.append_value(datetime2(bytes, t.scale, 9).ok_or_else(bad)?),
             ColumnBuilder::Offset(b) => {
                 let split = bytes.len().checked_sub(2).ok_or_else(bad)?;
                 let digits = if t.scale <= 6 { 6 } else { 9 };
@@ -360,29 +488,7 @@ impl ColumnBuilder {
                 append_spatial_parts(b, srid, &wkb);
                 b.append(true);
             }
-            ColumnBuilder::Text(b) => {
-                text.clear();
-                match t.sql_type {
-                    SqlType::NChar | SqlType::NVarChar | SqlType::NText => push_utf16(bytes, text),
-                    SqlType::Xml => text.push_str(&decode_xml(bytes)?),
-                    SqlType::Clr => text.push_str(&crate::clrtypes::hierarchyid_text(bytes)?),
-                    _ => text.push_str(&crate::collation::decode_text(plan.column.collation_id, bytes)?),
-                }
-                b.append_value(text.as_str());
-            }
-            ColumnBuilder::Bin(b) => b.append_value(bytes),
-            ColumnBuilder::Fixed(b) => {
-                if t.sql_type == SqlType::UniqueIdentifier {
-                    let g = bytes.get(..16).ok_or_else(bad)?;
-                    let rfc = [
-                        g[3], g[2], g[1], g[0], g[5], g[4], g[7], g[6], g[8], g[9], g[10], g[11], g[12], g[13], g[14],
-                        g[15],
-                    ];
-                    b.append_value(rfc).map_err(|e| Error::corrupt(e.to_string()))?;
-                } else {
-                    b.append_value(bytes.get(..8).ok_or_else(bad)?).map_err(|e| Error::corrupt(e.to_string()))?;
-                }
-            }
+            _ => return Err(Error::corrupt(format!("{} is not a struct column", t.spelling()))),
         }
         Ok(())
     }
@@ -450,9 +556,31 @@ fn append_spatial_parts(b: &mut StructBuilder, srid: i32, wkb: &[u8]) {
     }
 }
 
-fn push_utf16(bytes: &[u8], out: &mut String) {
-    let units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
-    out.extend(char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)));
+/// Replaces `out` with the UTF-16LE text in `bytes`: unpaired surrogates read U+FFFD (as
+/// `char::decode_utf16` reads them), an odd last byte is ignored. One pass, no iterator adapters:
+/// this runs for every nchar/nvarchar value.
+fn set_utf16(bytes: &[u8], out: &mut String) {
+    out.clear();
+    out.reserve(bytes.len() / 2 * 3);
+    let mut units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).peekable();
+    while let Some(unit) = units.next() {
+        let code = match unit {
+            0..=0x7f => {
+                out.push(char::from(unit as u8));
+                continue;
+            }
+            0xd800..=0xdbff => match units.peek() {
+                Some(&low @ 0xdc00..=0xdfff) => {
+                    units.next();
+                    0x10000 + ((u32::from(unit) - 0xd800) << 10) + (u32::from(low) - 0xdc00)
+                }
+                _ => 0xfffd,
+            },
+            0xdc00..=0xdfff => 0xfffd,
+            _ => u32::from(unit),
+        };
+        out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
+    }
 }
 
 /// Sign byte (1 positive, 0 negative), then a little-endian magnitude of up to 16 bytes.
@@ -461,10 +589,30 @@ fn decimal_value(bytes: &[u8]) -> Option<i128> {
     if magnitude.len() > 16 {
         return None;
     }
-    let mut m = [0u8; 16];
-    m[..magnitude.len()].copy_from_slice(magnitude);
-    let v = u128::from_le_bytes(m) as i128;
+    // Byte by byte: a copy into a 16-byte buffer of a variable length costs more than the value.
+    let v = magnitude.iter().rev().fold(0u128, |v, &b| v << 8 | u128::from(b)) as i128;
     Some(if sign == 0 { -v } else { v })
+}
+
+/// smalldatetime: minutes since midnight (2 bytes), then days since 1900-01-01 (2 bytes).
+fn smalldatetime_seconds(bytes: &[u8]) -> Option<i64> {
+    let minutes = i64::from(read_u16(bytes, 0)?);
+    let days = i64::from(read_u16(bytes, 2)?);
+    Some((days - DAYS_1900_TO_1970) * 86_400 + minutes * 60)
+}
+
+/// datetime: 1/300 s ticks since midnight (4 bytes), then days since 1900-01-01 (4 bytes, signed),
+/// as milliseconds rounded the way SQL Server prints them.
+fn datetime_millis(bytes: &[u8]) -> Option<i64> {
+    let ticks = i64::from(read_u32(bytes, 0)?);
+    let days = i64::from(read_i32(bytes, 4)?);
+    Some((days - DAYS_1900_TO_1970) * MS_PER_DAY + (ticks * 10 + 1) / 3)
+}
+
+/// A uniqueidentifier's 16 bytes (first three groups little endian) in RFC 4122 order.
+fn guid_rfc_order(bytes: &[u8]) -> Option<[u8; 16]> {
+    let g = bytes.get(..16)?;
+    Some([g[3], g[2], g[1], g[0], g[5], g[4], g[7], g[6], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]])
 }
 
 fn three_byte(b: &[u8]) -> Option<u32> {
@@ -560,6 +708,19 @@ mod tests {
         // Geometry is the same struct; user CLR types stay binary.
         assert_eq!(column_arrow_type(&clr_plan(129).column), DataType::Struct(spatial_fields()));
         assert_eq!(column_arrow_type(&clr_plan(300).column), DataType::Binary);
+    }
+
+    #[test]
+    fn reads_utf16_text_ascii_or_not() {
+        let utf16 = |s: &str| s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
+        let mut out = String::from("previous value");
+        set_utf16(&utf16("plain text"), &mut out);
+        assert_eq!(out, "plain text");
+        // Latin-1 units whose low bytes would form valid UTF-8 (C3 A9) must not be taken as it.
+        set_utf16(&utf16("\u{c3}\u{a9}\u{20ac}\u{1f600}"), &mut out);
+        assert_eq!(out, "\u{c3}\u{a9}\u{20ac}\u{1f600}");
+        set_utf16(&[0x41, 0, 0x00, 0xd8], &mut out);
+        assert_eq!(out, "A\u{fffd}");
     }
 
     #[test]

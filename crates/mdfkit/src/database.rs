@@ -21,6 +21,7 @@ use crate::columnar::{self, BatchBuilder};
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
+use crate::plain_pages::PlainLayout;
 use crate::record::Record;
 use crate::rows::RowDecoder;
 use crate::scan::{self, Flow, RowLocation, ScanMode, ScanStats};
@@ -223,21 +224,56 @@ impl Database {
             let capacity = batch_size.min(usize::try_from(partition.rows.max(0)).unwrap_or(0) + 1);
             let mut batch = BatchBuilder::new(&decoder, capacity);
             let mut stopped = false;
-            let mode = ScanMode { salvage: options.salvage, ..ScanMode::default() };
-            let mut check = Vec::new();
-            let stats = self.for_each_record_in_partition(table, partition, mode, |record, _| {
-                if options.salvage {
-                    // A row that fails to decode must be skipped whole, before any of its
-                    // columns reach the builders.
-                    decoder.decode(record, &mut check)?;
-                }
-                batch.append(&decoder, record)?;
-                remaining -= 1;
-                if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
-                    stopped = true;
-                }
-                Ok(if stopped || remaining == 0 { Flow::Stop } else { Flow::Continue })
-            })?;
+            let plain = PlainLayout::of(&decoder).filter(|_| !options.salvage);
+            let stats = if let Some(plain) = plain {
+                let unit = self.scannable_unit(table, partition)?;
+                let mut stats = ScanStats::default();
+                scan::for_each_page(&self.reader, unit, table.is_heap, |page| {
+                    stats.pages += 1;
+                    let mut slot = 0;
+                    while slot < page.slot_count() {
+                        let room = batch_size.saturating_sub(batch.len()).max(1);
+                        let room = room.min(usize::try_from(remaining).unwrap_or(usize::MAX));
+                        let rows_before = stats.rows;
+                        slot = plain.append_slots(
+                            &decoder,
+                            &mut batch,
+                            &self.reader,
+                            page,
+                            table.is_heap,
+                            slot,
+                            room,
+                            &mut stats,
+                        )?;
+                        remaining -= stats.rows - rows_before;
+                        if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
+                            stopped = true;
+                        }
+                        if stopped || remaining == 0 {
+                            return Ok(Flow::Stop);
+                        }
+                    }
+                    Ok(Flow::Continue)
+                })
+                .map_err(|e| e.in_object(table.qualified_name()))?;
+                stats
+            } else {
+                let mode = ScanMode { salvage: options.salvage, ..ScanMode::default() };
+                let mut check = Vec::new();
+                self.for_each_record_in_partition(table, partition, mode, |record, _| {
+                    if options.salvage {
+                        // A row that fails to decode must be skipped whole, before any of its
+                        // columns reach the builders.
+                        decoder.decode(record, &mut check)?;
+                    }
+                    batch.append(&decoder, record)?;
+                    remaining -= 1;
+                    if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
+                        stopped = true;
+                    }
+                    Ok(if stopped || remaining == 0 { Flow::Stop } else { Flow::Continue })
+                })?
+            };
             if !batch.is_empty() && !stopped {
                 stopped = each(batch.finish()?)? == Flow::Stop;
             }
@@ -252,7 +288,7 @@ impl Database {
     /// Like [`Database::scan_batches`], decoding on `threads` threads. Pages are taken in
     /// allocation order from the IAM chains and split among the threads; batches come back in that
     /// order (for a clustered index: page allocation order, not key order). Memory stays bounded:
-    /// at most `2 × threads` tasks run, each holding at most two batches.
+    /// `threads` workers decode, each holding at most three batches.
     pub fn scan_batches_parallel(
         &self,
         table: &TableInfo,
@@ -272,72 +308,87 @@ impl Database {
             // The IAM chains' allocated pages; each task keeps the data pages of the unit, so every
             // page is read once.
             let pages = scan::heap_pages(&self.reader, unit).map_err(|e| e.in_object(table.qualified_name()))?;
-            let chunks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
-            // Too few chunks to share: threads would cost more than they save.
-            let wave_size = if chunks.len() < threads { 1 } else { threads * 2 };
-            for wave in chunks.chunks(wave_size) {
-                // Each task hands its batches over a channel that holds one: a task ahead of the
-                // consumer waits instead of piling up batches (LOB tables make them large).
-                let outcome = std::thread::scope(|scope| -> Result<Option<ScanStats>> {
-                    let receivers: Vec<_> = wave
-                        .iter()
-                        .map(|pages| {
-                            let (tx, rx) = std::sync::mpsc::sync_channel::<TaskMessage>(1);
-                            let decoder = &decoder;
-                            scope.spawn(move || {
+            let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
+            // An empty partition (most system tables) starts no thread.
+            if tasks.is_empty() {
+                continue;
+            }
+            let plain = PlainLayout::of(&decoder);
+            // Builders are sized for a task's rows, as the catalog counts them.
+            let rows_per_page = usize::try_from(partition.rows.max(0)).unwrap_or(0) / pages.len().max(1) + 1;
+            let shared = TaskShared {
+                table,
+                unit,
+                decoder: &decoder,
+                plain: plain.as_ref(),
+                batch_size: options.batch_size,
+                rows_per_page,
+            };
+            // No more workers than tasks: an idle thread costs more than it saves.
+            let workers = threads.min(tasks.len());
+            // Worker `w` decodes tasks w, w + workers, ... in order and hands its batches over a
+            // channel of one: a worker ahead of the consumer waits instead of piling up batches
+            // (LOB tables make them large). The consumer reads task i from worker i % workers,
+            // so batches come back in page order.
+            let outcome = std::thread::scope(|scope| -> Result<bool> {
+                let receivers: Vec<_> = (0..workers)
+                    .map(|w| {
+                        let (tx, rx) = std::sync::mpsc::sync_channel::<TaskMessage>(1);
+                        let (shared, tasks) = (&shared, &tasks);
+                        scope.spawn(move || {
+                            for pages in tasks.iter().skip(w).step_by(workers) {
                                 let result =
-                                    self.decode_pages(table, unit, decoder, pages, options.batch_size, &mut |b| {
-                                        tx.send(TaskMessage::Batch(b)).is_ok()
-                                    });
-                                tx.send(TaskMessage::Done(result)).ok();
-                            });
-                            rx
-                        })
-                        .collect();
-                    for rx in receivers {
-                        loop {
-                            match rx.recv() {
-                                Ok(TaskMessage::Batch(batch)) => {
-                                    let rows = batch.num_rows() as u64;
-                                    let batch =
-                                        if rows > remaining { batch.slice(0, remaining as usize) } else { batch };
-                                    remaining -= (batch.num_rows() as u64).min(remaining);
-                                    if each(batch)? == Flow::Stop || remaining == 0 {
-                                        return Ok(None);
-                                    }
-                                }
-                                Ok(TaskMessage::Done(result)) => {
-                                    total += result.map_err(|e| e.in_object(table.qualified_name()))?;
+                                    self.decode_pages(shared, pages, &mut |b| tx.send(TaskMessage::Batch(b)).is_ok());
+                                let failed = result.is_err();
+                                if tx.send(TaskMessage::Done(result)).is_err() || failed {
                                     break;
                                 }
-                                Err(_) => return Err(Error::corrupt("a scan thread stopped without a result")),
                             }
+                        });
+                        rx
+                    })
+                    .collect();
+                for task in 0..tasks.len() {
+                    let rx = &receivers[task % workers];
+                    loop {
+                        match rx.recv() {
+                            Ok(TaskMessage::Batch(batch)) => {
+                                let rows = batch.num_rows() as u64;
+                                let batch = if rows > remaining { batch.slice(0, remaining as usize) } else { batch };
+                                remaining -= (batch.num_rows() as u64).min(remaining);
+                                if each(batch)? == Flow::Stop || remaining == 0 {
+                                    return Ok(false);
+                                }
+                            }
+                            Ok(TaskMessage::Done(result)) => {
+                                total += result.map_err(|e| e.in_object(table.qualified_name()))?;
+                                break;
+                            }
+                            Err(_) => return Err(Error::corrupt("a scan thread stopped without a result")),
                         }
                     }
-                    Ok(Some(ScanStats::default()))
-                })?;
-                if outcome.is_none() {
-                    return Ok(total);
                 }
+                Ok(true)
+            })?;
+            if !outcome {
+                return Ok(total);
             }
         }
         Ok(total)
     }
 
-    /// Decodes the rows of the data pages of `unit` among `pages` into batches of at most
-    /// `batch_size` rows (other pages of an allocated extent are skipped), handing each to `send`
-    /// (which answers false when nobody wants more).
+    /// Decodes the rows of the data pages of the task's unit among `pages` into batches (other
+    /// pages of an allocated extent are skipped), handing each to `send` (which answers false when
+    /// nobody wants more).
     fn decode_pages(
         &self,
-        table: &TableInfo,
-        unit: &AllocationUnit,
-        decoder: &RowDecoder,
+        shared: &TaskShared,
         pages: &[PageId],
-        batch_size: usize,
         send: &mut dyn FnMut(RecordBatch) -> bool,
     ) -> Result<ScanStats> {
+        let TaskShared { table, unit, decoder, plain, batch_size, rows_per_page } = *shared;
         let mut stats = ScanStats::default();
-        let mut batch = BatchBuilder::new(decoder, batch_size.min(4096));
+        let mut batch = BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())));
         for &id in pages {
             let page = match self.reader.read(id) {
                 Ok(page) => page,
@@ -349,11 +400,25 @@ impl Database {
             if h.page_type != crate::page::PageType::Data || h.level != 0 || !h.belongs_to(unit.id) {
                 continue;
             }
-            let mut append = |record: &Record, _: RowLocation| {
-                batch.append(decoder, record)?;
-                Ok(Flow::Continue)
-            };
-            scan::visit_page(&self.reader, &page, table.is_heap, ScanMode::default(), &mut stats, &mut append)?;
+            if let Some(plain) = plain {
+                stats.pages += 1;
+                plain.append_slots(
+                    decoder,
+                    &mut batch,
+                    &self.reader,
+                    &page,
+                    table.is_heap,
+                    0,
+                    usize::MAX,
+                    &mut stats,
+                )?;
+            } else {
+                let mut append = |record: &Record, _: RowLocation| {
+                    batch.append(decoder, record)?;
+                    Ok(Flow::Continue)
+                };
+                scan::visit_page(&self.reader, &page, table.is_heap, ScanMode::default(), &mut stats, &mut append)?;
+            }
             if batch.is_full(batch_size) && !send(batch.finish()?) {
                 return Ok(stats);
             }
@@ -372,6 +437,19 @@ impl Database {
             .ok_or_else(|| Error::corrupt("has no partition").in_object(table.qualified_name()))?;
         Ok(columnar::schema(&self.row_decoder(table, partition.partition_id, columns)?))
     }
+}
+
+/// What the tasks of a parallel scan of one partition share.
+#[derive(Clone, Copy)]
+struct TaskShared<'a> {
+    table: &'a TableInfo,
+    unit: &'a AllocationUnit,
+    decoder: &'a RowDecoder,
+    plain: Option<&'a PlainLayout>,
+    /// Rows per batch at most.
+    batch_size: usize,
+    /// Rows a page holds on average (the catalog's row count over the pages).
+    rows_per_page: usize,
 }
 
 /// What a parallel scan task sends its consumer.

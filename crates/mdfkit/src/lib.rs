@@ -16,6 +16,7 @@ pub mod error;
 pub mod export;
 pub mod lob;
 pub mod page;
+pub mod plain_pages;
 pub mod record;
 pub mod recovery;
 pub mod rows;

@@ -75,20 +75,23 @@ pub struct VarField<'a> {
 }
 
 /// A zero-copy view of one FixedVar data record, with every offset checked on parse.
+///
+/// Kept small (the counts are stored as the 2-byte fields they are read from, the null bitmap is
+/// found from the fixed part's end): scans hold a page's worth of them.
 #[derive(Debug, Clone, Copy)]
 pub struct Record<'a> {
     bytes: &'a [u8],
-    record_type: RecordType,
-    fixed_end: usize,
-    column_count: usize,
-    null_bitmap: &'a [u8],
-    /// Variable-length columns of the table stored in the record.
-    var_count: usize,
-    /// Entries in the variable-length offset table (one more than `var_count` for a forwarded
-    /// record's back pointer).
-    var_entries: usize,
     /// Offset of the first variable-length end offset.
     var_table: usize,
+    record_type: RecordType,
+    fixed_end: u16,
+    /// Columns covered by the null bitmap (0: no bitmap), which follows the count at `fixed_end`.
+    column_count: u16,
+    /// Variable-length columns of the table stored in the record.
+    var_count: u16,
+    /// Entries in the variable-length offset table (one more than `var_count` for a forwarded
+    /// record's back pointer).
+    var_entries: u16,
 }
 
 impl<'a> Record<'a> {
@@ -100,29 +103,28 @@ impl<'a> Record<'a> {
         if !matches!(record_type, RecordType::Primary | RecordType::Forwarded | RecordType::GhostData) {
             return Err(Error::corrupt(format!("expected a data record, found a {record_type:?} record")));
         }
-        let fixed_end = read_u16(b, 2).ok_or_else(|| Error::corrupt("record ends inside its 4-byte header"))? as usize;
+        let fixed_end = read_u16(b, 2).ok_or_else(|| Error::corrupt("record ends inside its 4-byte header"))?;
         if fixed_end < 4 {
             return Err(Error::corrupt(format!("record's fixed part ends at {fixed_end}, before its header does")));
         }
-        let mut at = fixed_end;
-        let (column_count, null_bitmap) = if status & HAS_NULL_BITMAP != 0 {
+        let mut at = usize::from(fixed_end);
+        let column_count = if status & HAS_NULL_BITMAP != 0 {
             let count = read_u16(b, at)
-                .ok_or_else(|| Error::corrupt(format!("column count at {at} is past the record's end")))?
-                as usize;
-            let len = count.div_ceil(8);
-            let bitmap =
-                b.get(at + 2..at + 2 + len).ok_or_else(|| Error::corrupt("null bitmap runs past the record's end"))?;
+                .ok_or_else(|| Error::corrupt(format!("column count at {at} is past the record's end")))?;
+            let len = usize::from(count).div_ceil(8);
+            if at + 2 + len > b.len() {
+                return Err(Error::corrupt("null bitmap runs past the record's end"));
+            }
             at += 2 + len;
-            (count, bitmap)
+            count
         } else {
-            (0, &b[..0])
+            0
         };
         let (var_count, var_table, mut end) = if status & HAS_VAR_COLUMNS != 0 {
-            let count = read_u16(b, at)
-                .ok_or_else(|| Error::corrupt("variable column count is past the record's end"))?
-                as usize;
+            let count =
+                read_u16(b, at).ok_or_else(|| Error::corrupt("variable column count is past the record's end"))?;
             let table = at + 2;
-            let table_end = table + 2 * count;
+            let table_end = table + 2 * usize::from(count);
             if table_end > b.len() {
                 return Err(Error::corrupt(format!("{count} variable column offsets run past the record's end")));
             }
@@ -143,18 +145,17 @@ impl<'a> Record<'a> {
         }
         let mut record = Record {
             bytes: &b[..end],
+            var_table,
             record_type,
             fixed_end,
             column_count,
-            null_bitmap,
             var_count,
             var_entries: var_count,
-            var_table,
         };
         // A forwarded record ends with a back pointer to its stub, stored as one more
         // (complex) variable-length column: it is not a column of the table.
         if record_type == RecordType::Forwarded && var_count > 0 {
-            if let Some(last) = record.var(var_count - 1)? {
+            if let Some(last) = record.var(usize::from(var_count) - 1)? {
                 if last.complex && last.bytes.len() == BACK_POINTER_SIZE && last.bytes[..2] == BACK_POINTER_TAG {
                     record.var_count -= 1;
                 }
@@ -172,21 +173,45 @@ impl<'a> Record<'a> {
         self.bytes
     }
 
+    /// Where the fixed part ends: bytes `4..fixed_end` hold the fixed-length columns.
+    #[inline]
+    pub fn fixed_end(&self) -> usize {
+        usize::from(self.fixed_end)
+    }
+
+    /// The null bitmap: bit `n - 1` set when column `n` (1-based) is NULL, for the first
+    /// [`Self::column_count`] columns.
+    #[inline]
+    pub fn null_bitmap(&self) -> &'a [u8] {
+        let start = usize::from(self.fixed_end) + 2;
+        let len = usize::from(self.column_count).div_ceil(8);
+        self.bytes.get(start..start + len).unwrap_or_default()
+    }
+
+    /// Whether the null bitmap's byte `byte` has any bit of `mask` set: `is_null` for a caller that
+    /// already knows the bitmap covers the column (`column_count`), without the checks.
+    #[inline]
+    pub fn null_bits_set(&self, byte: usize, mask: u8) -> bool {
+        self.bytes.get(usize::from(self.fixed_end) + 2 + byte).is_some_and(|b| b & mask != 0)
+    }
+
     /// Number of columns the record was written with (columns added later are not counted).
+    #[inline]
     pub fn column_count(&self) -> usize {
-        self.column_count
+        usize::from(self.column_count)
     }
 
     /// Number of variable-length columns stored (trailing NULL ones are not).
     pub fn var_column_count(&self) -> usize {
-        self.var_count
+        usize::from(self.var_count)
     }
 
     /// Bytes `offset..offset + len` of the fixed part, or `None` when the record's fixed part is
     /// shorter (the column was added after the record was written).
+    #[inline]
     pub fn fixed(&self, offset: usize, len: usize) -> Option<&'a [u8]> {
         let end = offset.checked_add(len)?;
-        if offset < 4 || end > self.fixed_end {
+        if offset < 4 || end > usize::from(self.fixed_end) {
             return None;
         }
         self.bytes.get(offset..end)
@@ -194,23 +219,25 @@ impl<'a> Record<'a> {
 
     /// Whether the 1-based null bit `bit` is set. Columns beyond the record's column count are
     /// reported as null: they did not exist when the record was written.
+    #[inline]
     pub fn is_null(&self, bit: usize) -> bool {
         if bit == 0 {
             return false;
         }
         let i = bit - 1;
-        if i >= self.column_count {
+        if i >= usize::from(self.column_count) {
             return true;
         }
-        self.null_bitmap.get(i / 8).is_some_and(|byte| byte & (1 << (i % 8)) != 0)
+        self.null_bitmap().get(i / 8).is_some_and(|byte| byte & (1 << (i % 8)) != 0)
     }
 
     /// The `index`-th (0-based) variable-length column, or `None` when it is not stored.
+    #[inline]
     pub fn var(&self, index: usize) -> Result<Option<VarField<'a>>> {
-        if index >= self.var_count {
+        if index >= usize::from(self.var_count) {
             return Ok(None);
         }
-        let data_start = self.var_table + 2 * self.var_entries;
+        let data_start = self.var_table + 2 * usize::from(self.var_entries);
         let start = if index == 0 {
             data_start
         } else {

@@ -512,6 +512,11 @@ impl ColumnPlan {
         plan
     }
 
+    /// Bytes the value takes in the fixed part (`None` for a variable-length column).
+    pub fn fixed_len(&self) -> Option<usize> {
+        self.fixed_len
+    }
+
     /// The bit within its byte, for bit columns.
     pub fn bit_position(&self) -> u8 {
         self.physical.bit_position.clamp(0, 7) as u8

@@ -145,6 +145,18 @@ pub fn for_each_row(
         }
         return Ok(stats);
     }
+    for_each_page(reader, unit, is_heap, |page| visit_page(reader, page, is_heap, mode, &mut stats, &mut each))?;
+    Ok(stats)
+}
+
+/// Calls `each` for every data page of the partition whose in-row allocation unit is `unit`: a
+/// heap's pages in IAM order, a clustered index's leaf level along its page chain.
+pub fn for_each_page(
+    reader: &PageReader,
+    unit: &AllocationUnit,
+    is_heap: bool,
+    mut each: impl FnMut(&Page) -> Result<Flow>,
+) -> Result<()> {
     if is_heap {
         for id in heap_pages(reader, unit)? {
             let page = reader.read(id)?;
@@ -153,7 +165,7 @@ pub fn for_each_row(
             if h.page_type != PageType::Data || !h.belongs_to(unit.id) {
                 continue;
             }
-            if visit_page(reader, &page, is_heap, mode, &mut stats, &mut each)? == Flow::Stop {
+            if each(&page)? == Flow::Stop {
                 break;
             }
         }
@@ -176,13 +188,13 @@ pub fn for_each_row(
                 ))
                 .at_page(next));
             }
-            if visit_page(reader, &page, is_heap, mode, &mut stats, &mut each)? == Flow::Stop {
+            if each(&page)? == Flow::Stop {
                 break;
             }
             next = h.next_page;
         }
     }
-    Ok(stats)
+    Ok(())
 }
 
 /// The data pages of a unit for a salvage scan: from the IAM chains, each page whose header is
@@ -236,7 +248,9 @@ pub fn visit_page(
     Ok(Flow::Continue)
 }
 
-fn visit_slot(
+/// Calls `each` for the live row in one slot, if any (ghosts counted or passed, forwarding stubs
+/// followed, forwarded records skipped where they are stored).
+pub(crate) fn visit_slot(
     reader: &PageReader,
     page: &Page,
     slot: u16,

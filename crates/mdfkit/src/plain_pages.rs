@@ -1,0 +1,466 @@
+//! Whole pages into Arrow batches, column by column, for partitions with a plain layout.
+//!
+//! The row-by-row path ([`RowDecoder::stored`] then [`BatchBuilder::append`]) works out where each
+//! value is and what type it has once per cell. Here a page's records are parsed once, then each
+//! output column is appended for all of them in one typed loop
+//! (`ColumnBuilder::append_cells`, the same conversion the row-by-row path uses).
+//!
+//! Eligibility is decided in two places, both explicit:
+//! - [`PlainLayout::of`], once per partition: every output column is an in-row column read
+//!   straight from its bytes (no sparse column, no text/ntext/image, whose in-row bytes are a
+//!   text pointer), has a null bit, and a fixed-length one has a known length at an offset
+//!   within the fixed part.
+//! - [`PlainLayout::takes`], once per record: a primary record whose null bitmap covers every
+//!   output column, whose fixed part holds every fixed-length one, and whose variable-length
+//!   columns read are well-formed and in-row (no row-overflow or LOB pointer).
+//!
+//! Everything else goes through the row-by-row path one slot at a time, in slot order: ghosts,
+//! forwarding stubs and forwarded records, deleted slots, off-row values, rows written before a
+//! column was added, damaged records. So both paths give identical rows and the same errors.
+//! (What a plain record's bytes mean is `record.rs`'s and `rows.rs`'s knowledge; this module only
+//! decides which path a record takes.)
+
+use crate::catalog::rowset::ColumnLocation;
+use crate::columnar::BatchBuilder;
+use crate::error::Result;
+use crate::page::Page;
+use crate::record::{Record, RecordType, VarField};
+use crate::rows::RowDecoder;
+use crate::scan::{self, Flow, ScanStats};
+use crate::source::PageReader;
+use crate::types::SqlType;
+
+/// Where each output column of a plain partition is, worked out once per partition.
+#[derive(Debug, Clone)]
+pub struct PlainLayout {
+    columns: Vec<PlainColumn>,
+    /// The variable-length columns read (each record's must be in-row and well-formed).
+    var_indexes: Vec<usize>,
+    /// A record's fixed part must reach this far to hold every fixed-length output column.
+    fixed_end: usize,
+    /// A record's null bitmap must cover this many columns.
+    null_bits: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum PlainColumn {
+    Fixed { offset: usize, len: usize, null: NullBit },
+    Variable { index: usize, null: NullBit },
+}
+
+/// A column's null bit as a byte of the null bitmap and a mask.
+#[derive(Debug, Clone, Copy)]
+struct NullBit {
+    byte: usize,
+    mask: u8,
+}
+
+impl NullBit {
+    /// `bit` is 1-based, as sysrscols numbers it.
+    fn new(bit: usize) -> Self {
+        NullBit { byte: (bit - 1) / 8, mask: 1 << ((bit - 1) % 8) }
+    }
+
+    /// Whether the column is NULL in a record that `PlainLayout::takes`: its bitmap covers the
+    /// column, so this is `Record::is_null` without the checks.
+    #[inline]
+    fn is_set(self, record: &Record) -> bool {
+        record.null_bits_set(self.byte, self.mask)
+    }
+}
+
+impl PlainLayout {
+    /// The plain layout of the decoder's partition, or `None` when its columns need the
+    /// row-by-row path.
+    pub fn of(decoder: &RowDecoder) -> Option<Self> {
+        let mut columns = Vec::with_capacity(decoder.columns().len());
+        let mut var_indexes = Vec::new();
+        let (mut fixed_end, mut null_bits) = (4, 0);
+        for plan in decoder.columns() {
+            let p = &plan.physical;
+            let pointer_type =
+                matches!(plan.column.type_info.sql_type, SqlType::Text | SqlType::NText | SqlType::Image);
+            if p.is_sparse() || p.null_bit == 0 || pointer_type {
+                return None;
+            }
+            let null_bit = usize::from(p.null_bit);
+            null_bits = null_bits.max(null_bit);
+            let null = NullBit::new(null_bit);
+            columns.push(match p.location() {
+                ColumnLocation::Fixed(offset) => {
+                    let len = plan.fixed_len()?;
+                    if offset < 4 {
+                        return None;
+                    }
+                    fixed_end = fixed_end.max(offset.checked_add(len)?);
+                    PlainColumn::Fixed { offset, len, null }
+                }
+                ColumnLocation::Variable(index) => {
+                    var_indexes.push(index);
+                    PlainColumn::Variable { index, null }
+                }
+            });
+        }
+        Some(PlainLayout { columns, var_indexes, fixed_end, null_bits })
+    }
+
+    /// Whether `record` can be decoded column by column (see the module notes).
+    pub fn takes(&self, record: &Record) -> bool {
+        record.record_type() == RecordType::Primary
+            && record.column_count() >= self.null_bits
+            && record.fixed_end() >= self.fixed_end
+            && self
+                .var_indexes
+                .iter()
+                .all(|&index| matches!(record.var(index), Ok(None | Some(VarField { complex: false, .. }))))
+    }
+
+    /// Appends the rows of `page`'s slots from `first_slot` on to `batch`, at most `max_rows` of
+    /// them, counting them (and ghosts, forwarded rows) in `stats`; returns the slot to continue
+    /// from (the slot count once the page is done).
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_slots(
+        &self,
+        decoder: &RowDecoder,
+        batch: &mut BatchBuilder,
+        reader: &PageReader,
+        page: &Page,
+        is_heap: bool,
+        first_slot: u16,
+        max_rows: usize,
+        stats: &mut ScanStats,
+    ) -> Result<u16> {
+        let mut run: Vec<Record> = Vec::with_capacity(usize::from(page.slot_count()));
+        let mut appended = 0usize;
+        let mut slot = first_slot;
+        while slot < page.slot_count() && appended < max_rows {
+            if let Ok(Some(bytes)) = page.slot_bytes(slot) {
+                if bytes.first().is_some_and(|&b| RecordType::from_status(b) == RecordType::Primary) {
+                    if let Ok(record) = Record::parse(bytes) {
+                        if self.takes(&record) {
+                            run.push(record);
+                            appended += 1;
+                            slot += 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+            // Rows keep their slot order: the run so far goes first.
+            self.append_run(decoder, batch, &run, stats)?;
+            run.clear();
+            let mut append = |record: &Record, _| {
+                batch.append(decoder, record)?;
+                appended += 1;
+                Ok(Flow::Continue)
+            };
+            scan::visit_slot(reader, page, slot, is_heap, false, stats, &mut append)?;
+            slot += 1;
+        }
+        self.append_run(decoder, batch, &run, stats)?;
+        Ok(slot)
+    }
+
+    /// Appends plain records to `batch`, one column at a time.
+    fn append_run(
+        &self,
+        decoder: &RowDecoder,
+        batch: &mut BatchBuilder,
+        run: &[Record],
+        stats: &mut ScanStats,
+    ) -> Result<()> {
+        if run.is_empty() {
+            return Ok(());
+        }
+        for (i, (plan, column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
+            let appended = match *column {
+                // `takes` checked that the fixed part holds the column (`offset + len` cannot
+                // overflow: `of` added them): the empty fallback, which no conversion accepts,
+                // cannot be reached.
+                PlainColumn::Fixed { offset, len, null } => batch.append_column(
+                    i,
+                    plan,
+                    run.iter()
+                        .map(|r| (!null.is_set(r)).then(|| r.bytes().get(offset..offset + len).unwrap_or_default())),
+                ),
+                // A variable-length column not stored but not NULL either is empty (`rows.rs`).
+                PlainColumn::Variable { index, null } => batch.append_column(
+                    i,
+                    plan,
+                    run.iter()
+                        .map(|r| (!null.is_set(r)).then(|| r.var(index).ok().flatten().map_or(&[][..], |v| v.bytes))),
+                ),
+            };
+            appended.map_err(|e| decoder.in_column(e, plan))?;
+        }
+        batch.add_rows(run.len());
+        stats.rows += run.len() as u64;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use arrow_array::{Array, Int32Array, RecordBatch, StringArray};
+
+    use super::*;
+    use crate::error::Error;
+    use crate::page::tests::build_page;
+    use crate::page::{PageId, PAGE_SIZE};
+    use crate::record::tests::build_record;
+    use crate::scan::ScanMode;
+    use crate::source::{PageSource, SourceFile};
+    use crate::types::TypeInfo;
+
+    struct Pages(HashMap<PageId, Vec<u8>>, Vec<SourceFile>);
+
+    impl PageSource for Pages {
+        fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
+            buf.copy_from_slice(self.0.get(&id).ok_or_else(|| Error::corrupt("no such page"))?);
+            Ok(())
+        }
+
+        fn files(&self) -> &[SourceFile] {
+            &self.1
+        }
+    }
+
+    fn reader(pages: Vec<(u32, Vec<u8>)>) -> PageReader {
+        let files = vec![SourceFile { file_id: 1, location: PathBuf::from("t.mdf"), page_count: 100 }];
+        PageReader::new(Arc::new(Pages(pages.into_iter().map(|(p, b)| (PageId::new(1, p), b)).collect(), files)))
+    }
+
+    fn ty(sql_type: SqlType, max_length: i16, precision: u8, scale: u8) -> TypeInfo {
+        TypeInfo { sql_type, max_length, precision, scale }
+    }
+
+    /// Every type a plain layout reads, fixed-length ones first and variable-length ones mixed in
+    /// between (the declared layout puts them after the fixed part).
+    fn every_type() -> Vec<(String, TypeInfo)> {
+        use SqlType::*;
+        let types = [
+            ty(Bit, 1, 1, 0),
+            ty(Int, 4, 10, 0),
+            ty(VarChar, 20, 0, 0),
+            ty(Bit, 1, 1, 0),
+            ty(TinyInt, 1, 3, 0),
+            ty(SmallInt, 2, 5, 0),
+            ty(BigInt, 8, 19, 0),
+            ty(NVarChar, 40, 0, 0),
+            ty(Real, 4, 24, 0),
+            ty(Float, 8, 53, 0),
+            ty(Money, 8, 19, 4),
+            ty(SmallMoney, 4, 10, 4),
+            ty(Decimal, 5, 9, 2),
+            ty(Numeric, 17, 38, 5),
+            ty(Date, 3, 10, 0),
+            ty(Time, 5, 16, 7),
+            ty(Time, 4, 12, 3),
+            ty(DateTime, 8, 23, 3),
+            ty(SmallDateTime, 4, 16, 0),
+            ty(DateTime2, 8, 27, 7),
+            ty(DateTime2, 7, 23, 3),
+            ty(DateTimeOffset, 10, 34, 7),
+            ty(UniqueIdentifier, 16, 0, 0),
+            ty(Timestamp, 8, 0, 0),
+            ty(Char, 5, 0, 0),
+            ty(NChar, 6, 0, 0),
+            ty(Binary, 4, 0, 0),
+            ty(VarBinary, -1, 0, 0),
+            ty(VarChar, -1, 0, 0),
+        ];
+        types.iter().enumerate().map(|(i, t)| (format!("c{i}"), *t)).collect()
+    }
+
+    /// Stored bytes of a valid value of `t` for row `row`: small numbers, dates within their range,
+    /// text with and without non-ASCII characters, empty and full variable-length values.
+    fn stored(t: &TypeInfo, row: usize) -> Vec<u8> {
+        use SqlType::*;
+        let r = row as i64;
+        let utf16 = |s: &str| s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
+        let time = |units: u64, len: usize| units.to_le_bytes()[..len].to_vec();
+        let date = |days: u32| days.to_le_bytes()[..3].to_vec();
+        let bytes = match t.sql_type {
+            TinyInt => vec![row as u8],
+            SmallInt => ((r * 7 - 100) as i16).to_le_bytes().to_vec(),
+            Int => ((r * 1000 - 5) as i32).to_le_bytes().to_vec(),
+            BigInt => ((r << 40) - 3).to_le_bytes().to_vec(),
+            Real => (r as f32 * 1.5).to_le_bytes().to_vec(),
+            Float => (r as f64 / 3.0).to_le_bytes().to_vec(),
+            Money => (r * 123_456 - 7).to_le_bytes().to_vec(),
+            SmallMoney => ((r * 99) as i32).to_le_bytes().to_vec(),
+            Decimal | Numeric => {
+                let mut b = vec![u8::from(!row.is_multiple_of(3))];
+                b.extend_from_slice(&((r as u128) * 1_000_003).to_le_bytes()[..t.fixed_length().unwrap() - 1]);
+                b
+            }
+            Date => date(730_000 + row as u32),
+            Time => time(row as u64 * 10_000_007 % 864_000_000_000, t.fixed_length().unwrap()),
+            DateTime => [(row as u32 * 300).to_le_bytes(), (40_000 + row as i32 - 50).to_le_bytes()].concat(),
+            SmallDateTime => [(row as u16 * 7).to_le_bytes(), (40_000u16 + row as u16).to_le_bytes()].concat(),
+            DateTime2 => {
+                [time(row as u64 * 999_999, t.fixed_length().unwrap() - 3), date(700_000 + row as u32)].concat()
+            }
+            DateTimeOffset => [
+                time(row as u64 * 77_777, 5),
+                date(720_000 + row as u32),
+                ((r * 15 - 120) as i16).to_le_bytes().to_vec(),
+            ]
+            .concat(),
+            UniqueIdentifier => (0..16).map(|i| (row * 16 + i) as u8).collect(),
+            Timestamp => (r * 31).to_le_bytes().to_vec(),
+            Char => format!("{:<5}", if row % 4 == 1 { "caf\u{e9}" } else { "ab" }).chars().map(|c| c as u8).collect(),
+            NChar => utf16(if row % 4 == 2 { "x\u{20ac}y" } else { "abc" }),
+            Binary => (r * 1_000_003).to_le_bytes()[..4].to_vec(),
+            VarChar => "v".repeat(row % 7).into_bytes(),
+            NVarChar if row % 5 == 3 => utf16("\u{1f600}\u{e9}"),
+            NVarChar => utf16(&"n".repeat(row % 9)),
+            VarBinary => vec![row as u8; row % 4],
+            other => panic!("no test value for {other:?}"),
+        };
+        if let Some(len) = t.fixed_length().filter(|_| t.max_length >= 0 && !matches!(t.sql_type, VarChar | NVarChar)) {
+            assert_eq!(bytes.len(), len, "{t:?}");
+        }
+        bytes
+    }
+
+    /// A record of the declared layout holding the first `columns` columns (a row written before
+    /// the others were added), with the 1-based columns in `nulls` NULL and the last
+    /// `unstored_vars` variable-length values left out (not NULL: empty).
+    fn record(
+        declared: &[(String, TypeInfo)],
+        row: usize,
+        columns: usize,
+        nulls: &[usize],
+        unstored_vars: usize,
+    ) -> Vec<u8> {
+        let (mut fixed, mut vars, mut bits) = (Vec::new(), Vec::new(), 8);
+        for (i, (_, t)) in declared.iter().enumerate().take(columns) {
+            let null = nulls.contains(&(i + 1));
+            if t.sql_type == SqlType::Bit {
+                if bits == 8 {
+                    fixed.push(0);
+                    bits = 0;
+                }
+                if !null && (row + i).is_multiple_of(2) {
+                    *fixed.last_mut().unwrap() |= 1 << bits;
+                }
+                bits += 1;
+            } else if t.max_length < 0 || matches!(t.sql_type, SqlType::VarChar | SqlType::NVarChar) {
+                vars.push(if null { Vec::new() } else { stored(t, row) });
+            } else {
+                fixed.extend(if null { vec![0; t.fixed_length().unwrap()] } else { stored(t, row) });
+            }
+        }
+        vars.truncate(vars.len() - unstored_vars.min(vars.len()));
+        let vars: Vec<&[u8]> = vars.iter().map(Vec::as_slice).collect();
+        build_record(&fixed, columns as u16, nulls, &vars)
+    }
+
+    /// Decodes `page` row by row, as the scans did before the fast path.
+    fn row_by_row(decoder: &RowDecoder, reader: &PageReader, page: &Page) -> (RecordBatch, ScanStats) {
+        let mut batch = BatchBuilder::new(decoder, 16);
+        let mut stats = ScanStats::default();
+        let mut append = |record: &Record, _| {
+            batch.append(decoder, record)?;
+            Ok(Flow::Continue)
+        };
+        scan::visit_page(reader, page, true, ScanMode::default(), &mut stats, &mut append).unwrap();
+        stats.pages = 0;
+        (batch.finish().unwrap(), stats)
+    }
+
+    /// Decodes `page` with the fast path, at most `step` rows a call.
+    fn by_columns(decoder: &RowDecoder, reader: &PageReader, page: &Page, step: usize) -> (RecordBatch, ScanStats) {
+        let plain = PlainLayout::of(decoder).expect("a plain layout");
+        let mut batch = BatchBuilder::new(decoder, 16);
+        let mut stats = ScanStats::default();
+        let mut slot = 0;
+        while slot < page.slot_count() {
+            slot = plain.append_slots(decoder, &mut batch, reader, page, true, slot, step, &mut stats).unwrap();
+        }
+        (batch.finish().unwrap(), stats)
+    }
+
+    #[test]
+    fn pages_decode_column_by_column_as_row_by_row() {
+        let declared = every_type();
+        let n = declared.len();
+        let mut records = Vec::new();
+        for row in 0..40 {
+            let nulls: Vec<usize> = match row % 5 {
+                0 => vec![],
+                1 => (1..=n).collect(),
+                2 => (1..=n).filter(|c| c % 2 == 0).collect(),
+                3 => (1..=n).filter(|c| c % 3 == 1).collect(),
+                _ => vec![row % n + 1],
+            };
+            records.push(record(&declared, row, n, &nulls, row % 4));
+        }
+        // Rows written before columns were added: shorter fixed parts and null bitmaps.
+        records.push(record(&declared, 40, 3, &[], 0));
+        records.push(record(&declared, 41, 12, &[2], 0));
+        records.push(record(&declared, 42, n - 1, &[], 0));
+        // A ghost, a deleted slot (its offset set to 0 below), a forwarding stub and the
+        // forwarded record on page 11 it points to.
+        let mut ghost = record(&declared, 43, n, &[], 0);
+        ghost[0] = (ghost[0] & !0x0e) | (6 << 1);
+        records.push(ghost);
+        records.push(record(&declared, 44, n, &[], 0));
+        records.push(vec![2 << 1, 11, 0, 0, 0, 1, 0, 0, 0]);
+        records.push(record(&declared, 45, n, &[], 0));
+        let mut forwarded = record(&declared, 46, n, &[5], 0);
+        forwarded[0] |= 1 << 1;
+        let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let mut page_bytes = build_page(PageId::new(1, 10), 1, &refs);
+        let deleted_slot = records.len() - 3;
+        page_bytes[PAGE_SIZE - 2 * (deleted_slot + 1)..][..2].copy_from_slice(&[0, 0]);
+        let target = build_page(PageId::new(1, 11), 1, &[&forwarded]);
+        let reader = reader(vec![(10, page_bytes), (11, target)]);
+        let decoder = RowDecoder::from_declaration(reader.clone(), "dbo.T", &declared).unwrap();
+        let plain = PlainLayout::of(&decoder).expect("every type here is plain");
+        let page = reader.read(PageId::new(1, 10)).unwrap();
+
+        let takes = |slot: u16| Record::parse(page.slot_bytes(slot).unwrap().unwrap()).is_ok_and(|r| plain.takes(&r));
+        assert!((0..40).all(takes), "full rows take the fast path");
+        assert!(!(40..43).any(takes), "rows shorter than the layout take the row-by-row path");
+
+        let (expected, expected_stats) = row_by_row(&decoder, &reader, &page);
+        assert_eq!(expected.num_rows(), 40 + 3 + 2, "the ghost and the deleted slot are not rows");
+        assert_eq!((expected_stats.ghost_records, expected_stats.forwarded_rows), (1, 1));
+        for step in [usize::MAX, 1, 3, 7] {
+            let (got, stats) = by_columns(&decoder, &reader, &page, step);
+            assert_eq!(got, expected, "{step} rows a call");
+            assert_eq!(stats, expected_stats, "{step} rows a call");
+        }
+        // Values from the generator, not from either decoder.
+        let ints = expected.column(1).as_any().downcast_ref::<Int32Array>().unwrap();
+        assert_eq!((ints.value(0), ints.is_null(1), ints.value(3), ints.value(40)), (-5, true, 2995, 39_995));
+        let names = expected.column(7).as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!((names.value(8), names.value(0), names.is_null(2)), ("\u{1f600}\u{e9}", "", true));
+        let added = expected.column(5).as_any().downcast_ref::<arrow_array::Int16Array>().unwrap();
+        assert!(added.is_null(40), "a column added after the row was written reads NULL");
+    }
+
+    #[test]
+    fn off_row_values_and_pointer_types_are_not_plain() {
+        let declared =
+            vec![("id".to_string(), ty(SqlType::Int, 4, 10, 0)), ("v".to_string(), ty(SqlType::VarBinary, -1, 0, 0))];
+        let reader = reader(Vec::new());
+        let decoder = RowDecoder::from_declaration(reader.clone(), "dbo.T", &declared).unwrap();
+        let plain = PlainLayout::of(&decoder).unwrap();
+        let mut r = build_record(&7i32.to_le_bytes(), 2, &[], &[&[0u8; 24]]);
+        let end = r.len() - 24 - 1;
+        assert!(plain.takes(&Record::parse(&r).unwrap()));
+        r[end] |= 0x80; // a row-overflow or LOB pointer
+        assert!(!plain.takes(&Record::parse(&r).unwrap()));
+
+        let declared = vec![("t".to_string(), ty(SqlType::Text, 16, 0, 0))];
+        let decoder = RowDecoder::from_declaration(reader, "dbo.T", &declared).unwrap();
+        assert!(PlainLayout::of(&decoder).is_none(), "text columns hold a pointer in the row");
+    }
+}
