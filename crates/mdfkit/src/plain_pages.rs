@@ -6,8 +6,9 @@
 //! (`ColumnBuilder::append_cells`, the same conversion the row-by-row path uses).
 //!
 //! Eligibility is decided in two places, both explicit:
-//! - [`PlainLayout::of`], once per partition: every output column is an in-row column read
-//!   straight from its bytes (no sparse column, no text/ntext/image, whose in-row bytes are a
+//! - [`PlainLayout::of`], once per partition: the layout has no sparse column (chosen or not:
+//!   rows may end with a sparse vector), and every output column is an in-row column read
+//!   straight from its bytes (no column set, no text/ntext/image, whose in-row bytes are a
 //!   text pointer), has a null bit, and a fixed-length one has a known length at an offset
 //!   within the fixed part.
 //! - [`PlainLayout::takes`], once per record: a primary record whose null bitmap covers every
@@ -73,6 +74,9 @@ impl PlainLayout {
     /// The plain layout of the decoder's partition, or `None` when its columns need the
     /// row-by-row path.
     pub fn of(decoder: &RowDecoder) -> Option<Self> {
+        if decoder.has_sparse() {
+            return None;
+        }
         let mut columns = Vec::with_capacity(decoder.columns().len());
         let mut var_indexes = Vec::new();
         let (mut fixed_end, mut null_bits) = (4, 0);

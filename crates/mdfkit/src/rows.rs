@@ -199,6 +199,12 @@ impl RowDecoder {
         &self.columns
     }
 
+    /// Whether the partition's layout has sparse columns (chosen or not): its rows may end with
+    /// a sparse vector, even where an older row lacks a variable-length column added later.
+    pub fn has_sparse(&self) -> bool {
+        self.has_sparse
+    }
+
     /// Decodes `record` into `out` (cleared first), one value per planned column.
     pub fn decode(&self, record: &Record, out: &mut Vec<Value>) -> Result<()> {
         out.clear();
