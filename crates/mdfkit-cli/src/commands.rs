@@ -317,7 +317,7 @@ fn table_row(t: &TableInfo) -> Vec<Value> {
 
 /// Splits `FILE... [NAME]`: the last argument is a name unless it is an existing file or a URL.
 fn split_files_and_name(args: &[String], name_required: bool) -> (Vec<PathBuf>, Option<String>) {
-    let last_is_file = args.last().is_some_and(|a| Path::new(a).is_file() || mdfkit::cloud::is_url(a));
+    let last_is_file = args.last().is_some_and(|a| Path::new(a).is_file() || mdfkit::cloud::is_remote(a));
     if args.len() > 1 && (name_required || !last_is_file) {
         let (files, name) = args.split_at(args.len() - 1);
         (files.iter().map(PathBuf::from).collect(), Some(name[0].clone()))

@@ -201,19 +201,22 @@ impl PageSource for DataFiles {
     }
 }
 
-/// Opens a local file, or with the `cloud` feature an object URL (`s3://`, `az://`).
+/// Opens a local file, or with the `cloud` feature an object URL (`s3://`, `az://`) or a signed
+/// `https://` link.
 pub fn open_random_access(path: &Path) -> Result<Box<dyn RandomAccess>> {
     #[cfg(feature = "cloud")]
-    if let Some(url) = path.to_str().filter(|s| crate::cloud::is_url(s)) {
+    if let Some(url) = path.to_str().filter(|s| crate::cloud::is_remote(s)) {
         return Ok(Box::new(crate::cloud::reader::SharedObject(crate::cloud::RemoteObject::open(url)?)));
     }
     refuse_url_without_cloud(path)?;
     Ok(Box::new(File::open(path).map_err(|e| Error::io(path, "cannot open", e))?))
 }
 
-/// True when `path` is written as an object URL (`s3://`, `az://`, `azure://`).
+/// True when `path` is written as an object URL (`s3://`, `az://`, `azure://`) or a link
+/// (`https://`, `http://`).
 pub fn is_object_url(path: &Path) -> bool {
-    path.to_str().is_some_and(|s| s.starts_with("s3://") || s.starts_with("az://") || s.starts_with("azure://"))
+    const SCHEMES: [&str; 5] = ["s3://", "az://", "azure://", "https://", "http://"];
+    path.to_str().is_some_and(|s| SCHEMES.iter().any(|scheme| s.starts_with(scheme)))
 }
 
 /// An object URL given to a build without the `cloud` feature is refused by name.

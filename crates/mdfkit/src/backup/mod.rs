@@ -116,7 +116,7 @@ pub trait ByteSource: Send + Sync {
 /// The bytes of a backup file: a local file, or with the `cloud` feature an object URL.
 pub fn open_byte_source(path: &Path) -> Result<Box<dyn ByteSource>> {
     #[cfg(feature = "cloud")]
-    if let Some(url) = path.to_str().filter(|s| crate::cloud::is_url(s)) {
+    if let Some(url) = path.to_str().filter(|s| crate::cloud::is_remote(s)) {
         return Ok(Box::new(crate::cloud::reader::SharedObject(crate::cloud::RemoteObject::open(url)?)));
     }
     crate::source::refuse_url_without_cloud(path)?;

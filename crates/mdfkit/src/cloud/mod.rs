@@ -114,6 +114,11 @@ pub fn is_url(s: &str) -> bool {
     s.starts_with("s3://") || s.starts_with("az://") || s.starts_with("azure://")
 }
 
+/// True when `s` names something [`RemoteObject`] reads: an object URL or an `https://` link.
+pub fn is_remote(s: &str) -> bool {
+    is_url(s) || reader::is_link(s)
+}
+
 /// Settings that apply to every store opened afterwards (the CLI's `--endpoint`).
 #[derive(Debug, Clone, Default)]
 pub struct CloudOptions {

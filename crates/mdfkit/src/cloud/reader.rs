@@ -7,6 +7,13 @@
 //! starts at 2 blocks and doubles on each forward step up to [`MAX_READ_AHEAD`], and falls back
 //! to 2 on a jump. At most [`CACHE_BLOCKS`] blocks are kept (least recently used go first).
 //!
+//! An object is named by a bucket URL (`s3://`, `az://`: `object_store`, credentials from the
+//! environment) or by a link that carries its own authorisation (`https://` S3 presigned URL,
+//! Azure SAS URL, CloudFront signed URL): plain GETs with a `Range` header, the size taken from
+//! the `Content-Range` of a first one-byte GET (a presigned URL is signed for GET only, so no
+//! HEAD). A server that answers a ranged GET with the whole object is refused by name rather than
+//! read whole. Links are shown without their query string, which holds the signature.
+//!
 //! [`RemoteObject::prefetch_ranges`] serves another access pattern: many small reads far apart
 //! (the page headers a backup's index is built from). The ranges are fetched as they are, up to
 //! [`SPARSE_CONCURRENCY`] at once, and kept until the next call; reads of exactly those ranges
@@ -23,7 +30,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt};
 
 use super::{block_on, runtime, store_error, store_for, ObjectUrl};
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 
 /// Bytes per cached block (two pages).
 pub const BLOCK: u64 = 16 << 10;
@@ -85,11 +92,77 @@ struct Cache {
     sparse: HashMap<u64, Bytes>,
 }
 
+/// Where an object's bytes come from.
+#[derive(Clone)]
+enum Backend {
+    /// A bucket or container, through `object_store`.
+    Store { url: ObjectUrl, store: Arc<dyn ObjectStore>, path: object_store::path::Path },
+    /// A self-authorising link, read with plain ranged GETs.
+    Link { url: String },
+}
+
+impl Backend {
+    async fn get_range(&self, range: std::ops::Range<u64>) -> std::result::Result<Bytes, String> {
+        match self {
+            Backend::Store { url, store, path } => {
+                store.get_range(path, range).await.map_err(|e| store_error(url, e).to_string())
+            }
+            Backend::Link { url } => {
+                let wanted = range.end - range.start;
+                let response = link_get(url, range.start, range.end - 1).await?;
+                match response.body.len() as u64 {
+                    n if n == wanted => Ok(response.body),
+                    n => Err(format!("{}: asked for {wanted} bytes, got {n}", link_name(url))),
+                }
+            }
+        }
+    }
+}
+
+/// True when `s` is a link this module reads with plain GETs (`https://`, `http://`).
+pub fn is_link(s: &str) -> bool {
+    s.starts_with("https://") || s.starts_with("http://")
+}
+
+/// A link as shown in messages: without its query string (the signature).
+fn link_name(url: &str) -> String {
+    match url.split_once('?') {
+        Some((base, _)) => format!("{base}?…"),
+        None => url.to_string(),
+    }
+}
+
+/// One ranged GET of a link (bytes `first..=last`), which must come back as a partial answer.
+async fn link_get(url: &str, first: u64, last: u64) -> std::result::Result<super::rest::Response, String> {
+    let name = link_name(url);
+    let response = super::rest::send(|| async {
+        Ok(super::rest::client().get(url).header(reqwest::header::RANGE, format!("bytes={first}-{last}")))
+    })
+    .await
+    .map_err(|e| format!("{name}: {e}"))?;
+    if response.header("content-range").is_none() {
+        return Err(format!(
+            "{name}: the server ignores ranged requests (no Content-Range in its answer): \
+             download the file first"
+        ));
+    }
+    Ok(response)
+}
+
+/// The size of a link's object, from the `Content-Range` (`bytes 0-0/SIZE`) of a one-byte GET.
+async fn link_size(url: &str) -> std::result::Result<u64, String> {
+    let response = link_get(url, 0, 0).await?;
+    let range = response.header("content-range").unwrap_or_default();
+    range
+        .rsplit_once('/')
+        .and_then(|(_, size)| size.trim().parse().ok())
+        .ok_or_else(|| format!("{}: no object size in Content-Range {range:?}", link_name(url)))
+}
+
 /// A remote object as random-access bytes.
 pub struct RemoteObject {
-    url: ObjectUrl,
-    store: Arc<dyn ObjectStore>,
-    path: object_store::path::Path,
+    name: String,
+    backend: Backend,
     size: u64,
     stats: Arc<FetchStats>,
     cache: Mutex<Cache>,
@@ -102,23 +175,27 @@ fn open_objects() -> &'static Mutex<HashMap<String, Weak<RemoteObject>>> {
 }
 
 impl RemoteObject {
-    /// Opens `url` (one HEAD request for its size), or shares the object already open for it.
+    /// Opens `url` (one HEAD request for its size; a one-byte GET for a link), or shares the
+    /// object already open for it.
     pub fn open(url: &str) -> Result<Arc<Self>> {
-        let url = ObjectUrl::parse(url)?;
-        let name = url.to_string();
-        if let Some(open) = open_objects().lock().unwrap_or_else(|e| e.into_inner()).get(&name).and_then(Weak::upgrade)
-        {
+        if let Some(open) = open_objects().lock().unwrap_or_else(|e| e.into_inner()).get(url).and_then(Weak::upgrade) {
             return Ok(open);
         }
-        let store = store_for(&url)?;
-        let path = url.path();
-        let meta = block_on(store.head(&path)).map_err(|e| store_error(&url, e))?;
-        let stats = stats_for(&name, meta.size);
+        let (name, backend, size) = if is_link(url) {
+            let size = block_on(link_size(url)).map_err(|e| Error::new(ErrorKind::Io, e))?;
+            (link_name(url), Backend::Link { url: url.to_string() }, size)
+        } else {
+            let parsed = ObjectUrl::parse(url)?;
+            let store = store_for(&parsed)?;
+            let path = parsed.path();
+            let meta = block_on(store.head(&path)).map_err(|e| store_error(&parsed, e))?;
+            (parsed.to_string(), Backend::Store { url: parsed, store, path }, meta.size)
+        };
+        let stats = stats_for(&name, size);
         let object = Arc::new(RemoteObject {
-            url,
-            store,
-            path,
-            size: meta.size,
+            name,
+            backend,
+            size,
             stats,
             cache: Mutex::new(Cache {
                 blocks: HashMap::new(),
@@ -128,17 +205,13 @@ impl RemoteObject {
                 sparse: HashMap::new(),
             }),
         });
-        open_objects().lock().unwrap_or_else(|e| e.into_inner()).insert(name, Arc::downgrade(&object));
+        open_objects().lock().unwrap_or_else(|e| e.into_inner()).insert(url.to_string(), Arc::downgrade(&object));
         Ok(object)
     }
 
-    pub fn url(&self) -> &ObjectUrl {
-        &self.url
-    }
-
-    /// The name to use in messages (the URL).
+    /// The name to use in messages (the URL; a link without its signature).
     pub fn location(&self) -> PathBuf {
-        PathBuf::from(self.url.to_string())
+        PathBuf::from(&self.name)
     }
 
     pub fn size(&self) -> u64 {
@@ -150,13 +223,11 @@ impl RemoteObject {
     }
 
     fn fetch(&self, range: std::ops::Range<u64>) -> Fetch {
-        let store = Arc::clone(&self.store);
-        let path = self.path.clone();
+        let backend = self.backend.clone();
         let stats = Arc::clone(&self.stats);
-        let url = self.url.clone();
         let task = runtime().spawn(async move {
             stats.requests.fetch_add(1, Ordering::Relaxed);
-            let bytes = store.get_range(&path, range).await.map_err(|e| store_error(&url, e).to_string())?;
+            let bytes = backend.get_range(range).await?;
             stats.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
             Ok(bytes)
         });
