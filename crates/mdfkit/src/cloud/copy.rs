@@ -34,6 +34,7 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt};
 use sha2::{Digest, Sha256};
 
+use super::sign::hex;
 use super::writer::Upload;
 use super::{block_on, is_url, runtime, store_error, store_for, ObjectUrl};
 use crate::error::{Error, ErrorKind, Result};
@@ -327,10 +328,6 @@ fn copy_one(
         ));
     }
     Ok(CopyReport { source: from.to_string(), destination: to.to_string(), bytes, source_sha256, destination_sha256 })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn size_of(location: &Location) -> Result<u64> {

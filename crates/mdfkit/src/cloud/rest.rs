@@ -25,6 +25,24 @@ pub fn client() -> &'static reqwest::Client {
     })
 }
 
+/// A request to `url` (scheme, host and encoded path) with `query` (encoded `k=v` or `k`) and
+/// `headers`, as signed; `host` and `content-length` are signed but left to the HTTP client,
+/// which sets them from the URL and the body.
+pub fn request(
+    method: reqwest::Method,
+    url: &str,
+    query: &[String],
+    headers: &[(String, String)],
+    body: Bytes,
+) -> reqwest::RequestBuilder {
+    let url = if query.is_empty() { url.to_string() } else { format!("{url}?{}", query.join("&")) };
+    let mut builder = client().request(method, url).body(body);
+    for (k, v) in headers.iter().filter(|(k, _)| k != "host" && k != "content-length") {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    builder
+}
+
 /// A finished response.
 #[derive(Debug)]
 pub struct Response {
