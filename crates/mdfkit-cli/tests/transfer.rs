@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use common::{create_bucket, noise, servers, sha256_hex, Proxy, TempDir, ACCESS, AZURE, S3, SECRET, TOXIPROXY};
+use common::{
+    create_bucket, noise, object_bytes, servers, sha256_hex, Proxy, TempDir, ACCESS, AZURE, S3, SECRET, TOXIPROXY,
+};
 use mdfkit::cloud::writer::PART_SIZE;
 
 /// The servers of a test and the environment that points mdfkit at them (no `--endpoint`:
@@ -214,21 +216,18 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Seconds `cp` says it took to download `url` with `concurrency` ranges of `range` in flight
-/// (its own count, without the process's start).
-fn timed_download(stores: &Stores, url: &str, to: &Path, range: &str, concurrency: usize) -> f64 {
-    let out = stores.run(&[
-        "cp",
-        url,
-        to.to_str().unwrap(),
-        "--range-size",
-        range,
-        "--concurrency",
-        &concurrency.to_string(),
-    ]);
+/// Seconds `cp` says it took to copy `from` to `to` with `args` (its own count, without the
+/// process's start; it includes reading the copy back).
+fn timed_copy(stores: &Stores, from: &str, to: &str, args: &[&str]) -> f64 {
+    let out = stores.run(&[&["cp", from, to], args].concat());
     let stderr = String::from_utf8_lossy(&out.stderr);
     let seconds = stderr.split(" bytes in ").nth(1).and_then(|rest| rest.split(' ').next());
     seconds.and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no time in the summary: {stderr}"))
+}
+
+/// Seconds to download `url` with `concurrency` ranges of `range` in flight.
+fn timed_download(stores: &Stores, url: &str, to: &Path, range: &str, concurrency: usize) -> f64 {
+    timed_copy(stores, url, to.to_str().unwrap(), &["--range-size", range, "--concurrency", &concurrency.to_string()])
 }
 
 #[test]
@@ -306,5 +305,80 @@ fn copies_through_reset_connections_are_identical() {
         assert_eq!(std::fs::read(&to).unwrap(), data, "{url}");
         assert!(started.elapsed() >= Duration::from_millis(5500), "{url}: done before the resets ended");
         assert!(stderr.contains("ranges asked again"), "{url}: {stderr}");
+    }
+}
+
+/// S3's smallest part (all but the last), the size the upload tests use.
+const MIN_PART: usize = 5 << 20;
+
+#[test]
+fn sixteen_parts_in_flight_beat_one_by_five_times_on_a_slow_link() {
+    let Some([s3, azure, toxiproxy]) = servers([S3, AZURE, TOXIPROXY]) else { return };
+    create_bucket(&s3, "wan-up");
+    create_bucket(&azure, "wan-up");
+    let tmp = TempDir::new("wan-up");
+    // 16 parts of S3's minimum size: 16 in flight send them all at once.
+    let data = noise(16 * MIN_PART, 13);
+    let original = tmp.0.join("obj.bak");
+    std::fs::write(&original, &data).unwrap();
+    let original = original.to_str().unwrap();
+    let s3_link = Proxy::new(&toxiproxy, "s3", s3.port);
+    let azure_link = Proxy::new(&toxiproxy, "azure", azure.port);
+    for link in [&s3_link, &azure_link] {
+        link.make_wan(40, 5120, "upstream");
+    }
+    let slow = Stores { s3_port: s3_link.port, azure_port: Some(azure_link.port) };
+    let upload = |url: &str, parts: usize| {
+        timed_copy(&slow, original, url, &["--part-size", "5M", "--concurrency", &parts.to_string()])
+    };
+    // One part at a time (~20 s) to both stores at once, each behind its own proxy: the link,
+    // not the machine, is what limits them. Then 16 at a time, one store after the other, so
+    // that hashing and the servers' work on 2 cores do not blur the measure.
+    let urls = ["s3://wan-up/obj.bak", "az://wan-up/obj.bak"];
+    let ones = std::thread::scope(|scope| {
+        let running = urls.map(|url| scope.spawn(move || upload(&format!("{url}.1"), 1)));
+        running.map(|r| r.join().unwrap())
+    });
+    for (url, one) in urls.into_iter().zip(ones) {
+        let sixteen = upload(&format!("{url}.16"), 16);
+        eprintln!("{url}: 1 part in flight {one:.2} s, 16 in flight {sixteen:.2} s ({:.1}x)", one / sixteen);
+        assert!(one >= 5.0 * sixteen, "{url}: 16 in flight took {sixteen:.2} s, 1 in flight {one:.2} s: less than 5x");
+    }
+    for key in ["obj.bak.1", "obj.bak.16"] {
+        assert!(object_bytes(&s3, "wan-up", key).as_deref() == Some(data.as_slice()), "s3://wan-up/{key} differs");
+        assert!(object_bytes(&azure, "wan-up", key).as_deref() == Some(data.as_slice()), "az://wan-up/{key} differs");
+    }
+}
+
+#[test]
+fn uploads_through_reset_connections_arrive_whole() {
+    let Some([s3, azure, toxiproxy]) = servers([S3, AZURE, TOXIPROXY]) else { return };
+    create_bucket(&s3, "cut");
+    create_bucket(&azure, "cut");
+    let tmp = TempDir::new("cut-up");
+    let data = noise(4 * MIN_PART + 54_321, 17);
+    let original = tmp.0.join("obj.bak");
+    std::fs::write(&original, &data).unwrap();
+    let s3_link = Proxy::new(&toxiproxy, "s3", s3.port);
+    let azure_link = Proxy::new(&toxiproxy, "azure", azure.port);
+    let cut = Stores { s3_port: s3_link.port, azure_port: Some(azure_link.port) };
+    for (url, link, server) in [("s3://cut/obj.bak", &s3_link, &s3), ("az://cut/obj.bak", &azure_link, &azure)] {
+        // 2 MB/s a connection: each part takes ~2.5 s. One second in, every connection is
+        // reset, those in the middle of a part and every new one, for 0.3 s: the parts in
+        // flight are lost and sent again (rest.rs retries for 1.5 s).
+        link.toxic("slow", "bandwidth", "upstream", r#"{"rate":2048}"#);
+        let out = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                std::thread::sleep(Duration::from_secs(1));
+                link.toxic("cut", "reset_peer", "upstream", r#"{"timeout":0}"#);
+                std::thread::sleep(Duration::from_millis(300));
+                link.remove_toxic("cut");
+            });
+            cut.run(&["cp", original.to_str().unwrap(), url, "--part-size", "5M", "--concurrency", "4"])
+        });
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("{url} through reset connections: {}", stderr.trim());
+        assert!(stderr.contains("requests sent again"), "{url}: {stderr}");
+        assert!(object_bytes(server, "cut", "obj.bak").as_deref() == Some(data.as_slice()), "{url} differs");
     }
 }
