@@ -6,7 +6,8 @@
 //! - exports and streamed uploads arrive byte for byte; a part whose Content-MD5 does not match
 //!   its body is refused by the server; an upload dropped unfinished leaves nothing;
 //! - `share` links fetch the object until they expire and are refused after;
-//! - `rm` deletes single objects and whole prefixes (more keys than one batch holds).
+//! - `rm` deletes single objects and whole prefixes (more keys than one batch holds), and names
+//!   the keys a store refused (Azure: a leased blob; S3: a scripted server's per-key `<Error>`).
 //!
 //! Run by `scripts/test-cloud.sh`; the servers, and when tests skip, are in `common`.
 
@@ -355,4 +356,103 @@ fn s3_rm_deletes_objects_and_prefixes() {
 fn azure_rm_deletes_objects_and_prefixes() {
     // 600 keys: three blob batches.
     rm_deletes_objects_and_prefixes(Kind::Azure, 600);
+}
+
+/// A server on 127.0.0.1 that answers each request with `answer(method and target)` (status,
+/// XML body), reading every request whole; stops after `requests` requests.
+fn scripted_s3(requests: usize, answer: fn(&str) -> (u16, String)) -> (u16, std::thread::JoinHandle<Vec<String>>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut connections = listener.incoming();
+        while seen.len() < requests {
+            let mut stream = connections.next().unwrap().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            // Requests on one connection, one after the other (the client keeps it alive).
+            while seen.len() < requests {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let mut length = 0usize;
+                loop {
+                    let mut header = String::new();
+                    reader.read_line(&mut header).unwrap();
+                    if header.trim().is_empty() {
+                        break;
+                    }
+                    if let Some((name, value)) = header.split_once(':') {
+                        if name.eq_ignore_ascii_case("content-length") {
+                            length = value.trim().parse().unwrap();
+                        }
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let target = line.trim().rsplit_once(' ').map_or(line.trim(), |(t, _)| t).to_string();
+                let (status, xml) = answer(&target);
+                let response = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{xml}",
+                    xml.len()
+                );
+                stream.write_all(response.as_bytes()).unwrap();
+                seen.push(target);
+            }
+        }
+        seen
+    });
+    (port, handle)
+}
+
+/// S3 answers DeleteObjects per key inside a successful request: a key it refused is named,
+/// the others count as deleted, and the exit code says not everything went.
+#[test]
+fn s3_rm_names_the_keys_the_server_did_not_delete() {
+    fn answer(target: &str) -> (u16, String) {
+        if target.starts_with("GET /bk?list-type=2") {
+            let contents: String = ["del/a.bin", "del/b.bin", "del/c.bin"]
+                .iter()
+                .map(|k| {
+                    format!(
+                        "<Contents><Key>{k}</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified>\
+                         <ETag>\"e\"</ETag><Size>1</Size><StorageClass>STANDARD</StorageClass></Contents>"
+                    )
+                })
+                .collect();
+            let xml = format!(
+                "<ListBucketResult><Name>bk</Name><Prefix>del/</Prefix><KeyCount>3</KeyCount><MaxKeys>1000</MaxKeys>\
+                 <IsTruncated>false</IsTruncated>{contents}</ListBucketResult>"
+            );
+            (200, xml)
+        } else if target.starts_with("POST /bk?delete") {
+            let xml = "<DeleteResult><Deleted><Key>del/a.bin</Key></Deleted>\
+                       <Error><Key>del/b.bin</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>\
+                       <Deleted><Key>del/c.bin</Key></Deleted></DeleteResult>";
+            (200, xml.to_string())
+        } else {
+            (400, format!("<Error><Code>Unexpected</Code><Message>{target}</Message></Error>"))
+        }
+    }
+    let (port, server) = scripted_s3(2, answer);
+    let out = Command::new(env!("CARGO_BIN_EXE_mdfkit"))
+        .args(["rm", "s3://bk/del", "--recursive"])
+        .env("AWS_ACCESS_KEY_ID", ACCESS)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "deleted 2 of 3 objects under s3://bk/del\n");
+    let refusals: Vec<&str> = stderr.lines().filter(|l| l.contains("not deleted")).collect();
+    assert_eq!(refusals.len(), 1, "{stderr}");
+    assert!(refusals[0].contains("del/b.bin") && refusals[0].contains("Access Denied"), "{stderr}");
+    let requests = server.join().unwrap();
+    assert!(
+        requests[0].starts_with("GET /bk?list-type=2") && requests[1].starts_with("POST /bk?delete"),
+        "{requests:?}"
+    );
 }
