@@ -12,7 +12,8 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::{
-    create_bucket, noise, object_bytes, servers, sha256_hex, Proxy, TempDir, ACCESS, AZURE, S3, SECRET, TOXIPROXY,
+    create_bucket, noise, object_bytes, servers, sha256_hex, Proxy, Server, TempDir, ACCESS, AZURE, S3, SECRET,
+    TOXIPROXY,
 };
 use mdfkit::cloud::writer::PART_SIZE;
 
@@ -230,32 +231,68 @@ fn timed_download(stores: &Stores, url: &str, to: &Path, range: &str, concurrenc
     timed_copy(stores, url, to.to_str().unwrap(), &["--range-size", range, "--concurrency", &concurrency.to_string()])
 }
 
+/// The servers of a WAN test (both stores and toxiproxy), bucket `name` on both stores, and a
+/// local file of noise.
+struct Wan {
+    s3: Server,
+    azure: Server,
+    toxiproxy: Server,
+    data: Vec<u8>,
+    original: PathBuf,
+    _tmp: TempDir,
+}
+
+impl Wan {
+    fn start(name: &str, len: usize, seed: u64) -> Option<Wan> {
+        let [s3, azure, toxiproxy] = servers([S3, AZURE, TOXIPROXY])?;
+        create_bucket(&s3, name);
+        create_bucket(&azure, name);
+        let tmp = TempDir::new(name);
+        let data = noise(len, seed);
+        let original = tmp.0.join("obj.bak");
+        std::fs::write(&original, &data).unwrap();
+        Some(Wan { s3, azure, toxiproxy, data, original, _tmp: tmp })
+    }
+
+    fn original(&self) -> &str {
+        self.original.to_str().unwrap()
+    }
+
+    /// Straight to the servers.
+    fn direct(&self) -> Stores {
+        Stores { s3_port: self.s3.port, azure_port: Some(self.azure.port) }
+    }
+
+    /// A proxy in front of each store.
+    fn links(&self) -> [Proxy<'_>; 2] {
+        [Proxy::new(&self.toxiproxy, "s3", self.s3.port), Proxy::new(&self.toxiproxy, "azure", self.azure.port)]
+    }
+}
+
+/// Through the proxies.
+fn through([s3, azure]: &[Proxy; 2]) -> Stores {
+    Stores { s3_port: s3.port, azure_port: Some(azure.port) }
+}
+
 #[test]
 fn sixteen_ranges_in_flight_beat_one_by_five_times_on_a_slow_link() {
-    let Some([s3, azure, toxiproxy]) = servers([S3, AZURE, TOXIPROXY]) else { return };
-    create_bucket(&s3, "wan");
-    create_bucket(&azure, "wan");
-    let tmp = TempDir::new("wan");
-    let data = noise(2 << 20, 9);
-    let original = tmp.0.join("obj.bak");
-    std::fs::write(&original, &data).unwrap();
+    let Some(wan) = Wan::start("wan", 2 << 20, 9) else { return };
     // Uploads go straight to the servers; downloads through the slow link.
-    let direct = Stores { s3_port: s3.port, azure_port: Some(azure.port) };
-    direct.run(&["cp", original.to_str().unwrap(), "s3://wan/obj.bak"]);
-    direct.run(&["cp", original.to_str().unwrap(), "az://wan/obj.bak"]);
-    let s3_link = Proxy::new(&toxiproxy, "s3", s3.port);
-    let azure_link = Proxy::new(&toxiproxy, "azure", azure.port);
-    for link in [&s3_link, &azure_link] {
+    wan.direct().run(&["cp", wan.original(), "s3://wan/obj.bak"]);
+    wan.direct().run(&["cp", wan.original(), "az://wan/obj.bak"]);
+    let links = wan.links();
+    for link in &links {
         link.make_wan(40, 512, "downstream");
     }
-    let slow = Stores { s3_port: s3_link.port, azure_port: Some(azure_link.port) };
+    let slow = through(&links);
+    let (one_path, sixteen_path) = (wan.original.with_file_name("one"), wan.original.with_file_name("sixteen"));
     for url in ["s3://wan/obj.bak", "az://wan/obj.bak"] {
         // 16 ranges of 128 KiB: one at a time pays 16 round trips at one connection's rate (~5 s).
-        let one = timed_download(&slow, url, &tmp.0.join("one"), "128K", 1);
-        let sixteen = timed_download(&slow, url, &tmp.0.join("sixteen"), "128K", 16);
+        let one = timed_download(&slow, url, &one_path, "128K", 1);
+        let sixteen = timed_download(&slow, url, &sixteen_path, "128K", 16);
         eprintln!("{url}: 1 in flight {one:.2} s, 16 in flight {sixteen:.2} s ({:.1}x)", one / sixteen);
-        assert_eq!(std::fs::read(tmp.0.join("one")).unwrap(), data);
-        assert_eq!(std::fs::read(tmp.0.join("sixteen")).unwrap(), data);
+        assert_eq!(std::fs::read(&one_path).unwrap(), wan.data);
+        assert_eq!(std::fs::read(&sixteen_path).unwrap(), wan.data);
         assert!(one >= 5.0 * sixteen, "{url}: 16 in flight took {sixteen:.2} s, 1 in flight {one:.2} s: less than 5x");
     }
     // The benchmark sees the same link, and advises many GETs in flight.
@@ -270,26 +307,18 @@ fn sixteen_ranges_in_flight_beat_one_by_five_times_on_a_slow_link() {
 
 #[test]
 fn copies_through_reset_connections_are_identical() {
-    let Some([s3, azure, toxiproxy]) = servers([S3, AZURE, TOXIPROXY]) else { return };
-    create_bucket(&s3, "cut");
-    create_bucket(&azure, "cut");
-    let tmp = TempDir::new("cut");
-    let data = noise(3 << 20, 11);
-    let original = tmp.0.join("obj.bak");
-    std::fs::write(&original, &data).unwrap();
-    let direct = Stores { s3_port: s3.port, azure_port: Some(azure.port) };
-    direct.run(&["cp", original.to_str().unwrap(), "s3://cut/obj.bak"]);
-    direct.run(&["cp", original.to_str().unwrap(), "az://cut/obj.bak"]);
-    let s3_link = Proxy::new(&toxiproxy, "s3", s3.port);
-    let azure_link = Proxy::new(&toxiproxy, "azure", azure.port);
-    let cut = Stores { s3_port: s3_link.port, azure_port: Some(azure_link.port) };
-    for (url, link) in [("s3://cut/obj.bak", &s3_link), ("az://cut/obj.bak", &azure_link)] {
+    let Some(wan) = Wan::start("cut", 3 << 20, 11) else { return };
+    wan.direct().run(&["cp", wan.original(), "s3://cut/obj.bak"]);
+    wan.direct().run(&["cp", wan.original(), "az://cut/obj.bak"]);
+    let links = wan.links();
+    let cut = through(&links);
+    for (url, link) in ["s3://cut/obj.bak", "az://cut/obj.bak"].into_iter().zip(&links) {
         // 256 KB/s a connection: the download takes ~3 s. Half a second in, every connection is
         // reset, those in the middle of a body and every new one, for 5 s. That outlasts
         // object_store's own retries (5, backoff from 100 ms doubling: at most 3.1 s), so
         // mdfkit's retry of a range has to carry the copy through.
         link.toxic("slow", "bandwidth", "downstream", r#"{"rate":256}"#);
-        let to = tmp.0.join("back.bak");
+        let to = wan.original.with_file_name("back.bak");
         let started = Instant::now();
         let out = std::thread::scope(|scope| {
             scope.spawn(|| {
@@ -302,7 +331,7 @@ fn copies_through_reset_connections_are_identical() {
         });
         let stderr = String::from_utf8_lossy(&out.stderr);
         eprintln!("{url} through reset connections: {}", stderr.trim());
-        assert_eq!(std::fs::read(&to).unwrap(), data, "{url}");
+        assert_eq!(std::fs::read(&to).unwrap(), wan.data, "{url}");
         assert!(started.elapsed() >= Duration::from_millis(5500), "{url}: done before the resets ended");
         assert!(stderr.contains("ranges asked again"), "{url}: {stderr}");
     }
@@ -313,23 +342,15 @@ const MIN_PART: usize = 5 << 20;
 
 #[test]
 fn sixteen_parts_in_flight_beat_one_by_five_times_on_a_slow_link() {
-    let Some([s3, azure, toxiproxy]) = servers([S3, AZURE, TOXIPROXY]) else { return };
-    create_bucket(&s3, "wan-up");
-    create_bucket(&azure, "wan-up");
-    let tmp = TempDir::new("wan-up");
     // 16 parts of S3's minimum size: 16 in flight send them all at once.
-    let data = noise(16 * MIN_PART, 13);
-    let original = tmp.0.join("obj.bak");
-    std::fs::write(&original, &data).unwrap();
-    let original = original.to_str().unwrap();
-    let s3_link = Proxy::new(&toxiproxy, "s3", s3.port);
-    let azure_link = Proxy::new(&toxiproxy, "azure", azure.port);
-    for link in [&s3_link, &azure_link] {
+    let Some(wan) = Wan::start("wan-up", 16 * MIN_PART, 13) else { return };
+    let links = wan.links();
+    for link in &links {
         link.make_wan(40, 5120, "upstream");
     }
-    let slow = Stores { s3_port: s3_link.port, azure_port: Some(azure_link.port) };
+    let slow = through(&links);
     let upload = |url: &str, parts: usize| {
-        timed_copy(&slow, original, url, &["--part-size", "5M", "--concurrency", &parts.to_string()])
+        timed_copy(&slow, wan.original(), url, &["--part-size", "5M", "--concurrency", &parts.to_string()])
     };
     // One part at a time (~20 s) to both stores at once, each behind its own proxy: the link,
     // not the machine, is what limits them. Then 16 at a time, one store after the other, so
@@ -345,24 +366,21 @@ fn sixteen_parts_in_flight_beat_one_by_five_times_on_a_slow_link() {
         assert!(one >= 5.0 * sixteen, "{url}: 16 in flight took {sixteen:.2} s, 1 in flight {one:.2} s: less than 5x");
     }
     for key in ["obj.bak.1", "obj.bak.16"] {
-        assert!(object_bytes(&s3, "wan-up", key).as_deref() == Some(data.as_slice()), "s3://wan-up/{key} differs");
-        assert!(object_bytes(&azure, "wan-up", key).as_deref() == Some(data.as_slice()), "az://wan-up/{key} differs");
+        for server in [&wan.s3, &wan.azure] {
+            let stored = object_bytes(server, "wan-up", key);
+            assert!(stored.as_deref() == Some(wan.data.as_slice()), "{}://wan-up/{key} differs", server.scheme());
+        }
     }
 }
 
 #[test]
 fn uploads_through_reset_connections_arrive_whole() {
-    let Some([s3, azure, toxiproxy]) = servers([S3, AZURE, TOXIPROXY]) else { return };
-    create_bucket(&s3, "cut");
-    create_bucket(&azure, "cut");
-    let tmp = TempDir::new("cut-up");
-    let data = noise(4 * MIN_PART + 54_321, 17);
-    let original = tmp.0.join("obj.bak");
-    std::fs::write(&original, &data).unwrap();
-    let s3_link = Proxy::new(&toxiproxy, "s3", s3.port);
-    let azure_link = Proxy::new(&toxiproxy, "azure", azure.port);
-    let cut = Stores { s3_port: s3_link.port, azure_port: Some(azure_link.port) };
-    for (url, link, server) in [("s3://cut/obj.bak", &s3_link, &s3), ("az://cut/obj.bak", &azure_link, &azure)] {
+    let Some(wan) = Wan::start("cut-up", 4 * MIN_PART + 54_321, 17) else { return };
+    let links = wan.links();
+    let cut = through(&links);
+    for ((url, link), server) in
+        ["s3://cut-up/obj.bak", "az://cut-up/obj.bak"].into_iter().zip(&links).zip([&wan.s3, &wan.azure])
+    {
         // 2 MB/s a connection: each part takes ~2.5 s. One second in, every connection is
         // reset, those in the middle of a part and every new one, for 0.3 s: the parts in
         // flight are lost and sent again (rest.rs retries for 1.5 s).
@@ -374,11 +392,11 @@ fn uploads_through_reset_connections_arrive_whole() {
                 std::thread::sleep(Duration::from_millis(300));
                 link.remove_toxic("cut");
             });
-            cut.run(&["cp", original.to_str().unwrap(), url, "--part-size", "5M", "--concurrency", "4"])
+            cut.run(&["cp", wan.original(), url, "--part-size", "5M", "--concurrency", "4"])
         });
         let stderr = String::from_utf8_lossy(&out.stderr);
         eprintln!("{url} through reset connections: {}", stderr.trim());
         assert!(stderr.contains("requests sent again"), "{url}: {stderr}");
-        assert!(object_bytes(server, "cut", "obj.bak").as_deref() == Some(data.as_slice()), "{url} differs");
+        assert!(object_bytes(server, "cut-up", "obj.bak").as_deref() == Some(wan.data.as_slice()), "{url} differs");
     }
 }
