@@ -540,7 +540,8 @@ pub fn export(
             .collect::<Result<Vec<_>, _>>()?
     };
     // An object URL is a prefix: each table is uploaded as PREFIX/SCHEMA.TABLE.EXT.
-    if !output.to_str().is_some_and(mdfkit::cloud::is_url) {
+    let uploading = output.to_str().is_some_and(mdfkit::cloud::is_url);
+    if !uploading {
         std::fs::create_dir_all(output).map_err(|e| Error::io(output, "cannot create the output folder", e))?;
     }
     let terminal = io::stderr().is_terminal();
@@ -548,8 +549,16 @@ pub fn export(
     let (mut rows, mut bytes, mut failed) = (0u64, 0u64, Vec::new());
     for t in &tables {
         let path = output.join(format!("{}.{}.{}", t.schema, t.name, format.extension()));
-        let bar = if terminal { progress_bar(t) } else { ProgressBar::hidden() };
-        match mdfkit::export::export_table(&db, t, format, &path, options, |n| bar.set_position(n)) {
+        let bar = if terminal { progress_bar(t, uploading) } else { ProgressBar::hidden() };
+        let uploaded_before = mdfkit::cloud::writer::bytes_uploaded();
+        let on_rows = |n| {
+            bar.set_position(n);
+            if uploading {
+                let uploaded = mdfkit::cloud::writer::bytes_uploaded() - uploaded_before;
+                bar.set_prefix(indicatif::HumanBytes(uploaded).to_string());
+            }
+        };
+        match mdfkit::export::export_table(&db, t, format, &path, options, on_rows) {
             Ok(stats) => {
                 bar.finish_and_clear();
                 rows += stats.rows;
@@ -590,12 +599,16 @@ pub fn export(
     }
 }
 
-fn progress_bar(t: &TableInfo) -> ProgressBar {
+/// A table's export bar: rows, and for an upload the bytes the store has taken (in the prefix).
+fn progress_bar(t: &TableInfo, uploading: bool) -> ProgressBar {
     let bar = ProgressBar::new(t.rows().max(0) as u64);
+    let template = if uploading {
+        "{msg:30} [{bar:30}] {pos}/{len} rows {per_sec}, {prefix} uploaded ETA {eta}"
+    } else {
+        "{msg:30} [{bar:30}] {pos}/{len} rows {per_sec} ETA {eta}"
+    };
     bar.set_style(
-        ProgressStyle::with_template("{msg:30} [{bar:30}] {pos}/{len} rows {per_sec} ETA {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()).progress_chars("=> "),
     );
     bar.set_message(t.qualified_name());
     bar

@@ -317,12 +317,16 @@ enum Command {
         /// Copy every file under SOURCE, keeping paths relative to it
         #[arg(short, long)]
         recursive: bool,
-        /// Ranged GETs in flight per object (with --recursive, shared by the files in flight)
+        /// Requests in flight per object: ranged GETs reading, upload parts writing (with
+        /// --recursive, shared by the files in flight)
         #[arg(long, default_value_t = 16)]
         concurrency: usize,
         /// Bytes per ranged GET and per local read or write: 1M, 8M, 64M, ...
         #[arg(long, default_value = "8M", value_parser = transfer::parse_size)]
         range_size: u64,
+        /// Bytes per upload part, at least 5M [default: 8M, larger when an object would need over 8,000]
+        #[arg(long, value_parser = transfer::parse_size)]
+        part_size: Option<u64>,
         /// Files copied at once with --recursive
         #[arg(long, default_value_t = 8)]
         files_in_flight: usize,
@@ -432,6 +436,7 @@ fn main() -> ExitCode {
             recursive,
             concurrency,
             range_size,
+            part_size,
             files_in_flight,
             buffered,
             verify_only,
@@ -443,6 +448,7 @@ fn main() -> ExitCode {
             options: mdfkit::cloud::copy::CopyOptions {
                 range_size: usize::try_from(range_size).unwrap_or(usize::MAX),
                 concurrency,
+                part_size: part_size.map(|p| usize::try_from(p).unwrap_or(usize::MAX)),
                 files_in_flight,
                 direct_io: !buffered,
             },

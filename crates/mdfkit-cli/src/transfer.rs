@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use mdfkit::cloud::bench::{self, BenchOptions, Cell, Operation};
 use mdfkit::cloud::copy::{self, CopyOptions, CopyReport, Notices, Progress};
+use mdfkit::cloud::writer;
 use mdfkit::{Error, ErrorKind};
 
 use crate::chart::{line_chart_png, Series};
@@ -81,8 +82,13 @@ pub fn cp(request: &CpRequest) -> Outcome {
     let bytes: u64 = reports.iter().map(|r| r.bytes).sum();
     let seconds = started.elapsed().as_secs_f64();
     let what = if request.verify_only { "compared" } else { "copied" };
-    let retries =
-        if progress.retries() > 0 { format!(", {} ranges asked again", progress.retries()) } else { String::new() };
+    let mut retries = String::new();
+    if progress.retries() > 0 {
+        retries += &format!(", {} ranges asked again", progress.retries());
+    }
+    if mdfkit::cloud::requests_sent_again() > 0 {
+        retries += &format!(", {} requests sent again", mdfkit::cloud::requests_sent_again());
+    }
     eprintln!(
         "{what} {} file{}, {bytes} bytes in {seconds:.2} s ({:.1} MB/s{retries}): SHA-256 of source and destination equal",
         reports.len(),
@@ -132,7 +138,8 @@ fn with_progress_bar<T>(progress: &Progress, work: impl FnOnce() -> T) -> T {
             while !done.load(Ordering::Relaxed) {
                 bar.set_length(progress.total());
                 bar.set_position(progress.bytes());
-                bar.set_message(format!("{} in flight", progress.in_flight()));
+                let parts = writer::parts_in_flight_now();
+                bar.set_message(format!("{} GETs, {parts} parts in flight", progress.in_flight()));
                 std::thread::sleep(Duration::from_millis(100));
             }
         });

@@ -6,71 +6,29 @@
 //! - exports and streamed uploads arrive byte for byte; a part whose Content-MD5 does not match
 //!   its body is refused by the server; an upload dropped unfinished leaves nothing;
 //! - `share` links fetch the object until they expire and are refused after;
-//! - `rm` deletes single objects and whole prefixes (more keys than one batch holds).
+//! - `rm` deletes single objects and whole prefixes (more keys than one batch holds), and names
+//!   the keys a store refused (Azure: a leased blob; S3: a scripted server's per-key `<Error>`).
 //!
-//! Run by `scripts/test-cloud.sh`, which installs the servers first and sets `MDFKIT_CLOUD_TESTS=1`.
-//! Without that variable the tests say so and pass (`cargo test --workspace` needs no server);
-//! with it and no server binary they fail under `CI=true` and skip loudly elsewhere.
+//! Run by `scripts/test-cloud.sh`; the servers, and when tests skip, are in `common`.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+mod common;
+
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use common::{
+    create_bucket, free_port, http, noise, object_bytes, put_object, server, Kind, Server, ACCESS, AZ_ACCOUNT, AZ_KEY,
+    SECRET,
+};
 use mdfkit::cloud::azure::Azure;
 use mdfkit::cloud::s3::{PartChecksums, S3};
-use mdfkit::cloud::sign::{
-    azure_signature, azure_string_to_sign, hex, md5, sha256, uri_encode, AwsKey, SigV4, UtcTime,
-};
+use mdfkit::cloud::sign::{md5, AwsKey};
 
-const ACCESS: &str = "mdfkit-test";
-const SECRET: &str = "mdfkit-test-secret";
-/// Azurite's account and its published key.
-const AZ_ACCOUNT: &str = "devstoreaccount1";
-const AZ_KEY: &str = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    S3,
-    Azure,
-}
-
-/// A server process and its folder, stopped and removed on drop.
-struct Server {
-    kind: Kind,
-    child: Child,
-    dir: PathBuf,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
+/// The library's own clients and configuration, for the tests that call it in this process.
 impl Server {
-    /// What `--endpoint` says: the S3 server, or Azurite's account URL.
-    fn endpoint(&self) -> String {
-        match self.kind {
-            Kind::S3 => format!("http://127.0.0.1:{}", self.port),
-            Kind::Azure => format!("http://127.0.0.1:{}/{AZ_ACCOUNT}", self.port),
-        }
-    }
-
-    fn env(&self) -> Vec<(&'static str, &'static str)> {
-        match self.kind {
-            Kind::S3 => {
-                vec![("AWS_ACCESS_KEY_ID", ACCESS), ("AWS_SECRET_ACCESS_KEY", SECRET), ("AWS_REGION", "us-east-1")]
-            }
-            Kind::Azure => vec![("AZURE_STORAGE_ACCOUNT_NAME", AZ_ACCOUNT), ("AZURE_STORAGE_ACCOUNT_KEY", AZ_KEY)],
-        }
-    }
-
     /// The library configured for this server, in this process (the credentials are the same
     /// for every test, so setting them once is enough).
     fn configure_library(&self) {
@@ -95,228 +53,6 @@ impl Server {
 
     fn azure_client(&self, container: &str) -> Azure {
         Azure::with_key(&self.endpoint(), AZ_ACCOUNT, AZ_KEY, container)
-    }
-
-    /// A request signed with Shared Key for `path` (`/container/blob`) on Azurite.
-    fn azure(
-        &self,
-        method: &str,
-        path: &str,
-        query: &[(&str, &str)],
-        extra: &[(&str, &str)],
-        body: &[u8],
-    ) -> (u16, Vec<u8>) {
-        let path = uri_encode(path, true);
-        let mut headers: Vec<(String, String)> = vec![
-            ("x-ms-date".into(), UtcTime::now().rfc1123()),
-            ("x-ms-version".into(), "2021-08-06".into()),
-            ("content-length".into(), body.len().to_string()),
-        ];
-        headers.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        let query: Vec<(String, String)> = query.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let to_sign = azure_string_to_sign(method, &headers, &format!("/{AZ_ACCOUNT}/{AZ_ACCOUNT}{path}"), &query);
-        let signature = azure_signature(AZ_KEY, &to_sign).unwrap();
-        headers.push(("authorization".into(), format!("SharedKey {AZ_ACCOUNT}:{signature}")));
-        let query: Vec<String> = query.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        http(method, &format!("{}{path}?{}", self.endpoint(), query.join("&")), &headers, body)
-    }
-
-    /// A request signed with SigV4 for `path` (`/bucket/key`) on the S3 server.
-    fn s3(&self, method: &str, path: &str, query: &[(&str, &str)]) -> (u16, Vec<u8>) {
-        let key = AwsKey { access_key_id: ACCESS.into(), secret_access_key: SECRET.into(), session_token: None };
-        let time = UtcTime::now();
-        let empty = hex(&sha256(b""));
-        let host = format!("127.0.0.1:{}", self.port);
-        let mut headers: Vec<(String, String)> = vec![
-            ("host".into(), host),
-            ("x-amz-date".into(), time.amz()),
-            ("x-amz-content-sha256".into(), empty.clone()),
-        ];
-        let query: Vec<(String, String)> = query.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let signer = SigV4 { key: &key, region: "us-east-1", service: "s3", time };
-        headers.push(("authorization".into(), signer.authorization(method, path, &query, &headers, &empty)));
-        let query: Vec<String> = query.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let headers: Vec<_> = headers.into_iter().filter(|(k, _)| k != "host").collect();
-        http(method, &format!("{}{path}?{}", self.endpoint(), query.join("&")), &headers, &[])
-    }
-}
-
-/// One HTTP/1.1 exchange over plain TCP: the status and the body.
-fn http(method: &str, url: &str, headers: &[(String, String)], body: &[u8]) -> (u16, Vec<u8>) {
-    let rest = url.strip_prefix("http://").expect("an http:// URL");
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let mut stream = TcpStream::connect(authority).unwrap_or_else(|e| panic!("connect to {authority}: {e}"));
-    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length")) {
-        request.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    for (k, v) in headers {
-        request.push_str(&format!("{k}: {v}\r\n"));
-    }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
-    stream.write_all(body).unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
-    let split = response.windows(4).position(|w| w == b"\r\n\r\n").expect("an HTTP response");
-    let head = String::from_utf8_lossy(&response[..split]).to_ascii_lowercase();
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).expect("a status");
-    let mut body = response[split + 4..].to_vec();
-    if head.contains("transfer-encoding: chunked") {
-        body = dechunk(&body);
-    }
-    (status, body)
-}
-
-fn dechunk(mut data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = data.windows(2).position(|w| w == b"\r\n").expect("a chunk size");
-        let size_text = String::from_utf8_lossy(&data[..line_end]);
-        let size = usize::from_str_radix(size_text.split(';').next().unwrap().trim(), 16).expect("a hex chunk size");
-        if size == 0 {
-            return out;
-        }
-        out.extend_from_slice(&data[line_end + 2..line_end + 2 + size]);
-        data = &data[line_end + 2 + size + 2..];
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
-}
-
-fn wait_for_port(port: u16, child: &mut Child) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("server exited before listening: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("server did not listen on 127.0.0.1:{port} within 30 s");
-}
-
-/// A tool on PATH, in `~/go/bin` or in the project's tool folder.
-fn find_tool(name: &str) -> Option<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-    let mut dirs: Vec<PathBuf> =
-        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
-    dirs.push(home.join("go/bin"));
-    dirs.push(home.join(".cache/mdfkit/tools/bin"));
-    dirs.push(home.join(".cache/mdfkit/tools/node_modules/.bin"));
-    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file())
-}
-
-/// Whether to run, or why not (panics under CI when a server cannot be had).
-fn tool_or_skip(name: &str) -> Option<PathBuf> {
-    if std::env::var_os("MDFKIT_CLOUD_TESTS").is_none() {
-        eprintln!("cloud tests not run: scripts/test-cloud.sh runs them (MDFKIT_CLOUD_TESTS=1, servers installed)");
-        return None;
-    }
-    match find_tool(name) {
-        Some(p) => Some(p),
-        None if std::env::var("CI").is_ok_and(|v| v == "true") => panic!("{name} is not installed (CI=true)"),
-        None => {
-            eprintln!("\n*** SKIPPED: {name} is not installed: the cloud tests that need it did not run ***\n");
-            None
-        }
-    }
-}
-
-fn server_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mdfkit-{name}-{}-{}", std::process::id(), free_port()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn start_versitygw(binary: &Path) -> Server {
-    let dir = server_dir("vgw");
-    std::fs::create_dir_all(dir.join("root")).unwrap();
-    let port = free_port();
-    let mut child = Command::new(binary)
-        .args(["--port", &format!("127.0.0.1:{port}"), "--quiet", "--access", ACCESS, "--secret", SECRET])
-        .arg("posix")
-        .arg(dir.join("root"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start versitygw");
-    wait_for_port(port, &mut child);
-    Server { kind: Kind::S3, child, dir, port }
-}
-
-fn start_azurite(binary: &Path) -> Server {
-    let dir = server_dir("azurite");
-    let port = free_port();
-    let mut child = Command::new(binary)
-        .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string(), "--silent", "--disableTelemetry"])
-        .arg("--skipApiVersionCheck")
-        .arg("--location")
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start azurite-blob");
-    wait_for_port(port, &mut child);
-    Server { kind: Kind::Azure, child, dir, port }
-}
-
-/// Starts the server of `kind`, or says why not.
-fn server(kind: Kind) -> Option<Server> {
-    match kind {
-        Kind::S3 => tool_or_skip("versitygw").map(|b| start_versitygw(&b)),
-        Kind::Azure => tool_or_skip("azurite-blob").map(|b| start_azurite(&b)),
-    }
-}
-
-/// A new, empty bucket or container.
-fn create_bucket(server: &Server, name: &str) {
-    match server.kind {
-        Kind::S3 => std::fs::create_dir_all(server.dir.join("root").join(name)).unwrap(),
-        Kind::Azure => {
-            let (status, body) = server.azure("PUT", &format!("/{name}"), &[("restype", "container")], &[], &[]);
-            assert_eq!(status, 201, "create container {name}: {}", String::from_utf8_lossy(&body));
-        }
-    }
-}
-
-/// An object's bytes as the server holds them (`None` when there is no such object).
-fn object_bytes(server: &Server, bucket: &str, key: &str) -> Option<Vec<u8>> {
-    match server.kind {
-        // The posix backend keeps bucket `b`'s object `k` as the file root/b/k.
-        Kind::S3 => std::fs::read(server.dir.join("root").join(bucket).join(key)).ok(),
-        Kind::Azure => match server.azure("GET", &format!("/{bucket}/{key}"), &[], &[], &[]) {
-            (200, body) => Some(body),
-            (404, _) => None,
-            (status, body) => panic!("GET {bucket}/{key}: {status} {}", String::from_utf8_lossy(&body)),
-        },
-    }
-}
-
-/// Puts an object in place by the server's own means (not by mdfkit's uploader).
-fn put_object(server: &Server, bucket: &str, key: &str, bytes: &[u8]) {
-    match server.kind {
-        Kind::S3 => {
-            let path = server.dir.join("root").join(bucket).join(key);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, bytes).unwrap();
-        }
-        Kind::Azure => {
-            let headers = [("x-ms-blob-type", "BlockBlob")];
-            let (status, body) = server.azure("PUT", &format!("/{bucket}/{key}"), &[], &headers, bytes);
-            assert_eq!(status, 201, "put {bucket}/{key}: {}", String::from_utf8_lossy(&body));
-        }
-    }
-}
-
-fn scheme(server: &Server) -> &'static str {
-    match server.kind {
-        Kind::S3 => "s3",
-        Kind::Azure => "az",
     }
 }
 
@@ -348,19 +84,6 @@ fn fetched(stderr: &[u8], url: &str) -> (u64, u64) {
     let words: Vec<&str> = line.split_whitespace().collect();
     let at = words.iter().position(|w| *w == "fetched").unwrap();
     (words[at + 1].parse().unwrap(), words[at + 3].parse().unwrap())
-}
-
-/// Deterministic bytes that do not compress or repeat at part boundaries.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 /// The commands whose output must not depend on where the file is.
@@ -395,7 +118,7 @@ fn same_answers(server: &Server, local: &Path, url: &str, table: &str) {
 fn export_arrives_intact(server: &Server, local: &Path, source: &str, bucket: &str, prefix: &str) {
     let out = std::env::temp_dir().join(format!("mdfkit-cloud-export-{}-{}", std::process::id(), free_port()));
     mdfkit(server, &["export", local.to_str().unwrap(), "--all", "--format", "parquet", "-o", out.to_str().unwrap()]);
-    let target = format!("{}://{bucket}/{prefix}", scheme(server));
+    let target = format!("{}://{bucket}/{prefix}", server.scheme());
     mdfkit(server, &["export", source, "--all", "--format", "parquet", "-o", &target]);
     let mut compared = 0;
     for entry in std::fs::read_dir(&out).unwrap() {
@@ -418,7 +141,7 @@ fn objects_read_like_local_files(kind: Kind) {
     let compressed = corpus.join("bak/dataplat-appveyor-lab__sharepoint_config.bak");
     assert!(mdf.is_file() && bak.is_file() && compressed.is_file(), "corpus files missing under {}", corpus.display());
     create_bucket(&server, "corpus");
-    let s = scheme(&server);
+    let s = server.scheme();
     for (local, key, table) in [
         (&mdf, "sub/aw.mdf", "SalesLT.Product"),
         (&bak, "entrepot.bak", "dbo.Client"),
@@ -466,7 +189,7 @@ fn streamed_uploads_arrive_whole_and_bad_parts_are_refused() {
         server.configure_library();
         configure(CloudOptions { endpoint: Some(server.endpoint()) });
         create_bucket(&server, "uploads");
-        let s = scheme(&server);
+        let s = server.scheme();
         // Three parts (8 + 8 + 4 MiB and some), written in odd-sized pieces.
         let data = noise(2 * PART_SIZE + (4 << 20) + 12_345, 7);
         for (key, sized) in [("stream.bin", false), ("sized.bin", true)] {
@@ -532,7 +255,7 @@ fn links_work_until_they_expire(kind: Kind) {
     create_bucket(&server, "links");
     let data = noise(100_000, 3);
     put_object(&server, "links", "dir/a b.bin", &data);
-    let url = format!("{}://links/dir/a b.bin", scheme(&server));
+    let url = format!("{}://links/dir/a b.bin", server.scheme());
     let made = Instant::now();
     let link = String::from_utf8(mdfkit(&server, &["share", &url, "--expires", "4s"]).stdout).unwrap();
     let link = link.trim();
@@ -579,7 +302,7 @@ fn azure_sas_links_work_until_they_expire() {
 fn rm_deletes_objects_and_prefixes(kind: Kind, keys: usize) {
     let Some(server) = server(kind) else { return };
     create_bucket(&server, "rmtest");
-    let s = scheme(&server);
+    let s = server.scheme();
     for i in 0..keys {
         put_object(&server, "rmtest", &format!("del/{}/{i:05}.bin", i % 7), &[i as u8]);
     }
@@ -633,4 +356,103 @@ fn s3_rm_deletes_objects_and_prefixes() {
 fn azure_rm_deletes_objects_and_prefixes() {
     // 600 keys: three blob batches.
     rm_deletes_objects_and_prefixes(Kind::Azure, 600);
+}
+
+/// A server on 127.0.0.1 that answers each request with `answer(method and target)` (status,
+/// XML body), reading every request whole; stops after `requests` requests.
+fn scripted_s3(requests: usize, answer: fn(&str) -> (u16, String)) -> (u16, std::thread::JoinHandle<Vec<String>>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut connections = listener.incoming();
+        while seen.len() < requests {
+            let mut stream = connections.next().unwrap().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            // Requests on one connection, one after the other (the client keeps it alive).
+            while seen.len() < requests {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let mut length = 0usize;
+                loop {
+                    let mut header = String::new();
+                    reader.read_line(&mut header).unwrap();
+                    if header.trim().is_empty() {
+                        break;
+                    }
+                    if let Some((name, value)) = header.split_once(':') {
+                        if name.eq_ignore_ascii_case("content-length") {
+                            length = value.trim().parse().unwrap();
+                        }
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let target = line.trim().rsplit_once(' ').map_or(line.trim(), |(t, _)| t).to_string();
+                let (status, xml) = answer(&target);
+                let response = format!(
+                    "HTTP/1.1 {status} X\r\nContent-Type: application/xml\r\nContent-Length: {}\r\n\r\n{xml}",
+                    xml.len()
+                );
+                stream.write_all(response.as_bytes()).unwrap();
+                seen.push(target);
+            }
+        }
+        seen
+    });
+    (port, handle)
+}
+
+/// S3 answers DeleteObjects per key inside a successful request: a key it refused is named,
+/// the others count as deleted, and the exit code says not everything went.
+#[test]
+fn s3_rm_names_the_keys_the_server_did_not_delete() {
+    fn answer(target: &str) -> (u16, String) {
+        if target.starts_with("GET /bk?list-type=2") {
+            let contents: String = ["del/a.bin", "del/b.bin", "del/c.bin"]
+                .iter()
+                .map(|k| {
+                    format!(
+                        "<Contents><Key>{k}</Key><LastModified>2026-01-01T00:00:00.000Z</LastModified>\
+                         <ETag>\"e\"</ETag><Size>1</Size><StorageClass>STANDARD</StorageClass></Contents>"
+                    )
+                })
+                .collect();
+            let xml = format!(
+                "<ListBucketResult><Name>bk</Name><Prefix>del/</Prefix><KeyCount>3</KeyCount><MaxKeys>1000</MaxKeys>\
+                 <IsTruncated>false</IsTruncated>{contents}</ListBucketResult>"
+            );
+            (200, xml)
+        } else if target.starts_with("POST /bk?delete") {
+            let xml = "<DeleteResult><Deleted><Key>del/a.bin</Key></Deleted>\
+                       <Error><Key>del/b.bin</Key><Code>AccessDenied</Code><Message>Access Denied</Message></Error>\
+                       <Deleted><Key>del/c.bin</Key></Deleted></DeleteResult>";
+            (200, xml.to_string())
+        } else {
+            (400, format!("<Error><Code>Unexpected</Code><Message>{target}</Message></Error>"))
+        }
+    }
+    let (port, server) = scripted_s3(2, answer);
+    let out = Command::new(env!("CARGO_BIN_EXE_mdfkit"))
+        .args(["rm", "s3://bk/del", "--recursive"])
+        .env("AWS_ACCESS_KEY_ID", ACCESS)
+        .env("AWS_SECRET_ACCESS_KEY", SECRET)
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "deleted 2 of 3 objects under s3://bk/del\n");
+    let refusals: Vec<&str> = stderr.lines().filter(|l| l.contains("not deleted")).collect();
+    assert_eq!(refusals.len(), 1, "{stderr}");
+    assert!(refusals[0].contains("del/b.bin") && refusals[0].contains("Access Denied"), "{stderr}");
+    let requests = server.join().unwrap();
+    assert!(
+        requests[0].starts_with("GET /bk?list-type=2") && requests[1].starts_with("POST /bk?delete"),
+        "{requests:?}"
+    );
 }

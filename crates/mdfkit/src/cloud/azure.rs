@@ -140,7 +140,6 @@ impl Azure {
         let mut query_string: Vec<String> =
             query.iter().map(|(k, v)| format!("{}={}", uri_encode(k, false), uri_encode(v, false))).collect();
         let url_path = self.blob_path(blob);
-        let mut rb_headers = headers.clone();
         match &self.auth {
             Auth::Key(key) => {
                 // The resource is the account followed by the whole URL path (which, for
@@ -154,20 +153,12 @@ impl Azure {
                     code: "Credentials".into(),
                     message,
                 })?;
-                rb_headers.push(("authorization".into(), format!("SharedKey {}:{signature}", self.account)));
+                headers.push(("authorization".into(), format!("SharedKey {}:{signature}", self.account)));
             }
             Auth::Sas(sas) => query_string.push(sas.clone()),
         }
-        let url = if query_string.is_empty() {
-            format!("{}{url_path}", self.account_url)
-        } else {
-            format!("{}{url_path}?{}", self.account_url, query_string.join("&"))
-        };
-        let mut rb = rest::client().request(method, url).body(body);
-        for (k, v) in rb_headers.iter().filter(|(k, _)| k != "content-length") {
-            rb = rb.header(k.as_str(), v.as_str());
-        }
-        Ok(rb)
+        let url = format!("{}{url_path}", self.account_url);
+        Ok(rest::request(method, &url, &query_string, &headers, body))
     }
 
     fn error(&self, blob: &str, what: &str, e: RestError) -> Error {

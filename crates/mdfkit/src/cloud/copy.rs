@@ -17,7 +17,8 @@
 //!   `O_DIRECT` (procfs, tmpfs before Linux 6.6: `EINVAL`) gets ordinary buffered I/O and a notice.
 //! - Objects are read by ranged GETs of [`CopyOptions::range_size`], [`CopyOptions::concurrency`]
 //!   in flight (at most [`MAX_BYTES_IN_FLIGHT`] bytes of them), consumed in order; a range that fails (connection reset, short body) is asked again
-//!   up to [`RANGE_ATTEMPTS`] times with backoff. Objects are written by [`Upload`] (multipart).
+//!   up to [`RANGE_ATTEMPTS`] times with backoff. Objects are written by [`Upload`] (multipart),
+//!   [`CopyOptions::concurrency`] parts in flight, parts sized for the source's size.
 //! - `--recursive` lists the source prefix or folder and copies [`CopyOptions::files_in_flight`]
 //!   files at once, keeping their paths relative to the prefix.
 
@@ -34,7 +35,8 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt};
 use sha2::{Digest, Sha256};
 
-use super::writer::Upload;
+use super::sign::hex;
+use super::writer::{Upload, UploadOptions};
 use super::{block_on, is_url, runtime, store_error, store_for, ObjectUrl};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -52,8 +54,11 @@ pub const MAX_BYTES_IN_FLIGHT: usize = 1 << 30;
 pub struct CopyOptions {
     /// Bytes per ranged GET and per local read or write (rounded up to [`ALIGN`]).
     pub range_size: usize,
-    /// Ranged GETs in flight per object (for `--recursive`, shared by the files in flight).
+    /// Requests in flight per object: ranged GETs reading it, upload parts writing it (for
+    /// `--recursive`, shared by the files in flight).
     pub concurrency: usize,
+    /// Upload parts' size (`None`: chosen from the object's size; see [`super::writer`]).
+    pub part_size: Option<usize>,
     /// Files copied at once by a recursive copy.
     pub files_in_flight: usize,
     /// Local files without the page cache (`O_DIRECT`) where the filesystem allows it.
@@ -62,7 +67,7 @@ pub struct CopyOptions {
 
 impl Default for CopyOptions {
     fn default() -> Self {
-        CopyOptions { range_size: 8 << 20, concurrency: 16, files_in_flight: 8, direct_io: true }
+        CopyOptions { range_size: 8 << 20, concurrency: 16, part_size: None, files_in_flight: 8, direct_io: true }
     }
 }
 
@@ -295,7 +300,7 @@ fn copy_one(
         return Err(Error::not_found(format!("{from}: source and destination are the same")));
     }
     let mut hash = Sha256::new();
-    let mut sink = Sink::create(to, options, notices)?;
+    let mut sink = Sink::create(to, size, options, notices)?;
     let read = read_chunks(from, Some(size), options, progress, notices, true, &mut |chunk| {
         hash.update(chunk);
         sink.write(chunk)
@@ -327,10 +332,6 @@ fn copy_one(
         ));
     }
     Ok(CopyReport { source: from.to_string(), destination: to.to_string(), bytes, source_sha256, destination_sha256 })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn size_of(location: &Location) -> Result<u64> {
@@ -587,10 +588,17 @@ enum Sink {
 }
 
 impl Sink {
-    fn create(to: &Location, options: &CopyOptions, notices: &Notices) -> Result<Self> {
+    fn create(to: &Location, size: u64, options: &CopyOptions, notices: &Notices) -> Result<Self> {
         Ok(match to {
             Location::Local(path) => Sink::Local(LocalWriter::create(path, options, notices)?),
-            Location::Object(url) => Sink::Object(Upload::create(&url.to_string())?),
+            Location::Object(url) => {
+                let upload = UploadOptions {
+                    expected_size: Some(size),
+                    parts_in_flight: options.concurrency,
+                    part_size: options.part_size,
+                };
+                Sink::Object(Upload::create_with(&url.to_string(), upload)?)
+            }
         })
     }
 

@@ -40,6 +40,8 @@ pub mod share;
 pub mod sign;
 pub mod writer;
 
+pub use rest::requests_sent_again;
+
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};

@@ -4,8 +4,10 @@
 //! A request is retried (up to [`RETRIES`] times, 100 ms doubling) when it did not reach the
 //! server, when the server answers 5xx or 429, or when it says the body did not match its
 //! checksum (`BadDigest`, `Md5Mismatch`, ...): the bytes sent are kept in memory, so sending them
-//! again repairs damage done in flight. Anything else fails at once.
+//! again repairs damage done in flight. Anything else fails at once. [`requests_sent_again`]
+//! counts the retries of the process, for reports.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -13,6 +15,13 @@ use bytes::Bytes;
 
 /// Retries after the first attempt.
 pub const RETRIES: u32 = 4;
+
+static SENT_AGAIN: AtomicU64 = AtomicU64::new(0);
+
+/// Requests these clients have sent again after a failure, in this process.
+pub fn requests_sent_again() -> u64 {
+    SENT_AGAIN.load(Ordering::Relaxed)
+}
 
 pub fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
@@ -23,6 +32,24 @@ pub fn client() -> &'static reqwest::Client {
             .build()
             .expect("an HTTP client")
     })
+}
+
+/// A request to `url` (scheme, host and encoded path) with `query` (encoded `k=v` or `k`) and
+/// `headers`, as signed; `host` and `content-length` are signed but left to the HTTP client,
+/// which sets them from the URL and the body.
+pub fn request(
+    method: reqwest::Method,
+    url: &str,
+    query: &[String],
+    headers: &[(String, String)],
+    body: Bytes,
+) -> reqwest::RequestBuilder {
+    let url = if query.is_empty() { url.to_string() } else { format!("{url}?{}", query.join("&")) };
+    let mut builder = client().request(method, url).body(body);
+    for (k, v) in headers.iter().filter(|(k, _)| k != "host" && k != "content-length") {
+        builder = builder.header(k.as_str(), v.as_str());
+    }
+    builder
 }
 
 /// A finished response.
@@ -127,6 +154,7 @@ where
             Err(e) if e.retryable() && attempt < RETRIES => {
                 tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
                 attempt += 1;
+                SENT_AGAIN.fetch_add(1, Ordering::Relaxed);
             }
             other => return other,
         }

@@ -19,7 +19,7 @@ use object_store::aws::{AmazonS3ConfigKey, AwsCredential, AwsCredentialProvider}
 use object_store::StaticCredentialProvider;
 
 use super::rest::{self, xml_escape, xml_value, RestError};
-use super::sign::{base64, crc32c, hex, md5, sha256, uri_encode, AwsKey, SigV4, UtcTime};
+use super::sign::{base64, crc32c, hex, md5, sha256, uri_encode, AwsKey, SigV4, SignedRequest, UtcTime};
 use super::{s3_builder, store_error, ClientCache, ObjectUrl};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -159,28 +159,22 @@ impl S3 {
         }
         let path = self.path(key);
         let signer = SigV4 { key: &aws, region: &self.region, service: "s3", time };
-        let auth = signer.authorization(method.as_str(), &path, query, &headers, &payload_hash);
-        let query_string: String = query
+        let auth = signer.authorization(&SignedRequest {
+            method: method.as_str(),
+            path: &path,
+            query,
+            headers: &headers,
+            payload_hash: &payload_hash,
+        });
+        headers.push(("authorization".into(), auth));
+        let query: Vec<String> = query
             .iter()
-            .map(|(k, v)| {
-                if v.is_empty() {
-                    uri_encode(k, false)
-                } else {
-                    format!("{}={}", uri_encode(k, false), uri_encode(v, false))
-                }
+            .map(|(k, v)| match v.is_empty() {
+                true => uri_encode(k, false),
+                false => format!("{}={}", uri_encode(k, false), uri_encode(v, false)),
             })
-            .collect::<Vec<_>>()
-            .join("&");
-        let url = if query_string.is_empty() {
-            format!("{}{path}", self.origin)
-        } else {
-            format!("{}{path}?{query_string}", self.origin)
-        };
-        let mut rb = rest::client().request(method, url).header("authorization", auth).body(body);
-        for (k, v) in headers.iter().filter(|(k, _)| k != "host") {
-            rb = rb.header(k.as_str(), v.as_str());
-        }
-        Ok(rb)
+            .collect();
+        Ok(rest::request(method, &format!("{}{path}", self.origin), &query, &headers, body))
     }
 
     fn error(&self, key: &str, what: &str, e: RestError) -> Error {

@@ -213,6 +213,37 @@ fn canonical_query(query: &[(String, String)]) -> String {
     pairs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&")
 }
 
+/// The parts of a request that SigV4 signs.
+pub struct SignedRequest<'a> {
+    pub method: &'a str,
+    /// Already URI-encoded.
+    pub path: &'a str,
+    /// Raw pairs.
+    pub query: &'a [(String, String)],
+    /// Names in any case, sorted or not.
+    pub headers: &'a [(String, String)],
+    pub payload_hash: &'a str,
+}
+
+impl SignedRequest<'_> {
+    /// The canonical request and the list of signed headers.
+    fn canonical(&self) -> (String, String) {
+        let mut headers: Vec<(String, String)> =
+            self.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.trim().to_string())).collect();
+        headers.sort();
+        let signed = headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(";");
+        let canonical_headers: String = headers.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
+        let request = format!(
+            "{}\n{}\n{}\n{canonical_headers}\n{signed}\n{}",
+            self.method,
+            self.path,
+            canonical_query(self.query),
+            self.payload_hash
+        );
+        (request, signed)
+    }
+}
+
 impl SigV4<'_> {
     fn scope(&self) -> String {
         format!("{}/{}/{}/aws4_request", self.time.date(), self.region, self.service)
@@ -225,52 +256,24 @@ impl SigV4<'_> {
         hmac_sha256(&k, b"aws4_request")
     }
 
-    /// The canonical request for `path` (already URI-encoded), `query` (raw pairs) and
-    /// `headers` (lower-case names, sorted by the caller or not).
-    pub fn canonical_request(
-        &self,
-        method: &str,
-        path: &str,
-        query: &[(String, String)],
-        headers: &[(String, String)],
-        payload_hash: &str,
-    ) -> (String, String) {
-        let mut headers: Vec<(String, String)> =
-            headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.trim().to_string())).collect();
-        headers.sort();
-        let signed = headers.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(";");
-        let canonical_headers: String = headers.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
-        let request =
-            format!("{method}\n{path}\n{}\n{canonical_headers}\n{signed}\n{payload_hash}", canonical_query(query));
-        (request, signed)
-    }
-
-    fn string_to_sign(&self, canonical_request: &str) -> String {
-        format!(
-            "AWS4-HMAC-SHA256\n{}\n{}\n{}",
-            self.time.amz(),
-            self.scope(),
-            hex(&sha256(canonical_request.as_bytes()))
-        )
+    /// The request's signature: HMAC of the string to sign with the day's derived key.
+    fn signature(&self, request: &SignedRequest) -> String {
+        let (canonical, _) = request.canonical();
+        let string_to_sign =
+            format!("AWS4-HMAC-SHA256\n{}\n{}\n{}", self.time.amz(), self.scope(), hex(&sha256(canonical.as_bytes())));
+        hex(&hmac_sha256(&self.signing_key(), string_to_sign.as_bytes()))
     }
 
     /// The `Authorization` header for a request whose `headers` include `host`,
     /// `x-amz-date` (= [`UtcTime::amz`]), `x-amz-content-sha256` (= `payload_hash`) and any
     /// other header to sign.
-    pub fn authorization(
-        &self,
-        method: &str,
-        path: &str,
-        query: &[(String, String)],
-        headers: &[(String, String)],
-        payload_hash: &str,
-    ) -> String {
-        let (request, signed) = self.canonical_request(method, path, query, headers, payload_hash);
-        let signature = hex(&hmac_sha256(&self.signing_key(), self.string_to_sign(&request).as_bytes()));
+    pub fn authorization(&self, request: &SignedRequest) -> String {
+        let (_, signed) = request.canonical();
         format!(
-            "AWS4-HMAC-SHA256 Credential={}/{}, SignedHeaders={signed}, Signature={signature}",
+            "AWS4-HMAC-SHA256 Credential={}/{}, SignedHeaders={signed}, Signature={}",
             self.key.access_key_id,
-            self.scope()
+            self.scope(),
+            self.signature(request)
         )
     }
 
@@ -289,8 +292,13 @@ impl SigV4<'_> {
             query.push(("X-Amz-Security-Token".to_string(), token.clone()));
         }
         let headers = [("host".to_string(), host.to_string())];
-        let (request, _) = self.canonical_request(method, path, &query, &headers, "UNSIGNED-PAYLOAD");
-        let signature = hex(&hmac_sha256(&self.signing_key(), self.string_to_sign(&request).as_bytes()));
+        let signature = self.signature(&SignedRequest {
+            method,
+            path,
+            query: &query,
+            headers: &headers,
+            payload_hash: "UNSIGNED-PAYLOAD",
+        });
         format!("{}&X-Amz-Signature={signature}", canonical_query(&query))
     }
 }
@@ -395,7 +403,13 @@ mod tests {
             ("x-amz-date".to_string(), "20130524T000000Z".to_string()),
         ];
         assert_eq!(
-            s.authorization("GET", "/test.txt", &[], &headers, &empty),
+            s.authorization(&SignedRequest {
+                method: "GET",
+                path: "/test.txt",
+                query: &[],
+                headers: &headers,
+                payload_hash: &empty
+            }),
             "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, \
              SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, \
              Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
