@@ -386,3 +386,79 @@ impl crate::backup::ByteSource for SharedObject {
         let _ = self.0.prefetch_ranges(ranges);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    use super::*;
+
+    /// A web server on 127.0.0.1 holding `data`, answering `Range: bytes=A-B` with 206 and a
+    /// Content-Range (or, when `ranges` is false, every GET with the whole object), until the
+    /// test ends. Returns a link with a query string standing in for a signature.
+    fn web_server(data: Vec<u8>, ranges: bool) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let link = format!("http://{}/bucket/db.mdf?sig=SECRET", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let request = String::from_utf8_lossy(&request).to_ascii_lowercase();
+                let range = request.lines().find_map(|l| l.strip_prefix("range: bytes=")).and_then(|r| {
+                    let (a, b) = r.trim().split_once('-')?;
+                    Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?))
+                });
+                let head = match range.filter(|_| ranges) {
+                    Some((a, b)) => {
+                        let b = b.min(data.len() - 1);
+                        let head = format!(
+                            "HTTP/1.1 206 Partial\r\nContent-Range: bytes {a}-{b}/{}\r\nContent-Length: {}\r\n\
+                             Connection: close\r\n\r\n",
+                            data.len(),
+                            b + 1 - a
+                        );
+                        (head, &data[a..=b])
+                    }
+                    None => (
+                        format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", data.len()),
+                        &data[..],
+                    ),
+                };
+                let _ = stream.write_all(head.0.as_bytes()).and_then(|_| stream.write_all(head.1));
+            }
+        });
+        link
+    }
+
+    #[test]
+    fn links_are_read_by_ranged_gets_and_named_without_their_signature() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+        let link = web_server(data.clone(), true);
+        let object = RemoteObject::open(&link).unwrap();
+        assert_eq!(object.size(), data.len() as u64);
+        assert!(!object.location().to_string_lossy().contains("SECRET"));
+        for (offset, len) in [(0, 8192), (8192 * 3, 8192), (299_000, 4096), (17, 70_000)] {
+            let mut buf = vec![0u8; len];
+            let n = object.read(&mut buf, offset as u64).unwrap();
+            let end = (offset + len).min(data.len());
+            assert_eq!(&buf[..n], &data[offset..end], "{len} bytes at {offset}");
+        }
+        assert!(object.stats().requests() >= 2);
+    }
+
+    #[test]
+    fn a_server_ignoring_ranges_is_refused_by_name() {
+        let link = web_server(vec![7u8; 50_000], false);
+        let error = RemoteObject::open(&link).err().expect("refused").to_string();
+        assert!(error.contains("ignores ranged requests") && error.contains("/bucket/db.mdf?…"), "{error}");
+        assert!(!error.contains("SECRET"), "{error}");
+    }
+}
