@@ -25,8 +25,9 @@ use output::Format;
         Give every file of the database (the .mdf and any .ndf), in any order: files are matched by\n\
         the ids recorded in their own headers. Nothing is ever written to the files.\n\n\
         Files may be object URLs: s3://bucket/key (credentials from AWS_* variables or ~/.aws, --endpoint\n\
-        for S3-compatible servers) and az://container/blob (AZURE_STORAGE_* variables). Remote objects\n\
-        are read by ranged GETs, never downloaded first.\n\n\
+        for S3-compatible servers) and az://container/blob (AZURE_STORAGE_* variables), or signed\n\
+        https:// links (S3 presigned, Azure SAS, CloudFront; `mdfkit share` makes them). Remote objects\n\
+        are read by ranged GETs, several in flight (--read-range, --read-ahead), never downloaded first.\n\n\
         Exit codes: 0 success, 1 failure (I/O, unknown table), 2 bad input (not a data file, damaged page).",
     after_help = "Examples:\n  mdfkit info shop.mdf\n  mdfkit tables shop.mdf shop_2.ndf\n  mdfkit schema shop.mdf dbo.Orders\n  mdfkit sys shop.mdf sys.columns --format csv"
 )]
@@ -45,6 +46,13 @@ struct Cli {
     /// After the command, print on stderr the bytes fetched from each remote object against its size
     #[arg(long, global = true)]
     fetch_report: bool,
+    /// With remote files: bytes per ranged GET of a scan [default: 256K]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = transfer::parse_size)]
+    read_range: Option<u64>,
+    /// With remote files: bytes a scan reads ahead at most [default: 2M]; read-ahead / range =
+    /// GETs in flight (`mdfkit bench transfer` measures what a link wants)
+    #[arg(long, global = true, value_name = "SIZE", value_parser = transfer::parse_size)]
+    read_ahead: Option<u64>,
 }
 
 #[derive(Args)]
@@ -399,8 +407,12 @@ impl From<ExportFormatArg> for mdfkit::export::ExportFormat {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let position = cli.position;
-    if cli.endpoint.is_some() {
-        mdfkit::cloud::configure(mdfkit::cloud::CloudOptions { endpoint: cli.endpoint.clone() });
+    if cli.endpoint.is_some() || cli.read_range.is_some() || cli.read_ahead.is_some() {
+        mdfkit::cloud::configure(mdfkit::cloud::CloudOptions {
+            endpoint: cli.endpoint.clone(),
+            read_range: cli.read_range,
+            read_ahead: cli.read_ahead,
+        });
     }
     let fetch_report = cli.fetch_report;
     let result = match cli.command {

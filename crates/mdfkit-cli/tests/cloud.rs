@@ -192,7 +192,7 @@ fn streamed_uploads_arrive_whole_and_bad_parts_are_refused() {
     for kind in [Kind::S3, Kind::Azure] {
         let Some(server) = server(kind) else { continue };
         server.configure_library();
-        configure(CloudOptions { endpoint: Some(server.endpoint()) });
+        configure(CloudOptions { endpoint: Some(server.endpoint()), ..CloudOptions::default() });
         create_bucket(&server, "uploads");
         let s = server.scheme();
         // Three parts (8 + 8 + 4 MiB and some), written in odd-sized pieces.

@@ -10,7 +10,7 @@
 //! Reading ([`reader`]): an object is a [`crate::source::RandomAccess`] and a backup
 //! [`crate::backup::ByteSource`] served by ranged GETs through the `object_store` crate. A small
 //! cache of 64 KiB blocks sits in front; when reads walk forward (a scan), the blocks ahead are
-//! fetched in parallel, the window doubling up to [`reader::MAX_READ_AHEAD`] blocks. A backup is
+//! fetched in parallel, the window doubling up to [`reader::READ_AHEAD`] bytes. A backup is
 //! never downloaded first: opening it reads the descriptor blocks and the headers of the pages in
 //! its data streams (38 bytes of each 8 KB page, fetched in parallel), then only the pages asked
 //! for. [`fetch_report`] tells how many bytes each object cost against its size.
@@ -121,12 +121,18 @@ pub fn is_remote(s: &str) -> bool {
     is_url(s) || reader::is_link(s)
 }
 
-/// Settings that apply to every store opened afterwards (the CLI's `--endpoint`).
+/// Settings that apply to every store and object opened afterwards (the CLI's `--endpoint`,
+/// `--read-range`, `--read-ahead`).
 #[derive(Debug, Clone, Default)]
 pub struct CloudOptions {
     /// The server to talk to instead of the cloud's own (`http://127.0.0.1:7070` for an
     /// S3-compatible server; for Azure the account URL, `http://host:port/account`).
     pub endpoint: Option<String>,
+    /// Bytes per ranged GET of a forward scan (default [`reader::RANGE`]).
+    pub read_range: Option<u64>,
+    /// Bytes a forward scan reads ahead at most (default [`reader::READ_AHEAD`]): read-ahead /
+    /// range = GETs in flight.
+    pub read_ahead: Option<u64>,
 }
 
 fn options() -> &'static RwLock<CloudOptions> {
@@ -230,6 +236,12 @@ pub(crate) fn azure_builder(url: &ObjectUrl) -> MicrosoftAzureBuilder {
         }
     }
     b
+}
+
+/// The read settings given: (range, read-ahead) in bytes.
+pub(crate) fn read_options() -> (Option<u64>, Option<u64>) {
+    let o = options().read().unwrap_or_else(|e| e.into_inner());
+    (o.read_range, o.read_ahead)
 }
 
 /// The `--endpoint` given, if any.
