@@ -250,32 +250,11 @@ fn read_node(reader: &PageReader, link: Link, depth: usize, seen: &mut Seen, out
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-    use std::path::PathBuf;
-    use std::sync::Arc;
 
     use super::*;
     use crate::page::tests::build_page;
     use crate::page::PAGE_SIZE;
-    use crate::source::{PageSource, SourceFile};
-
-    struct Pages(HashMap<PageId, Vec<u8>>, Vec<SourceFile>);
-
-    impl PageSource for Pages {
-        fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
-            buf.copy_from_slice(self.0.get(&id).ok_or_else(|| Error::corrupt("no such page"))?);
-            Ok(())
-        }
-
-        fn files(&self) -> &[SourceFile] {
-            &self.1
-        }
-    }
-
-    fn reader(pages: Vec<(u32, Vec<u8>)>) -> PageReader {
-        let files = vec![SourceFile { file_id: 1, location: PathBuf::from("t.mdf"), page_count: 100 }];
-        PageReader::new(Arc::new(Pages(pages.into_iter().map(|(p, b)| (PageId::new(1, p), b)).collect(), files)))
-    }
+    use crate::source::tests::reader;
 
     /// A blob fragment record of `kind` with `body` after its 14-byte header.
     fn fragment_record(kind: u16, body: &[u8]) -> Vec<u8> {

@@ -205,38 +205,18 @@ impl PlainLayout {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-    use std::path::PathBuf;
-    use std::sync::Arc;
 
     use arrow_array::{Array, Int32Array, RecordBatch, StringArray};
 
     use super::*;
-    use crate::error::Error;
+    use crate::source::tests::reader;
+
     use crate::page::tests::build_page;
     use crate::page::{PageId, PAGE_SIZE};
     use crate::record::tests::build_record;
     use crate::scan::ScanMode;
-    use crate::source::{PageSource, SourceFile};
+
     use crate::types::TypeInfo;
-
-    struct Pages(HashMap<PageId, Vec<u8>>, Vec<SourceFile>);
-
-    impl PageSource for Pages {
-        fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
-            buf.copy_from_slice(self.0.get(&id).ok_or_else(|| Error::corrupt("no such page"))?);
-            Ok(())
-        }
-
-        fn files(&self) -> &[SourceFile] {
-            &self.1
-        }
-    }
-
-    fn reader(pages: Vec<(u32, Vec<u8>)>) -> PageReader {
-        let files = vec![SourceFile { file_id: 1, location: PathBuf::from("t.mdf"), page_count: 100 }];
-        PageReader::new(Arc::new(Pages(pages.into_iter().map(|(p, b)| (PageId::new(1, p), b)).collect(), files)))
-    }
 
     fn ty(sql_type: SqlType, max_length: i16, precision: u8, scale: u8) -> TypeInfo {
         TypeInfo { sql_type, max_length, precision, scale }

@@ -316,3 +316,32 @@ impl PageReader {
         }
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::collections::HashMap;
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// Pages held in memory, by page number in file 1 (a file of 100 pages).
+    struct Pages(HashMap<PageId, Vec<u8>>, Vec<SourceFile>);
+
+    impl PageSource for Pages {
+        fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
+            buf.copy_from_slice(self.0.get(&id).ok_or_else(|| Error::corrupt("no such page"))?);
+            Ok(())
+        }
+
+        fn files(&self) -> &[SourceFile] {
+            &self.1
+        }
+    }
+
+    /// A reader over `pages` (page number, bytes) of file 1, for unit tests.
+    pub(crate) fn reader(pages: Vec<(u32, Vec<u8>)>) -> PageReader {
+        let files = vec![SourceFile { file_id: 1, location: PathBuf::from("t.mdf"), page_count: 100 }];
+        PageReader::new(Arc::new(Pages(pages.into_iter().map(|(p, b)| (PageId::new(1, p), b)).collect(), files)))
+    }
+}
