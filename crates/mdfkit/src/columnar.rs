@@ -29,12 +29,16 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, FixedSizeBinaryBuilder, Float32Builder,
-    Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder, StructBuilder, Time64MicrosecondBuilder,
-    Time64NanosecondBuilder, TimestampMicrosecondBuilder, TimestampMillisecondBuilder, TimestampNanosecondBuilder,
-    TimestampSecondBuilder, UInt8Builder,
+    BinaryBuilder, FixedSizeBinaryBuilder, Int16Builder, Int32Builder, StringBuilder, StructBuilder,
+    TimestampMicrosecondBuilder, TimestampNanosecondBuilder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::types::{
+    ArrowPrimitiveType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    Time64MicrosecondType, Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType,
+    TimestampNanosecondType, TimestampSecondType, UInt8Type,
+};
+use arrow_array::{ArrayRef, BooleanArray, PrimitiveArray, RecordBatch};
+use arrow_buffer::{BooleanBufferBuilder, NullBufferBuilder};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
 use crate::bytes::{read_i16, read_i32, read_i64, read_u16, read_u32};
@@ -146,27 +150,114 @@ pub struct BatchBuilder {
 pub const BATCH_BYTES: usize = 16 << 20;
 
 enum ColumnBuilder {
-    Bool(BooleanBuilder),
-    U8(UInt8Builder),
-    I16(Int16Builder),
-    I32(Int32Builder),
-    I64(Int64Builder),
-    F32(Float32Builder),
-    F64(Float64Builder),
-    Decimal(Decimal128Builder),
-    Date(Date32Builder),
-    TimeUs(Time64MicrosecondBuilder),
-    TimeNs(Time64NanosecondBuilder),
-    TsS(TimestampSecondBuilder),
-    TsMs(TimestampMillisecondBuilder),
-    TsUs(TimestampMicrosecondBuilder),
-    TsNs(TimestampNanosecondBuilder),
+    Bool(Bits),
+    U8(Prim<UInt8Type>),
+    I16(Prim<Int16Type>),
+    I32(Prim<Int32Type>),
+    I64(Prim<Int64Type>),
+    F32(Prim<Float32Type>),
+    F64(Prim<Float64Type>),
+    Decimal(Prim<Decimal128Type>),
+    Date(Prim<Date32Type>),
+    TimeUs(Prim<Time64MicrosecondType>),
+    TimeNs(Prim<Time64NanosecondType>),
+    TsS(Prim<TimestampSecondType>),
+    TsMs(Prim<TimestampMillisecondType>),
+    TsUs(Prim<TimestampMicrosecondType>),
+    TsNs(Prim<TimestampNanosecondType>),
     Offset(StructBuilder),
     Variant(StructBuilder),
     Spatial(StructBuilder),
     Text(StringBuilder),
     Bin(BinaryBuilder),
     Fixed(FixedSizeBinaryBuilder),
+}
+
+/// A fixed-width column's values in a plain `Vec` and its validity bits, appended a run at a time
+/// (Arrow's builders do bookkeeping per value); the array is built from them at the end.
+struct Prim<T: ArrowPrimitiveType> {
+    values: Vec<T::Native>,
+    nulls: NullBufferBuilder,
+    data_type: DataType,
+}
+
+impl<T: ArrowPrimitiveType> Prim<T> {
+    fn new(capacity: usize, data_type: DataType) -> Self {
+        Prim { values: Vec::with_capacity(capacity), nulls: NullBufferBuilder::new(capacity), data_type }
+    }
+
+    fn append_null(&mut self) {
+        self.values.push(T::Native::default());
+        self.nulls.append_null();
+    }
+
+    /// Appends a run of cells, converting the non-NULL ones with `convert`; returns the stored
+    /// bytes appended. Valid values are counted and their bits set once per run of them.
+    #[inline]
+    fn append_cells<'a>(
+        &mut self,
+        cells: impl Iterator<Item = Option<&'a [u8]>>,
+        convert: impl Fn(&[u8]) -> Option<T::Native>,
+        bad: impl Fn(&[u8]) -> Error,
+    ) -> Result<usize> {
+        self.values.reserve(cells.size_hint().0);
+        let (mut total, mut valid) = (0usize, 0usize);
+        for cell in cells {
+            match cell {
+                None => {
+                    self.nulls.append_n_non_nulls(valid);
+                    valid = 0;
+                    self.nulls.append_null();
+                    self.values.push(T::Native::default());
+                }
+                Some(bytes) => {
+                    total += bytes.len();
+                    let Some(value) = convert(bytes) else {
+                        self.nulls.append_n_non_nulls(valid);
+                        return Err(bad(bytes));
+                    };
+                    self.values.push(value);
+                    valid += 1;
+                }
+            }
+        }
+        self.nulls.append_n_non_nulls(valid);
+        Ok(total)
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let values = std::mem::take(&mut self.values);
+        let array = PrimitiveArray::<T>::try_new(values.into(), self.nulls.finish())
+            .map_err(|e| Error::corrupt(format!("building a column: {e}")))?;
+        // The data type was worked out for `T` (`ColumnBuilder::new`): only its parameters
+        // (precision and scale, time zone) change.
+        Ok(Arc::new(array.with_data_type(self.data_type.clone())))
+    }
+}
+
+/// A bit column's values and validity bits (see [`Prim`]).
+struct Bits {
+    values: BooleanBufferBuilder,
+    nulls: NullBufferBuilder,
+}
+
+impl Bits {
+    fn new(capacity: usize) -> Self {
+        Bits { values: BooleanBufferBuilder::new(capacity), nulls: NullBufferBuilder::new(capacity) }
+    }
+
+    fn append_null(&mut self) {
+        self.values.append(false);
+        self.nulls.append_null();
+    }
+
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let (values, nulls) = (self.values.finish(), self.nulls.finish());
+        if nulls.as_ref().is_some_and(|n| n.len() != values.len()) {
+            return Err(Error::corrupt("building a bit column: values and nulls differ in length".to_string()));
+        }
+        Ok(Arc::new(BooleanArray::new(values, nulls)))
+    }
 }
 
 impl BatchBuilder {
@@ -249,12 +340,12 @@ impl BatchBuilder {
         // held: finished builders restart empty and would grow by copying, and memory freed at
         // the top of the heap goes back to the OS only to fault in again for the next batch.
         let capacity = self.capacity.min(self.rows.max(1));
-        let columns: Vec<ArrayRef> = self
+        let columns = self
             .builders
             .iter_mut()
             .zip(&self.columns)
             .map(|(builder, column)| std::mem::replace(builder, ColumnBuilder::new(column, capacity)).finish())
-            .collect();
+            .collect::<Result<Vec<ArrayRef>>>()?;
         self.rows = 0;
         self.bytes = 0;
         RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| Error::corrupt(format!("building a batch: {e}")))
@@ -265,34 +356,23 @@ impl ColumnBuilder {
     fn new(c: &ColumnInfo, capacity: usize) -> Self {
         use SqlType::*;
         let t = &c.type_info;
-        match column_arrow_type(c) {
-            DataType::Boolean => ColumnBuilder::Bool(BooleanBuilder::with_capacity(capacity)),
-            DataType::UInt8 => ColumnBuilder::U8(UInt8Builder::with_capacity(capacity)),
-            DataType::Int16 => ColumnBuilder::I16(Int16Builder::with_capacity(capacity)),
-            DataType::Int32 => ColumnBuilder::I32(Int32Builder::with_capacity(capacity)),
-            DataType::Int64 => ColumnBuilder::I64(Int64Builder::with_capacity(capacity)),
-            DataType::Float32 => ColumnBuilder::F32(Float32Builder::with_capacity(capacity)),
-            DataType::Float64 => ColumnBuilder::F64(Float64Builder::with_capacity(capacity)),
-            d @ DataType::Decimal128(..) => {
-                ColumnBuilder::Decimal(Decimal128Builder::with_capacity(capacity).with_data_type(d))
-            }
-            DataType::Date32 => ColumnBuilder::Date(Date32Builder::with_capacity(capacity)),
-            DataType::Time64(TimeUnit::Microsecond) => {
-                ColumnBuilder::TimeUs(Time64MicrosecondBuilder::with_capacity(capacity))
-            }
-            DataType::Time64(_) => ColumnBuilder::TimeNs(Time64NanosecondBuilder::with_capacity(capacity)),
-            DataType::Timestamp(TimeUnit::Second, _) => {
-                ColumnBuilder::TsS(TimestampSecondBuilder::with_capacity(capacity))
-            }
-            DataType::Timestamp(TimeUnit::Millisecond, _) => {
-                ColumnBuilder::TsMs(TimestampMillisecondBuilder::with_capacity(capacity))
-            }
-            DataType::Timestamp(TimeUnit::Microsecond, _) => {
-                ColumnBuilder::TsUs(TimestampMicrosecondBuilder::with_capacity(capacity))
-            }
-            DataType::Timestamp(TimeUnit::Nanosecond, _) => {
-                ColumnBuilder::TsNs(TimestampNanosecondBuilder::with_capacity(capacity))
-            }
+        let d = column_arrow_type(c);
+        match d {
+            DataType::Boolean => ColumnBuilder::Bool(Bits::new(capacity)),
+            DataType::UInt8 => ColumnBuilder::U8(Prim::new(capacity, d)),
+            DataType::Int16 => ColumnBuilder::I16(Prim::new(capacity, d)),
+            DataType::Int32 => ColumnBuilder::I32(Prim::new(capacity, d)),
+            DataType::Int64 => ColumnBuilder::I64(Prim::new(capacity, d)),
+            DataType::Float32 => ColumnBuilder::F32(Prim::new(capacity, d)),
+            DataType::Float64 => ColumnBuilder::F64(Prim::new(capacity, d)),
+            DataType::Decimal128(..) => ColumnBuilder::Decimal(Prim::new(capacity, d)),
+            DataType::Date32 => ColumnBuilder::Date(Prim::new(capacity, d)),
+            DataType::Time64(TimeUnit::Microsecond) => ColumnBuilder::TimeUs(Prim::new(capacity, d)),
+            DataType::Time64(_) => ColumnBuilder::TimeNs(Prim::new(capacity, d)),
+            DataType::Timestamp(TimeUnit::Second, _) => ColumnBuilder::TsS(Prim::new(capacity, d)),
+            DataType::Timestamp(TimeUnit::Millisecond, _) => ColumnBuilder::TsMs(Prim::new(capacity, d)),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => ColumnBuilder::TsUs(Prim::new(capacity, d)),
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => ColumnBuilder::TsNs(Prim::new(capacity, d)),
             DataType::Struct(fields) if t.sql_type == Clr => {
                 ColumnBuilder::Spatial(StructBuilder::from_fields(fields, capacity))
             }
@@ -378,32 +458,50 @@ impl ColumnBuilder {
         match self {
             ColumnBuilder::Bool(b) => {
                 let bit = plan.bit_position();
-                each_cell!(b, |bytes| bytes.first().map(|byte| byte >> bit & 1 == 1))
+                for cell in cells {
+                    match cell {
+                        None => b.append_null(),
+                        Some(bytes) => {
+                            total += bytes.len();
+                            b.values.append(bytes.first().ok_or_else(|| bad(bytes))? >> bit & 1 == 1);
+                            b.nulls.append_non_null();
+                        }
+                    }
+                }
             }
-            ColumnBuilder::U8(b) => each_cell!(b, |bytes| bytes.first().copied()),
-            ColumnBuilder::I16(b) => each_cell!(b, |bytes| read_i16(bytes, 0)),
-            ColumnBuilder::I32(b) => each_cell!(b, |bytes| read_i32(bytes, 0)),
-            ColumnBuilder::I64(b) => each_cell!(b, |bytes| read_i64(bytes, 0)),
+            ColumnBuilder::U8(b) => total = b.append_cells(cells, |bytes| bytes.first().copied(), bad)?,
+            ColumnBuilder::I16(b) => total = b.append_cells(cells, |bytes| read_i16(bytes, 0), bad)?,
+            ColumnBuilder::I32(b) => total = b.append_cells(cells, |bytes| read_i32(bytes, 0), bad)?,
+            ColumnBuilder::I64(b) => total = b.append_cells(cells, |bytes| read_i64(bytes, 0), bad)?,
             ColumnBuilder::F32(b) => {
-                each_cell!(b, |bytes| bytes.get(..4).and_then(|v| v.try_into().ok()).map(f32::from_le_bytes))
+                let f32_of = |bytes: &[u8]| bytes.get(..4).and_then(|v| v.try_into().ok()).map(f32::from_le_bytes);
+                total = b.append_cells(cells, f32_of, bad)?
             }
             ColumnBuilder::F64(b) => {
-                each_cell!(b, |bytes| bytes.get(..8).and_then(|v| v.try_into().ok()).map(f64::from_le_bytes))
+                let f64_of = |bytes: &[u8]| bytes.get(..8).and_then(|v| v.try_into().ok()).map(f64::from_le_bytes);
+                total = b.append_cells(cells, f64_of, bad)?
             }
             ColumnBuilder::Decimal(b) => match t.sql_type {
-                SqlType::Money => each_cell!(b, |bytes| read_i64(bytes, 0).map(i128::from)),
-                SqlType::SmallMoney => each_cell!(b, |bytes| read_i32(bytes, 0).map(i128::from)),
-                _ => each_cell!(b, |bytes| decimal_value(bytes)),
+                SqlType::Money => total = b.append_cells(cells, |bytes| read_i64(bytes, 0).map(i128::from), bad)?,
+                SqlType::SmallMoney => {
+                    total = b.append_cells(cells, |bytes| read_i32(bytes, 0).map(i128::from), bad)?
+                }
+                _ => total = b.append_cells(cells, decimal_value, bad)?,
             },
             ColumnBuilder::Date(b) => {
-                each_cell!(b, |bytes| three_byte(bytes).map(|days| (days as i64 - DAYS_0001_TO_1970) as i32))
+                let days = |bytes: &[u8]| three_byte(bytes).map(|days| (days as i64 - DAYS_0001_TO_1970) as i32);
+                total = b.append_cells(cells, days, bad)?
             }
-            ColumnBuilder::TimeUs(b) => each_cell!(b, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 6))),
-            ColumnBuilder::TimeNs(b) => each_cell!(b, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 9))),
-            ColumnBuilder::TsS(b) => each_cell!(b, |bytes| smalldatetime_seconds(bytes)),
-            ColumnBuilder::TsMs(b) => each_cell!(b, |bytes| datetime_millis(bytes)),
-            ColumnBuilder::TsUs(b) => each_cell!(b, |bytes| datetime2(bytes, t.scale, 6)),
-            ColumnBuilder::TsNs(b) => each_cell!(b, |bytes| datetime2(bytes, t.scale, 9)),
+            ColumnBuilder::TimeUs(b) => {
+                total = b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 6)), bad)?
+            }
+            ColumnBuilder::TimeNs(b) => {
+                total = b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 9)), bad)?
+            }
+            ColumnBuilder::TsS(b) => total = b.append_cells(cells, smalldatetime_seconds, bad)?,
+            ColumnBuilder::TsMs(b) => total = b.append_cells(cells, datetime_millis, bad)?,
+            ColumnBuilder::TsUs(b) => total = b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 6), bad)?,
+            ColumnBuilder::TsNs(b) => total = b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 9), bad)?,
             ColumnBuilder::Text(b) => {
                 for cell in cells {
                     let Some(bytes) = cell else {
@@ -493,28 +591,28 @@ impl ColumnBuilder {
         Ok(())
     }
 
-    fn finish(&mut self) -> ArrayRef {
-        match self {
-            ColumnBuilder::Bool(b) => Arc::new(b.finish()),
-            ColumnBuilder::U8(b) => Arc::new(b.finish()),
-            ColumnBuilder::I16(b) => Arc::new(b.finish()),
-            ColumnBuilder::I32(b) => Arc::new(b.finish()),
-            ColumnBuilder::I64(b) => Arc::new(b.finish()),
-            ColumnBuilder::F32(b) => Arc::new(b.finish()),
-            ColumnBuilder::F64(b) => Arc::new(b.finish()),
-            ColumnBuilder::Decimal(b) => Arc::new(b.finish()),
-            ColumnBuilder::Date(b) => Arc::new(b.finish()),
-            ColumnBuilder::TimeUs(b) => Arc::new(b.finish()),
-            ColumnBuilder::TimeNs(b) => Arc::new(b.finish()),
-            ColumnBuilder::TsS(b) => Arc::new(b.finish()),
-            ColumnBuilder::TsMs(b) => Arc::new(b.finish()),
-            ColumnBuilder::TsUs(b) => Arc::new(b.finish()),
-            ColumnBuilder::TsNs(b) => Arc::new(b.finish()),
+    fn finish(&mut self) -> Result<ArrayRef> {
+        Ok(match self {
+            ColumnBuilder::Bool(b) => b.finish()?,
+            ColumnBuilder::U8(b) => b.finish()?,
+            ColumnBuilder::I16(b) => b.finish()?,
+            ColumnBuilder::I32(b) => b.finish()?,
+            ColumnBuilder::I64(b) => b.finish()?,
+            ColumnBuilder::F32(b) => b.finish()?,
+            ColumnBuilder::F64(b) => b.finish()?,
+            ColumnBuilder::Decimal(b) => b.finish()?,
+            ColumnBuilder::Date(b) => b.finish()?,
+            ColumnBuilder::TimeUs(b) => b.finish()?,
+            ColumnBuilder::TimeNs(b) => b.finish()?,
+            ColumnBuilder::TsS(b) => b.finish()?,
+            ColumnBuilder::TsMs(b) => b.finish()?,
+            ColumnBuilder::TsUs(b) => b.finish()?,
+            ColumnBuilder::TsNs(b) => b.finish()?,
             ColumnBuilder::Offset(b) | ColumnBuilder::Variant(b) | ColumnBuilder::Spatial(b) => Arc::new(b.finish()),
             ColumnBuilder::Text(b) => Arc::new(b.finish()),
             ColumnBuilder::Bin(b) => Arc::new(b.finish()),
             ColumnBuilder::Fixed(b) => Arc::new(b.finish()),
-        }
+        })
     }
 }
 
@@ -681,7 +779,7 @@ mod tests {
         b.append(&plan, &[], &mut text).unwrap();
         b.append_null();
         assert!(b.append(&plan, &[0xFC], &mut text).is_err());
-        let a = b.finish();
+        let a = b.finish().unwrap();
         let a = a.as_any().downcast_ref::<StringArray>().unwrap();
         assert_eq!((a.value(0), a.value(1), a.is_null(2)), ("/1/1/", "/", true));
 
@@ -694,7 +792,7 @@ mod tests {
         ];
         b.append(&plan, &point, &mut text).unwrap();
         b.append_null();
-        let a = b.finish();
+        let a = b.finish().unwrap();
         let a = a.as_any().downcast_ref::<StructArray>().unwrap();
         assert!(a.is_valid(0) && a.is_null(1));
         let srid = a.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
