@@ -251,6 +251,48 @@ impl Bits {
         self.nulls.append_null();
     }
 
+    /// Appends a run of cells as [`Prim::append_cells`] does; values are gathered 64 bits at a
+    /// time.
+    #[inline]
+    fn append_cells<'a>(
+        &mut self,
+        cells: impl Iterator<Item = Option<&'a [u8]>>,
+        convert: impl Fn(&[u8]) -> Option<bool>,
+        bad: impl Fn(&[u8]) -> Error,
+    ) -> Result<usize> {
+        let (mut total, mut valid) = (0usize, 0usize);
+        let (mut word, mut bits) = (0u64, 0usize);
+        let mut result = Ok(());
+        for cell in cells {
+            let value = match cell {
+                None => {
+                    self.nulls.append_n_non_nulls(valid);
+                    valid = 0;
+                    self.nulls.append_null();
+                    false
+                }
+                Some(bytes) => {
+                    total += bytes.len();
+                    let Some(value) = convert(bytes) else {
+                        result = Err(bad(bytes));
+                        break;
+                    };
+                    valid += 1;
+                    value
+                }
+            };
+            word |= u64::from(value) << bits;
+            bits += 1;
+            if bits == 64 {
+                self.values.append_packed_range(0..64, &word.to_le_bytes());
+                (word, bits) = (0, 0);
+            }
+        }
+        self.values.append_packed_range(0..bits, &word.to_le_bytes());
+        self.nulls.append_n_non_nulls(valid);
+        result.map(|()| total)
+    }
+
     fn finish(&mut self) -> Result<ArrayRef> {
         let (values, nulls) = (self.values.finish(), self.nulls.finish());
         if nulls.as_ref().is_some_and(|n| n.len() != values.len()) {
@@ -458,16 +500,7 @@ impl ColumnBuilder {
         match self {
             ColumnBuilder::Bool(b) => {
                 let bit = plan.bit_position();
-                for cell in cells {
-                    match cell {
-                        None => b.append_null(),
-                        Some(bytes) => {
-                            total += bytes.len();
-                            b.values.append(bytes.first().ok_or_else(|| bad(bytes))? >> bit & 1 == 1);
-                            b.nulls.append_non_null();
-                        }
-                    }
-                }
+                total = b.append_cells(cells, |bytes| bytes.first().map(|byte| byte >> bit & 1 == 1), bad)?
             }
             ColumnBuilder::U8(b) => total = b.append_cells(cells, |bytes| bytes.first().copied(), bad)?,
             ColumnBuilder::I16(b) => total = b.append_cells(cells, |bytes| read_i16(bytes, 0), bad)?,
