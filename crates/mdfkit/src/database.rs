@@ -330,6 +330,27 @@ impl Database {
             // channel of one: a worker ahead of the consumer waits instead of piling up batches
             // (LOB tables make them large). The consumer reads task i from worker i % workers,
             // so batches come back in page order.
+            // Hands a batch on, cut to the limit: false once no more rows are wanted.
+            let mut deliver = |batch: RecordBatch| -> Result<bool> {
+                let rows = batch.num_rows() as u64;
+                let batch = if rows > remaining { batch.slice(0, remaining as usize) } else { batch };
+                remaining -= (batch.num_rows() as u64).min(remaining);
+                Ok(each(batch)? == Flow::Continue && remaining > 0)
+            };
+            // A single task (most small tables) is decoded on this thread: the same decoding,
+            // without a thread and a channel.
+            if workers == 1 {
+                let mut wanted = Ok(true);
+                let result = self.decode_pages(&shared, tasks[0], &mut |batch| {
+                    wanted = deliver(batch);
+                    matches!(wanted, Ok(true))
+                });
+                if !wanted? {
+                    return Ok(total);
+                }
+                total += result.map_err(|e| e.in_object(table.qualified_name()))?;
+                continue;
+            }
             let outcome = std::thread::scope(|scope| -> Result<bool> {
                 let receivers: Vec<_> = (0..workers)
                     .map(|w| {
@@ -353,10 +374,7 @@ impl Database {
                     loop {
                         match rx.recv() {
                             Ok(TaskMessage::Batch(batch)) => {
-                                let rows = batch.num_rows() as u64;
-                                let batch = if rows > remaining { batch.slice(0, remaining as usize) } else { batch };
-                                remaining -= (batch.num_rows() as u64).min(remaining);
-                                if each(batch)? == Flow::Stop || remaining == 0 {
+                                if !deliver(batch)? {
                                     return Ok(false);
                                 }
                             }
