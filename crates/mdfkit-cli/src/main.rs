@@ -404,7 +404,21 @@ impl From<ExportFormatArg> for mdfkit::export::ExportFormat {
     }
 }
 
+/// Fixes glibc's mmap threshold at 128 KiB (see Cargo.toml: otherwise peak memory grows with the
+/// size of LOB tables exported).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn keep_large_buffers_out_of_the_heap() {
+    // SAFETY: mallopt only changes allocator tuning; it is called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn keep_large_buffers_out_of_the_heap() {}
+
 fn main() -> ExitCode {
+    keep_large_buffers_out_of_the_heap();
     let cli = Cli::parse();
     let position = cli.position;
     if cli.endpoint.is_some() || cli.read_range.is_some() || cli.read_ahead.is_some() {
