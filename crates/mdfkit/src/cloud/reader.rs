@@ -302,9 +302,9 @@ impl RemoteObject {
             }
             // Forward: the next block, or a skip ahead that lands within the read-ahead (a scan
             // passing over unallocated pages or pages of other tables).
-            let window = cache.window;
-            let forward =
-                cache.last_block.is_some_and(|l| (first > l && first <= l + 1 + window) || (first == l && last > l));
+            let forward = cache
+                .last_block
+                .is_some_and(|l| (first > l && first <= l + 1 + cache.window) || (first == l && last > l));
             let same = cache.last_block == Some(first) && last == first;
             // A read elsewhere of blocks already held (a PFS or catalog page looked up in the
             // middle of a scan) leaves the scan's window alone.
