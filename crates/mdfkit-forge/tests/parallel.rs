@@ -5,23 +5,14 @@
 // Only `open` is used here; the round-trip helpers serve the other test files.
 #[allow(dead_code)]
 mod common;
+// The reader's test helpers: only the serial/parallel comparison is used here.
+#[allow(dead_code)]
+#[path = "../../mdfkit/tests/common/mod.rs"]
+mod corpus_common;
 
-use arrow_array::RecordBatch;
 use mdfkit::scan::Flow;
 use mdfkit::ScanOptions;
 use mdfkit_forge::{ColType, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec, Version};
-
-fn rows_of(batches: &[RecordBatch]) -> Vec<String> {
-    let mut rows: Vec<String> = batches
-        .iter()
-        .flat_map(|b| {
-            (0..b.num_rows())
-                .map(move |i| b.columns().iter().map(|c| format!("{:?}", c.slice(i, 1))).collect::<Vec<_>>().join("|"))
-        })
-        .collect();
-    rows.sort();
-    rows
-}
 
 #[test]
 fn parallel_scans_of_many_tasks_return_every_row_once() {
@@ -44,18 +35,7 @@ fn parallel_scans_of_many_tasks_return_every_row_once() {
         let t = db.catalog().find_table(name).unwrap();
         assert!(t.used_pages() > 3 * 64, "{name}: {} pages, want several 64-page tasks", t.used_pages());
         let options = ScanOptions { batch_size: 1000, ..Default::default() };
-        let (mut serial, mut parallel) = (Vec::new(), Vec::new());
-        db.scan_batches(&t, &options, |b| {
-            serial.push(b);
-            Ok(Flow::Continue)
-        })
-        .unwrap();
-        db.scan_batches_parallel(&t, &options, 3, |b| {
-            parallel.push(b);
-            Ok(Flow::Continue)
-        })
-        .unwrap();
-        let (serial, parallel) = (rows_of(&serial), rows_of(&parallel));
+        let (serial, parallel) = corpus_common::serial_and_parallel_rows(&db, &t, &options, 3);
         assert_eq!(serial.len(), 20_000, "{name}");
         assert_eq!(serial, parallel, "{name}");
 

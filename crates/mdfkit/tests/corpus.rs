@@ -526,35 +526,13 @@ fn the_iam_chain_finds_the_recorded_first_leaf() {
 #[test]
 fn parallel_scans_return_the_same_rows() {
     let Some(dir) = common::corpus_dir() else { return };
-    let rows_of = |batches: &[arrow_array::RecordBatch]| -> Vec<String> {
-        let mut rows: Vec<String> = batches
-            .iter()
-            .flat_map(|b| {
-                (0..b.num_rows()).map(move |i| {
-                    b.columns().iter().map(|c| format!("{:?}", c.slice(i, 1))).collect::<Vec<_>>().join("|")
-                })
-            })
-            .collect();
-        rows.sort();
-        rows
-    };
     let mut tables = 0;
     for row in manifest(&dir).iter().filter(|r| r.kind == "mdf") {
         let db = Database::open(&[dir.join(&row.file)]).unwrap();
         for t in db.catalog().tables(false) {
             let options = mdfkit::ScanOptions { batch_size: 7, ..Default::default() };
-            let (mut serial, mut parallel) = (Vec::new(), Vec::new());
-            db.scan_batches(&t, &options, |b| {
-                serial.push(b);
-                Ok(Flow::Continue)
-            })
-            .unwrap();
-            db.scan_batches_parallel(&t, &options, 3, |b| {
-                parallel.push(b);
-                Ok(Flow::Continue)
-            })
-            .unwrap();
-            assert_eq!(rows_of(&serial), rows_of(&parallel), "{}: {}", row.file, t.qualified_name());
+            let (serial, parallel) = common::serial_and_parallel_rows(&db, &t, &options, 3);
+            assert_eq!(serial, parallel, "{}: {}", row.file, t.qualified_name());
             tables += 1;
         }
     }

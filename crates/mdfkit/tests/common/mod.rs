@@ -39,3 +39,34 @@ impl Rng {
         (self.next() % n as u64) as usize
     }
 }
+
+/// The rows of `table` read by the serial scan and by the parallel scan on `threads` threads,
+/// each row spelled out and both lists sorted: the parallel scan returns rows in page allocation
+/// order, so the two are compared as multisets. (Not every test that shares this module scans.)
+#[allow(dead_code)]
+pub fn serial_and_parallel_rows(
+    db: &mdfkit::Database,
+    table: &mdfkit::catalog::model::TableInfo,
+    options: &mdfkit::ScanOptions,
+    threads: usize,
+) -> (Vec<String>, Vec<String>) {
+    let rows_of = |parallel: bool| {
+        let mut rows = Vec::new();
+        let mut spell = |b: arrow_array::RecordBatch| {
+            rows.extend(
+                (0..b.num_rows())
+                    .map(|i| b.columns().iter().map(|c| format!("{:?}", c.slice(i, 1))).collect::<Vec<_>>().join("|")),
+            );
+            Ok(mdfkit::scan::Flow::Continue)
+        };
+        if parallel {
+            db.scan_batches_parallel(table, options, threads, &mut spell)
+        } else {
+            db.scan_batches(table, options, &mut spell)
+        }
+        .unwrap_or_else(|e| panic!("{}: {e}", table.qualified_name()));
+        rows.sort();
+        rows
+    };
+    (rows_of(false), rows_of(true))
+}
