@@ -353,10 +353,17 @@ class Table:
         pl = _require("polars", "polars")
         return pl.from_arrow(self.to_arrow(columns, limit))
 
-    def export(self, path: PathLike, format: str = "parquet", columns: Optional[Sequence[str]] = None) -> ExportResult:
+    def export(
+        self,
+        path: PathLike,
+        format: str = "parquet",
+        columns: Optional[Sequence[str]] = None,
+        compression: str = "zstd",
+    ) -> ExportResult:
         """Writes the table to ``path`` as ``parquet``, ``arrow`` (IPC stream), ``csv`` or
-        ``jsonl``, streaming (bounded memory, GIL released)."""
-        stats = self._db._native.export(self.qualified_name, format, os.fspath(path), _columns(columns))
+        ``jsonl``, streaming (bounded memory, GIL released). ``compression`` is Parquet's:
+        ``"zstd"``, ``"zstd:LEVEL"`` (1-22), ``"snappy"``, ``"lz4"`` or ``"none"``."""
+        stats = self._db._native.export(self.qualified_name, format, os.fspath(path), _columns(columns), compression)
         return ExportResult(self.qualified_name, Path(path), stats["rows"], stats["bytes"], stats["seconds"])
 
 
@@ -551,6 +558,7 @@ class Database:
         format: str = "parquet",
         tables: Optional[Iterable[str]] = None,
         errors: str = "raise",
+        compression: str = "zstd",
     ) -> List[ExportResult]:
         """Writes tables to ``out_dir`` as ``schema.name.parquet`` (or ``.arrows``, ``.csv``,
         ``.jsonl``). See :func:`mdfkit.export`."""
@@ -564,7 +572,7 @@ class Database:
         for t in chosen:
             path = out / f"{t.schema_name}.{t.name}.{ext}"
             try:
-                results.append(t.export(path, format))
+                results.append(t.export(path, format, compression=compression))
             except Error as exc:
                 results.append(ExportResult(t.qualified_name, path, error=exc))
         failed = [r for r in results if r.error is not None]
@@ -617,6 +625,7 @@ def export(
     format: str = "parquet",
     tables: Optional[Iterable[str]] = None,
     errors: str = "raise",
+    compression: str = "zstd",
 ) -> List[ExportResult]:
     """Exports tables to files in ``out_dir``, one per table: ``schema.name.parquet``.
 
@@ -629,6 +638,8 @@ def export(
         errors: ``"raise"``: write every table that can be written, then raise the first
             error (its ``results`` attribute lists what was done); ``"skip"``: return the failures
             in the results (``ExportResult.error``).
+        compression: Parquet's: ``"zstd"`` (level 1), ``"zstd:LEVEL"`` (1-22), ``"snappy"`` or
+            ``"lz4"`` (faster, larger files), ``"none"``.
 
     Returns:
         One :class:`ExportResult` per table.
@@ -640,4 +651,4 @@ def export(
         (830, PosixPath('out/dbo.Orders.parquet'))
     """
     db = source if isinstance(source, Database) else Database(source)
-    return db.export(out_dir, format, tables, errors)
+    return db.export(out_dir, format, tables, errors, compression)

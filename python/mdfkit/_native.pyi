@@ -33,5 +33,10 @@ class NativeDatabase:
     ) -> Stream: ...
     def view(self, name: str) -> Stream: ...
     def export(
-        self, table: str, format: str, path: Union[str, PathLike[str]], columns: Optional[List[str]] = None
+        self,
+        table: str,
+        format: str,
+        path: Union[str, PathLike[str]],
+        columns: Optional[List[str]] = None,
+        compression: str = "zstd",
     ) -> Dict[str, Any]: ...

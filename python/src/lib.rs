@@ -248,7 +248,7 @@ impl NativeDatabase {
 
     /// Writes `table` to `path` as `format` (parquet, arrow, csv, jsonl); returns rows, bytes,
     /// seconds and ghost records skipped. The GIL is released while writing.
-    #[pyo3(signature = (table, format, path, columns = None))]
+    #[pyo3(signature = (table, format, path, columns = None, compression = "zstd"))]
     fn export<'py>(
         &self,
         py: Python<'py>,
@@ -256,8 +256,10 @@ impl NativeDatabase {
         format: &str,
         path: PathBuf,
         columns: Option<Vec<String>>,
+        compression: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let format = parse_format(format)?;
+        let compression = compression.parse().map_err(PyValueError::new_err)?;
         let t = self.find(py, table)?;
         let db = &self.db;
         let stats = py
@@ -266,6 +268,7 @@ impl NativeDatabase {
                     columns,
                     threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
                     salvage: false,
+                    compression,
                 };
                 let result = export_table(db, &t, format, &path, &options, |_| {});
                 if result.is_err() {

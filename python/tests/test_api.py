@@ -158,6 +158,20 @@ def test_export(corpus, tmp_path):
         mdfkit.export(corpus / PUBS, tmp_path, format="xlsx")
 
 
+def test_export_parquet_compression(corpus, tmp_path):
+    codecs = {"zstd": {"ZSTD"}, "zstd:9": {"ZSTD"}, "snappy": {"SNAPPY"}, "lz4": {"LZ4", "LZ4_RAW"}, "none": {"UNCOMPRESSED"}}
+    tables = []
+    for name, expected in codecs.items():
+        (r,) = mdfkit.export(corpus / PUBS, tmp_path / name.replace(":", "-"), tables=["titles"], compression=name)
+        meta = pq.ParquetFile(r.path).metadata
+        written = {meta.row_group(0).column(i).compression for i in range(meta.num_columns)}
+        assert written <= expected, (name, written)
+        tables.append(pq.read_table(r.path))
+    assert all(t.equals(tables[0]) for t in tables) and tables[0].num_rows == 18
+    with pytest.raises(ValueError, match="zstd, zstd:LEVEL"):
+        mdfkit.open(corpus / PUBS).table("titles").export(tmp_path / "x.parquet", compression="gzip")
+
+
 def test_export_all_with_a_refused_table(corpus, tmp_path):
     pubs = mdfkit.open(corpus / PUBS)
     authors = pubs.table("dbo.authors")

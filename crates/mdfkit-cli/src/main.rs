@@ -144,7 +144,7 @@ enum Command {
     },
     /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files, one file per table
     #[command(
-        after_help = "Examples:\n  mdfkit export shop.mdf --all --format parquet -o out/\n  mdfkit export shop.bak --table dbo.Orders --table dbo.Customers --format csv -o out/\n\nFiles are named SCHEMA.TABLE.EXT in the output folder. Parquet keeps exact types (decimal,\ntimestamps, ...) and is zstd-compressed. Tables that cannot be read (e.g. PAGE compression) are\nreported and skipped; the others are still written, and the exit code is then 2."
+        after_help = "Examples:\n  mdfkit export shop.mdf --all --format parquet -o out/\n  mdfkit export shop.bak --table dbo.Orders --table dbo.Customers --format csv -o out/\n\nFiles are named SCHEMA.TABLE.EXT in the output folder. Parquet keeps exact types (decimal,\ntimestamps, ...) and is zstd-compressed (--compression snappy writes faster, larger files).\nTables that cannot be read (e.g. PAGE compression) are reported and skipped; the others are\nstill written, and the exit code is then 2."
     )]
     Export {
         #[command(flatten)]
@@ -173,6 +173,10 @@ enum Command {
         /// SCHEMA.TABLE.EXT.skipped.csv beside the output (page, slot, reason)
         #[arg(long)]
         salvage: bool,
+        /// Parquet compression: zstd (level 1), zstd:LEVEL (1-22), snappy, lz4 or none. snappy
+        /// and lz4 write faster and larger files
+        #[arg(long, value_name = "CODEC", default_value = "zstd")]
+        compression: mdfkit::export::ParquetCompression,
     },
     /// Check pages, allocation and B-tree chains for damage (like DBCC CHECKDB PHYSICAL_ONLY)
     #[command(
@@ -404,13 +408,13 @@ impl From<ExportFormatArg> for mdfkit::export::ExportFormat {
     }
 }
 
-/// Fixes glibc's mmap threshold at 128 KiB (see Cargo.toml: otherwise peak memory grows with the
+/// Fixes glibc's mmap threshold at 2 MiB (see Cargo.toml: otherwise peak memory grows with the
 /// size of LOB tables exported).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn keep_large_buffers_out_of_the_heap() {
     // SAFETY: mallopt only changes allocator tuning; it is called before any other thread exists.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 2 << 20);
     }
 }
 
@@ -443,11 +447,12 @@ fn main() -> ExitCode {
         Command::Check { files, format } => commands::check(&files.files, position, format),
         Command::Sys { args, format } => commands::sys(&args, position, format),
         Command::Demo { dir } => commands::demo(dir),
-        Command::Export { files, tables, all, format, output, columns, threads, salvage } => {
+        Command::Export { files, tables, all, format, output, columns, threads, salvage, compression } => {
             let options = mdfkit::export::ExportOptions {
                 columns,
                 threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
                 salvage,
+                compression,
             };
             commands::export(&files.files, position, &tables, all, format.into(), &output, &options)
         }

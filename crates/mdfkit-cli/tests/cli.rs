@@ -134,6 +134,27 @@ fn export_writes_one_file_per_table_with_a_summary() {
 }
 
 #[test]
+fn export_compression_is_chosen_by_name_and_a_wrong_name_is_refused() {
+    let Some(dir) = corpus() else { return };
+    let pubs = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
+    let out = std::env::temp_dir().join(format!("mdfkit-cli-compression-{}", std::process::id()));
+    let mut sizes = Vec::new();
+    for codec in ["none", "snappy", "zstd:19"] {
+        let target = out.join(codec.replace(':', "-"));
+        let args = ["export", pubs.to_str().unwrap(), "--table", "titles", "--compression", codec, "-o"];
+        let run = mdfkit(&[&args[..], &[target.to_str().unwrap()]].concat());
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+        sizes.push(std::fs::metadata(target.join("dbo.titles.parquet")).unwrap().len());
+    }
+    assert!(sizes[0] > sizes[1] && sizes[1] > sizes[2], "none > snappy > zstd:19: {sizes:?}");
+    let run =
+        mdfkit(&["export", pubs.to_str().unwrap(), "--all", "--compression", "gzip", "-o", out.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(text(&run.stderr).contains("use zstd, zstd:LEVEL (1-22), snappy, lz4 or none"), "{}", text(&run.stderr));
+    std::fs::remove_dir_all(out).ok();
+}
+
+#[test]
 fn every_command_has_help_with_an_example() {
     for command in ["backups", "info", "tables", "schema", "sys", "cat", "export"] {
         let help = mdfkit(&[command, "--help"]);

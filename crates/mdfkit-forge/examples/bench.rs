@@ -191,7 +191,7 @@ fn main() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: allocator tuning only, before any other thread exists.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 2 << 20);
     }
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();

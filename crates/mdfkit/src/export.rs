@@ -58,6 +58,57 @@ impl ExportFormat {
     }
 }
 
+/// How Parquet pages are compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParquetCompression {
+    /// zstd at this level (1-22). Level 1, the default, is within a few percent of level 3's size
+    /// on table data at a fraction of the time.
+    Zstd(i32),
+    /// Snappy: what most Parquet writers default to; faster, larger files (Wide table of the
+    /// benchmark: +26%, Fact: +53%).
+    Snappy,
+    /// LZ4 (the `LZ4_RAW` codec).
+    Lz4,
+    None,
+}
+
+impl Default for ParquetCompression {
+    fn default() -> Self {
+        ParquetCompression::Zstd(1)
+    }
+}
+
+impl std::str::FromStr for ParquetCompression {
+    type Err = String;
+
+    /// `zstd`, `zstd:LEVEL`, `snappy`, `lz4` or `none`.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let lower = s.to_ascii_lowercase();
+        match lower.split_once(':') {
+            None if lower == "zstd" => Ok(ParquetCompression::default()),
+            None if lower == "snappy" => Ok(ParquetCompression::Snappy),
+            None if lower == "lz4" => Ok(ParquetCompression::Lz4),
+            None if lower == "none" || lower == "uncompressed" => Ok(ParquetCompression::None),
+            Some(("zstd", level)) => match level.parse::<i32>() {
+                Ok(l) if (1..=22).contains(&l) => Ok(ParquetCompression::Zstd(l)),
+                _ => Err(format!("zstd levels go from 1 to 22, not {level:?}")),
+            },
+            _ => Err(format!("unknown Parquet compression {s:?}: use zstd, zstd:LEVEL (1-22), snappy, lz4 or none")),
+        }
+    }
+}
+
+impl ParquetCompression {
+    fn codec(self) -> Compression {
+        match self {
+            ParquetCompression::Zstd(level) => Compression::ZSTD(ZstdLevel::try_new(level).unwrap_or_default()),
+            ParquetCompression::Snappy => Compression::SNAPPY,
+            ParquetCompression::Lz4 => Compression::LZ4_RAW,
+            ParquetCompression::None => Compression::UNCOMPRESSED,
+        }
+    }
+}
+
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportStats {
@@ -79,6 +130,8 @@ pub struct ExportOptions {
     pub threads: usize,
     /// Skip damaged pages and records; they are listed in [`ExportStats::skipped`].
     pub salvage: bool,
+    /// Parquet's page compression (other formats ignore it).
+    pub compression: ParquetCompression,
 }
 
 /// Writes `table` to `path` in `format`, calling `progress` with the rows written so far.
@@ -186,7 +239,7 @@ fn write_table(
         ExportFormat::Parquet => {
             let schema = db.arrow_schema(table, columns)?;
             std::thread::scope(|scope| -> Result<crate::scan::ScanStats> {
-                let mut parquet = ParquetOutput::new(scope, file, schema, threads)?;
+                let mut parquet = ParquetOutput::new(scope, file, schema, threads, export.compression)?;
                 let stats = db.scan_batches_parallel(table, &options, threads, |batch| {
                     rows += batch.num_rows() as u64;
                     parquet.write(&batch)?;
@@ -260,42 +313,54 @@ fn write_table(
     Ok((rows, scan))
 }
 
-/// A Parquet file whose column chunks are encoded on `threads` threads: leaf column `i` of each
-/// row group goes to encoder `i % threads`, fed batch by batch over small channels, so a row
-/// group is never held unencoded. (`ArrowWriter` encodes every column on the calling thread.)
-struct ParquetOutput<'f, 's, 'e> {
-    writer: SerializedFileWriter<&'f mut Output>,
+/// A Parquet file whose column chunks are encoded on `threads` threads: each row group's leaf
+/// columns are shared out among the encoders by size and fed to them batch by batch. A finished
+/// row group goes to a writer thread, which waits for its encoders and appends its chunks to the
+/// file while the next row group is being encoded; at most two row groups are held unencoded.
+/// (`ArrowWriter` encodes every column on the calling thread.)
+struct ParquetOutput<'s, 'e> {
     scope: &'s std::thread::Scope<'s, 'e>,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
     threads: usize,
     row_groups: usize,
-    /// The encoders of the row group being written (empty between row groups).
+    /// The encoders of the row group being filled (empty between row groups).
     encoders: Vec<Encoder<'s>>,
+    /// Which encoder each leaf column of the current row group goes to.
+    encoder_of_leaf: Vec<usize>,
     /// Arrow bytes and rows sent to the current row group.
     group_bytes: usize,
     group_rows: usize,
+    /// Where a row group ends: ROW_GROUP_BYTES and ROW_GROUP_ROWS (smaller in tests).
+    row_group_limits: (usize, usize),
+    /// Finished row groups to the writer thread. A rendezvous: handing one over waits until the
+    /// writer has written the one before.
+    /// (Both `None` once the writer thread has been waited for.)
+    finished: Option<std::sync::mpsc::SyncSender<Vec<EncoderResult<'s>>>>,
+    writer: Option<std::thread::ScopedJoinHandle<'s, Result<()>>>,
 }
+
+type EncoderResult<'s> = std::thread::ScopedJoinHandle<'s, parquet::errors::Result<Vec<(usize, ArrowColumnChunk)>>>;
 
 /// One encoding thread: the leaves it is sent, and the chunks it returns when its channel closes.
 struct Encoder<'s> {
-    leaves: std::sync::mpsc::SyncSender<(usize, ArrowLeafColumn)>,
-    done: std::thread::ScopedJoinHandle<'s, parquet::errors::Result<Vec<(usize, ArrowColumnChunk)>>>,
+    leaves: std::sync::mpsc::Sender<(usize, ArrowLeafColumn)>,
+    done: EncoderResult<'s>,
 }
 
-impl<'f, 's, 'e> ParquetOutput<'f, 's, 'e> {
+impl<'s, 'e> ParquetOutput<'s, 'e> {
     fn new(
         scope: &'s std::thread::Scope<'s, 'e>,
-        file: &'f mut Output,
+        file: &'e mut Output,
         schema: SchemaRef,
         threads: usize,
+        compression: ParquetCompression,
     ) -> Result<Self> {
-        // zstd level 1: within a few percent of level 3's size on table data, at a fraction of
-        // the time. Dictionaries stay on for columns with few distinct values (they make them
+        // Dictionaries stay on for columns with few distinct values (they make them
         // small), but a column gives up on its dictionary after 64 KB of distinct values instead
         // of 1 MB: hashing every value of a high-cardinality column was a quarter of the export.
         let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap_or_default()))
+            .set_compression(compression.codec())
             .set_dictionary_page_size_limit(DICTIONARY_BYTES)
             .build();
         // `ArrowWriter` sets up the file (schema, Arrow schema in the metadata); its parts then
@@ -303,30 +368,36 @@ impl<'f, 's, 'e> ParquetOutput<'f, 's, 'e> {
         let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .and_then(ArrowWriter::into_serialized_writer)
             .map_err(parquet_error)?;
+        let (finished, row_groups) = std::sync::mpsc::sync_channel(0);
+        let writer = scope.spawn(move || write_row_groups(writer, row_groups));
         Ok(ParquetOutput {
-            writer,
             scope,
             factory,
             schema,
             threads: threads.max(1),
             row_groups: 0,
             encoders: Vec::new(),
+            encoder_of_leaf: Vec::new(),
             group_bytes: 0,
             group_rows: 0,
+            row_group_limits: (ROW_GROUP_BYTES, ROW_GROUP_ROWS),
+            finished: Some(finished),
+            writer: Some(writer),
         })
     }
 
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if self.encoders.is_empty() {
-            self.start_row_group()?;
+            self.start_row_group(batch)?;
         }
         let mut leaf_index = 0;
         for (array, field) in batch.columns().iter().zip(self.schema.fields()) {
             for leaf in compute_leaves(field, array).map_err(parquet_error)? {
-                let encoder = &self.encoders[leaf_index % self.encoders.len()];
+                let encoder = &self.encoders[self.encoder_of_leaf[leaf_index]];
                 if encoder.leaves.send((leaf_index, leaf)).is_err() {
-                    // The encoder stopped on an error: finishing the row group reports it.
-                    return self.finish_row_group();
+                    // The encoder stopped on an error: the writer thread reports it.
+                    self.finish_row_group();
+                    return Err(self.abandon());
                 }
                 leaf_index += 1;
             }
@@ -334,20 +405,37 @@ impl<'f, 's, 'e> ParquetOutput<'f, 's, 'e> {
         self.group_bytes += batch.get_array_memory_size();
         self.group_rows += batch.num_rows();
         // LOB tables would otherwise gather a million rows of large values in one row group.
-        if self.group_bytes >= ROW_GROUP_BYTES || self.group_rows >= ROW_GROUP_ROWS {
-            self.finish_row_group()?;
+        if self.group_bytes >= self.row_group_limits.0 || self.group_rows >= self.row_group_limits.1 {
+            if !self.finish_row_group() {
+                return Err(self.abandon());
+            }
         }
         Ok(())
     }
 
-    fn start_row_group(&mut self) -> Result<()> {
+    /// Starts the encoders of a row group, sharing its leaf columns out by the bytes they hold in
+    /// `batch` (its first): a table's long text columns would otherwise often share one thread.
+    fn start_row_group(&mut self, batch: &RecordBatch) -> Result<()> {
         let mut writers: Vec<Option<ArrowColumnWriter>> =
             self.factory.create_column_writers(self.row_groups).map_err(parquet_error)?.into_iter().map(Some).collect();
         let encoders = self.threads.min(writers.len()).max(1);
+        let mut leaf_bytes = Vec::with_capacity(writers.len());
+        for (array, field) in batch.columns().iter().zip(self.schema.fields()) {
+            let leaves = compute_leaves(field, array).map_err(parquet_error)?.len().max(1);
+            leaf_bytes.extend(std::iter::repeat_n(array.get_buffer_memory_size() / leaves, leaves));
+        }
+        leaf_bytes.resize(writers.len(), 0);
+        self.encoder_of_leaf = balance(&leaf_bytes, encoders);
         for e in 0..encoders {
-            let mine: Vec<(usize, ArrowColumnWriter)> =
-                (e..writers.len()).step_by(encoders).filter_map(|i| writers[i].take().map(|w| (i, w))).collect();
-            let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, ArrowLeafColumn)>(1);
+            let mine: Vec<(usize, ArrowColumnWriter)> = (0..writers.len())
+                .filter(|&i| self.encoder_of_leaf[i] == e)
+                .filter_map(|i| writers[i].take().map(|w| (i, w)))
+                .collect();
+            // Unbounded on purpose: what waits is at most the row group's batches (a row group ends
+            // at its byte limit, and the next one but one waits for it to be written), and a channel
+            // of one left an encoder idle whenever the other held up the sender (Wide: 1.16 s ->
+            // 0.80 s).
+            let (tx, rx) = std::sync::mpsc::channel::<(usize, ArrowLeafColumn)>();
             let done = self.scope.spawn(move || {
                 let mut mine = mine;
                 for (index, leaf) in rx {
@@ -359,44 +447,85 @@ impl<'f, 's, 'e> ParquetOutput<'f, 's, 'e> {
             });
             self.encoders.push(Encoder { leaves: tx, done });
         }
+        self.row_groups += 1;
         Ok(())
     }
 
-    /// Waits for the encoders and writes their column chunks, in column order, as a row group.
-    fn finish_row_group(&mut self) -> Result<()> {
+    /// Hands the row group being filled to the writer thread; false if that thread has stopped
+    /// (on an error).
+    fn finish_row_group(&mut self) -> bool {
         if self.encoders.is_empty() {
-            return Ok(());
+            return true;
         }
+        // Dropping the senders lets the encoders finish their column chunks.
+        let done = self.encoders.drain(..).map(|e| e.done).collect();
+        self.group_bytes = 0;
+        self.group_rows = 0;
+        self.finished.as_ref().is_some_and(|f| f.send(done).is_ok())
+    }
+
+    /// Waits for the writer thread, once no more row groups come: what it wrote or why it stopped.
+    fn wait_for_writer(&mut self) -> Result<()> {
+        self.finished = None;
+        match self.writer.take().map(|w| w.join()) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(Error::new(ErrorKind::Io, "a Parquet writing thread panicked")),
+            None => Err(Error::new(ErrorKind::Io, "the Parquet file was already closed")),
+        }
+    }
+
+    /// The writer thread's error, after it stopped on one.
+    fn abandon(&mut self) -> Error {
+        match self.wait_for_writer() {
+            Err(e) => e,
+            Ok(()) => Error::new(ErrorKind::Io, "a Parquet encoding thread stopped"),
+        }
+    }
+
+    fn close(mut self) -> Result<()> {
+        self.finish_row_group();
+        self.wait_for_writer()
+    }
+}
+
+/// The writer thread: waits for each row group's encoders and appends their column chunks, in
+/// column order, to the file; closes the file when no more row groups come.
+fn write_row_groups(
+    mut writer: SerializedFileWriter<&mut Output>,
+    row_groups: std::sync::mpsc::Receiver<Vec<EncoderResult<'_>>>,
+) -> Result<()> {
+    for encoders in row_groups {
         let mut chunks = Vec::new();
-        let mut failure = None;
-        for Encoder { leaves, done } in self.encoders.drain(..) {
-            drop(leaves);
+        for done in encoders {
             match done.join() {
-                Ok(Ok(c)) => chunks.extend(c),
-                Ok(Err(e)) => failure = failure.or(Some(parquet_error(e))),
-                Err(_) => failure = failure.or(Some(Error::new(ErrorKind::Io, "a Parquet encoding thread panicked"))),
+                Ok(result) => chunks.extend(result.map_err(parquet_error)?),
+                Err(_) => return Err(Error::new(ErrorKind::Io, "a Parquet encoding thread panicked")),
             }
         }
-        if let Some(e) = failure {
-            return Err(e);
-        }
         chunks.sort_by_key(|(i, _)| *i);
-        let mut group = self.writer.next_row_group().map_err(parquet_error)?;
+        let mut group = writer.next_row_group().map_err(parquet_error)?;
         for (_, chunk) in chunks {
             chunk.append_to_row_group(&mut group).map_err(parquet_error)?;
         }
         group.close().map_err(parquet_error)?;
-        self.row_groups += 1;
-        self.group_bytes = 0;
-        self.group_rows = 0;
-        Ok(())
     }
+    writer.close().map_err(parquet_error)?;
+    Ok(())
+}
 
-    fn close(mut self) -> Result<()> {
-        self.finish_row_group()?;
-        self.writer.close().map_err(parquet_error)?;
-        Ok(())
+/// Shares items out among `bins` bins so the largest bin is small: largest item first, each to
+/// the bin with the least so far. Returns each item's bin.
+fn balance(weights: &[usize], bins: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(weights[i]));
+    let mut load = vec![0usize; bins.max(1)];
+    let mut bin_of = vec![0; weights.len()];
+    for i in order {
+        let lightest = (0..load.len()).min_by_key(|&b| load[b]).unwrap_or(0);
+        load[lightest] += weights[i];
+        bin_of[i] = lightest;
     }
+    bin_of
 }
 
 fn parquet_error(e: parquet::errors::ParquetError) -> Error {
@@ -475,6 +604,112 @@ fn json_string(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn balance_gives_the_long_columns_separate_threads() {
+        // The benchmark's Wide table by bytes a row: id, name, street, city, notes, created, token.
+        let bins = balance(&[4, 70, 48, 17, 70, 8, 16], 2);
+        let load = |b| (0..7).filter(|&i| bins[i] == b).map(|i| [4, 70, 48, 17, 70, 8, 16][i]).sum::<usize>();
+        assert_ne!(bins[1], bins[4], "the two 70-byte columns share a thread");
+        assert_eq!((load(0), load(1)), (118, 115));
+        assert_eq!(balance(&[5, 5, 5], 1), vec![0, 0, 0]);
+        assert!(balance(&[], 4).is_empty());
+    }
+
+    /// Batches of a flat and a nested column of each kind, with NULLs and long text.
+    fn mixed_batches() -> (SchemaRef, Vec<RecordBatch>) {
+        use arrow_array::{ArrayRef, BooleanArray, Int32Array, Int64Array, StringArray, StructArray};
+        use arrow_schema::{DataType, Field, Fields, Schema};
+        let pair = Fields::from(vec![Field::new("a", DataType::Int32, true), Field::new("b", DataType::Utf8, true)]);
+        let schema = std::sync::Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("pair", DataType::Struct(pair.clone()), true),
+            Field::new("text", DataType::Utf8, true),
+            Field::new("flag", DataType::Boolean, true),
+        ]));
+        let batches = (0..40i64)
+            .map(|b| {
+                let ids: Vec<i64> = (b * 250..(b + 1) * 250).collect();
+                let text = |i: i64| (i % 7 != 0).then(|| format!("{i}:{}", "x".repeat((i % 300) as usize)));
+                let columns: Vec<ArrayRef> = vec![
+                    std::sync::Arc::new(Int64Array::from(ids.clone())),
+                    std::sync::Arc::new(StructArray::new(
+                        pair.clone(),
+                        vec![
+                            std::sync::Arc::new(Int32Array::from_iter(
+                                ids.iter().map(|&i| (i % 3 != 0).then_some(i as i32)),
+                            )),
+                            std::sync::Arc::new(StringArray::from_iter(ids.iter().map(|&i| text(i + 1)))),
+                        ],
+                        Some(ids.iter().map(|&i| i % 11 != 0).collect()),
+                    )),
+                    std::sync::Arc::new(StringArray::from_iter(ids.iter().map(|&i| text(i)))),
+                    std::sync::Arc::new(BooleanArray::from_iter(
+                        ids.iter().map(|&i| (i % 5 != 0).then_some(i % 2 == 0)),
+                    )),
+                ];
+                RecordBatch::try_new(schema.clone(), columns).unwrap()
+            })
+            .collect();
+        (schema, batches)
+    }
+
+    #[test]
+    fn parquet_comes_back_identical_on_any_number_of_encoders_and_codecs() {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let (schema, batches) = mixed_batches();
+        let expected = arrow_select::concat::concat_batches(&schema, &batches).unwrap();
+        let cases = [
+            (1, ParquetCompression::default(), Compression::ZSTD(ZstdLevel::try_new(1).unwrap())),
+            (2, ParquetCompression::Snappy, Compression::SNAPPY),
+            (3, ParquetCompression::Lz4, Compression::LZ4_RAW),
+            (8, ParquetCompression::None, Compression::UNCOMPRESSED),
+            // Files do not record the level; readers report the default.
+            (2, ParquetCompression::Zstd(9), Compression::ZSTD(ZstdLevel::default())),
+        ];
+        for (threads, compression, codec) in cases {
+            let path = std::env::temp_dir().join(format!("mdfkit-parquet-{}-{threads}.parquet", std::process::id()));
+            let mut out = Output::create(&path).unwrap();
+            std::thread::scope(|scope| {
+                let mut parquet = ParquetOutput::new(scope, &mut out, schema.clone(), threads, compression).unwrap();
+                // Row groups of 1,000 rows, or fewer when the byte limit comes first.
+                parquet.row_group_limits = (if threads == 3 { 64 << 10 } else { usize::MAX }, 1000);
+                for batch in &batches {
+                    parquet.write(batch).unwrap();
+                }
+                parquet.close().unwrap();
+            });
+            out.finish(&path).unwrap();
+            let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
+            let groups = reader.metadata().row_groups().to_vec();
+            let read: Vec<RecordBatch> = reader.build().unwrap().map(|b| b.unwrap()).collect();
+            std::fs::remove_file(&path).ok();
+            assert_eq!(arrow_select::concat::concat_batches(&schema, &read).unwrap(), expected, "{threads} threads");
+            // 10,000 rows: ten groups of 1,000; more where 64 KB of Arrow data comes first.
+            let sizes: Vec<i64> = groups.iter().map(|g| g.num_rows()).collect();
+            if threads == 3 {
+                assert!(sizes.len() > 10 && sizes.iter().all(|&n| n <= 1000), "{sizes:?}");
+            } else {
+                assert_eq!(sizes, vec![1000; 10]);
+            }
+            for group in &groups {
+                assert_eq!(group.num_columns(), 5, "id, pair.a, pair.b, text, flag");
+                assert!(group.columns().iter().all(|c| c.compression() == codec), "{compression:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn parquet_compression_names() {
+        let parse = |s: &str| s.parse::<ParquetCompression>();
+        assert_eq!(parse("zstd"), Ok(ParquetCompression::Zstd(1)));
+        assert_eq!(parse("ZSTD:19"), Ok(ParquetCompression::Zstd(19)));
+        assert_eq!(parse("snappy"), Ok(ParquetCompression::Snappy));
+        assert_eq!(parse("lz4"), Ok(ParquetCompression::Lz4));
+        assert_eq!(parse("none"), Ok(ParquetCompression::None));
+        assert!(parse("zstd:0").unwrap_err().contains("from 1 to 22"));
+        assert!(parse("gzip").unwrap_err().contains("use zstd, zstd:LEVEL (1-22), snappy, lz4 or none"));
+    }
 
     #[test]
     fn csv_quotes_only_what_needs_it() {
