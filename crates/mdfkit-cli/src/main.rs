@@ -165,8 +165,8 @@ enum Command {
         /// Only these columns, comma-separated (with a single --table)
         #[arg(long, value_delimiter = ',')]
         columns: Option<Vec<String>>,
-        /// Decoding threads for Parquet and Arrow (default: all cores); rows then come in page
-        /// allocation order. 1 keeps clustered tables in key order.
+        /// Decoding (and CSV/JSON formatting) threads (default: all cores); rows then come in
+        /// page allocation order. 1 keeps clustered tables in key order.
         #[arg(long)]
         threads: Option<usize>,
         /// Read past damaged pages and records; what was skipped is written to

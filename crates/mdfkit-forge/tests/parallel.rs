@@ -1,6 +1,7 @@
 //! The parallel scan on tables of many tasks (the corpus' tables are one task each, read on the
 //! calling thread): every row comes back once, the same rows as the serial scan, and a limit
-//! stops it at exactly that many rows.
+//! stops it at exactly that many rows. CSV and JSON Lines exports formatted on several threads
+//! hold the same lines as the serial export.
 
 // Only `open` is used here; the round-trip helpers serve the other test files.
 #[allow(dead_code)]
@@ -10,12 +11,12 @@ mod common;
 #[path = "../../mdfkit/tests/common/mod.rs"]
 mod corpus_common;
 
+use mdfkit::export::{export_table, ExportFormat, ExportOptions};
 use mdfkit::scan::Flow;
 use mdfkit::ScanOptions;
 use mdfkit_forge::{ColType, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec, Version};
 
-#[test]
-fn parallel_scans_of_many_tasks_return_every_row_once() {
+fn many_task_tables() -> Spec {
     let table = |name: &str, layout: Layout| {
         TableSpec::new("dbo", name, layout, 20_000)
             .column(ColumnSpec::new("ID", ColType::Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never))
@@ -27,10 +28,14 @@ fn parallel_scans_of_many_tasks_return_every_row_once() {
             ))
             .column(ColumnSpec::new("Amount", ColType::Decimal(12, 2), Gen::Random, Nulls::Every(5)))
     };
-    let spec = Spec::new("parallel", Version::V904, 5)
+    Spec::new("parallel", Version::V904, 5)
         .table(table("Clustered", Layout::Clustered { key: 0 }))
-        .table(table("Heap", Layout::Heap));
-    let (db, _) = common::open(&spec);
+        .table(table("Heap", Layout::Heap))
+}
+
+#[test]
+fn parallel_scans_of_many_tasks_return_every_row_once() {
+    let (db, _) = common::open(&many_task_tables());
     for name in ["dbo.Clustered", "dbo.Heap"] {
         let t = db.catalog().find_table(name).unwrap();
         assert!(t.used_pages() > 3 * 64, "{name}: {} pages, want several 64-page tasks", t.used_pages());
@@ -48,4 +53,42 @@ fn parallel_scans_of_many_tasks_return_every_row_once() {
         .unwrap();
         assert_eq!(rows, 12_345, "{name}: limit");
     }
+}
+
+#[test]
+fn csv_and_json_lines_formatted_on_several_threads_hold_the_serial_lines() {
+    let (db, _) = common::open(&many_task_tables());
+    let dir = std::env::temp_dir().join(format!("mdfkit-parallel-text-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["dbo.Clustered", "dbo.Heap"] {
+        let t = db.catalog().find_table(name).unwrap();
+        for format in [ExportFormat::Csv, ExportFormat::Jsonl] {
+            let export = |threads: usize| {
+                let path = dir.join(format!("{name}.{threads}.{}", format.extension()));
+                let options = ExportOptions { threads, ..Default::default() };
+                let stats = export_table(&db, &t, format, &path, &options, |_| {}).unwrap();
+                assert_eq!(stats.rows, 20_000, "{name} {format:?} on {threads} threads");
+                std::fs::read_to_string(&path).unwrap()
+            };
+            let serial = export(1);
+            let parallel = export(3);
+            let (mut serial_lines, mut parallel_lines): (Vec<&str>, Vec<&str>) =
+                (serial.lines().collect(), parallel.lines().collect());
+            if format == ExportFormat::Csv {
+                assert_eq!(serial_lines[0], "ID,Name,Amount");
+                assert_eq!(parallel_lines[0], "ID,Name,Amount", "the header comes once, first");
+            }
+            serial_lines.sort_unstable();
+            parallel_lines.sort_unstable();
+            assert_eq!(serial_lines, parallel_lines, "{name} {format:?}");
+            // The spec's IDs, 1 to 20,000, each once.
+            let mut ids: Vec<u32> = parallel_lines
+                .iter()
+                .filter_map(|l| l.trim_start_matches("{\"ID\":").split([',', '}']).next()?.parse().ok())
+                .collect();
+            ids.sort_unstable();
+            assert_eq!(ids, (1..=20_000).collect::<Vec<u32>>(), "{name} {format:?}");
+        }
+    }
+    std::fs::remove_dir_all(dir).ok();
 }

@@ -326,10 +326,6 @@ impl Database {
             };
             // No more workers than tasks: an idle thread costs more than it saves.
             let workers = threads.min(tasks.len());
-            // Worker `w` decodes tasks w, w + workers, ... in order and hands its batches over a
-            // channel of one: a worker ahead of the consumer waits instead of piling up batches
-            // (LOB tables make them large). The consumer reads task i from worker i % workers,
-            // so batches come back in page order.
             // Hands a batch on, cut to the limit: false once no more rows are wanted.
             let mut deliver = |batch: RecordBatch| -> Result<bool> {
                 let rows = batch.num_rows() as u64;
@@ -337,58 +333,10 @@ impl Database {
                 remaining -= (batch.num_rows() as u64).min(remaining);
                 Ok(each(batch)? == Flow::Continue && remaining > 0)
             };
-            // A single task (most small tables) is decoded on this thread: the same decoding,
-            // without a thread and a channel.
-            if workers == 1 {
-                let mut wanted = Ok(true);
-                let result = self.decode_pages(&shared, tasks[0], &mut |batch| {
-                    wanted = deliver(batch);
-                    matches!(wanted, Ok(true))
-                });
-                if !wanted? {
-                    return Ok(total);
-                }
-                total += result.map_err(|e| e.in_object(table.qualified_name()))?;
-                continue;
-            }
-            let outcome = std::thread::scope(|scope| -> Result<bool> {
-                let receivers: Vec<_> = (0..workers)
-                    .map(|w| {
-                        let (tx, rx) = std::sync::mpsc::sync_channel::<TaskMessage>(1);
-                        let (shared, tasks) = (&shared, &tasks);
-                        scope.spawn(move || {
-                            for pages in tasks.iter().skip(w).step_by(workers) {
-                                let result =
-                                    self.decode_pages(shared, pages, &mut |b| tx.send(TaskMessage::Batch(b)).is_ok());
-                                let failed = result.is_err();
-                                if tx.send(TaskMessage::Done(result)).is_err() || failed {
-                                    break;
-                                }
-                            }
-                        });
-                        rx
-                    })
-                    .collect();
-                for task in 0..tasks.len() {
-                    let rx = &receivers[task % workers];
-                    loop {
-                        match rx.recv() {
-                            Ok(TaskMessage::Batch(batch)) => {
-                                if !deliver(batch)? {
-                                    return Ok(false);
-                                }
-                            }
-                            Ok(TaskMessage::Done(result)) => {
-                                total += result.map_err(|e| e.in_object(table.qualified_name()))?;
-                                break;
-                            }
-                            Err(_) => return Err(Error::corrupt("a scan thread stopped without a result")),
-                        }
-                    }
-                }
-                Ok(true)
-            })?;
-            if !outcome {
+            let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| {
+                self.decode_pages(&shared, pages, send).map_err(|e| e.in_object(table.qualified_name()))
+            };
+            if !run_in_task_order(&tasks, workers, &work, &mut deliver, &mut total)? {
                 return Ok(total);
             }
         }
@@ -408,16 +356,7 @@ impl Database {
         let mut stats = ScanStats::default();
         let mut batch = BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())));
         for &id in pages {
-            let page = match self.reader.read(id) {
-                Ok(page) => page,
-                // Pages of an allocated extent not formatted yet are all zero.
-                Err(e) if e.message().contains("says it is page 0:0") => continue,
-                Err(e) => return Err(e),
-            };
-            let h = page.header();
-            if h.page_type != crate::page::PageType::Data || h.level != 0 || !h.belongs_to(unit.id) {
-                continue;
-            }
+            let Some(page) = self.task_data_page(unit, id)? else { continue };
             if let Some(plain) = plain {
                 stats.pages += 1;
                 plain.append_slots(
@@ -447,6 +386,83 @@ impl Database {
         Ok(stats)
     }
 
+    /// Page `id` of a task of `unit`, if it is one of the unit's data pages (the other pages of an
+    /// allocated extent, and pages not formatted yet, are `None`).
+    fn task_data_page(&self, unit: &AllocationUnit, id: PageId) -> Result<Option<crate::page::Page>> {
+        let page = match self.reader.read(id) {
+            Ok(page) => page,
+            // Pages of an allocated extent not formatted yet are all zero.
+            Err(e) if e.message().contains("says it is page 0:0") => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let h = page.header();
+        let data = h.page_type == crate::page::PageType::Data && h.level == 0 && h.belongs_to(unit.id);
+        Ok(data.then_some(page))
+    }
+
+    /// Visits the records of `table` on `threads` threads, for outputs built row by row (CSV,
+    /// JSON Lines): each worker gathers its task's records into chunks, `new_chunk` making one
+    /// for a partition's decoder and `append` adding a record to it (answering true when the
+    /// chunk is full). `each` receives the chunks on the calling thread, in page allocation order
+    /// (for a clustered index: not key order). Live rows only, as [`Database::scan_batches`]
+    /// reads them; use [`Database::for_each_record_in_partition`] for key order, ghosts or salvage.
+    pub fn scan_chunks_parallel<C: Send>(
+        &self,
+        table: &TableInfo,
+        columns: Option<&[String]>,
+        threads: usize,
+        new_chunk: impl Fn(&RowDecoder) -> C + Sync,
+        append: impl Fn(&mut C, &RowDecoder, &Record) -> Result<bool> + Sync,
+        mut each: impl FnMut(C) -> Result<Flow>,
+    ) -> Result<ScanStats> {
+        check_has_storage(table)?;
+        let mut total = ScanStats::default();
+        for partition in &table.partitions {
+            let unit = self.scannable_unit(table, partition)?;
+            let decoder = self.row_decoder(table, partition.partition_id, columns)?;
+            let pages = scan::heap_pages(&self.reader, unit).map_err(|e| e.in_object(table.qualified_name()))?;
+            let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
+            let work = |pages: &[PageId], send: &mut dyn FnMut(C) -> bool| -> Result<ScanStats> {
+                let mut stats = ScanStats::default();
+                let (mut chunk, mut pending) = (new_chunk(&decoder), false);
+                for &id in pages {
+                    let Some(page) = self.task_data_page(unit, id)? else { continue };
+                    let mut wanted = true;
+                    scan::visit_page(
+                        &self.reader,
+                        &page,
+                        table.is_heap,
+                        ScanMode::default(),
+                        &mut stats,
+                        &mut |r, _| {
+                            pending = true;
+                            if append(&mut chunk, &decoder, r)? {
+                                pending = false;
+                                wanted = send(std::mem::replace(&mut chunk, new_chunk(&decoder)));
+                            }
+                            Ok(if wanted { Flow::Continue } else { Flow::Stop })
+                        },
+                    )?;
+                    if !wanted {
+                        return Ok(stats);
+                    }
+                }
+                if pending {
+                    send(chunk);
+                }
+                Ok(stats)
+            };
+            let work = |pages: &[PageId], send: &mut dyn FnMut(C) -> bool| {
+                work(pages, send).map_err(|e| e.in_object(table.qualified_name()))
+            };
+            let mut deliver = |chunk: C| Ok(each(chunk)? == Flow::Continue);
+            if !run_in_task_order(&tasks, threads.min(tasks.len()), &work, &mut deliver, &mut total)? {
+                break;
+            }
+        }
+        Ok(total)
+    }
+
     /// The Arrow schema `scan_batches` produces for `table`.
     pub fn arrow_schema(&self, table: &TableInfo, columns: Option<&[String]>) -> Result<SchemaRef> {
         let partition = table
@@ -470,10 +486,76 @@ struct TaskShared<'a> {
     rows_per_page: usize,
 }
 
-/// What a parallel scan task sends its consumer.
-enum TaskMessage {
-    Batch(RecordBatch),
+/// What a parallel scan task sends its consumer: its output, piece by piece, then how it ended.
+enum TaskMessage<T> {
+    Output(T),
     Done(Result<ScanStats>),
+}
+
+/// Runs `work` over `tasks` on `workers` threads and hands what it sends to `deliver`, in task
+/// order; adds each task's statistics to `total`. Returns false when `deliver` wanted no more.
+///
+/// Worker `w` runs tasks w, w + workers, ... in order and hands its output over a channel of one:
+/// a worker ahead of the consumer waits instead of piling up output (LOB tables make batches
+/// large). The consumer reads task i from worker i % workers, so output comes back in page order.
+/// With one worker (a single task: most small tables) the tasks run on this thread, without a
+/// thread and a channel.
+fn run_in_task_order<T: Send>(
+    tasks: &[&[PageId]],
+    workers: usize,
+    work: &(dyn Fn(&[PageId], &mut dyn FnMut(T) -> bool) -> Result<ScanStats> + Sync),
+    deliver: &mut dyn FnMut(T) -> Result<bool>,
+    total: &mut ScanStats,
+) -> Result<bool> {
+    if workers <= 1 {
+        for pages in tasks {
+            let mut wanted = Ok(true);
+            let result = work(pages, &mut |output| {
+                wanted = deliver(output);
+                matches!(wanted, Ok(true))
+            });
+            if !wanted? {
+                return Ok(false);
+            }
+            *total += result?;
+        }
+        return Ok(true);
+    }
+    std::thread::scope(|scope| -> Result<bool> {
+        let receivers: Vec<_> = (0..workers)
+            .map(|w| {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<TaskMessage<T>>(1);
+                scope.spawn(move || {
+                    for pages in tasks.iter().skip(w).step_by(workers) {
+                        let result = work(pages, &mut |output| tx.send(TaskMessage::Output(output)).is_ok());
+                        let failed = result.is_err();
+                        if tx.send(TaskMessage::Done(result)).is_err() || failed {
+                            break;
+                        }
+                    }
+                });
+                rx
+            })
+            .collect();
+        for task in 0..tasks.len() {
+            let rx = &receivers[task % workers];
+            loop {
+                match rx.recv() {
+                    Ok(TaskMessage::Output(output)) => {
+                        if !deliver(output)? {
+                            return Ok(false);
+                        }
+                    }
+                    Ok(TaskMessage::Done(result)) => {
+                        *total += result?;
+                        break;
+                    }
+                    Err(_) => return Err(Error::corrupt("a scan thread stopped without a result")),
+                }
+            }
+        }
+        Ok(true)
+    })
 }
 
 /// Pages one parallel task decodes (512 KB).

@@ -1,7 +1,7 @@
 //! Writing a table out: Parquet, Arrow IPC, CSV and JSON Lines, streaming with bounded memory.
 //!
 //! Parquet and Arrow IPC are written from Arrow batches ([`crate::columnar`]), with the exact
-//! logical types listed there (Parquet compressed with zstd). CSV and JSON Lines use the values'
+//! logical types listed there (Parquet compressed with zstd by default). CSV and JSON Lines use the values'
 //! SQL Server spellings (`19.9900`, `2012-03-15 00:00:00.000`, upper-case GUIDs, `0x…` binary);
 //! in CSV a NULL is an empty field, in JSON Lines `null`, integers are JSON numbers and everything
 //! else a string.
@@ -126,7 +126,9 @@ pub struct ExportStats {
 pub struct ExportOptions {
     /// Only these columns (all stored columns when `None`).
     pub columns: Option<Vec<String>>,
-    /// Decoding threads for Parquet and Arrow IPC (their rows then come in page allocation order).
+    /// Decoding threads (for CSV and JSON Lines, formatting threads too). With more than one,
+    /// rows come in page allocation order (for a clustered table, not key order); salvage
+    /// exports of CSV and JSON Lines run on one.
     pub threads: usize,
     /// Skip damaged pages and records; they are listed in [`ExportStats::skipped`].
     pub salvage: bool,
@@ -264,53 +266,109 @@ fn write_table(
         }
         ExportFormat::Csv | ExportFormat::Jsonl => {
             let mut out = BufWriter::new(file);
-            let mut values = Vec::new();
-            let mut line = String::new();
-            let mut field = String::new();
-            let mut total = crate::scan::ScanStats::default();
-            for partition in &table.partitions {
-                let decoder = db.row_decoder(table, partition.partition_id, columns)?;
-                let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
-                if rows == 0 && format == ExportFormat::Csv {
-                    line.clear();
-                    write_csv_row(&mut line, names.iter().map(|n| Some(n.as_str())));
-                    out.write_all(line.as_bytes()).map_err(io)?;
-                }
-                let mode = crate::scan::ScanMode { salvage: export.salvage, ..Default::default() };
-                let stats = db.for_each_record_in_partition(table, partition, mode, |record, _| {
-                    decoder.decode(record, &mut values)?;
-                    line.clear();
-                    if format == ExportFormat::Csv {
-                        for (i, value) in values.iter().enumerate() {
-                            if i > 0 {
-                                line.push(',');
-                            }
-                            if !value.is_null() {
-                                // One spelling buffer for every value of the export.
-                                field.clear();
-                                write!(field, "{value}").map_err(|e| Error::corrupt(e.to_string()))?;
-                                push_csv_field(&mut line, &field);
-                            }
-                        }
-                        line.push('\n');
-                    } else {
-                        write_json_object(&mut line, &names, &values);
-                    }
-                    out.write_all(line.as_bytes()).map_err(io)?;
-                    rows += 1;
-                    if rows.is_multiple_of(65_536) {
-                        progress(rows);
-                    }
-                    Ok(Flow::Continue)
-                })?;
-                total += stats;
+            if format == ExportFormat::Csv {
+                let mut header = String::new();
+                let names = db.arrow_schema(table, columns)?;
+                write_csv_row(&mut header, names.fields().iter().map(|f| Some(f.name().as_str())));
+                out.write_all(header.as_bytes()).map_err(io)?;
             }
+            let total = if threads > 1 && !export.salvage {
+                // Rows are formatted on the scan's threads, a chunk of text at a time.
+                let new_chunk = |decoder: &crate::rows::RowDecoder| TextChunk::new(decoder);
+                let append =
+                    |chunk: &mut TextChunk, decoder: &crate::rows::RowDecoder, record: &crate::record::Record| {
+                        decoder.decode(record, &mut chunk.values)?;
+                        chunk.lines.push_row(format, &chunk.names, &chunk.values)?;
+                        chunk.rows += 1;
+                        Ok(chunk.lines.text.len() >= TEXT_CHUNK_BYTES)
+                    };
+                db.scan_chunks_parallel(table, columns, threads, new_chunk, append, |chunk| {
+                    out.write_all(chunk.lines.text.as_bytes()).map_err(io)?;
+                    rows += chunk.rows;
+                    progress(rows);
+                    Ok(Flow::Continue)
+                })?
+            } else {
+                let mut values = Vec::new();
+                let mut lines = Lines::default();
+                let mut total = crate::scan::ScanStats::default();
+                for partition in &table.partitions {
+                    let decoder = db.row_decoder(table, partition.partition_id, columns)?;
+                    let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
+                    let mode = crate::scan::ScanMode { salvage: export.salvage, ..Default::default() };
+                    total += db.for_each_record_in_partition(table, partition, mode, |record, _| {
+                        decoder.decode(record, &mut values)?;
+                        lines.text.clear();
+                        lines.push_row(format, &names, &values)?;
+                        out.write_all(lines.text.as_bytes()).map_err(io)?;
+                        rows += 1;
+                        if rows.is_multiple_of(65_536) {
+                            progress(rows);
+                        }
+                        Ok(Flow::Continue)
+                    })?;
+                }
+                total
+            };
             out.flush().map_err(io)?;
             progress(rows);
             total
         }
     };
     Ok((rows, scan))
+}
+
+/// Text a CSV or JSON Lines export's scan thread formats before handing it on.
+const TEXT_CHUNK_BYTES: usize = 1 << 20;
+
+/// Lines of CSV or JSON Lines text, and a buffer for spelling one value.
+#[derive(Default)]
+struct Lines {
+    text: String,
+    field: String,
+}
+
+impl Lines {
+    /// Appends one row as a CSV line (SQL Server's spellings; NULL is an empty field) or a JSON
+    /// object line.
+    fn push_row(&mut self, format: ExportFormat, names: &[String], values: &[Value]) -> Result<()> {
+        if format != ExportFormat::Csv {
+            write_json_object(&mut self.text, names, values);
+            return Ok(());
+        }
+        for (i, value) in values.iter().enumerate() {
+            if i > 0 {
+                self.text.push(',');
+            }
+            if !value.is_null() {
+                self.field.clear();
+                write!(self.field, "{value}").map_err(|e| Error::corrupt(e.to_string()))?;
+                push_csv_field(&mut self.text, &self.field);
+            }
+        }
+        self.text.push('\n');
+        Ok(())
+    }
+}
+
+/// Rows a scan thread of a CSV or JSON Lines export has formatted.
+struct TextChunk {
+    lines: Lines,
+    rows: u64,
+    names: Vec<String>,
+    /// The row being formatted.
+    values: Vec<Value>,
+}
+
+impl TextChunk {
+    fn new(decoder: &crate::rows::RowDecoder) -> Self {
+        TextChunk {
+            lines: Lines { text: String::with_capacity(TEXT_CHUNK_BYTES + (64 << 10)), field: String::new() },
+            rows: 0,
+            names: decoder.columns().iter().map(|c| c.column.name.clone()).collect(),
+            values: Vec::new(),
+        }
+    }
 }
 
 /// A Parquet file whose column chunks are encoded on `threads` threads: each row group's leaf
