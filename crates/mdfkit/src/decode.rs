@@ -215,15 +215,24 @@ fn other_fixed_length(t: SqlType) -> i16 {
 
 /// `value / 10^scale` with exactly `scale` decimals, as SQL Server prints decimal and money.
 pub fn scaled_text(value: i128, scale: u8) -> String {
-    let digits = value.unsigned_abs().to_string();
+    // One allocation: this runs for every money and decimal value of a CSV export.
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(value.unsigned_abs());
     let scale = usize::from(scale);
-    let sign = if value < 0 { "-" } else { "" };
-    if scale == 0 {
-        return format!("{sign}{digits}");
+    let mut out = String::with_capacity(digits.len() + scale + 3);
+    if value < 0 {
+        out.push('-');
     }
-    let padded = format!("{digits:0>width$}", width = scale + 1);
-    let (int, frac) = padded.split_at(padded.len() - scale);
-    format!("{sign}{int}.{frac}")
+    if scale == 0 {
+        out.push_str(digits);
+        return out;
+    }
+    let (int, frac) = digits.split_at(digits.len().saturating_sub(scale));
+    out.push_str(if int.is_empty() { "0" } else { int });
+    out.push('.');
+    out.extend(std::iter::repeat_n('0', scale - frac.len()));
+    out.push_str(frac);
+    out
 }
 
 fn three_byte_days(b: &[u8]) -> Option<i64> {
@@ -302,6 +311,12 @@ mod tests {
         assert_eq!(text(ti(SqlType::Decimal, 38, 38, 17), &max), format!("0.{}", "9".repeat(38)));
         assert_eq!(text(ti(SqlType::Numeric, 38, 0, 17), &max), "9".repeat(38));
         assert_eq!(scaled_text(5, 3), "0.005");
+        assert_eq!(scaled_text(-5, 3), "-0.005");
+        assert_eq!(scaled_text(0, 2), "0.00");
+        assert_eq!(scaled_text(1234, 4), "0.1234");
+        assert_eq!(scaled_text(-12345, 4), "-1.2345");
+        assert_eq!(scaled_text(-7, 0), "-7");
+        assert_eq!(scaled_text(i128::MIN, 10), "-17014118346046923173168730371.5884105728");
     }
 
     #[test]

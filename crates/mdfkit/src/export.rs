@@ -634,9 +634,8 @@ pub fn write_json_object(line: &mut String, names: &[String], values: &[Value]) 
         line.push(':');
         match value {
             Value::Null => line.push_str("null"),
-            Value::Int(v) => {
-                let _ = write!(line, "{v}");
-            }
+            Value::Int(v) => line.push_str(itoa::Buffer::new().format(*v)),
+            Value::Text(text) => json_string(line, text),
             other => json_string(line, &other.to_string()),
         }
     }
