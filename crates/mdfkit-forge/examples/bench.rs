@@ -1,8 +1,9 @@
 //! Benchmarks of mdfkit on forged multi-gigabyte databases (not run by the tests).
 //!
 //! ```sh
-//! cargo run --release -p mdfkit-forge --example bench            # 1 GB database
-//! cargo run --release -p mdfkit-forge --example bench -- --gb 8   # 8 GB
+//! cargo run --release -p mdfkit-forge --example bench              # 1 GB database
+//! cargo run --release -p mdfkit-forge --example bench -- --gb 8     # 8 GB
+//! cargo run --release -p mdfkit-forge --example bench -- --gb 1,8   # both, and peak memory compared
 //! ```
 //!
 //! Databases are generated once and cached under `$CARGO_TARGET_DIR/bench` (or
@@ -199,10 +200,46 @@ fn main() {
         run_case(&case, Path::new(&arg("--db").expect("--db")), &arg("--table").unwrap_or_default());
         return;
     }
-    let gb: u64 = arg("--gb").and_then(|g| g.parse().ok()).unwrap_or(1);
+    let sizes: Vec<u64> = match arg("--gb") {
+        None => vec![1],
+        Some(list) => list.split(',').map(|g| g.trim().parse().expect("--gb takes sizes in GB: 8, or 1,8")).collect(),
+    };
+    let many = ensure(&many_tables_spec(5000), &cache_dir().join("5000-tables"));
+    let peaks: Vec<(u64, Vec<Run>)> = sizes.iter().map(|&gb| (gb, run_size(gb, &many))).collect();
+    if let [(small, first), .., (large, last)] = peaks.as_slice() {
+        // Bounded streaming: a run's peak must not grow with the database (a few MB of slack for
+        // small peaks).
+        println!();
+        println!("peak RSS as the database grows, {small} GB -> {large} GB:");
+        let mut flat = true;
+        for (a, b) in first.iter().zip(last) {
+            let grows = b.hwm_mb > a.hwm_mb * 1.25 + 16.0;
+            flat &= !grows;
+            let table = a.table.trim_start_matches("dbo.");
+            println!(
+                "{table:<10} {:<8} {:>8.0} MB {:>8.0} MB{}",
+                a.case,
+                a.hwm_mb,
+                b.hwm_mb,
+                if grows { "  grows" } else { "" }
+            );
+        }
+        println!("{:<55} {:>14}  {}", "peak RSS flat as the database grows", "", if flat { "PASS" } else { "FAIL" });
+    }
+}
+
+/// One measured case of a database size.
+struct Run {
+    table: &'static str,
+    case: &'static str,
+    mbs: f64,
+    hwm_mb: f64,
+}
+
+/// Measures every case on the database of `gb` GB and prints the report; returns the warm runs.
+fn run_size(gb: u64, many: &Path) -> Vec<Run> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let big = ensure(&big_spec(gb), &cache_dir().join(format!("{gb}g")));
-    let many = ensure(&many_tables_spec(5000), &cache_dir().join("5000-tables"));
     let warm = child("raw", &big, "");
     let raw = child("raw", &big, "");
     let raw_mbs = raw.bytes as f64 / raw.seconds / 1e6;
@@ -233,7 +270,7 @@ fn main() {
             if case == "scanN" {
                 scan_all_cores += m.seconds;
             }
-            results.push((table, case, mbs, m.hwm_mb));
+            results.push(Run { table, case, mbs, hwm_mb: m.hwm_mb });
         }
     }
     // Cold page cache: the same file evicted before each run.
@@ -272,9 +309,9 @@ fn main() {
     } else {
         println!("cold page cache runs skipped: this OS does not let the benchmark evict the file (posix_fadvise)");
     }
-    let open = child("open", &many, "");
-    let get = |t: &str, c: &str| results.iter().find(|r| r.0 == t && r.1 == c).map_or(0.0, |r| r.2);
-    let peak = results.iter().map(|r| r.3).fold(0.0, f64::max);
+    let open = child("open", many, "");
+    let get = |t: &str, c: &str| results.iter().find(|r| r.table == t && r.case == c).map_or(0.0, |r| r.mbs);
+    let peak = results.iter().map(|r| r.hwm_mb).fold(0.0, f64::max);
     let ratio = scan_all_cores / raw.seconds;
     let parquet_min =
         ["dbo.Fact", "dbo.Wide", "dbo.Documents"].iter().map(|t| get(t, "parquet")).fold(f64::MAX, f64::min);
@@ -314,4 +351,6 @@ fn main() {
         open.seconds * 1000.0,
         verdict(open.seconds < 0.2)
     );
+    println!();
+    results
 }

@@ -92,3 +92,34 @@ fn csv_and_json_lines_formatted_on_several_threads_hold_the_serial_lines() {
     }
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn a_failed_export_leaves_no_file_behind() {
+    use mdfkit_forge::forge;
+    let mut files = forge(&many_task_tables()).unwrap();
+    // The forge writes user tables first: Clustered's data pages, then Heap's. One damaged page
+    // in the middle of each (its checksum no longer matches).
+    for page in [150usize, 400] {
+        files[0].bytes[page * 8192 + 4000] ^= 0xff;
+    }
+    let source = std::sync::Arc::new(
+        mdfkit::source::DataFiles::from_memory(files.into_iter().map(|f| (f.name, f.bytes)).collect()).unwrap(),
+    );
+    let db = mdfkit::Database::from_source(source).unwrap();
+    let dir = std::env::temp_dir().join(format!("mdfkit-failed-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["dbo.Clustered", "dbo.Heap"] {
+        let t = db.catalog().find_table(name).unwrap();
+        for format in [ExportFormat::Parquet, ExportFormat::Csv, ExportFormat::Arrow] {
+            for threads in [1, 3] {
+                let path = dir.join(format!("{name}.{threads}.{}", format.extension()));
+                let options = ExportOptions { threads, ..Default::default() };
+                let error = export_table(&db, &t, format, &path, &options, |_| {})
+                    .expect_err(&format!("{name} {format:?} on {threads} threads reads a damaged page"));
+                assert!(error.to_string().contains("checksum mismatch"), "{error}");
+                assert!(!path.exists(), "{name} {format:?} on {threads} threads left {}", path.display());
+            }
+        }
+    }
+    std::fs::remove_dir_all(dir).ok();
+}

@@ -136,7 +136,8 @@ pub struct ExportOptions {
     pub compression: ParquetCompression,
 }
 
-/// Writes `table` to `path` in `format`, calling `progress` with the rows written so far.
+/// Writes `table` to `path` in `format`, calling `progress` with the rows written so far. On an
+/// error nothing is left behind: the file is removed, an upload aborted.
 pub fn export_table(
     db: &Database,
     table: &TableInfo,
@@ -151,7 +152,7 @@ pub fn export_table(
     let (rows, scan) = match written {
         Ok(r) => r,
         Err(e) => {
-            out.abort();
+            out.abort(path);
             return Err(e);
         }
     };
@@ -195,9 +196,13 @@ impl Output {
         }
     }
 
-    fn abort(self) {
+    /// Removes what a failed export wrote: a partial file could pass for the whole table.
+    fn abort(self, path: &Path) {
         match self {
-            Output::File(_) => {}
+            Output::File(f) => {
+                drop(f);
+                std::fs::remove_file(path).ok();
+            }
             #[cfg(feature = "cloud")]
             Output::Upload(u) => u.abort(),
         }
@@ -394,8 +399,16 @@ struct ParquetOutput<'s, 'e> {
     /// Finished row groups to the writer thread. A rendezvous: handing one over waits until the
     /// writer has written the one before.
     /// (Both `None` once the writer thread has been waited for.)
-    finished: Option<std::sync::mpsc::SyncSender<Vec<EncoderResult<'s>>>>,
+    finished: Option<std::sync::mpsc::SyncSender<ToWriter<'s>>>,
     writer: Option<std::thread::ScopedJoinHandle<'s, Result<()>>>,
+}
+
+/// What the writer thread is sent: a row group's encoders, or the word that the file is complete.
+/// A file that is never said complete (an export that failed) gets no footer, so no reader takes
+/// its first row groups for the whole table.
+enum ToWriter<'s> {
+    RowGroup(Vec<EncoderResult<'s>>),
+    Close,
 }
 
 type EncoderResult<'s> = std::thread::ScopedJoinHandle<'s, parquet::errors::Result<Vec<(usize, ArrowColumnChunk)>>>;
@@ -519,7 +532,7 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
         let done = self.encoders.drain(..).map(|e| e.done).collect();
         self.group_bytes = 0;
         self.group_rows = 0;
-        self.finished.as_ref().is_some_and(|f| f.send(done).is_ok())
+        self.finished.as_ref().is_some_and(|f| f.send(ToWriter::RowGroup(done)).is_ok())
     }
 
     /// Waits for the writer thread, once no more row groups come: what it wrote or why it stopped.
@@ -541,18 +554,28 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
     }
 
     fn close(mut self) -> Result<()> {
-        self.finish_row_group();
+        if self.finish_row_group() {
+            // An error here is the writer's, which waiting returns.
+            self.finished.as_ref().map(|f| f.send(ToWriter::Close));
+        }
         self.wait_for_writer()
     }
 }
 
 /// The writer thread: waits for each row group's encoders and appends their column chunks, in
-/// column order, to the file; closes the file when no more row groups come.
+/// column order, to the file; writes the footer when told the file is complete.
 fn write_row_groups(
     mut writer: SerializedFileWriter<&mut Output>,
-    row_groups: std::sync::mpsc::Receiver<Vec<EncoderResult<'_>>>,
+    messages: std::sync::mpsc::Receiver<ToWriter<'_>>,
 ) -> Result<()> {
-    for encoders in row_groups {
+    for message in messages {
+        let encoders = match message {
+            ToWriter::RowGroup(encoders) => encoders,
+            ToWriter::Close => {
+                writer.close().map_err(parquet_error)?;
+                return Ok(());
+            }
+        };
         let mut chunks = Vec::new();
         for done in encoders {
             match done.join() {
@@ -567,8 +590,7 @@ fn write_row_groups(
         }
         group.close().map_err(parquet_error)?;
     }
-    writer.close().map_err(parquet_error)?;
-    Ok(())
+    Err(Error::new(ErrorKind::Io, "the export stopped before the Parquet file was complete"))
 }
 
 /// Shares items out among `bins` bins so the largest bin is small: largest item first, each to
@@ -774,6 +796,28 @@ mod tests {
         });
         let error = result.expect_err("writing to a full device fails");
         assert!(error.to_string().contains("No space left on device"), "{error}");
+    }
+
+    #[test]
+    fn an_abandoned_parquet_file_gets_no_footer() {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let (schema, batches) = mixed_batches();
+        let path = std::env::temp_dir().join(format!("mdfkit-parquet-abandoned-{}.parquet", std::process::id()));
+        let mut out = Output::create(&path).unwrap();
+        std::thread::scope(|scope| {
+            let mut parquet = ParquetOutput::new(scope, &mut out, schema.clone(), 2, ParquetCompression::None).unwrap();
+            parquet.row_group_limits = (usize::MAX, 1000);
+            for batch in &batches[..20] {
+                parquet.write(batch).unwrap();
+            }
+            // The scan failed here: no close.
+        });
+        drop(out);
+        let written = std::fs::metadata(&path).unwrap().len();
+        let read = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap());
+        std::fs::remove_file(&path).ok();
+        assert!(written > 100_000, "the first row groups were written ({written} bytes)");
+        assert!(read.is_err(), "a reader must not take the first row groups for the whole table");
     }
 
     #[test]
