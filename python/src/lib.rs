@@ -270,11 +270,7 @@ impl NativeDatabase {
                     salvage: false,
                     compression,
                 };
-                let result = export_table(db, &t, format, &path, &options, |_| {});
-                if result.is_err() {
-                    std::fs::remove_file(&path).ok();
-                }
-                result
+                export_table(db, &t, format, &path, &options, |_| {})
             })
             .py_err_in(py, &t)?;
         let d = PyDict::new(py);

@@ -578,7 +578,6 @@ pub fn export(
             }
             Err(e) => {
                 bar.finish_and_clear();
-                std::fs::remove_file(&path).ok();
                 eprintln!("mdfkit: skipped {e}");
                 failed.push(t.qualified_name());
             }
