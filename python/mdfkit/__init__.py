@@ -359,11 +359,16 @@ class Table:
         format: str = "parquet",
         columns: Optional[Sequence[str]] = None,
         compression: str = "zstd",
+        threads: Optional[int] = None,
     ) -> ExportResult:
         """Writes the table to ``path`` as ``parquet``, ``arrow`` (IPC stream), ``csv`` or
         ``jsonl``, streaming (bounded memory, GIL released). ``compression`` is Parquet's:
-        ``"zstd"``, ``"zstd:LEVEL"`` (1-22), ``"snappy"``, ``"lz4"`` or ``"none"``."""
-        stats = self._db._native.export(self.qualified_name, format, os.fspath(path), _columns(columns), compression)
+        ``"zstd"``, ``"zstd:LEVEL"`` (1-22), ``"snappy"``, ``"lz4"`` or ``"none"``. ``threads``
+        decode (and format) the rows, all cores by default; with more than one, rows come in page
+        allocation order, so ``threads=1`` keeps a clustered table in key order."""
+        stats = self._db._native.export(
+            self.qualified_name, format, os.fspath(path), _columns(columns), compression, threads
+        )
         return ExportResult(self.qualified_name, Path(path), stats["rows"], stats["bytes"], stats["seconds"])
 
 
@@ -559,6 +564,7 @@ class Database:
         tables: Optional[Iterable[str]] = None,
         errors: str = "raise",
         compression: str = "zstd",
+        threads: Optional[int] = None,
     ) -> List[ExportResult]:
         """Writes tables to ``out_dir`` as ``schema.name.parquet`` (or ``.arrows``, ``.csv``,
         ``.jsonl``). See :func:`mdfkit.export`."""
@@ -572,7 +578,7 @@ class Database:
         for t in chosen:
             path = out / f"{t.schema_name}.{t.name}.{ext}"
             try:
-                results.append(t.export(path, format, compression=compression))
+                results.append(t.export(path, format, compression=compression, threads=threads))
             except Error as exc:
                 results.append(ExportResult(t.qualified_name, path, error=exc))
         failed = [r for r in results if r.error is not None]
@@ -626,6 +632,7 @@ def export(
     tables: Optional[Iterable[str]] = None,
     errors: str = "raise",
     compression: str = "zstd",
+    threads: Optional[int] = None,
 ) -> List[ExportResult]:
     """Exports tables to files in ``out_dir``, one per table: ``schema.name.parquet``.
 
@@ -640,6 +647,8 @@ def export(
             in the results (``ExportResult.error``).
         compression: Parquet's: ``"zstd"`` (level 1), ``"zstd:LEVEL"`` (1-22), ``"snappy"`` or
             ``"lz4"`` (faster, larger files), ``"none"``.
+        threads: decoding (and formatting) threads, all cores by default. With more than one,
+            rows come in page allocation order; ``threads=1`` keeps clustered tables in key order.
 
     Returns:
         One :class:`ExportResult` per table.
@@ -651,4 +660,4 @@ def export(
         (830, PosixPath('out/dbo.Orders.parquet'))
     """
     db = source if isinstance(source, Database) else Database(source)
-    return db.export(out_dir, format, tables, errors, compression)
+    return db.export(out_dir, format, tables, errors, compression, threads)

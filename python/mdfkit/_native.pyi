@@ -39,4 +39,5 @@ class NativeDatabase:
         path: Union[str, PathLike[str]],
         columns: Optional[List[str]] = None,
         compression: str = "zstd",
+        threads: Optional[int] = None,
     ) -> Dict[str, Any]: ...

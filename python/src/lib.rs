@@ -248,7 +248,7 @@ impl NativeDatabase {
 
     /// Writes `table` to `path` as `format` (parquet, arrow, csv, jsonl); returns rows, bytes,
     /// seconds and ghost records skipped. The GIL is released while writing.
-    #[pyo3(signature = (table, format, path, columns = None, compression = "zstd"))]
+    #[pyo3(signature = (table, format, path, columns = None, compression = "zstd", threads = None))]
     fn export<'py>(
         &self,
         py: Python<'py>,
@@ -257,7 +257,11 @@ impl NativeDatabase {
         path: PathBuf,
         columns: Option<Vec<String>>,
         compression: &str,
+        threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        if threads == Some(0) {
+            return Err(PyValueError::new_err("threads must be at least 1"));
+        }
         let format = parse_format(format)?;
         let compression = compression.parse().map_err(PyValueError::new_err)?;
         let t = self.find(py, table)?;
@@ -266,7 +270,7 @@ impl NativeDatabase {
             .detach(|| {
                 let options = mdfkit::export::ExportOptions {
                     columns,
-                    threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+                    threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
                     salvage: false,
                     compression,
                 };

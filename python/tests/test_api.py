@@ -172,6 +172,16 @@ def test_export_parquet_compression(corpus, tmp_path):
         mdfkit.open(corpus / PUBS).table("titles").export(tmp_path / "x.parquet", compression="gzip")
 
 
+def test_export_threads(corpus, tmp_path):
+    # titles is clustered on title_id: one thread writes it in key order.
+    (r,) = mdfkit.export(corpus / PUBS, tmp_path, format="csv", tables=["titles"], threads=1)
+    ids = [line.split(",")[0] for line in r.path.read_text().splitlines()[1:]]
+    assert len(ids) == 18 and ids == sorted(ids)
+    assert ids[0] == "BU1032" and ids[-1] == "TC7777"
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        mdfkit.open(corpus / PUBS).table("titles").export(tmp_path / "x.csv", "csv", threads=0)
+
+
 def test_export_all_with_a_refused_table(corpus, tmp_path):
     pubs = mdfkit.open(corpus / PUBS)
     authors = pubs.table("dbo.authors")
