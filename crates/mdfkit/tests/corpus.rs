@@ -539,6 +539,46 @@ fn parallel_scans_return_the_same_rows() {
     assert!(tables > 150);
 }
 
+/// CSV and JSON Lines formatted on several threads hold the lines the one-thread export writes
+/// (as multisets), for every user table of every corpus data file.
+#[test]
+fn text_exports_on_several_threads_hold_the_serial_lines() {
+    use mdfkit::export::{export_table, ExportFormat, ExportOptions};
+    let Some(dir) = common::corpus_dir() else { return };
+    let out = std::env::temp_dir().join(format!("mdfkit-corpus-text-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let (mut tables, mut lines) = (0, 0);
+    for row in manifest(&dir).iter().filter(|r| r.kind == "mdf") {
+        let db = Database::open(&[dir.join(&row.file)]).unwrap();
+        for t in db.catalog().tables(false) {
+            for format in [ExportFormat::Csv, ExportFormat::Jsonl] {
+                let export = |threads: usize| {
+                    let path = out.join(format!("{threads}.{}", format.extension()));
+                    let options = ExportOptions { threads, ..Default::default() };
+                    export_table(&db, &t, format, &path, &options, |_| {})
+                        .unwrap_or_else(|e| panic!("{}: {}: {e}", row.file, t.qualified_name()));
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+                    lines.sort_unstable();
+                    lines
+                };
+                let serial = export(1);
+                assert_eq!(serial, export(3), "{}: {} {format:?}", row.file, t.qualified_name());
+                // JSON Lines: a line a row, as many as the catalog counts (CSV fields may hold
+                // line breaks).
+                if format == ExportFormat::Jsonl {
+                    assert_eq!(serial.len(), t.rows() as usize, "{}: {}", row.file, t.qualified_name());
+                }
+                lines += serial.len();
+            }
+            tables += 1;
+        }
+    }
+    std::fs::remove_dir_all(out).ok();
+    println!("text exports: {tables} tables, {lines} lines");
+    assert!(tables > 150, "{tables} tables");
+}
+
 /// Undamaged corpus files check clean: a problem reported on a real, healthy file is a false
 /// alarm.
 #[test]
