@@ -418,7 +418,7 @@ pub fn cat(
     let mut skipped = 0;
     for partition in &table.partitions {
         let decoder = RowDecoder::new(&db, &table, partition.partition_id, columns)?;
-        let mut names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
+        let mut names = decoder.column_names();
         if include_ghosts {
             names.push(GHOST_COLUMN.to_string());
         }

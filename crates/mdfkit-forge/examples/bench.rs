@@ -176,6 +176,15 @@ struct Measure {
     hwm_mb: f64,
 }
 
+impl Measure {
+    fn mb_per_s(&self) -> f64 {
+        self.bytes as f64 / self.seconds / 1e6
+    }
+}
+
+/// The tables of the large database, each measured in every case.
+const TABLES: [&str; 3] = ["dbo.Fact", "dbo.Wide", "dbo.Documents"];
+
 fn child(case: &str, db: &Path, table: &str) -> Measure {
     let out = Command::new(std::env::current_exe().expect("exe"))
         .args(["--case", case, "--db", db.to_str().expect("path"), "--table", table])
@@ -242,7 +251,7 @@ fn run_size(gb: u64, many: &Path) -> Vec<Run> {
     let big = ensure(&big_spec(gb), &cache_dir().join(format!("{gb}g")));
     let warm = child("raw", &big, "");
     let raw = child("raw", &big, "");
-    let raw_mbs = raw.bytes as f64 / raw.seconds / 1e6;
+    let raw_mbs = raw.mb_per_s();
     println!("database {} ({:.2} GB), {cores} cores; raw sequential read {:.2} s ({raw_mbs:.0} MB/s, warm: first read {:.2} s)", big.display(), raw.bytes as f64 / 1e9, raw.seconds, warm.seconds);
     println!();
     // "x raw": this run's time over the time the raw read takes for the same bytes.
@@ -252,10 +261,10 @@ fn run_size(gb: u64, many: &Path) -> Vec<Run> {
     );
     let mut scan_all_cores = 0.0;
     let mut results = Vec::new();
-    for table in ["dbo.Fact", "dbo.Wide", "dbo.Documents"] {
+    for table in TABLES {
         for case in ["scan1", "scanN", "parquet", "csv"] {
             let m = child(case, &big, table);
-            let mbs = m.bytes as f64 / m.seconds / 1e6;
+            let mbs = m.mb_per_s();
             println!(
                 "{:<10} {:<8} {:>10} {:>9.2} {:>10.0} {:>7.2} {:>12.0} {:>9.0}",
                 table.trim_start_matches("dbo."),
@@ -282,21 +291,21 @@ fn run_size(gb: u64, many: &Path) -> Vec<Run> {
         println!(
             "cold page cache (file evicted before each run): raw sequential read {:.2} s ({:.0} MB/s)",
             cold,
-            cold_raw.bytes as f64 / cold / 1e6
+            cold_raw.mb_per_s()
         );
         let mut cold_all_cores = 0.0;
-        for table in ["dbo.Fact", "dbo.Wide", "dbo.Documents"] {
+        for table in TABLES {
             for case in ["scan1", "scanN", "parquet"] {
                 evict_from_page_cache(&big);
                 let m = child(case, &big, table);
-                let mbs = m.bytes as f64 / m.seconds / 1e6;
+                let mbs = m.mb_per_s();
                 println!(
                     "{:<10} {:<8} cold {:>9.2} s {:>10.0} MB/s {:>7.2} x raw",
                     table.trim_start_matches("dbo."),
                     case,
                     m.seconds,
                     mbs,
-                    cold_raw.bytes as f64 / cold / 1e6 / mbs
+                    cold_raw.mb_per_s() / mbs
                 );
                 if case == "scanN" {
                     cold_all_cores += m.seconds;
@@ -313,8 +322,7 @@ fn run_size(gb: u64, many: &Path) -> Vec<Run> {
     let get = |t: &str, c: &str| results.iter().find(|r| r.table == t && r.case == c).map_or(0.0, |r| r.mbs);
     let peak = results.iter().map(|r| r.hwm_mb).fold(0.0, f64::max);
     let ratio = scan_all_cores / raw.seconds;
-    let parquet_min =
-        ["dbo.Fact", "dbo.Wide", "dbo.Documents"].iter().map(|t| get(t, "parquet")).fold(f64::MAX, f64::min);
+    let parquet_min = TABLES.iter().map(|t| get(t, "parquet")).fold(f64::MAX, f64::min);
     println!();
     println!(
         "open of a database with {} tables: {:.0} ms (peak {:.0} MB)",

@@ -324,8 +324,6 @@ impl Database {
                 batch_size: options.batch_size,
                 rows_per_page,
             };
-            // No more workers than tasks: an idle thread costs more than it saves.
-            let workers = threads.min(tasks.len());
             // Hands a batch on, cut to the limit: false once no more rows are wanted.
             let mut deliver = |batch: RecordBatch| -> Result<bool> {
                 let rows = batch.num_rows() as u64;
@@ -333,10 +331,9 @@ impl Database {
                 remaining -= (batch.num_rows() as u64).min(remaining);
                 Ok(each(batch)? == Flow::Continue && remaining > 0)
             };
-            let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| {
-                self.decode_pages(&shared, pages, send).map_err(|e| e.in_object(table.qualified_name()))
-            };
-            if !run_in_task_order(&tasks, workers, &work, &mut deliver, &mut total)? {
+            let work =
+                |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| self.decode_pages(&shared, pages, send);
+            if !run_in_task_order(table, &tasks, threads, &work, &mut deliver, &mut total)? {
                 return Ok(total);
             }
         }
@@ -452,11 +449,8 @@ impl Database {
                 }
                 Ok(stats)
             };
-            let work = |pages: &[PageId], send: &mut dyn FnMut(C) -> bool| {
-                work(pages, send).map_err(|e| e.in_object(table.qualified_name()))
-            };
             let mut deliver = |chunk: C| Ok(each(chunk)? == Flow::Continue);
-            if !run_in_task_order(&tasks, threads.min(tasks.len()), &work, &mut deliver, &mut total)? {
+            if !run_in_task_order(table, &tasks, threads, &work, &mut deliver, &mut total)? {
                 break;
             }
         }
@@ -492,8 +486,10 @@ enum TaskMessage<T> {
     Done(Result<ScanStats>),
 }
 
-/// Runs `work` over `tasks` on `workers` threads and hands what it sends to `deliver`, in task
-/// order; adds each task's statistics to `total`. Returns false when `deliver` wanted no more.
+/// Runs `work` over `tasks` (pages of `table`) on up to `threads` threads (no more than there are
+/// tasks: an idle thread costs more than it saves) and hands what it sends to `deliver`, in task
+/// order; adds each task's statistics to `total`, and names the table in a task's error. Returns
+/// false when `deliver` wanted no more.
 ///
 /// Worker `w` runs tasks w, w + workers, ... in order and hands its output over a channel of one:
 /// a worker ahead of the consumer waits instead of piling up output (LOB tables make batches
@@ -501,12 +497,14 @@ enum TaskMessage<T> {
 /// With one worker (a single task: most small tables) the tasks run on this thread, without a
 /// thread and a channel.
 fn run_in_task_order<T: Send>(
+    table: &TableInfo,
     tasks: &[&[PageId]],
-    workers: usize,
+    threads: usize,
     work: &(dyn Fn(&[PageId], &mut dyn FnMut(T) -> bool) -> Result<ScanStats> + Sync),
     deliver: &mut dyn FnMut(T) -> Result<bool>,
     total: &mut ScanStats,
 ) -> Result<bool> {
+    let workers = threads.min(tasks.len());
     if workers <= 1 {
         for pages in tasks {
             let mut wanted = Ok(true);
@@ -517,7 +515,7 @@ fn run_in_task_order<T: Send>(
             if !wanted? {
                 return Ok(false);
             }
-            *total += result?;
+            *total += result.map_err(|e| e.in_object(table.qualified_name()))?;
         }
         return Ok(true);
     }
@@ -547,7 +545,7 @@ fn run_in_task_order<T: Send>(
                         }
                     }
                     Ok(TaskMessage::Done(result)) => {
-                        *total += result?;
+                        *total += result.map_err(|e| e.in_object(table.qualified_name()))?;
                         break;
                     }
                     Err(_) => return Err(Error::corrupt("a scan thread stopped without a result")),

@@ -299,7 +299,7 @@ fn write_table(
                 let mut total = crate::scan::ScanStats::default();
                 for partition in &table.partitions {
                     let decoder = db.row_decoder(table, partition.partition_id, columns)?;
-                    let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
+                    let names = decoder.column_names();
                     let mode = crate::scan::ScanMode { salvage: export.salvage, ..Default::default() };
                     total += db.for_each_record_in_partition(table, partition, mode, |record, _| {
                         decoder.decode(record, &mut values)?;
@@ -370,7 +370,7 @@ impl TextChunk {
         TextChunk {
             lines: Lines { text: String::with_capacity(TEXT_CHUNK_BYTES + (64 << 10)), field: String::new() },
             rows: 0,
-            names: decoder.columns().iter().map(|c| c.column.name.clone()).collect(),
+            names: decoder.column_names(),
             values: Vec::new(),
         }
     }

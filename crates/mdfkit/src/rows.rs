@@ -199,6 +199,11 @@ impl RowDecoder {
         &self.columns
     }
 
+    /// The names of the columns it returns, in order.
+    pub fn column_names(&self) -> Vec<String> {
+        self.columns.iter().map(|c| c.column.name.clone()).collect()
+    }
+
     /// Whether the partition's layout has sparse columns (chosen or not): its rows may end with
     /// a sparse vector, even where an older row lacks a variable-length column added later.
     pub fn has_sparse(&self) -> bool {
