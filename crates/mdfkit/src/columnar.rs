@@ -549,9 +549,10 @@ impl ColumnBuilder {
                         }
                         SqlType::Xml => b.append_value(decode_xml(bytes)?),
                         SqlType::Clr => b.append_value(crate::clrtypes::hierarchyid_text(bytes)?),
-                        // ASCII reads the same in every code page: no conversion needed.
-                        _ => match std::str::from_utf8(bytes) {
-                            Ok(ascii) if bytes.is_ascii() => b.append_value(ascii),
+                        // ASCII reads the same in every code page: no conversion needed (checked
+                        // first: text with other bytes would be read twice).
+                        _ => match bytes.is_ascii().then(|| std::str::from_utf8(bytes)) {
+                            Some(Ok(ascii)) => b.append_value(ascii),
                             _ => {
                                 text.clear();
                                 crate::collation::decode_text_into(plan.column.collation_id, bytes, text)?;
