@@ -589,14 +589,12 @@ impl Decoder<'_> {
                 let (cp, data) = (b.get(..4), b.get(4..).unwrap_or_default());
                 let cp = cp.map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]));
                 match cp {
-                    Some(1252) => crate::collation::decode_cp1252(data),
                     Some(65001) => String::from_utf8(data.to_vec())
                         .map_err(|_| self.corrupt(at, "invalid UTF-8 in a varchar value"))?,
                     Some(1200) => crate::bytes::utf16le(data),
-                    Some(_) if data.is_ascii() => crate::collation::decode_cp1252(data),
-                    Some(cp) => {
-                        return Err(Error::unsupported(format!("xml varchar value in code page {cp} at offset {at}")))
-                    }
+                    Some(cp) => crate::collation::decode_code_page(cp, data).ok_or_else(|| {
+                        Error::unsupported(format!("xml varchar value in code page {cp} at offset {at}"))
+                    })?,
                     None => return Err(self.corrupt(at, "varchar value shorter than its code page")),
                 }
             }

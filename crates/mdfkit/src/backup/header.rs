@@ -197,31 +197,17 @@ pub struct TdsCollation {
 }
 
 impl TdsCollation {
-    /// The collation's name for the collations seen in the corpus (SQL sort id 52, Latin1_General
-    /// and French with any comparison flags: `_CI`/`_CS`, `_AI`/`_AS`, `_KS`, `_WS`, `_BIN`,
-    /// `_BIN2`, as SQL Server names Windows collations), otherwise its parts.
+    /// The collation's name, from SQL Server's list (`crate::collation`), otherwise its parts.
     pub fn name(&self) -> String {
-        let lcid = self.info & 0xf_ffff;
-        let flags = (self.info >> 20) & 0xff;
-        let base = match (self.sort_id, lcid) {
-            (52, _) => return "SQL_Latin1_General_CP1_CI_AS".into(),
-            (0, 0x409) => "Latin1_General",
-            (0, 0x40c) => "French",
-            _ => return format!("LCID {lcid:#x}, flags {flags:#04x}, sort id {}", self.sort_id),
-        };
-        if flags & 0x20 != 0 {
-            return format!("{base}_BIN2");
+        match crate::collation::id_from_tds(self.info, self.sort_id) {
+            Some(id) => crate::collation::name(id),
+            None => format!(
+                "LCID {:#x}, flags {:#04x}, sort id {}",
+                self.info & 0xf_ffff,
+                (self.info >> 20) & 0xff,
+                self.sort_id
+            ),
         }
-        if flags & 0x10 != 0 {
-            return format!("{base}_BIN");
-        }
-        format!(
-            "{base}_{}_{}{}{}",
-            if flags & 0x1 != 0 { "CI" } else { "CS" },
-            if flags & 0x2 != 0 { "AI" } else { "AS" },
-            if flags & 0x4 != 0 { "" } else { "_KS" },
-            if flags & 0x8 != 0 { "" } else { "_WS" }
-        )
     }
 }
 
@@ -440,7 +426,7 @@ mod tests {
     }
 
     #[test]
-    fn collations_are_named_only_when_seen() {
+    fn collations_are_named_from_sql_servers_list() {
         assert_eq!(TdsCollation { info: 0x00d0_0409, sort_id: 52 }.name(), "SQL_Latin1_General_CP1_CI_AS");
         assert_eq!(TdsCollation { info: 0x00d0_0409, sort_id: 0 }.name(), "Latin1_General_CI_AS");
         assert_eq!(TdsCollation { info: 0x00d0_040c, sort_id: 0 }.name(), "French_CI_AS");
@@ -448,6 +434,7 @@ mod tests {
         assert_eq!(TdsCollation { info: 0x0010_0409, sort_id: 0 }.name(), "Latin1_General_CI_AS_KS_WS");
         assert_eq!(TdsCollation { info: 0x0000_0409, sort_id: 0 }.name(), "Latin1_General_CS_AS_KS_WS");
         assert_eq!(TdsCollation { info: 0x0200_0409, sort_id: 0 }.name(), "Latin1_General_BIN2");
-        assert_eq!(TdsCollation { info: 0x00d0_0401, sort_id: 0 }.name(), "LCID 0x401, flags 0x0d, sort id 0");
+        assert_eq!(TdsCollation { info: 0x00d0_0401, sort_id: 0 }.name(), "Arabic_CI_AS");
+        assert_eq!(TdsCollation { info: 0x0400_0409, sort_id: 0 }.name(), "LCID 0x409, flags 0x40, sort id 0");
     }
 }

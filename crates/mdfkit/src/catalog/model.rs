@@ -379,7 +379,7 @@ impl Catalog {
             })
             .min_by_key(|v| v.int("subobjid"))
             .and_then(|v| match v.get("imageval") {
-                crate::value::Value::Binary(b) => Some(crate::collation::decode_cp1252(b)),
+                crate::value::Value::Binary(b) => crate::collation::decode_text(self.boot.collation_id, b).ok(),
                 _ => None,
             })
     }

@@ -508,7 +508,7 @@ impl Catalog {
                 v.int("valclass") == 1
                     && types.get(&v.int("objid")).is_some_and(|t| MODULE_TYPES.contains(&t.as_str()) && t != "D")
             }),
-            &cols![("object_id", int("objid")), ("definition", definition_value)],
+            &cols![("object_id", int("objid")), ("definition", definition_value(self.boot.collation_id))],
         )
     }
 
@@ -553,9 +553,10 @@ impl Catalog {
     }
 }
 
-fn definition_value(r: RowRef) -> Value {
-    match r.get("imageval") {
-        Value::Binary(b) => Value::Text(crate::collation::decode_cp1252(b)),
+/// Definitions are stored single-byte, in the database's code page (its collation's).
+fn definition_value(database_collation: u32) -> impl Fn(RowRef) -> Value {
+    move |r| match r.get("imageval") {
+        Value::Binary(b) => crate::collation::decode_text(database_collation, b).map_or(Value::Null, Value::Text),
         Value::OffRow(_) => Value::text("(definition stored off-row: not read by this version)"),
         _ => Value::Null,
     }
