@@ -92,7 +92,7 @@ impl Database {
         let catalog = Catalog::load(reader.clone())?;
         let mut missing_files = Vec::new();
         let mut names = HashMap::new();
-        for f in catalog.table("sysprufiles").iter().filter(|f| f.int("filetype") == ROWS_FILE) {
+        for f in catalog.files().iter().filter(|f| f.int("filetype") == ROWS_FILE) {
             let file_id = f.int("fileid") as u16;
             let missing = MissingFile {
                 file_id,

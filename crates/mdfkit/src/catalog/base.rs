@@ -25,7 +25,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::rowset::{parse_sysrscols_row, read_column, PhysicalColumn, RowsetLayout};
+use super::rowset::{
+    parse_syshobtcolumns_row, parse_sysrowsetcolumns_row, parse_sysrscols_row, read_column, PhysicalColumn, RowsetLayout,
+};
 use crate::error::{Error, Result};
 use crate::page::boot::BootPage;
 use crate::page::{PageId, PageType};
@@ -37,6 +39,9 @@ use crate::value::Value;
 pub const SYSRSCOLS_AUID: i64 = 3 << 16;
 pub const SYSROWSETS_AUID: i64 = 5 << 16;
 pub const SYSALLOCUNITS_AUID: i64 = 7 << 16;
+/// SQL Server 2005 (611): the tables sysrscols replaced (see [`parse_syshobtcolumns_row`]).
+pub const SYSROWSETCOLUMNS_AUID: i64 = 4 << 16;
+pub const SYSHOBTCOLUMNS_AUID: i64 = 13 << 16;
 /// Object id of syscolpars, the table of column names.
 pub const SYSCOLPARS_ID: i32 = 41;
 
@@ -46,6 +51,11 @@ const ALLOCUNIT_BOOTSTRAP: [(i32, i16); 10] =
 /// sysrscols: (column id, fixed offset) of the columns `parse_sysrscols_row` reads.
 const RSCOLS_BOOTSTRAP: [(i32, i16); 12] =
     [(1, 4), (2, 12), (3, 16), (5, 28), (6, 32), (7, 36), (8, 38), (9, 40), (10, 44), (11, 48), (12, 52), (4, 20)];
+/// syshobtcolumns (2005): (column id, fixed offset) of the columns `parse_syshobtcolumns_row` reads.
+const HOBTCOLS_BOOTSTRAP: [(i32, i16); 13] =
+    [(1, 4), (2, 12), (4, 20), (5, 22), (6, 23), (7, 25), (8, 26), (9, 27), (10, 31), (11, 33), (12, 35), (14, 37), (15, 39)];
+/// sysrowsetcolumns (2005): (column id, fixed offset) of the columns `parse_sysrowsetcolumns_row` reads.
+const ROWSETCOLS_BOOTSTRAP: [(i32, i16); 4] = [(1, 4), (2, 12), (3, 16), (6, 32)];
 /// sysrowsets column ids: rowsetid, ownertype, idmajor, idminor.
 const ROWSETS_COLUMNS: [(&str, i32); 4] = [("rowsetid", 1), ("ownertype", 2), ("idmajor", 3), ("idminor", 4)];
 /// syscolpars column ids: id, number, colid, name.
@@ -138,22 +148,15 @@ impl BaseTables {
         })?;
         tables.allocation_units = units;
 
-        let rscols_first = tables
-            .in_row_unit(SYSRSCOLS_AUID)
-            .map(|u| u.first_page)
-            .ok_or_else(|| Error::corrupt("sys.sysallocunits has no allocation unit for sys.sysrscols (3 << 16)"))?;
-        let mut layouts: HashMap<i64, RowsetLayout> = HashMap::new();
-        tables.scan_leaf_chain(rscols_first, SYSRSCOLS_AUID, "sys.sysrscols", |record| {
-            let (rowset, column) = parse_sysrscols_row(record)?;
-            layouts.entry(rowset).or_default().columns.push(column);
-            Ok(())
-        })?;
-        for layout in layouts.values_mut() {
-            layout.columns.sort_by_key(|c| c.rowset_column_id);
+        if let Some(rscols) = tables.in_row_unit(SYSRSCOLS_AUID).map(|u| u.first_page) {
+            tables.layouts = tables.read_sysrscols(rscols)?;
+            tables.check_bootstrap_layout(SYSRSCOLS_AUID, "sys.sysrscols", &RSCOLS_BOOTSTRAP)?;
+        } else {
+            tables.layouts = tables.read_2005_layouts()?;
+            tables.check_bootstrap_layout(SYSHOBTCOLUMNS_AUID, "sys.syshobtcolumns", &HOBTCOLS_BOOTSTRAP)?;
+            tables.check_bootstrap_layout(SYSROWSETCOLUMNS_AUID, "sys.sysrowsetcolumns", &ROWSETCOLS_BOOTSTRAP)?;
         }
-        tables.layouts = layouts;
         tables.check_bootstrap_layout(SYSALLOCUNITS_AUID, "sys.sysallocunits", &ALLOCUNIT_BOOTSTRAP)?;
-        tables.check_bootstrap_layout(SYSRSCOLS_AUID, "sys.sysrscols", &RSCOLS_BOOTSTRAP)?;
 
         // sysrowsets, by column id.
         let rowsets_layout = tables.layout(SYSROWSETS_AUID, "sys.sysrowsets")?.clone();
@@ -204,6 +207,62 @@ impl BaseTables {
         }
         tables.column_names = names;
         Ok(tables)
+    }
+
+    /// The physical layout of every rowset, from sysrscols (SQL Server 2008 on).
+    fn read_sysrscols(&self, first: PageId) -> Result<HashMap<i64, RowsetLayout>> {
+        let mut layouts: HashMap<i64, RowsetLayout> = HashMap::new();
+        self.scan_leaf_chain(first, SYSRSCOLS_AUID, "sys.sysrscols", |record| {
+            let (rowset, column) = parse_sysrscols_row(record)?;
+            layouts.entry(rowset).or_default().columns.push(column);
+            Ok(())
+        })?;
+        for layout in layouts.values_mut() {
+            layout.columns.sort_by_key(|c| c.rowset_column_id);
+        }
+        Ok(layouts)
+    }
+
+    /// The physical layout of every rowset in a SQL Server 2005 database: each sysrowsetcolumns
+    /// row joined with the syshobtcolumns row of its hobt column.
+    fn read_2005_layouts(&self) -> Result<HashMap<i64, RowsetLayout>> {
+        let first_of = |auid: i64, table: &str| {
+            self.in_row_unit(auid).map(|u| u.first_page).ok_or_else(|| {
+                Error::corrupt(format!(
+                    "sys.sysallocunits has no allocation unit for sys.sysrscols (3 << 16), nor for {table} ({} << 16) as SQL Server 2005 has",
+                    auid >> 16
+                ))
+            })
+        };
+        let hobts_first = first_of(SYSHOBTCOLUMNS_AUID, "sys.syshobtcolumns")?;
+        let rowsets_first = first_of(SYSROWSETCOLUMNS_AUID, "sys.sysrowsetcolumns")?;
+        let mut hobt_columns: HashMap<(i64, i32), PhysicalColumn> = HashMap::new();
+        self.scan_leaf_chain(hobts_first, SYSHOBTCOLUMNS_AUID, "sys.syshobtcolumns", |record| {
+            let (hobt, column) = parse_syshobtcolumns_row(record)?;
+            hobt_columns.insert((hobt, column.hb_column_id), column);
+            Ok(())
+        })?;
+        let mut layouts: HashMap<i64, RowsetLayout> = HashMap::new();
+        self.scan_leaf_chain(rowsets_first, SYSROWSETCOLUMNS_AUID, "sys.sysrowsetcolumns", |record| {
+            let c = parse_sysrowsetcolumns_row(record)?;
+            let hobt_column = hobt_columns.get(&(c.rowset, c.hobt_column_id)).ok_or_else(|| {
+                Error::corrupt(format!(
+                    "rowset {} column {} is hobt column {}, which sys.syshobtcolumns lacks",
+                    c.rowset, c.rowset_column_id, c.hobt_column_id
+                ))
+            })?;
+            let column = PhysicalColumn {
+                rowset_column_id: c.rowset_column_id,
+                max_inrow_length: c.max_inrow_length,
+                ..hobt_column.clone()
+            };
+            layouts.entry(c.rowset).or_default().columns.push(column);
+            Ok(())
+        })?;
+        for layout in layouts.values_mut() {
+            layout.columns.sort_by_key(|c| c.rowset_column_id);
+        }
+        Ok(layouts)
     }
 
     pub fn reader(&self) -> &PageReader {

@@ -35,6 +35,7 @@ const CATALOG_TABLES: &[&str] = &[
     "syssingleobjrefs",
     "sysmultiobjrefs",
     "sysprufiles",
+    "sysdbfiles",
     "sysseobjvalues",
 ];
 
@@ -98,6 +99,15 @@ impl Catalog {
     pub fn table(&self, name: &str) -> &TableRows {
         static EMPTY: TableRows = TableRows { names: Vec::new(), rows: Vec::new() };
         self.tables.get(name).unwrap_or(&EMPTY)
+    }
+
+    /// The database's files: sysprufiles, which SQL Server 2005 (611) calls sysdbfiles (the same
+    /// columns).
+    pub fn files(&self) -> &TableRows {
+        match self.tables.get("sysprufiles") {
+            Some(files) => files,
+            None => self.table("sysdbfiles"),
+        }
     }
 
     /// Names of the system base tables present in this database, sorted.

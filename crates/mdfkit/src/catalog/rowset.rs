@@ -159,6 +159,82 @@ pub fn parse_sysrscols_row(record: &Record) -> Result<(i64, PhysicalColumn)> {
     Ok((read_i64(b, 0).ok_or_else(short)?, column))
 }
 
+/// SQL Server 2005 (611) keeps a rowset's physical layout in two tables that 2008 merged into
+/// `sysrscols`: `sys.syshobtcolumns` (object id 13: the columns of a heap or B-tree) and
+/// `sys.sysrowsetcolumns` (object id 4: which hobt column each rowset column is). Their columns,
+/// all fixed-length, as their own rows describe them in every 611 file of the corpus (checked at
+/// bootstrap):
+///
+/// | syshobtcolumns | offset | type | sysrowsetcolumns | offset | type |
+/// |---|---|---|---|---|---|
+/// | 1 hobtid | 4 | bigint | 1 rowsetid | 4 | bigint |
+/// | 2 hobtcolid | 12 | int | 2 rowsetcolid | 12 | int |
+/// | 3 status | 16 | int | 3 hobtcolid | 16 | int |
+/// | 4 ordkey | 20 | smallint | 4 status | 20 | int |
+/// | 5 type id | 22 | tinyint | 5 rcmodified | 24 | bigint |
+/// | 6 max length | 23 | smallint | 6 maxinrowlen | 32 | smallint |
+/// | 7 precision, 8 scale | 25, 26 | tinyint | | | |
+/// | 9 collation id | 27 | int | | | |
+/// | 10, 11 leaf / interior offset | 31, 33 | smallint | | | |
+/// | 12, 13 leaf / interior bit position | 35, 36 | tinyint | | | |
+/// | 14, 15 leaf / interior null bit | 37, 39 | smallint | | | |
+///
+/// That is sysrscols' `ti`, `offset`, `nullbit` and `bitpos` split into their parts. A rowset's id
+/// is its hobt's id (every 611 file: the same ids in sysrowsets and syshobts). The status bits of
+/// syshobtcolumns are not sysrscols' (0x20 on most columns, 0x02 on B-tree key columns of some
+/// internal tables) and are not decoded: a 2005 column is never taken for dropped, a uniquifier or
+/// sparse (2005 has no sparse columns).
+pub fn parse_syshobtcolumns_row(record: &Record) -> Result<(i64, PhysicalColumn)> {
+    let short = || Error::corrupt("syshobtcolumns row's fixed part is shorter than SQL Server 2005's (37 bytes)");
+    let b = record.fixed(4, 37).ok_or_else(short)?;
+    let byte = |at: usize| b.get(at).copied().ok_or_else(short);
+    let hobt_column_id = read_i32(b, 8).ok_or_else(short)?;
+    let column = PhysicalColumn {
+        rowset_column_id: hobt_column_id,
+        hb_column_id: hobt_column_id,
+        type_info: TypeInfo::from_ti(ti_of_parts(byte(18)?, read_i16(b, 19).ok_or_else(short)?, byte(21)?, byte(22)?)),
+        collation_id: read_u32(b, 23).ok_or_else(short)?,
+        key_ordinal: read_i16(b, 16).ok_or_else(short)?,
+        max_inrow_length: 0,
+        status: 0,
+        leaf_offset: read_i16(b, 27).ok_or_else(short)?,
+        internal_offset: read_i16(b, 29).ok_or_else(short)?,
+        null_bit: read_i16(b, 33).ok_or_else(short)? as u16,
+        bit_position: i16::from(byte(31)?),
+    };
+    Ok((read_i64(b, 0).ok_or_else(short)?, column))
+}
+
+/// sysrscols' `ti` (see `crate::types`) of a type given as id, maximum length (-1 for `max`),
+/// precision and scale.
+fn ti_of_parts(type_id: u8, max_length: i16, precision: u8, scale: u8) -> u32 {
+    let parameters = match SqlType::from_id(type_id) {
+        SqlType::Decimal | SqlType::Numeric => u32::from(precision) | u32::from(scale) << 8,
+        SqlType::Time | SqlType::DateTime2 | SqlType::DateTimeOffset => u32::from(scale),
+        _ => u32::from(max_length.max(0) as u16),
+    };
+    u32::from(type_id) | parameters << 8
+}
+
+/// One sysrowsetcolumns row (SQL Server 2005, see [`parse_syshobtcolumns_row`]).
+pub struct RowsetColumn {
+    pub rowset: i64,
+    pub rowset_column_id: i32,
+    pub hobt_column_id: i32,
+    pub max_inrow_length: i16,
+}
+
+pub fn parse_sysrowsetcolumns_row(record: &Record) -> Result<RowsetColumn> {
+    let short = || Error::corrupt("sysrowsetcolumns row's fixed part is shorter than SQL Server 2005's (30 bytes)");
+    let b = record.fixed(4, 30).ok_or_else(short)?;
+    Ok(RowsetColumn {
+        rowset: read_i64(b, 0).ok_or_else(short)?,
+        rowset_column_id: read_i32(b, 8).ok_or_else(short)?,
+        hobt_column_id: read_i32(b, 12).ok_or_else(short)?,
+        max_inrow_length: read_i16(b, 28).ok_or_else(short)?,
+    })
+}
+
 /// Decodes the column `column` of `record` into a catalog value.
 pub fn read_column(record: &Record, column: &PhysicalColumn) -> Result<Value> {
     if column.null_bit > 0 && record.is_null(column.null_bit as usize) {

@@ -470,7 +470,7 @@ impl Catalog {
             })
         };
         project(
-            self.table("sysprufiles").iter(),
+            self.files().iter(),
             &cols![
                 ("file_id", int("fileid")),
                 ("file_guid", int("fileguid")),
