@@ -26,7 +26,8 @@
 use std::collections::{HashMap, HashSet};
 
 use super::rowset::{
-    parse_syshobtcolumns_row, parse_sysrowsetcolumns_row, parse_sysrscols_row, read_column, PhysicalColumn, RowsetLayout,
+    parse_syshobtcolumns_row, parse_sysrowsetcolumns_row, parse_sysrscols_row, read_column, PhysicalColumn,
+    RowsetLayout,
 };
 use crate::error::{Error, Result};
 use crate::page::boot::BootPage;
@@ -52,8 +53,21 @@ const ALLOCUNIT_BOOTSTRAP: [(i32, i16); 10] =
 const RSCOLS_BOOTSTRAP: [(i32, i16); 12] =
     [(1, 4), (2, 12), (3, 16), (5, 28), (6, 32), (7, 36), (8, 38), (9, 40), (10, 44), (11, 48), (12, 52), (4, 20)];
 /// syshobtcolumns (2005): (column id, fixed offset) of the columns `parse_syshobtcolumns_row` reads.
-const HOBTCOLS_BOOTSTRAP: [(i32, i16); 13] =
-    [(1, 4), (2, 12), (4, 20), (5, 22), (6, 23), (7, 25), (8, 26), (9, 27), (10, 31), (11, 33), (12, 35), (14, 37), (15, 39)];
+const HOBTCOLS_BOOTSTRAP: [(i32, i16); 13] = [
+    (1, 4),
+    (2, 12),
+    (4, 20),
+    (5, 22),
+    (6, 23),
+    (7, 25),
+    (8, 26),
+    (9, 27),
+    (10, 31),
+    (11, 33),
+    (12, 35),
+    (14, 37),
+    (15, 39),
+];
 /// sysrowsetcolumns (2005): (column id, fixed offset) of the columns `parse_sysrowsetcolumns_row` reads.
 const ROWSETCOLS_BOOTSTRAP: [(i32, i16); 4] = [(1, 4), (2, 12), (3, 16), (6, 32)];
 /// sysrowsets column ids: rowsetid, ownertype, idmajor, idminor.

@@ -1,0 +1,262 @@
+//! Conformance over the corpus' newer files, listed apart in `incoming/MANIFEST.tsv`: SQL Server
+//! 2005 (611) databases, a 2000 file upgraded to 655, 2017 (869) and 2022 (957) files, and
+//! collations the first corpus lacked (Chinese_PRC, Chinese_Taiwan_Stroke, Cyrillic_General,
+//! Vietnamese, Arabic, Polish, Thai, Modern_Spanish). Every file opens (data file or backup),
+//! agrees with the manifest, checks clean, renders every sys view, and exports every table to as
+//! many JSON lines as its catalog counts rows. The scripts beside the files (`scripts/`) are ground
+//! truth only where the file holds what they inserted: studentDB's (the others were generated
+//! from, or filled, the databases at another time: same keys, other values).
+//!
+//! Without the corpus the tests fail under CI and say loudly that they skipped elsewhere.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use mdfkit::backup::BackupPages;
+use mdfkit::catalog::views::VIEW_NAMES;
+use mdfkit::export::{export_table, ExportFormat, ExportOptions};
+use mdfkit::scan::Flow;
+use mdfkit::Database;
+
+struct Entry {
+    /// Relative to the corpus folder.
+    file: String,
+    kind: String,
+    /// 0 when the manifest leaves it empty.
+    version: u16,
+    /// Empty when the manifest leaves it empty.
+    name: String,
+}
+
+/// Files left to other work: the 22 MB backup's data stream is mapped by branch `bakext`.
+const NOT_YET: &[&str] = &["incoming/bak/improvedk-improve.dk__data.bak"];
+
+/// Tables that do not read yet, with the error they give (the test insists it stays exactly this,
+/// so a fix shows up here). OFFS' dtproperties (SQL Server 2000's diagram table) points two
+/// image values at LOB records of type 8, a structure no source at hand describes.
+const KNOWN_GAPS: &[(&str, &str, &str)] =
+    &[("incoming/mdf/nguyendoanh99-myprojects2005-2009__offs.mdf", "dbo.dtproperties", "LOB structure of type 8")];
+
+fn incoming(dir: &Path) -> Vec<Entry> {
+    let text = std::fs::read_to_string(dir.join("incoming/MANIFEST.tsv")).expect("read incoming/MANIFEST.tsv");
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let (file, kind, version, name) = (col("file"), col("kind"), col("dbi_version"), col("db_name"));
+    lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .map(|f| Entry {
+            file: format!("incoming/{}", f[file]),
+            kind: f[kind].to_string(),
+            version: f[version].parse().unwrap_or(0),
+            name: f[name].to_string(),
+        })
+        .filter(|e| !NOT_YET.contains(&e.file.as_str()))
+        .collect()
+}
+
+fn open(dir: &Path, entry: &Entry) -> mdfkit::Result<Database> {
+    let path = dir.join(&entry.file);
+    match entry.kind.as_str() {
+        "bak" => Database::from_source(Arc::new(BackupPages::open(&path)?)),
+        _ => Database::open(&[path]),
+    }
+}
+
+#[test]
+fn every_incoming_file_opens_checks_clean_and_exports_every_table() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let out = std::env::temp_dir().join(format!("mdfkit-incoming-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut mismatches = Vec::new();
+    let (mut files, mut sql2005, mut tables, mut rows, mut gaps) = (0, 0, 0, 0, 0);
+    for entry in incoming(&dir) {
+        let db = match open(&dir, &entry) {
+            Ok(db) => db,
+            Err(e) => {
+                mismatches.push(format!("{}: cannot open: {e}", entry.file));
+                continue;
+            }
+        };
+        files += 1;
+        let catalog = db.catalog();
+        if catalog.boot.version == 611 {
+            sql2005 += 1;
+        }
+        if entry.version != 0 && catalog.boot.version != entry.version {
+            mismatches.push(format!("{}: version {} != manifest {}", entry.file, catalog.boot.version, entry.version));
+        }
+        if !entry.name.is_empty() && db.name() != entry.name {
+            mismatches.push(format!("{}: name {:?} != manifest {:?}", entry.file, db.name(), entry.name));
+        }
+        if mdfkit::collation::lookup(catalog.boot.collation_id).is_none() {
+            mismatches.push(format!("{}: database collation id {} has no name", entry.file, catalog.boot.collation_id));
+        }
+        let (page_problems, _) = mdfkit::check::check_pages(db.reader().source(), |_| {});
+        let catalog_problems = mdfkit::check::check_catalog(&db).map(|(p, _)| p).unwrap_or_else(|e| {
+            mismatches.push(format!("{}: check: {e}", entry.file));
+            Vec::new()
+        });
+        mismatches.extend(page_problems.iter().chain(&catalog_problems).map(|p| format!("{}: check: {p}", entry.file)));
+        for view in VIEW_NAMES {
+            match catalog.view(view) {
+                Ok(v) if v.rows.iter().all(|r| r.len() == v.columns.len()) => {}
+                Ok(_) => mismatches.push(format!("{}: {view} has ragged rows", entry.file)),
+                Err(e) => mismatches.push(format!("{}: {view}: {e}", entry.file)),
+            }
+        }
+        if catalog.view("sys.database_files").map(|v| v.rows.is_empty()).unwrap_or(true) {
+            mismatches.push(format!("{}: sys.database_files is empty", entry.file));
+        }
+        for t in catalog.tables(false) {
+            let path = out.join("table.jsonl");
+            let options = ExportOptions { threads: 1, ..Default::default() };
+            let gap = KNOWN_GAPS.iter().find(|(f, table, _)| *f == entry.file && *table == t.qualified_name());
+            match (export_table(&db, &t, ExportFormat::Jsonl, &path, &options, |_| {}), gap) {
+                (Ok(_), None) => {
+                    let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+                    if lines as i64 != t.rows() {
+                        mismatches.push(format!(
+                            "{}: {} exported {lines} rows, catalog says {}",
+                            entry.file,
+                            t.qualified_name(),
+                            t.rows()
+                        ));
+                    }
+                    tables += 1;
+                    rows += lines;
+                }
+                (Err(e), Some((_, _, expected))) if e.to_string().contains(expected) => gaps += 1,
+                (Ok(_), Some(_)) => mismatches.push(format!(
+                    "{}: {} reads now: remove it from KNOWN_GAPS",
+                    entry.file,
+                    t.qualified_name()
+                )),
+                (Err(e), _) => mismatches.push(format!("{}: {}: {e}", entry.file, t.qualified_name())),
+            }
+        }
+    }
+    std::fs::remove_dir_all(out).ok();
+    println!("incoming: {files} files ({sql2005} of SQL Server 2005), {tables} tables, {rows} rows, {gaps} known gaps");
+    assert!(mismatches.is_empty(), "mismatches:\n{}", mismatches.join("\n"));
+    assert_eq!(sql2005, 5, "the five SQL Server 2005 files");
+    assert!(files >= 13, "only {files} incoming files opened");
+    assert_eq!(gaps, KNOWN_GAPS.len());
+}
+
+/// The text of a script file: UTF-16 with a byte order mark, else the code page its repository
+/// used (GBK: studentDB's).
+fn script(dir: &Path, name: &str) -> String {
+    let bytes = std::fs::read(dir.join("scripts").join(name)).unwrap();
+    match bytes.as_slice() {
+        [0xFF, 0xFE, rest @ ..] => String::from_utf16_lossy(
+            &rest.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect::<Vec<_>>(),
+        ),
+        _ => encoding_rs::GBK.decode_without_bom_handling(&bytes).0.into_owned(),
+    }
+}
+
+/// A table's rows, each value spelled as text (`None` for NULL), by column name.
+fn table_rows(db: &Database, name: &str) -> Vec<Vec<(String, Option<String>)>> {
+    let table = db.catalog().find_table(name).unwrap_or_else(|| panic!("no table {name}"));
+    let mut rows = Vec::new();
+    for partition in &table.partitions {
+        let decoder = mdfkit::rows::RowDecoder::new(db, &table, partition.partition_id, None).unwrap();
+        let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.to_ascii_lowercase()).collect();
+        let mut values = Vec::new();
+        db.for_each_row_in_partition(&table, partition, |record, _| {
+            decoder.decode(record, &mut values)?;
+            rows.push(
+                names.iter().cloned().zip(values.iter().map(|v| (!v.is_null()).then(|| v.to_string()))).collect(),
+            );
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    }
+    rows
+}
+
+/// The literals of a `values(...)` list: `'..'` strings, numbers, `null`.
+fn literals(values: &str) -> Vec<Option<String>> {
+    values
+        .split(',')
+        .map(|v| v.trim())
+        .map(|v| match v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
+            Some(text) => Some(text.to_string()),
+            None if v.eq_ignore_ascii_case("null") => None,
+            None => Some(v.to_string()),
+        })
+        .collect()
+}
+
+/// studentDB (Chinese_PRC_CI_AS, varchar in code page 936): test/S_C.sql creates Student with five
+/// columns and inserts four students (`insert into Student values(...)`); the file holds them,
+/// names in char(20) padded. (A fifth, inserted later in the script with a sixth column the file
+/// does not have, is not in the file.)
+#[test]
+fn chinese_varchar_reads_as_the_script_wrote_it() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let db = Database::open(&[dir.join("incoming/mdf/jack-jparrow-sqlserver__studentdb_data.mdf")]).unwrap();
+    assert_eq!(mdfkit::collation::name(db.catalog().boot.collation_id), "Chinese_PRC_CI_AS");
+    let text = script(&dir, "jack-jparrow-sqlserver__test-S_C.sql");
+    let mut expected: Vec<Vec<String>> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("insert into Student values("))
+        .map(|v| literals(v.trim_end_matches(';').trim_end_matches(')')))
+        .filter(|values| values.len() == 5)
+        .map(|values| values.into_iter().map(|v| v.unwrap_or_default()).collect())
+        .collect();
+    assert_eq!(expected.len(), 4);
+    let mut ours: Vec<Vec<String>> = table_rows(&db, "dbo.student")
+        .into_iter()
+        .map(|r| {
+            ["sno", "sname", "ssex", "sage", "sdept"]
+                .iter()
+                .map(|c| {
+                    r.iter()
+                        .find(|(n, _)| n == c)
+                        .and_then(|(_, v)| v.clone())
+                        .unwrap_or_default()
+                        .trim_end()
+                        .to_string()
+                })
+                .collect()
+        })
+        .collect();
+    expected.sort();
+    ours.sort();
+    assert_eq!(ours, expected);
+}
+
+/// DB.bak (SQL Server 2017, Cyrillic_General_CI_AS): BD.sql creates its tables, named in Cyrillic,
+/// with these columns in this order.
+#[test]
+fn cyrillic_tables_are_the_ones_the_script_creates() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let entry = incoming(&dir).into_iter().find(|e| e.file == "incoming/bak/denissfloww-bd__db.bak").unwrap();
+    let db = open(&dir, &entry).unwrap();
+    assert_eq!(mdfkit::collation::name(db.catalog().boot.collation_id), "Cyrillic_General_CI_AS");
+    // A CREATE TABLE line, then a line a column up to the constraints.
+    let mut expected: Vec<(String, Vec<String>)> = Vec::new();
+    let mut in_columns = false;
+    for line in script(&dir, "denissfloww-bd__BD.sql").lines() {
+        if let Some(table) = line.strip_prefix("CREATE TABLE [dbo].[").and_then(|l| l.strip_suffix("](")) {
+            expected.push((format!("dbo.{table}"), Vec::new()));
+            in_columns = true;
+        } else if let (true, Some((column, _)), Some((_, columns))) =
+            (in_columns, line.strip_prefix("\t[").and_then(|l| l.split_once(']')), expected.last_mut())
+        {
+            columns.push(column.to_string());
+        } else {
+            in_columns = false;
+        }
+    }
+    assert_eq!(expected.len(), 6);
+    for (table, columns) in expected {
+        let t = db.catalog().find_table(&table).unwrap_or_else(|| panic!("no table {table}"));
+        let ours: Vec<String> = db.catalog().columns(t.object_id).iter().map(|c| c.name.clone()).collect();
+        assert_eq!(ours, columns, "{table}");
+    }
+}
