@@ -13,28 +13,10 @@ use mdfkit::catalog::views::VIEW_NAMES;
 use mdfkit::scan::Flow;
 use mdfkit::Database;
 
-struct ManifestRow {
-    file: String,
-    kind: String,
-    version: u16,
-    name: String,
-}
+use common::ManifestRow;
 
 fn manifest(dir: &Path) -> Vec<ManifestRow> {
-    let text = std::fs::read_to_string(dir.join("MANIFEST.tsv")).expect("read MANIFEST.tsv");
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("MANIFEST lacks {name}"));
-    let (file, kind, version, name) = (col("file"), col("kind"), col("dbi_version"), col("db_name"));
-    lines
-        .map(|l| l.split('\t').collect::<Vec<_>>())
-        .map(|f| ManifestRow {
-            file: f[file].to_string(),
-            kind: f[kind].to_string(),
-            version: f[version].parse().unwrap_or(0),
-            name: f[name].to_string(),
-        })
-        .collect()
+    common::manifest(&dir.join("MANIFEST.tsv"))
 }
 
 /// (schema, table) → row count from every expected-value file about a data file.

@@ -22,15 +22,7 @@ use mdfkit::export::{export_table, ExportFormat, ExportOptions};
 use mdfkit::scan::Flow;
 use mdfkit::Database;
 
-struct Entry {
-    /// Relative to the corpus folder.
-    file: String,
-    kind: String,
-    /// 0 when the manifest leaves it empty.
-    version: u16,
-    /// Empty when the manifest leaves it empty.
-    name: String,
-}
+use common::ManifestRow as Entry;
 
 /// Files left to other work: the 22 MB backup's data stream is mapped by branch `bakext`.
 const NOT_YET: &[&str] = &["incoming/bak/improvedk-improve.dk__data.bak"];
@@ -46,19 +38,9 @@ const KNOWN_GAPS: &[(&str, &str, &str)] =
 const ALSO: &[(&str, &str, u16)] = &[("chains/sqltoolsservice-859/FullBackup.bak", "bak", 859)];
 
 fn incoming(dir: &Path) -> Vec<Entry> {
-    let text = std::fs::read_to_string(dir.join("incoming/MANIFEST.tsv")).expect("read incoming/MANIFEST.tsv");
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
-    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"));
-    let (file, kind, version, name) = (col("file"), col("kind"), col("dbi_version"), col("db_name"));
-    lines
-        .map(|l| l.split('\t').collect::<Vec<_>>())
-        .map(|f| Entry {
-            file: format!("incoming/{}", f[file]),
-            kind: f[kind].to_string(),
-            version: f[version].parse().unwrap_or(0),
-            name: f[name].to_string(),
-        })
+    common::manifest(&dir.join("incoming/MANIFEST.tsv"))
+        .into_iter()
+        .map(|e| Entry { file: format!("incoming/{}", e.file), ..e })
         .filter(|e| !NOT_YET.contains(&e.file.as_str()))
         .collect()
 }

@@ -19,6 +19,10 @@
 //! through sysrscols and syscolpars, so a column moved or added in a later version is read from
 //! where that version put it; a column a version lacks reads as NULL.
 //!
+//! SQL Server 2005 (611) has no sysrscols: the same layouts come from `syshobtcolumns` joined with
+//! `sysrowsetcolumns` (see [`parse_syshobtcolumns_row`]), whose hard-wired offsets are checked
+//! against their own rows in the same way.
+//!
 //! System base tables are clustered indexes. Their leaf level is read from the allocation unit's
 //! first page along the next-page links; each page must belong to the allocation unit and be a
 //! leaf data page, and a link that revisits a page is reported as a cycle.

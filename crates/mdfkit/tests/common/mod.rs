@@ -21,6 +21,37 @@ pub fn corpus_dir() -> Option<PathBuf> {
     None
 }
 
+/// One row of a corpus manifest (`MANIFEST.tsv`, `incoming/MANIFEST.tsv`).
+#[allow(dead_code)]
+pub struct ManifestRow {
+    /// As the manifest gives it: relative to the manifest's folder.
+    pub file: String,
+    pub kind: String,
+    /// `dbi_version`; 0 where the manifest leaves it empty.
+    pub version: u16,
+    /// `db_name`; empty where the manifest leaves it empty.
+    pub name: String,
+}
+
+/// The rows of the manifest at `path`.
+#[allow(dead_code)]
+pub fn manifest(path: &Path) -> Vec<ManifestRow> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap_or_else(|| panic!("manifest lacks {name}"));
+    let (file, kind, version, name) = (col("file"), col("kind"), col("dbi_version"), col("db_name"));
+    lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .map(|f| ManifestRow {
+            file: f[file].to_string(),
+            kind: f[kind].to_string(),
+            version: f[version].parse().unwrap_or(0),
+            name: f[name].to_string(),
+        })
+        .collect()
+}
+
 /// xorshift64*: a fixed sequence, so every run damages the same bytes. (Not every test that
 /// shares this module damages files.)
 #[allow(dead_code)]
