@@ -9,7 +9,6 @@ mod common;
 use std::collections::HashMap;
 use std::path::Path;
 
-use mdfkit::catalog::views::VIEW_NAMES;
 use mdfkit::scan::Flow;
 use mdfkit::Database;
 
@@ -68,12 +67,7 @@ fn every_corpus_data_file_opens_and_matches_its_ground_truth() {
         };
         files += 1;
         let catalog = db.catalog();
-        if catalog.boot.version != row.version {
-            mismatches.push(format!("{}: version {} != manifest {}", row.file, catalog.boot.version, row.version));
-        }
-        if db.name() != row.name {
-            mismatches.push(format!("{}: name {:?} != manifest {:?}", row.file, db.name(), row.name));
-        }
+        mismatches.extend(common::manifest_mismatches(&db, row));
         let user_tables = catalog.tables(false);
         if user_tables.iter().any(|t| t.schema == "sys") {
             mismatches.push(format!("{}: a sys-schema table is listed as a user table", row.file));
@@ -101,13 +95,9 @@ fn every_corpus_data_file_opens_and_matches_its_ground_truth() {
                 mismatches.push(format!("{}: schema of {} is incomplete", row.file, t.qualified_name()));
             }
         }
-        for view in VIEW_NAMES {
-            match catalog.view(view) {
-                Ok(v) if v.rows.iter().all(|r| r.len() == v.columns.len()) => views += 1,
-                Ok(_) => mismatches.push(format!("{}: {view} has ragged rows", row.file)),
-                Err(e) => mismatches.push(format!("{}: {view}: {e}", row.file)),
-            }
-        }
+        let (rendered, view_problems) = common::view_mismatches(&db, &row.file);
+        views += rendered;
+        mismatches.extend(view_problems);
         for view in ["sys.objects", "sys.columns", "sys.indexes", "sys.partitions", "sys.allocation_units"] {
             if catalog.view(view).map(|v| v.rows.is_empty()).unwrap_or(true) {
                 mismatches.push(format!("{}: {view} is empty", row.file));

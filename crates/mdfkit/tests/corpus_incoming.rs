@@ -17,7 +17,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mdfkit::backup::BackupPages;
-use mdfkit::catalog::views::VIEW_NAMES;
 use mdfkit::export::{export_table, ExportFormat, ExportOptions};
 use mdfkit::scan::Flow;
 use mdfkit::Database;
@@ -79,12 +78,7 @@ fn every_incoming_file_opens_checks_clean_and_exports_every_table() {
         if catalog.boot.version == 611 {
             sql2005 += 1;
         }
-        if entry.version != 0 && catalog.boot.version != entry.version {
-            mismatches.push(format!("{}: version {} != manifest {}", entry.file, catalog.boot.version, entry.version));
-        }
-        if !entry.name.is_empty() && db.name() != entry.name {
-            mismatches.push(format!("{}: name {:?} != manifest {:?}", entry.file, db.name(), entry.name));
-        }
+        mismatches.extend(common::manifest_mismatches(&db, &entry));
         if mdfkit::collation::lookup(catalog.boot.collation_id).is_none() {
             mismatches.push(format!("{}: database collation id {} has no name", entry.file, catalog.boot.collation_id));
         }
@@ -94,13 +88,7 @@ fn every_incoming_file_opens_checks_clean_and_exports_every_table() {
             Vec::new()
         });
         mismatches.extend(page_problems.iter().chain(&catalog_problems).map(|p| format!("{}: check: {p}", entry.file)));
-        for view in VIEW_NAMES {
-            match catalog.view(view) {
-                Ok(v) if v.rows.iter().all(|r| r.len() == v.columns.len()) => {}
-                Ok(_) => mismatches.push(format!("{}: {view} has ragged rows", entry.file)),
-                Err(e) => mismatches.push(format!("{}: {view}: {e}", entry.file)),
-            }
-        }
+        mismatches.extend(common::view_mismatches(&db, &entry.file).1);
         if catalog.view("sys.database_files").map(|v| v.rows.is_empty()).unwrap_or(true) {
             mismatches.push(format!("{}: sys.database_files is empty", entry.file));
         }

@@ -52,6 +52,36 @@ pub fn manifest(path: &Path) -> Vec<ManifestRow> {
         .collect()
 }
 
+/// Where the database's boot page disagrees with the manifest's version and name (where the
+/// manifest gives them), one line each.
+#[allow(dead_code)]
+pub fn manifest_mismatches(db: &mdfkit::Database, row: &ManifestRow) -> Vec<String> {
+    let mut out = Vec::new();
+    let version = db.catalog().boot.version;
+    if row.version != 0 && version != row.version {
+        out.push(format!("{}: version {version} != manifest {}", row.file, row.version));
+    }
+    if !row.name.is_empty() && db.name() != row.name {
+        out.push(format!("{}: name {:?} != manifest {:?}", row.file, db.name(), row.name));
+    }
+    out
+}
+
+/// Renders every sys view: how many rendered whole, and a line for each that failed or came out
+/// with rows of another width than its columns.
+#[allow(dead_code)]
+pub fn view_mismatches(db: &mdfkit::Database, file: &str) -> (usize, Vec<String>) {
+    let (mut rendered, mut out) = (0, Vec::new());
+    for view in mdfkit::catalog::views::VIEW_NAMES {
+        match db.catalog().view(view) {
+            Ok(v) if v.rows.iter().all(|r| r.len() == v.columns.len()) => rendered += 1,
+            Ok(_) => out.push(format!("{file}: {view} has ragged rows")),
+            Err(e) => out.push(format!("{file}: {view}: {e}")),
+        }
+    }
+    (rendered, out)
+}
+
 /// xorshift64*: a fixed sequence, so every run damages the same bytes. (Not every test that
 /// shares this module damages files.)
 #[allow(dead_code)]
