@@ -24,7 +24,8 @@
 //! Text is decoded in the collation's code page: Windows-1252 by our own table (the hot path of
 //! Latin1 varchar: on accented words, release build, this machine, 170-234 MB/s against
 //! `encoding_rs`' 104-124 MB/s through `decode` and 193-228 MB/s through a decoder into the
-//! caller's string), 874, 932, 936, 949, 950 and 1250-1258 by `encoding_rs` (the decoder way), and the OEM code pages 437 and 850 of the `SQL_Latin1_General_CP437/CP850`
+//! caller's string), 874, 932, 936, 949, 950 and 1250-1258 by `encoding_rs` (a decoder into the
+//! caller's string), and the OEM code pages 437 and 850 of the `SQL_Latin1_General_CP437/CP850`
 //! collations, which `encoding_rs` lacks, by tables generated from Unicode's mapping files
 //! (`MICSFT/PC/CP437.TXT`, `CP850.TXT`, as Python's codecs carry them). Unicode-only collations
 //! (code page 0) cannot hold char/varchar data.
@@ -295,22 +296,36 @@ pub fn decode_text_into(id: u32, bytes: &[u8], out: &mut String) -> Result<()> {
         out.push_str(ascii);
         return Ok(());
     }
-    match find(id) {
-        Some(found) => match found.code_page() {
-            CodePage::Ansi(cp) if push_code_page(cp, bytes, out) => Ok(()),
-            CodePage::Ansi(cp) => Err(Error::unsupported(format!(
-                "text in collation {} (code page {cp}), which mdfkit cannot decode",
-                found.collation().name
-            ))),
-            CodePage::UnicodeOnly => Err(Error::unsupported(format!(
-                "text in collation {}, which is Unicode-only: it has no code page for char/varchar bytes",
-                found.collation().name
-            ))),
-        },
+    match code_page_cached(id) {
+        Some(CodePage::Ansi(cp)) if push_code_page(cp, bytes, out) => Ok(()),
+        Some(CodePage::Ansi(cp)) => Err(Error::unsupported(format!(
+            "text in collation {} (code page {cp}), which mdfkit cannot decode",
+            name(id)
+        ))),
+        Some(CodePage::UnicodeOnly) => Err(Error::unsupported(format!(
+            "text in collation {}, which is Unicode-only: it has no code page for char/varchar bytes",
+            name(id)
+        ))),
         None => Err(Error::unsupported(format!(
             "text in collation id {id}, which is not in SQL Server's list of collations known to mdfkit"
         ))),
     }
+}
+
+/// [`code_page`], remembered for the last id this thread asked about: a scan asks for the same
+/// column's collation value after value.
+fn code_page_cached(id: u32) -> Option<CodePage> {
+    thread_local! {
+        static LAST: std::cell::Cell<Option<(u32, Option<CodePage>)>> = const { std::cell::Cell::new(None) };
+    }
+    LAST.with(|last| match last.get() {
+        Some((cached, code_page)) if cached == id => code_page,
+        _ => {
+            let found = code_page(id);
+            last.set(Some((id, found)));
+            found
+        }
+    })
 }
 
 /// `bytes` in code page `cp` (as binary XML spells a varchar's code page), or `None` when they are
