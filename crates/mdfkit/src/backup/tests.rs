@@ -283,37 +283,152 @@ fn unknown_block_types_are_refused() {
     expect_err(b.finish(), ErrorKind::Unsupported, &["unknown descriptor block type 'XYZW'", "at byte 4608"]);
 }
 
+/// Without an allocation map in the stream (no GAM page), each extent goes where most of its
+/// pages say; disagreeing pages never refuse the backup.
 #[test]
-fn extents_whose_pages_disagree_are_refused() {
+fn without_a_map_extents_go_where_most_pages_say() {
     let mut b = Builder::new(512);
     let mut e = extent(1, 0, 1);
-    e[3 * PAGE_SIZE..4 * PAGE_SIZE].copy_from_slice(&page(1, 11, 1));
-    b.data(&[e]);
-    expect_err(b.finish(), ErrorKind::Corrupt, &["page 3 of the extent", "puts the extent at 1:8", "out of step"]);
+    e[3 * PAGE_SIZE..4 * PAGE_SIZE].copy_from_slice(&page(1, 11, 9));
+    // A page at the wrong position of its extent, and one naming another extent.
+    e[4 * PAGE_SIZE..5 * PAGE_SIZE].copy_from_slice(&page(1, 10, 9));
+    b.data(&[e, extent(1, 8, 2)]);
+    let pages = open(b.finish()).unwrap();
+    assert_eq!(marker(&pages, PageId::new(1, 0)), 1);
+    assert_eq!(marker(&pages, PageId::new(1, 3)), 9, "the disagreeing page is served at its place");
+    assert_eq!(marker(&pages, PageId::new(1, 8)), 2);
+    assert!(pages.notes().iter().any(|n| n.contains("GAM page 1:2")), "{:?}", pages.notes());
 
-    // A page at the wrong position of its extent.
+    // An extent naming one before the last placed is skipped, not an error.
     let mut b = Builder::new(512);
-    let mut e = extent(1, 0, 1);
-    e[3 * PAGE_SIZE..4 * PAGE_SIZE].copy_from_slice(&page(1, 10, 1));
-    b.data(&[e]);
-    expect_err(b.finish(), ErrorKind::Corrupt, &["page 1:10", "position 2", "out of step"]);
+    b.data(&[extent(1, 16, 1), extent(1, 8, 2)]);
+    let pages = open(b.finish()).unwrap();
+    assert_eq!(marker(&pages, PageId::new(1, 16)), 1);
+    assert!(pages.page_location(PageId::new(1, 8)).is_none());
+    assert!(pages.notes().iter().any(|n| n.contains("skipped")), "{:?}", pages.notes());
+}
 
-    // Named extents that do not follow the one before.
-    let mut b = Builder::new(512);
-    let mut e = extent(1, 8, 1);
-    e[2 * PAGE_SIZE..3 * PAGE_SIZE].copy_from_slice(&page(1, 2, 1));
-    b.data(&[extent(1, 16, 1), e]);
-    expect_err(b.finish(), ErrorKind::Corrupt, &["neither follows the extent before it (1:16)"]);
+/// Extent 1:0 with the GAM page of a 32-page file listing `allocated` (extent indexes).
+fn map_extent(allocated: &[u32]) -> Vec<u8> {
+    let mut e = extent(1, 0, 0xf0);
+    e[2 * PAGE_SIZE..3 * PAGE_SIZE].copy_from_slice(&super::extents::tests::gam_page(1, 0, allocated));
+    e
+}
 
+fn with_map(allocated: &[u32], rest: Vec<Vec<u8>>) -> BackupPages {
     let mut b = Builder::new(512);
-    let mut e = extent(1, 0, 1);
-    e[4 * PAGE_SIZE..5 * PAGE_SIZE].copy_from_slice(&page(1, 12, 1));
-    b.data(&[e]);
-    expect_err(
-        b.finish(),
-        ErrorKind::Corrupt,
-        &["page 4 of the extent", "puts the extent at 1:8, but page 0 puts it at 1:0"],
+    let mut extents = vec![map_extent(allocated)];
+    extents.extend(rest);
+    b.data(&extents);
+    open(b.finish()).unwrap()
+}
+
+/// A mixed extent's unused pages keep headers naming other pages at other positions (here: every
+/// page of it, naming pages of the next extent or other places); the map still places it.
+#[test]
+fn stale_pages_of_a_mixed_extent_do_not_move_it() {
+    let mut mixed = extent(1, 8, 0xc8);
+    for k in 1..8u32 {
+        // Pages of the next extent, at their own positions, and one at another position.
+        let named = if k == 5 { 1 } else { 16 + k };
+        mixed[k as usize * PAGE_SIZE..(k as usize + 1) * PAGE_SIZE].copy_from_slice(&page(1, named, 0xee));
+    }
+    let pages = with_map(&[0, 1, 2], vec![mixed.clone(), extent(1, 16, 0xd0)]);
+    assert_eq!(marker(&pages, PageId::new(1, 8)), 0xc8);
+    assert_eq!(marker(&pages, PageId::new(1, 9)), 0xee);
+    assert_eq!(marker(&pages, PageId::new(1, 17)), 0xd0, "the real 1:17 is not replaced by a stale copy");
+    assert_eq!(pages.page_count(), 24);
+    assert!(pages.notes().is_empty(), "{:?}", pages.notes());
+
+    // Even when no page of the extent names it, the map decides.
+    mixed[..PAGE_SIZE].copy_from_slice(&page(1, 16, 0xee));
+    let pages = with_map(&[0, 1, 2], vec![mixed, extent(1, 16, 0xd0)]);
+    assert_eq!(marker(&pages, PageId::new(1, 16)), 0xd0);
+    assert_eq!(
+        pages.page_location(PageId::new(1, 8)).unwrap().1 + 8 * PAGE_SIZE as u64,
+        pages.page_location(PageId::new(1, 16)).unwrap().1
     );
+    assert!(
+        pages
+            .notes()
+            .iter()
+            .any(|n| n.contains("extent 1:8 (placed by the allocation map) holds pages whose headers name 1:16")),
+        "{:?}",
+        pages.notes()
+    );
+}
+
+/// An allocated extent of zeroed (never formatted) pages keeps its place; so does one whose
+/// pages are random bytes.
+#[test]
+fn zeroed_and_garbled_extents_keep_their_place() {
+    let mut junk = vec![0u8; 8 * PAGE_SIZE];
+    let mut seed = 0x9e37_79b9u32;
+    for b in junk.iter_mut() {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        *b = seed as u8;
+    }
+    let pages = with_map(&[0, 1, 2, 3], vec![vec![0u8; 8 * PAGE_SIZE], junk, extent(1, 24, 0xd8)]);
+    assert_eq!(marker(&pages, PageId::new(1, 9)), 0);
+    assert!(pages.page_location(PageId::new(1, 16)).is_some());
+    assert_eq!(marker(&pages, PageId::new(1, 24)), 0xd8);
+    assert_eq!(pages.page_count(), 32);
+}
+
+/// An allocated page with a garbled header in the middle of an extent: served at its place (the
+/// page reader and `check` report it); its neighbours are untouched.
+#[test]
+fn a_garbled_page_stays_at_its_place() {
+    let mut e = extent(1, 8, 0xc8);
+    let mut bad = page(0x9342, 4_264_431_066, 0x66);
+    bad[1] = 0xef;
+    e[3 * PAGE_SIZE..4 * PAGE_SIZE].copy_from_slice(&bad);
+    let pages = with_map(&[0, 1, 2], vec![e, extent(1, 16, 0xd0)]);
+    assert_eq!(marker(&pages, PageId::new(1, 11)), 0x66);
+    assert_eq!(marker(&pages, PageId::new(1, 12)), 0xc8);
+    assert_eq!(marker(&pages, PageId::new(1, 16)), 0xd0);
+    let db_err = crate::source::PageReader::new(std::sync::Arc::new(pages)).read(PageId::new(1, 11)).err().unwrap();
+    assert!(db_err.to_string().contains("1:11"), "{db_err}");
+}
+
+/// An extent allocated after the GAM page was copied is in the stream but not in the map: it is
+/// placed by its headers, between its neighbours, and noted.
+#[test]
+fn extents_allocated_while_the_backup_ran_are_placed_by_their_headers() {
+    let pages = with_map(&[0, 2], vec![extent(1, 8, 0xc8), extent(1, 16, 0xd0)]);
+    assert_eq!(marker(&pages, PageId::new(1, 8)), 0xc8);
+    assert_eq!(marker(&pages, PageId::new(1, 16)), 0xd0);
+    assert!(
+        pages
+            .notes()
+            .iter()
+            .any(|n| n.contains("extent 1:8 is in the data stream but not in its file's allocation map")),
+        "{:?}",
+        pages.notes()
+    );
+
+    // And one the map lists but the stream lacks (freed while the backup ran).
+    let pages = with_map(&[0, 1, 2, 3], vec![extent(1, 16, 0xd0), extent(1, 24, 0xd8)]);
+    assert_eq!(marker(&pages, PageId::new(1, 16)), 0xd0);
+    assert_eq!(marker(&pages, PageId::new(1, 24)), 0xd8);
+    assert!(pages.page_location(PageId::new(1, 8)).is_none());
+    assert!(pages.notes().iter().any(|n| n.contains("1 extent(s) of file 1 before 1:16")), "{:?}", pages.notes());
+}
+
+/// Blocks that are not database pages after the mapped extents (2008 R2's type-101 extents) are
+/// skipped; extents holding PFS pages are copied whether the GAM marks them or not.
+#[test]
+fn trailing_non_page_extents_are_skipped() {
+    let mut log = vec![0u8; 8 * PAGE_SIZE];
+    for k in 0..8 {
+        log[k * PAGE_SIZE] = 1;
+        log[k * PAGE_SIZE + 1] = 101;
+    }
+    let pages = with_map(&[0, 1], vec![extent(1, 8, 0xc8), log]);
+    assert_eq!(pages.page_count(), 16);
+    assert!(pages.notes().is_empty(), "{:?}", pages.notes());
 }
 
 #[test]
