@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use mdfkit::backup::BackupPages;
 use mdfkit::scan::{Flow, ScanMode};
+use mdfkit::source::PageSource;
 use mdfkit::{Database, PageId};
 use mdfkit_forge::backup::{backup_of_extents, copied_extents, full_backup};
 use mdfkit_forge::{forge, live_rows, ColType, ColumnSpec, ForgedFile, Gen, Layout, Nulls, Spec, TableSpec, Version};

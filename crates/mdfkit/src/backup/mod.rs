@@ -673,12 +673,6 @@ impl BackupPages {
         self.copies
     }
 
-    /// Where the data stream and the allocation maps disagreed, and how it was resolved (see
-    /// [`extents`]); empty for a backup whose stream follows its maps exactly.
-    pub fn notes(&self) -> &[String] {
-        &self.notes
-    }
-
     /// Number of backup sets in the file.
     pub fn backup_sets(&self) -> usize {
         self.backup_sets
@@ -1046,6 +1040,12 @@ impl PageSource for BackupPages {
 
     fn files(&self) -> &[SourceFile] {
         &self.files
+    }
+
+    /// Where the data stream and the allocation maps disagreed, and how it was resolved (see
+    /// [`extents`]); empty for a backup whose stream follows its maps exactly.
+    fn notes(&self) -> &[String] {
+        &self.notes
     }
 }
 
