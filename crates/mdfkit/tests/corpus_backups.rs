@@ -317,5 +317,12 @@ fn backup_extent_census() {
             failures.push(format!("{f}: {:?}", pages.notes()));
         }
     }
+    // The striped pair: each stripe's extents are placed by their votes, none skipped.
+    let stripes = ["chains/stripe/RestoreTimeStripe.bak", "chains/stripe/RestoreTimeStripe1.bak"].map(|f| dir.join(f));
+    let pages = BackupPages::open_stripes(&stripes).unwrap();
+    println!("striped RestoreTimeStripe: {} extents placed", pages.page_count() / 8);
+    if !pages.notes().is_empty() {
+        failures.push(format!("RestoreTimeStripe: {:?}", pages.notes()));
+    }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -53,9 +53,10 @@
 //!   last one placed (the type-101 blocks have none and are skipped).
 //!
 //! In a striped backup no stripe holds all the extents, so each stripe's stream is placed by its
-//! votes alone, in order (the next voted extent after the previous one); an extent without votes
-//! is skipped. Re-sent extents (data blocks after the first) are placed by their votes too, and
-//! only onto extents the map lists. A file whose GAM page is not in the stream or does not parse
+//! votes, in order: of the extents voted for after the previous one, the nearest the map lists
+//! (so stale pages naming an extent further on lose to the page naming the extent itself), else
+//! a strong vote for one it does not list; an extent without votes is skipped. Re-sent extents
+//! (data blocks after the first) are placed the same way, each on its own. A file whose GAM page is not in the stream or does not parse
 //! is placed by votes alone. Every placement that did not follow the map is noted
 //! ([`Located::notes`]).
 //!
@@ -315,6 +316,12 @@ fn strong(v: &[(PageId, u32)], headers: u32) -> Option<PageId> {
     (unique && (n >= 2 || n == headers)).then_some(top)
 }
 
+fn unlisted_note(extent: PageId) -> String {
+    format!(
+        "extent {extent} is in the data stream but not in its file's allocation map (allocated while the backup ran): placed by its page headers"
+    )
+}
+
 fn push(out: &mut Located, e: &StreamExtent, stripe: usize, first: PageId) {
     out.placed.push(Placed { first, stripe, offset: e.offset, pages: e.pages });
 }
@@ -346,9 +353,7 @@ fn place_by_map(stream: &DataStream, maps: &mut BTreeMap<u16, FileMap>, out: &mu
                 {
                     slack -= 1;
                     m.last = Some(top.page);
-                    out.notes.push(format!(
-                        "extent {top} is in the data stream but not in its file's allocation map (allocated while the backup ran): placed by its page headers"
-                    ));
+                    out.notes.push(unlisted_note(top));
                     push(out, e, stream.stripe, top);
                     continue;
                 }
@@ -395,38 +400,50 @@ fn place_by_map(stream: &DataStream, maps: &mut BTreeMap<u16, FileMap>, out: &mu
             }
         }
         // Past every map: only a voted extent after the last one placed.
-        place_voted(e, stream.stripe, &v, headers, maps, false, out);
+        place_voted(e, stream.stripe, &v, headers, maps, out);
     }
 }
 
-/// Places an extent by its votes: the most voted extent after the last placed of its file (and,
-/// with `listed`, one the file's map lists). Returns whether it was placed.
+/// Places an extent by its votes, among the extents after the last one placed of their file: the
+/// one nearest in its file's map among those the map lists (a stripe's stream is an ordered
+/// subsequence of the map, so a stale page naming an extent further on loses to a nearer one),
+/// else one the map does not list if the vote is strong (allocated while the backup ran).
+/// Returns whether it was placed.
 fn place_voted(
     e: &StreamExtent,
     stripe: usize,
     v: &[(PageId, u32)],
     headers: u32,
     maps: &mut BTreeMap<u16, FileMap>,
-    listed: bool,
     out: &mut Located,
 ) -> bool {
-    let pick = v.iter().map(|(b, _)| *b).find(|b| {
-        let Some(m) = maps.get(&b.file) else { return maps.is_empty() };
-        let in_map = m.position(b.page).is_some();
-        m.last.is_none_or(|l| l < b.page) && (!listed || in_map || m.extents.is_none())
-    });
-    match pick {
+    let after = |b: &PageId| maps.get(&b.file).map_or(maps.is_empty(), |m| m.last.is_none_or(|l| l < b.page));
+    let listed = v
+        .iter()
+        .enumerate()
+        .filter(|(_, (b, _))| after(b))
+        .filter_map(|(rank, (b, _))| match maps.get(&b.file) {
+            None => Some(((0, rank), *b)),
+            Some(m) if m.extents.is_none() => Some(((0, rank), *b)),
+            Some(m) => m.position(b.page).map(|j| ((j, rank), *b)),
+        })
+        .min()
+        .map(|(_, b)| b);
+    let unlisted = || strong(v, headers).filter(|b| after(b));
+    match listed.or_else(unlisted) {
         Some(base) => {
             if let Some(m) = maps.get_mut(&base.file) {
                 m.last = Some(base.page);
-                if let Some(j) = m.position(base.page) {
-                    m.cursor = m.cursor.max(j + 1);
+                match m.position(base.page) {
+                    Some(j) => m.cursor = m.cursor.max(j + 1),
+                    None if m.extents.is_some() => out.notes.push(unlisted_note(base)),
+                    None => {}
                 }
             }
             push(out, e, stripe, base);
             true
         }
-        _ => {
+        None => {
             if headers > 0 {
                 out.notes.push(format!(
                     "the extent at byte {} of the data stream{} names no extent that fits its place: skipped",
@@ -448,7 +465,7 @@ fn place_by_votes(stream: &DataStream, maps: &mut BTreeMap<u16, FileMap>, ordere
                 m.last = None;
             }
         }
-        place_voted(e, stream.stripe, &v, headers, maps, !ordered, out);
+        place_voted(e, stream.stripe, &v, headers, maps, out);
     }
 }
 

@@ -417,6 +417,25 @@ fn extents_allocated_while_the_backup_ran_are_placed_by_their_headers() {
     assert!(pages.notes().iter().any(|n| n.contains("1 extent(s) of file 1 before 1:16")), "{:?}", pages.notes());
 }
 
+/// A compressed backup (MSSQLBAK) of a stream with stale, zeroed and garbled pages is placed the
+/// same way as the uncompressed one.
+#[test]
+fn compressed_backups_are_placed_the_same_way() {
+    use super::mssqlbak::tests::wrap;
+    let mut mixed = extent(1, 8, 0xc8);
+    for k in 1..8u32 {
+        mixed[k as usize * PAGE_SIZE..(k as usize + 1) * PAGE_SIZE].copy_from_slice(&page(1, 16 + k, 0xee));
+    }
+    let mut b = Builder::new(512);
+    b.data(&[map_extent(&[0, 1, 2, 3]), mixed, vec![0u8; 8 * PAGE_SIZE], extent(1, 24, 0xd8)]);
+    let plain = b.finish();
+    let pages = open(wrap(&plain, 16 * 512)).unwrap();
+    for (id, want) in [(8, 0xc8), (9, 0xee), (17, 0), (24, 0xd8)] {
+        assert_eq!(marker(&pages, PageId::new(1, id)), want, "1:{id}");
+    }
+    assert_eq!(pages.page_count(), 32);
+}
+
 /// Blocks that are not database pages after the mapped extents (2008 R2's type-101 extents) are
 /// skipped; extents holding PFS pages are copied whether the GAM marks them or not.
 #[test]
@@ -619,6 +638,11 @@ fn positions_choose_the_set_read() {
 
 /// A one-set backup whose TAPE block carries a RAID stream: media set `id`, stripe `n` of `count`.
 fn stripe(id: u8, n: u16, count: u16, first_extent: u32) -> Vec<u8> {
+    stripe_of(id, n, count, &[extent(1, first_extent, 0xa0 + n as u8)])
+}
+
+/// Like [`stripe`], with the data stream holding `extents`.
+fn stripe_of(id: u8, n: u16, count: u16, extents: &[Vec<u8>]) -> Vec<u8> {
     let mut raid = vec![0u8; 32];
     raid[..16].fill(id);
     raid[20..22].copy_from_slice(&count.to_le_bytes());
@@ -635,8 +659,33 @@ fn stripe(id: u8, n: u16, count: u16, first_extent: u32) -> Vec<u8> {
     out.extend(super::mtf::tests::stream_header(b"SPAD", 0, (LBS - out.len() - 22) as u64));
     out.resize(LBS, 0);
     b.out.splice(..LBS, out);
-    b.data(&[extent(1, first_extent, 0xa0 + n as u8)]);
+    b.data(extents);
     b.finish()
+}
+
+/// Each stripe holds some of the extents, in order; the map (in stripe 1) and the votes place
+/// them, stale pages naming an extent further on do not move one, and a garbled page stays put.
+#[test]
+fn striped_extents_are_placed_by_votes_nearest_in_the_map() {
+    let mut mixed = extent(1, 8, 0xc8);
+    for k in 1..8u32 {
+        mixed[k as usize * PAGE_SIZE..(k as usize + 1) * PAGE_SIZE].copy_from_slice(&page(1, 24 + k, 0xee));
+    }
+    let mut damaged = extent(1, 16, 0xd0);
+    damaged[2 * PAGE_SIZE..3 * PAGE_SIZE].copy_from_slice(&page(77, 3_000_000, 0x66));
+    let pages = BackupMedia::from_stripe_bytes(vec![
+        ("a.bak".into(), stripe_of(1, 1, 2, &[map_extent(&[0, 1, 2, 3]), damaged])),
+        ("b.bak".into(), stripe_of(1, 2, 2, &[mixed, extent(1, 24, 0xd8)])),
+    ])
+    .unwrap()
+    .into_pages(None)
+    .unwrap();
+    assert_eq!(marker(&pages, PageId::new(1, 8)), 0xc8);
+    assert_eq!(marker(&pages, PageId::new(1, 9)), 0xee);
+    assert_eq!(marker(&pages, PageId::new(1, 18)), 0x66);
+    assert_eq!(marker(&pages, PageId::new(1, 25)), 0xd8);
+    assert_eq!(pages.page_count(), 32);
+    assert!(pages.notes().is_empty(), "{:?}", pages.notes());
 }
 
 #[test]
