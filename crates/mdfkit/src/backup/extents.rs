@@ -69,6 +69,7 @@ use std::collections::BTreeMap;
 
 use crate::bytes::{read_u16, read_u32};
 use crate::page::allocation::PFS_INTERVAL;
+use crate::page::protection::{verify_and_restore, Verdict};
 use crate::page::{PageId, PAGE_SIZE};
 
 /// Pages per GAM interval.
@@ -296,12 +297,18 @@ fn read_maps(
         for i in 0..intervals {
             let start = i * GAM_INTERVAL;
             let gam = PageId::new(*id, start + 2);
-            let list =
-                starts.get(&PageId::new(*id, start)).and_then(|&(stripe, at)| read_page(stripe, at)).and_then(|page| {
-                    // The page must be the GAM page it is expected to be (type 8, its own address).
+            let list = starts.get(&PageId::new(*id, start)).and_then(|&(stripe, at)| read_page(stripe, at)).and_then(
+                |mut page| {
+                    // The page must be the GAM page it is expected to be (type 8, its own address),
+                    // undamaged where it carries a checksum or torn-page bits.
+                    let verdict = verify_and_restore(&mut page);
+                    if matches!(verdict, Verdict::ChecksumMismatch { .. } | Verdict::Torn { .. }) {
+                        return None;
+                    }
                     let named = PageId::new(read_u16(&page, 36)?, read_u32(&page, 32)?);
                     (page.get(1) == Some(&8) && named == gam).then(|| copied_extents(&page, start, m.pages)).flatten()
-                });
+                },
+            );
             match list {
                 Some(l) => all.extend(l),
                 None => {
@@ -609,6 +616,33 @@ pub(crate) mod tests {
         broken[192] = 0;
         assert_eq!(copied_extents(&broken, 0, 64), None);
         assert_eq!(copied_extents(&gam[..100], 0, 64), None);
+    }
+
+    /// A GAM page that fails its checksum is not trusted: the file is placed by votes.
+    #[test]
+    fn a_damaged_gam_page_is_not_trusted() {
+        let mut gam = gam_page(1, 0, &[0, 2]);
+        gam[4..6].copy_from_slice(&0x0200u16.to_le_bytes()); // checksum-protected, checksum 0
+        let extent = |first: u32| StreamExtent {
+            offset: u64::from(first) * PAGE_SIZE as u64,
+            pages: 8,
+            named: std::array::from_fn(|k| Some(PageId::new(1, first + k as u32))),
+            blocks: 0,
+        };
+        let streams = [DataStream { stripe: 0, main: true, extents: vec![extent(0), extent(8), extent(16)] }];
+        let located = locate(&streams, &[(1, 64)], false, &mut |_, _| Some(gam.clone()));
+        let firsts: Vec<u32> = located.placed.iter().map(|p| p.first.page).collect();
+        assert_eq!(firsts, [0, 8, 16]);
+        assert!(
+            located.notes[0].contains("GAM page 1:2 is not in the data stream or is unreadable"),
+            "{:?}",
+            located.notes
+        );
+        // Intact, the same page places extent 1:8 as allocated while the backup ran.
+        let gam = gam_page(1, 0, &[0, 2]);
+        let located = locate(&streams, &[(1, 64)], false, &mut |_, _| Some(gam.clone()));
+        assert_eq!(located.placed.len(), 3);
+        assert!(located.notes[0].contains("extent 1:8 is in the data stream but not in"), "{:?}", located.notes);
     }
 
     /// The fuzz target's property on a fixed sequence of inputs.
