@@ -352,16 +352,14 @@ fn place_by_map(stream: &DataStream, maps: &mut BTreeMap<u16, FileMap>, out: &mu
         let (v, headers) = votes(e, maps);
         // The next expected extent of some file, voted for.
         let expected = v.iter().find(|(b, _)| maps.get(&b.file).and_then(FileMap::next) == Some(b.page));
-        if let Some(&(base, _)) = expected {
-            let m = maps.get_mut(&base.file).expect("voted files are mapped");
+        if let Some((base, m)) = expected.and_then(|&(b, _)| Some((b, maps.get_mut(&b.file)?))) {
             m.cursor += 1;
             m.last = Some(base.page);
             current = Some(base.file);
             push(out, e, stream.stripe, base);
             continue;
         }
-        if let Some(top) = strong(&v, headers) {
-            let m = maps.get_mut(&top.file).expect("voted files are mapped");
+        if let Some((top, m)) = strong(&v, headers).and_then(|t| Some((t, maps.get_mut(&t.file)?))) {
             match (m.extents.is_some(), m.position(top.page), m.next()) {
                 // Allocated after the map was copied: between the previous and the next expected.
                 (true, None, next)
@@ -400,8 +398,7 @@ fn place_by_map(stream: &DataStream, maps: &mut BTreeMap<u16, FileMap>, out: &mu
         if current.and_then(|f| maps.get(&f)).is_none_or(|m| m.remaining() == 0) {
             current = maps.iter().find(|(_, m)| m.remaining() > 0).map(|(id, _)| *id);
         }
-        if let Some(f) = current {
-            let m = maps.get_mut(&f).expect("current file is mapped");
+        if let Some((f, m)) = current.and_then(|f| Some((f, maps.get_mut(&f)?))) {
             if let Some(page) = m.next() {
                 let base = PageId::new(f, page);
                 if let Some(&(named, _)) = v.first() {
@@ -643,6 +640,26 @@ pub(crate) mod tests {
         let located = locate(&streams, &[(1, 64)], false, &mut |_, _| Some(gam.clone()));
         assert_eq!(located.placed.len(), 3);
         assert!(located.notes[0].contains("extent 1:8 is in the data stream but not in"), "{:?}", located.notes);
+    }
+
+    /// Without a file list there is no map to read: extents go where their pages say (a later
+    /// copy of an extent wins, as for re-sent extents).
+    #[test]
+    fn without_a_file_list_extents_are_placed_by_votes() {
+        let extent = |file: u16, first: u32| StreamExtent {
+            offset: u64::from(first) * PAGE_SIZE as u64,
+            pages: 8,
+            named: std::array::from_fn(|k| Some(PageId::new(file, first + k as u32))),
+            blocks: 0,
+        };
+        let streams = [DataStream {
+            stripe: 0,
+            main: true,
+            extents: vec![extent(1, 0), extent(3, 8), extent(1, 8), extent(1, 0)],
+        }];
+        let located = locate(&streams, &[], false, &mut |_, _| None);
+        let firsts: Vec<PageId> = located.placed.iter().map(|p| p.first).collect();
+        assert_eq!(firsts, [PageId::new(1, 0), PageId::new(3, 8), PageId::new(1, 8), PageId::new(1, 0)]);
     }
 
     /// The fuzz target's property on a fixed sequence of inputs.
