@@ -41,13 +41,16 @@
 //! **MQDA** (data stream) pieces carry the media-format attribute 0x2 (variable length); the last
 //! piece (0x4) is empty: every backup ends its data with a zero-length MQDA. A non-empty piece
 //! holds 2 bytes (zero in every corpus backup; meaning unknown) and then whole extents: 8
-//! consecutive pages of one file, in the order restore writes them. The pages are not 8 KB
-//! aligned in the file (chinook.bak's only boot page copy is at an offset that is 4096 mod 8192),
-//! and nothing in the stream lists which extent is which, so each 64 KB extent is identified by
-//! the pages in it: the ones with a page header (version 1, non-zero file id) must all name the
-//! same extent, each at its own position within it; an extent none of whose pages names itself
-//! (zeroed pages, log blocks in SQL Server 2008 backups) is skipped, and one whose pages disagree
-//! is an error. Backups from 2019 (904) and 2025 (998) re-send extents in a second MSDA block;
+//! consecutive pages of one file. The pages are not 8 KB aligned in the file (chinook.bak's only
+//! boot page copy is at an offset that is 4096 mod 8192), and nothing in the stream lists which
+//! extent is which: [`extents`] places them from the allocation maps the stream itself carries
+//! (a full backup copies each file's GAM-allocated extents and its PFS pages' extents, in file
+//! order), with page headers only as a cross-check, since unused and damaged pages keep any
+//! header at all. Where stream and map disagree, the rule written there decides, and
+//! [`BackupPages`]'s [`PageSource::notes`] say how; no page header refuses a backup. A page whose
+//! header disagrees with its place is served as it is: the page reader refuses it by address
+//! when something reads it, `check` lists it when the PFS says it is allocated, and salvage
+//! scans skip it. Backups from 2019 (904) and 2025 (998) re-send extents in a second MSDA block;
 //! where a page is in the backup more than once, the later copy wins.
 //!
 //! Not read: the log portion (MSTL/MQTL). A backup is fuzzy: restore replays that log over the
@@ -63,8 +66,8 @@
 //! Sources: the block/stream walk and the record tags from the bytes of the corpus backups, with
 //! the MTF layouts from the MTF 1.00a specification; the SFIN field positions found by comparing
 //! the 22 corpus backups (logical/physical names match `RESTORE FILELISTONLY`-style paths, sizes
-//! match the data files' file header pages); the extent layout confirmed by every corpus backup
-//! (every extent's self-identifying pages agree). `rsleedbx/mssqlbak-tests`
+//! match the data files' file header pages); the extent layout measured on every corpus backup
+//! (see [`extents`]). `rsleedbx/mssqlbak-tests`
 //! `docs/spec/01_CONTAINER.md` describes the same container. Compressed backups (`MSSQLBAK`) hold
 //! the same MTF stream in compressed pieces; [`mssqlbak`] serves it decompressed, piece by piece,
 //! and everything here reads it as it reads an uncompressed file.
