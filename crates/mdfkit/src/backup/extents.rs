@@ -3,7 +3,7 @@
 //! Nothing in the data stream (MQDA) names its extents: it is a run of whole extents. What places
 //! them is the format's own allocation maps, which the backup carries in that same stream.
 //!
-//! **The rule** (measured on every uncompressed corpus backup, see below): the main data stream of
+//! **The rule** (measured on every full backup of the corpus, see below): the main data stream of
 //! a full backup holds, for each data file in turn, in increasing page order,
 //! 1. every extent the file's GAM pages mark allocated (GAM bit 0; the GAM of each GAM interval
 //!    is page 2 of the interval, then every 511,232 pages; its bitmap is slot 1 of the page,
@@ -22,7 +22,8 @@
 //! headers agrees with its place, in entrepot (30 extents), ankitkumar (47), restoretimeclean
 //! (37), amigos.api (48), corewebapi (58 + 2 re-sent), the chains' full backups (difftest 23,
 //! passwd 23, RestoreTimeClean 21, SimpleBacktest 23, sqltoolsservice FullBackup 43, StopAt 22,
-//! cube-query-history 21 + 11 type-101 extents), and incoming/ (aasmand 51, bazyliszek 57 + 2
+//! cube-query-history 21 + 11 type-101 extents), the compressed sharepoint_config (218) and
+//! TutorialDB (43), and incoming/ (aasmand 51, bazyliszek 57 + 2
 //! re-sent, denissfloww 58, gueretamartin 58, ploysaintlouis 50, improvedk 328 + the PFS extents
 //! 1:8088, 1:16176, 1:24264, which its GAM marks free, + 5 type-101 extents). Striped backups
 //! (chinook, RestoreTimeStripe) spread the same extents over their stripes, each stripe's stream
@@ -63,7 +64,7 @@
 //! Sources: Paul Randal, "Inside the Storage Engine: GAM, SGAM, PFS and other allocation maps"
 //! (GAM/SGAM meaning, intervals); the bitmap's place and length from the corpus' GAM pages (slot
 //! 1 at byte 190, 7,992 bytes, in every corpus backup); the rule from the measurements above
-//! (`/tmp`-free: re-run them with the `backup_extent_census` test in `tests/corpus_backups.rs`).
+//! (the `backup_extent_census` test in `tests/corpus_backups.rs` re-checks them on every run).
 
 use std::collections::BTreeMap;
 
