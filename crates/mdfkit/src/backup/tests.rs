@@ -1,7 +1,7 @@
 //! Unit tests over backups built byte by byte.
 
-use super::mtf::tests::{block_header, stream_header};
 use super::*;
+use mdfkit_forge::backup::{block_header, sfin, stream_header, MtfWriter};
 
 const LBS: usize = 1024;
 
@@ -20,43 +20,26 @@ fn extent(file: u16, first: u32, marker: u8) -> Vec<u8> {
     (0..8).flat_map(|k| page(file, first + k, marker)).collect()
 }
 
-fn sfin(file_id: u32, kind: u32, size: u64, logical: &str, physical: &str) -> Vec<u8> {
-    let utf16 = |s: &str| s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
-    let (l, p) = (utf16(logical), utf16(physical));
-    let mut r = vec![0u8; 64];
-    r[..4].copy_from_slice(b"SFIN");
-    r[16..20].copy_from_slice(&8192u32.to_le_bytes());
-    r[20..24].copy_from_slice(&file_id.to_le_bytes());
-    r[28..32].copy_from_slice(&kind.to_le_bytes());
-    r[40..48].copy_from_slice(&size.to_le_bytes());
-    r[48..50].copy_from_slice(&(l.len() as u16).to_le_bytes());
-    r[50..52].copy_from_slice(&64u16.to_le_bytes());
-    r[52..54].copy_from_slice(&(p.len() as u16).to_le_bytes());
-    r[54..56].copy_from_slice(&((64 + l.len()) as u16).to_le_bytes());
-    r.extend(l);
-    r.extend(p);
-    let len = r.len() as u32;
-    r[4..8].copy_from_slice(&len.to_le_bytes());
-    r
+/// Builds a backup the way SQL Server lays one out (the forge's MTF writer, with this module's
+/// sample file list and set headers).
+struct Builder(MtfWriter);
+
+impl std::ops::Deref for Builder {
+    type Target = MtfWriter;
+    fn deref(&self) -> &MtfWriter {
+        &self.0
+    }
 }
 
-/// Builds a backup the way SQL Server lays one out.
-struct Builder {
-    out: Vec<u8>,
-    sset: usize,
-    physical: usize,
+impl std::ops::DerefMut for Builder {
+    fn deref_mut(&mut self) -> &mut MtfWriter {
+        &mut self.0
+    }
 }
 
 impl Builder {
     fn new(physical: usize) -> Self {
-        let mut b = Builder { out: Vec::new(), sset: 0, physical };
-        let mut tape = block_header(b"TAPE", 96, 0);
-        tape.resize(96, 0);
-        tape[52..56].copy_from_slice(&0x1234_5678u32.to_le_bytes());
-        tape[84..86].copy_from_slice(&(LBS as u16).to_le_bytes());
-        b.out.extend(tape);
-        b.pad_to(physical.max(LBS));
-        b.sfmb();
+        let mut b = Builder(MtfWriter::new(physical));
         b.start_set(0, b"SCIN\x0c\x00\x00\x00abcd".to_vec());
         b
     }
@@ -64,79 +47,27 @@ impl Builder {
     /// Starts a backup set: SSET (data set number `position`, 0 for none), VOLB, MSCI with
     /// `scin` and the two-file list.
     fn start_set(&mut self, position: u16, scin: Vec<u8>) {
-        self.sset = self.out.len();
         let mut h = block_header(b"SSET", 128, 0);
         h.resize(128, 0);
         h[52..56].copy_from_slice(&4u32.to_le_bytes());
         h[62..64].copy_from_slice(&position.to_le_bytes());
         h[100..116].fill(position as u8 + 0x40);
-        let c = super::mtf::xor16(&h[..50]);
-        h[50..52].copy_from_slice(&c.to_le_bytes());
-        self.out.extend(h);
-        self.pad_to(LBS);
-        assert_eq!(self.out.len(), self.sset + LBS);
-        self.block(b"VOLB", &[]);
+        self.0.start_set(h);
+        assert_eq!(self.out.len(), self.sset + 2 * LBS);
         let mut mqci = scin;
         mqci.extend(sfin(1, 1, 4 * 65536, "Shop", "C:\\DATA\\Shop.mdf"));
         mqci.extend(sfin(2, 2, 65536, "Shop_log", "C:\\DATA\\Shop_log.ldf"));
         self.block(b"MSCI", &[(*b"MQCI", 0, mqci)]);
     }
 
-    /// Ends the current set the way SQL Server does.
-    fn end_set(&mut self) {
-        self.sfmb();
-        self.block(b"ESET", &[(*b"TSMP", 0, vec![1, 2, 3])]);
-        self.block(b"ESET", &[]);
-        self.sfmb();
-    }
-
-    fn sfmb(&mut self) {
-        let start = self.out.len();
-        self.out.extend(block_header(b"SFMB", self.physical as u16, 0));
-        self.out.resize(start + self.physical, 0);
-    }
-
-    /// Appends a SPAD stream that ends the block at the next multiple of `to` from the SSET.
-    fn pad_to(&mut self, to: usize) {
-        let here = self.out.len().div_ceil(4) * 4;
-        self.out.resize(here, 0);
-        let base = self.sset;
-        let mut end = base + (here + 22 - base).div_ceil(to) * to;
-        if end - here < 22 {
-            end += to;
-        }
-        self.out.extend(stream_header(b"SPAD", 0, (end - here - 22) as u64));
-        self.out.resize(end, 0);
-    }
-
-    fn block(&mut self, kind: &[u8; 4], streams: &[([u8; 4], u16, Vec<u8>)]) -> usize {
-        let start = self.out.len();
-        let fla = if self.sset == 0 || kind == b"ESET" { 0 } else { (start - self.sset) / LBS };
-        let mut header = block_header(kind, 60, fla as u64);
-        header.resize(60, 0);
-        self.out.extend(header);
-        for (id, attr, data) in streams {
-            let here = self.out.len().div_ceil(4) * 4;
-            self.out.resize(here, 0);
-            self.out.extend(stream_header(id, *attr, data.len() as u64));
-            self.out.extend(data);
-        }
-        self.pad_to(LBS);
-        start
-    }
-
     /// An MSDA block whose data stream holds `extents`.
     fn data(&mut self, extents: &[Vec<u8>]) -> usize {
-        let mut payload = vec![0u8, 0u8];
-        for e in extents {
-            payload.extend(e);
-        }
-        self.block(b"MSDA", &[(*b"MQDA", 0x2, payload), (*b"MQDA", 0x6, Vec::new())])
+        self.0.data(extents.concat())
     }
 
     fn finish(mut self) -> Vec<u8> {
         self.end_set();
-        self.out
+        self.0.out
     }
 }
 
@@ -653,10 +584,10 @@ fn stripe_of(id: u8, n: u16, count: u16, extents: &[Vec<u8>]) -> Vec<u8> {
     out.resize(96, 0);
     out[52..56].copy_from_slice(&(u32::from(n) * 7).to_le_bytes());
     out[84..86].copy_from_slice(&(LBS as u16).to_le_bytes());
-    out.extend(super::mtf::tests::stream_header(b"RAID", 0, 32));
+    out.extend(stream_header(b"RAID", 0, 32));
     out.extend(raid);
     out.resize(out.len().div_ceil(4) * 4, 0);
-    out.extend(super::mtf::tests::stream_header(b"SPAD", 0, (LBS - out.len() - 22) as u64));
+    out.extend(stream_header(b"SPAD", 0, (LBS - out.len() - 22) as u64));
     out.resize(LBS, 0);
     b.out.splice(..LBS, out);
     b.data(extents);
