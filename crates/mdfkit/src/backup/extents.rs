@@ -57,9 +57,9 @@
 //! votes, in order: of the extents voted for after the previous one, the nearest the map lists
 //! (so stale pages naming an extent further on lose to the page naming the extent itself), else
 //! a strong vote for one it does not list; an extent without votes is skipped. Re-sent extents
-//! (data blocks after the first) are placed the same way, each on its own. A file whose GAM page is not in the stream or does not parse
-//! is placed by votes alone. Every placement that did not follow the map is noted
-//! ([`Located::notes`]).
+//! (data blocks after the first) are placed the same way, each on its own. A file whose GAM page
+//! is not in the stream, fails its checksum or does not parse is placed by votes alone. Every
+//! placement that did not follow the map is noted ([`Located::notes`]).
 //!
 //! Sources: Paul Randal, "Inside the Storage Engine: GAM, SGAM, PFS and other allocation maps"
 //! (GAM/SGAM meaning, intervals); the bitmap's place and length from the corpus' GAM pages (slot
