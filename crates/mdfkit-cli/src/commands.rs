@@ -624,6 +624,10 @@ pub fn check(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcom
     );
     let (mut problems, stats) = mdfkit::check::check_pages(source.as_ref(), |n| bar.set_position(n));
     bar.finish_and_clear();
+    // How a backup's data stream was placed where it did not follow its allocation maps.
+    for note in source.notes() {
+        eprintln!("note: {note}");
+    }
     let mut catalog_note = String::new();
     match Database::from_source(source) {
         Ok(db) => {

@@ -34,6 +34,7 @@
 //! ```
 
 mod alloc;
+pub mod backup;
 mod build;
 mod meta;
 pub mod page;

@@ -38,6 +38,12 @@ pub trait PageSource: Send + Sync {
     fn file(&self, file_id: u16) -> Option<&SourceFile> {
         self.files().iter().find(|f| f.file_id == file_id)
     }
+
+    /// What opening the source had to resolve that a check should mention (a backup's data
+    /// stream against its allocation maps); none by default.
+    fn notes(&self) -> &[String] {
+        &[]
+    }
 }
 
 /// Magic bytes that identify inputs which are not data files, with what to tell the user.

@@ -14,6 +14,7 @@ use mdfkit::backup::{BackupMedia, BackupPages};
 use mdfkit::catalog::views::VIEW_NAMES;
 use mdfkit::rows::RowDecoder;
 use mdfkit::scan::Flow;
+use mdfkit::source::PageSource;
 use mdfkit::{Database, ErrorKind, PageId};
 
 struct Row {
@@ -24,9 +25,21 @@ struct Row {
     name: String,
 }
 
-/// The `bak` rows of MANIFEST.tsv.
+/// The `bak` rows of MANIFEST.tsv and of incoming/MANIFEST.tsv (their paths made relative to the
+/// corpus folder).
 fn backups(dir: &Path) -> Vec<Row> {
-    let text = std::fs::read_to_string(dir.join("MANIFEST.tsv")).expect("read MANIFEST.tsv");
+    let mut rows = manifest_backups(dir, "");
+    let incoming = manifest_backups(dir, "incoming/");
+    assert!(
+        incoming.iter().any(|r| r.file.ends_with("improvedk-improve.dk__data.bak")),
+        "incoming/MANIFEST.tsv lists improvedk's backup"
+    );
+    rows.extend(incoming);
+    rows
+}
+
+fn manifest_backups(dir: &Path, folder: &str) -> Vec<Row> {
+    let text = std::fs::read_to_string(dir.join(folder).join("MANIFEST.tsv")).expect("read MANIFEST.tsv");
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().expect("header").split('\t').collect();
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
@@ -34,7 +47,11 @@ fn backups(dir: &Path) -> Vec<Row> {
     lines
         .map(|l| l.split('\t').collect::<Vec<_>>())
         .filter(|f| f[kind] == "bak")
-        .map(|f| Row { file: f[file].to_string(), version: f[version].parse().unwrap_or(0), name: f[name].to_string() })
+        .map(|f| Row {
+            file: format!("{folder}{}", f[file]),
+            version: f[version].parse().unwrap_or(0),
+            name: f[name].to_string(),
+        })
         .collect()
 }
 
@@ -51,6 +68,11 @@ fn is_compressed(path: &Path) -> bool {
 /// stays exactly this, so a change shows up here.
 const KNOWN_GAPS: &[(&str, &str)] =
     &[("bak/mariamahmed08080-chinook_analysis__chinook.bak", "striped over 2 files and stripe 2 is missing")];
+
+/// Tables of incoming/ backups that do not read yet for reasons outside the backup reader (the
+/// error must contain the text given). Printed, not failed: other work (collations) closes them.
+const KNOWN_TABLE_GAPS: &[(&str, &str)] =
+    &[("incoming/bak/denissfloww-bd__db.bak", "whose code page mdfkit does not know yet")];
 
 fn open(path: &Path) -> mdfkit::Result<Database> {
     Database::from_source(Arc::new(BackupPages::open(path)?))
@@ -136,6 +158,9 @@ fn every_corpus_backup_opens_without_a_restore() {
                     t.qualified_name(),
                     t.rows()
                 )),
+                Err(e) if KNOWN_TABLE_GAPS.iter().any(|(f, n)| *f == row.file && e.to_string().contains(n)) => {
+                    println!("known table gap: {}: {e}", row.file)
+                }
                 Err(e) => mismatches.push(format!("{}: {e}", row.file)),
             }
         }
@@ -143,7 +168,10 @@ fn every_corpus_backup_opens_without_a_restore() {
 
     println!("backups: {opened} opened ({compressed} compressed), {gaps} known gaps, {views} views rendered, {rows} rows read");
     assert!(mismatches.is_empty(), "mismatches:\n{}", mismatches.join("\n"));
-    assert!(opened + gaps >= 7, "expected the 7 corpus backups, saw {opened} open and {gaps} known gaps");
+    assert!(
+        opened + gaps >= 13,
+        "expected the 7 corpus backups and the 6 of incoming/, saw {opened} open and {gaps} known gaps"
+    );
     assert!(compressed >= 1, "expected the compressed corpus backup (sharepoint_config.bak)");
 }
 
@@ -211,4 +239,90 @@ fn chain_backups_open_or_are_explained() {
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
     let e = BackupPages::open(chains.join("stopat/StopAt_1.trn")).err().unwrap();
     assert!(e.to_string().contains("no data pages"), "{e}");
+}
+
+/// improvedk's 22 MB SQL Server 2008 R2 backup (incoming/): its data stream holds the extents of
+/// PFS pages 1:8088, 1:16176 and 1:24264, which its GAM marks free (random bytes after each PFS
+/// page), and 5 extents that are not pages after the last one. It opens, checks clean and reads
+/// dbo.Persons to its catalog's 50,000 rows.
+#[test]
+fn improvedk_backup_opens_checks_clean_and_reads_every_row() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let path = dir.join("incoming/bak/improvedk-improve.dk__data.bak");
+    assert!(path.is_file(), "{} is missing from the corpus", path.display());
+    let pages = Arc::new(BackupPages::open(&path).unwrap());
+    assert!(pages.notes().is_empty(), "the stream follows the allocation maps: {:?}", pages.notes());
+    for pfs in [8088, 16176, 24264] {
+        assert!(pages.page_location(PageId::new(1, pfs)).is_some(), "PFS page 1:{pfs}");
+    }
+    let db = Database::from_source(pages.clone()).unwrap();
+    assert_eq!(db.catalog().boot.version, 661);
+    let tables = db.catalog().tables(false);
+    let names: Vec<String> = tables.iter().map(|t| t.qualified_name()).collect();
+    assert_eq!(names, ["dbo.Persons"]);
+    let t = &tables[0];
+    assert_eq!(t.rows(), 50_000);
+    let mut scanned = 0;
+    for p in &t.partitions {
+        let decoder = RowDecoder::new(&db, t, p.partition_id, None).unwrap();
+        let mut values = Vec::new();
+        scanned += db
+            .for_each_row_in_partition(t, p, |record, _| {
+                decoder.decode(record, &mut values)?;
+                Ok(Flow::Continue)
+            })
+            .unwrap()
+            .rows;
+    }
+    assert_eq!(scanned, 50_000);
+    let (problems, stats) = mdfkit::check::check_pages(pages.as_ref(), |_| {});
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(stats.pages_checked > 2_500, "{stats:?}");
+    let (problems, _) = mdfkit::check::check_catalog(&db).unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+}
+
+/// The rule of `backup::extents` on every single-stripe full backup of the corpus: the data
+/// stream holds exactly the extents the GAM marks allocated plus those of PFS pages, in file
+/// order (no placement needed anything but the map: no notes).
+#[test]
+fn backup_extent_census() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut fulls: Vec<String> = backups(&dir).into_iter().map(|r| r.file).collect();
+    fulls.retain(|f| !f.contains("chinook"));
+    fulls.extend(
+        [
+            "gt/TutorialDB.bak",
+            "chains/difftest/difftest-full.bak",
+            "chains/stopat/StopAt.bak",
+            "chains/media-password/passwd.bak",
+            "chains/restoretimeclean/RestoreTimeClean.bak",
+            "chains/simplerecovery/SimpleBacktest.bak",
+            "chains/sqltoolsservice-859/FullBackup.bak",
+            "chains/cube-query-history/SQL2008_Cube_Query_History_FULL_20170518_041737.bak",
+        ]
+        .map(String::from),
+    );
+    let mut failures = Vec::new();
+    for f in &fulls {
+        let pages = match BackupPages::open(dir.join(f)) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(format!("{f}: {e}"));
+                continue;
+            }
+        };
+        println!("{f}: {} extents placed, {} page copies", pages.page_count() / 8, pages.page_copies());
+        if !pages.notes().is_empty() {
+            failures.push(format!("{f}: {:?}", pages.notes()));
+        }
+    }
+    // The striped pair: each stripe's extents are placed by their votes, none skipped.
+    let stripes = ["chains/stripe/RestoreTimeStripe.bak", "chains/stripe/RestoreTimeStripe1.bak"].map(|f| dir.join(f));
+    let pages = BackupPages::open_stripes(&stripes).unwrap();
+    println!("striped RestoreTimeStripe: {} extents placed", pages.page_count() / 8);
+    if !pages.notes().is_empty() {
+        failures.push(format!("RestoreTimeStripe: {:?}", pages.notes()));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

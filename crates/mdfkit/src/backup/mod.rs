@@ -41,13 +41,16 @@
 //! **MQDA** (data stream) pieces carry the media-format attribute 0x2 (variable length); the last
 //! piece (0x4) is empty: every backup ends its data with a zero-length MQDA. A non-empty piece
 //! holds 2 bytes (zero in every corpus backup; meaning unknown) and then whole extents: 8
-//! consecutive pages of one file, in the order restore writes them. The pages are not 8 KB
-//! aligned in the file (chinook.bak's only boot page copy is at an offset that is 4096 mod 8192),
-//! and nothing in the stream lists which extent is which, so each 64 KB extent is identified by
-//! the pages in it: the ones with a page header (version 1, non-zero file id) must all name the
-//! same extent, each at its own position within it; an extent none of whose pages names itself
-//! (zeroed pages, log blocks in SQL Server 2008 backups) is skipped, and one whose pages disagree
-//! is an error. Backups from 2019 (904) and 2025 (998) re-send extents in a second MSDA block;
+//! consecutive pages of one file. The pages are not 8 KB aligned in the file (chinook.bak's only
+//! boot page copy is at an offset that is 4096 mod 8192), and nothing in the stream lists which
+//! extent is which: [`extents`] places them from the allocation maps the stream itself carries
+//! (a full backup copies each file's GAM-allocated extents and its PFS pages' extents, in file
+//! order), with page headers only as a cross-check, since unused and damaged pages keep any
+//! header at all. Where stream and map disagree, the rule written there decides, and
+//! [`BackupPages`]'s [`PageSource::notes`] say how; no page header refuses a backup. A page whose
+//! header disagrees with its place is served as it is: the page reader refuses it by address
+//! when something reads it, `check` lists it when the PFS says it is allocated, and salvage
+//! scans skip it. Backups from 2019 (904) and 2025 (998) re-send extents in a second MSDA block;
 //! where a page is in the backup more than once, the later copy wins.
 //!
 //! Not read: the log portion (MSTL/MQTL). A backup is fuzzy: restore replays that log over the
@@ -63,12 +66,13 @@
 //! Sources: the block/stream walk and the record tags from the bytes of the corpus backups, with
 //! the MTF layouts from the MTF 1.00a specification; the SFIN field positions found by comparing
 //! the 22 corpus backups (logical/physical names match `RESTORE FILELISTONLY`-style paths, sizes
-//! match the data files' file header pages); the extent layout confirmed by every corpus backup
-//! (every extent's self-identifying pages agree). `rsleedbx/mssqlbak-tests`
+//! match the data files' file header pages); the extent layout measured on every corpus backup
+//! (see [`extents`]). `rsleedbx/mssqlbak-tests`
 //! `docs/spec/01_CONTAINER.md` describes the same container. Compressed backups (`MSSQLBAK`) hold
 //! the same MTF stream in compressed pieces; [`mssqlbak`] serves it decompressed, piece by piece,
 //! and everything here reads it as it reads an uncompressed file.
 
+pub mod extents;
 pub mod header;
 pub mod mssqlbak;
 pub mod mtf;
@@ -82,6 +86,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::page::{PageId, PAGE_SIZE};
 use crate::source::{PageSource, SourceFile};
 
+use extents::{DataStream, StreamExtent};
 pub use header::{BackupDate, BackupType, Lsn, MediaFamily};
 use header::{SetBlock, SetInfo};
 use mssqlbak::CompressedBytes;
@@ -447,8 +452,7 @@ impl BackupMedia {
             .in_file(&first));
         }
         let set = set.clone();
-        let mut pages = BTreeMap::new();
-        let mut copies = 0;
+        let mut streams = Vec::new();
         for (index, (stripe, scan)) in self.stripes.iter().zip(&self.scans).enumerate() {
             let path = stripe.path.as_path();
             let Some(s) = scan.sets.iter().enumerate().find(|(i, s)| s.position(*i) == position).map(|(_, s)| s) else {
@@ -472,20 +476,42 @@ impl BackupMedia {
                 ))
                 .in_file(path));
             }
-            let mut found = Vec::new();
-            for block in &s.data_blocks {
-                map_data_block(stripe.bytes.as_ref(), path, index, block, &mut found).map_err(|e| {
+            for (i, block) in s.data_blocks.iter().enumerate() {
+                let extents = read_stream_extents(stripe.bytes.as_ref(), path, block).map_err(|e| {
                     if stripe.compressed {
                         in_decompressed_stream(e)
                     } else {
                         e
                     }
                 })?;
+                streams.push(DataStream { stripe: index, main: i == 0, extents });
             }
-            copies += found.len();
-            // Stripes hold disjoint extents; within a stripe, later copies win.
-            for (id, location) in found {
-                pages.insert(id, location);
+        }
+        let data_files: Vec<(u16, u32)> = set
+            .files
+            .iter()
+            .filter(|f| f.kind == FileKind::Data)
+            .map(|f| (f.file_id, u32::try_from(f.size_bytes / PAGE_SIZE as u64).unwrap_or(u32::MAX)))
+            .collect();
+        let striped = self.stripes.len() > 1 || set.family_count > 1;
+        let stripes = &self.stripes;
+        let located = extents::locate(&streams, &data_files, striped, &mut |stripe, offset| {
+            let s = stripes.get(stripe)?;
+            let mut page = vec![0u8; PAGE_SIZE];
+            (offset.checked_add(PAGE_SIZE as u64)? <= s.bytes.len()).then_some(())?;
+            s.bytes.read_exact_at(&mut page, offset).ok().map(|()| page)
+        });
+        let mut pages = BTreeMap::new();
+        let mut copies = 0;
+        // Later copies win (the re-sent extents of 2019+ backups come after the main stream).
+        for p in &located.placed {
+            for k in 0..u64::from(p.pages) {
+                let Some(page_no) = p.first.page.checked_add(k as u32) else { break };
+                pages.insert(
+                    PageId::new(p.first.file, page_no),
+                    Location { stripe: p.stripe, offset: p.offset + k * PAGE_SIZE as u64 },
+                );
+                copies += 1;
             }
         }
         if pages.is_empty() {
@@ -494,7 +520,16 @@ impl BackupMedia {
         let file_list = set.files.clone();
         let files = source_files(&first, &file_list, &pages);
         let backup_sets = self.sets.len();
-        Ok(BackupPages { stripes: self.stripes, pages, files, file_list, backup_sets, copies, set })
+        Ok(BackupPages {
+            stripes: self.stripes,
+            pages,
+            files,
+            file_list,
+            backup_sets,
+            copies,
+            set,
+            notes: located.notes,
+        })
     }
 }
 
@@ -596,6 +631,7 @@ pub struct BackupPages {
     backup_sets: usize,
     copies: usize,
     set: BackupSet,
+    notes: Vec<String>,
 }
 
 impl BackupPages {
@@ -948,14 +984,9 @@ fn parse_sfin(r: &[u8]) -> Option<BackupFile> {
     })
 }
 
-/// Maps the pages of the MQDA pieces of an MSDA block.
-fn map_data_block(
-    src: &dyn ByteSource,
-    path: &Path,
-    stripe: usize,
-    block: &Block,
-    copies: &mut Vec<(PageId, Location)>,
-) -> Result<()> {
+/// The extents of the MQDA pieces of an MSDA block, in stream order, with their page headers.
+fn read_stream_extents(src: &dyn ByteSource, path: &Path, block: &Block) -> Result<Vec<StreamExtent>> {
+    let mut extents = Vec::new();
     for stream in block.streams.iter().filter(|s| s.header.is(b"MQDA")) {
         let len = stream.header.length;
         if len == 0 {
@@ -977,98 +1008,24 @@ fn map_data_block(
         }
         let start = stream.data + MQDA_PREFIX;
         let page_total = (len - MQDA_PREFIX) / page;
-        let mut extent = 0u64;
-        let mut previous: Option<PageId> = None;
-        while extent * EXTENT_PAGES < page_total {
-            let first = extent * EXTENT_PAGES;
+        let mut first = 0u64;
+        let mut headers = [[0u8; PAGE_HEADER_PREFIX]; EXTENT_PAGES as usize];
+        while first < page_total {
             if first.is_multiple_of(PREFETCH_PAGES) {
                 let end = (first + PREFETCH_PAGES).min(page_total);
                 src.prefetch_ranges(&(first..end).map(|k| (start + k * page, PAGE_HEADER_PREFIX)).collect::<Vec<_>>());
             }
-            let count = EXTENT_PAGES.min(page_total - first);
+            let count = EXTENT_PAGES.min(page_total - first) as usize;
             let at = start + first * page;
-            if let Some(base) = identify_extent(src, path, at, count, previous)? {
-                previous = Some(base);
-                for k in 0..count {
-                    let Some(page_no) = base.page.checked_add(k as u32) else {
-                        break;
-                    };
-                    copies.push((PageId::new(base.file, page_no), Location { stripe, offset: at + k * page }));
-                }
+            for (k, h) in headers.iter_mut().take(count).enumerate() {
+                read_exact(src, path, at + k as u64 * page, h, "a page header")?;
             }
-            extent += 1;
+            let prefixes: Vec<&[u8]> = headers[..count].iter().map(|h| h.as_slice()).collect();
+            extents.push(StreamExtent::from_headers(at, &prefixes));
+            first += EXTENT_PAGES;
         }
     }
-    Ok(())
-}
-
-/// The first page of the extent whose `count` pages start at `at`: every page with a header
-/// (version 1, non-zero file id) must name a page at its own position in an extent. `None` when
-/// no page names itself.
-///
-/// Pages that are not allocated keep whatever was last written there, header included, so an
-/// extent may hold pages naming another extent: sharepoint_config.bak's copy of extent 1:288
-/// holds 1:288 and then seven pages calling themselves 1:7273..1:7279 (and no other copy of
-/// 1:7272 is in the backup). When the pages name more than one extent, the data stream's order
-/// decides: extents follow one another in increasing (file, page) order within a data stream, so
-/// the first extent after `previous` (the extent before it in the stream) is taken. Without a
-/// previous extent, or with none of the named extents after it, the extent is an error.
-fn identify_extent(
-    src: &dyn ByteSource,
-    path: &Path,
-    at: u64,
-    count: u64,
-    previous: Option<PageId>,
-) -> Result<Option<PageId>> {
-    // Each extent named, with the first page naming it.
-    let mut named: Vec<(PageId, u64)> = Vec::new();
-    for k in 0..count {
-        let offset = at + k * PAGE_SIZE as u64;
-        let mut h = [0u8; PAGE_HEADER_PREFIX];
-        read_exact(src, path, offset, &mut h, "a page header")?;
-        let (Some(page_no), Some(file)) = (read_u32(&h, 32), read_u16(&h, 36)) else {
-            continue;
-        };
-        if h[0] != 1 || file == 0 {
-            continue;
-        }
-        let position = u64::from(page_no) % EXTENT_PAGES;
-        if position != k {
-            return Err(error_at(
-                path,
-                ErrorKind::Corrupt,
-                offset,
-                format!(
-                    "page {k} of the extent at byte {at} says it is page {file}:{page_no}, but that is position {position} of its extent: the data stream's extents are out of step"
-                ),
-            ));
-        }
-        let base = PageId::new(file, page_no - position as u32);
-        if !named.iter().any(|(b, _)| *b == base) {
-            named.push((base, k));
-        }
-    }
-    match named.as_slice() {
-        [] => Ok(None),
-        [(base, _)] => Ok(Some(*base)),
-        [(first, first_k), (other, other_k), ..] => {
-            let next = previous.and_then(|p| named.iter().map(|(b, _)| *b).filter(|b| *b > p).min());
-            next.map(Some).ok_or_else(|| {
-                error_at(
-                    path,
-                    ErrorKind::Corrupt,
-                    at + other_k * PAGE_SIZE as u64,
-                    format!(
-                        "page {other_k} of the extent at byte {at} puts the extent at {other}, but page {first_k} puts it at {first}{}: the data stream's extents are out of step",
-                        match previous {
-                            Some(p) => format!(", and neither follows the extent before it ({p})"),
-                            None => String::new(),
-                        }
-                    ),
-                )
-            })
-        }
-    }
+    Ok(extents)
 }
 
 impl PageSource for BackupPages {
@@ -1086,6 +1043,12 @@ impl PageSource for BackupPages {
 
     fn files(&self) -> &[SourceFile] {
         &self.files
+    }
+
+    /// Where the data stream and the allocation maps disagreed, and how it was resolved (see
+    /// [`extents`]); empty for a backup whose stream follows its maps exactly.
+    fn notes(&self) -> &[String] {
+        &self.notes
     }
 }
 

@@ -379,29 +379,8 @@ impl Iterator for Blocks<'_> {
 pub(crate) mod tests {
     use super::*;
 
-    /// A block header with a correct checksum.
-    pub fn block_header(kind: &[u8; 4], first_stream: u16, logical_address: u64) -> Vec<u8> {
-        let mut b = vec![0u8; BLOCK_HEADER_SIZE];
-        b[..4].copy_from_slice(kind);
-        b[8..10].copy_from_slice(&first_stream.to_le_bytes());
-        b[10] = 14;
-        b[11] = 1;
-        b[20..28].copy_from_slice(&logical_address.to_le_bytes());
-        let c = xor16(&b[..50]);
-        b[50..52].copy_from_slice(&c.to_le_bytes());
-        b
-    }
-
-    /// A stream header with a correct checksum.
-    pub fn stream_header(id: &[u8; 4], media_attributes: u16, length: u64) -> Vec<u8> {
-        let mut b = vec![0u8; STREAM_HEADER_SIZE];
-        b[..4].copy_from_slice(id);
-        b[6..8].copy_from_slice(&media_attributes.to_le_bytes());
-        b[8..16].copy_from_slice(&length.to_le_bytes());
-        let c = xor16(&b[..20]);
-        b[20..22].copy_from_slice(&c.to_le_bytes());
-        b
-    }
+    /// Headers with correct checksums, as the forge writes them.
+    pub use mdfkit_forge::backup::{block_header, stream_header};
 
     #[test]
     fn block_header_round_trips_and_checks_its_checksum() {
