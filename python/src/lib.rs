@@ -23,7 +23,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, SchemaRef};
 use mdfkit::catalog::model::TableInfo;
-use mdfkit::export::{export_table, ExportFormat};
+use mdfkit::export::{export_table, ExportFormat, LocalOutput};
 use mdfkit::page::boot::product_name;
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
@@ -274,7 +274,7 @@ impl NativeDatabase {
                     salvage: false,
                     compression,
                 };
-                export_table(db, &t, format, &path, &options, |_| {})
+                export_table(db, &t, format, Box::new(LocalOutput::create(&path)?), &options, |_| {})
             })
             .py_err_in(py, &t)?;
         let d = PyDict::new(py);

@@ -39,9 +39,10 @@ fn backups(dir: &Path) -> Vec<Row> {
 }
 
 fn is_compressed(path: &Path) -> bool {
-    let mut magic = [0u8; 8];
-    use std::io::Read;
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"MSSQLBAK"
+    use mdfkit::io::LocalFile;
+    use mdfkit::sniff::{read_head, sniff, FileKind};
+    let head = LocalFile::open(path).ok().and_then(|f| read_head(&f).ok()).unwrap_or_default();
+    sniff(&head) == FileKind::CompressedBackup
 }
 
 /// Backups known not to open, with the error they give. chinook.bak (998) is stripe 1 of a backup

@@ -45,8 +45,7 @@ use std::path::Path;
 
 use crate::bytes::{read_u16, read_u32, read_u64};
 use crate::error::{Error, ErrorKind, Result};
-
-use super::ByteSource;
+use crate::io::ByteSource;
 
 /// Size of the common block header.
 pub const BLOCK_HEADER_SIZE: usize = 52;
