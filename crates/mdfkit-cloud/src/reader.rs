@@ -388,15 +388,7 @@ impl ByteSource for SharedObject {
     }
 
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        let mut done = 0;
-        while done < buf.len() {
-            let n = self.0.read(&mut buf[done..], offset + done as u64)?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::UnexpectedEof.into());
-            }
-            done += n;
-        }
-        Ok(())
+        mdfkit::io::read_exact_with(buf, offset, |part, at| self.0.read(part, at))
     }
 
     fn prefetch_ranges(&self, ranges: &[(u64, usize)]) {

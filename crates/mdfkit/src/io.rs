@@ -59,16 +59,27 @@ impl ByteSource for LocalFile {
     }
 
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        let mut done = 0;
-        while done < buf.len() {
-            let n = read_file_at(&self.file, &mut buf[done..], offset + done as u64)?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::UnexpectedEof.into());
-            }
-            done += n;
-        }
-        Ok(())
+        read_exact_with(buf, offset, |part, at| read_file_at(&self.file, part, at))
     }
+}
+
+/// Fills `buf` from `offset` by calling `read_at` (which may read fewer bytes than asked, and
+/// none at the end) until it is full: [`ByteSource::read_exact_at`] for sources whose reads come
+/// back short.
+pub fn read_exact_with(
+    buf: &mut [u8],
+    offset: u64,
+    mut read_at: impl FnMut(&mut [u8], u64) -> std::io::Result<usize>,
+) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = read_at(&mut buf[done..], offset + done as u64)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        done += n;
+    }
+    Ok(())
 }
 
 #[cfg(unix)]

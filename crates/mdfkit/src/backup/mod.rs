@@ -685,12 +685,12 @@ fn scan_stripe(src: &dyn ByteSource, path: &Path, logical_block_size: u16) -> Re
     for block in Blocks::new(src, path) {
         let block = block?;
         blocks += 1;
-        if blocks == 1 && !block.header.is(b"TAPE") {
+        if blocks == 1 && !block.header.is(sniff::MTF_MAGIC) {
             return Err(error_at(path, ErrorKind::Corrupt, 0, "first block is not TAPE"));
         }
         let kind = &block.header.kind;
         match kind {
-            b"TAPE" => {
+            sniff::MTF_MAGIC => {
                 scan.family = read_family(src, path, &block)?;
                 continue;
             }
