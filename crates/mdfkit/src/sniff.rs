@@ -26,7 +26,7 @@ pub const HEAD_BYTES: usize = 2 * PAGE_SIZE;
 
 /// What a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
+pub enum FileFormat {
     /// A data file (`.mdf`, `.ndf`), with the file id of its own pages.
     DataFile { file_id: u16 },
     /// A transaction log (`.ldf`).
@@ -39,35 +39,35 @@ pub enum FileKind {
     Other,
 }
 
-impl FileKind {
+impl FileFormat {
     /// Either kind of backup.
     pub fn is_backup(self) -> bool {
-        matches!(self, FileKind::Backup | FileKind::CompressedBackup)
+        matches!(self, FileFormat::Backup | FileFormat::CompressedBackup)
     }
 }
 
 /// What `head`, a file's first bytes (up to [`HEAD_BYTES`]), says the file is.
-pub fn sniff(head: &[u8]) -> FileKind {
+pub fn sniff(head: &[u8]) -> FileFormat {
     if head.starts_with(MTF_MAGIC) {
-        return FileKind::Backup;
+        return FileFormat::Backup;
     }
     if head.starts_with(COMPRESSED_BACKUP_MAGIC) {
-        return FileKind::CompressedBackup;
+        return FileFormat::CompressedBackup;
     }
     let (Some(first), Some(second)) = (head.get(..PAGE_SIZE), head.get(PAGE_SIZE..HEAD_BYTES)) else {
-        return FileKind::Other;
+        return FileFormat::Other;
     };
     let (Ok(first), Ok(second)) = (PageHeader::parse(first), PageHeader::parse(second)) else {
-        return FileKind::Other;
+        return FileFormat::Other;
     };
     let file_id = first.this_page.file;
     if first.page_type != PageType::FileHeader || first.this_page.page != 0 || file_id == 0 {
-        return FileKind::Other;
+        return FileFormat::Other;
     }
     if second.page_type == PageType::Pfs && second.this_page == PageId::new(file_id, 1) {
-        FileKind::DataFile { file_id }
+        FileFormat::DataFile { file_id }
     } else {
-        FileKind::TransactionLog
+        FileFormat::TransactionLog
     }
 }
 
@@ -98,13 +98,13 @@ mod tests {
 
     #[test]
     fn tells_each_kind_apart() {
-        assert_eq!(sniff(b"TAPE\0\0\0\0"), FileKind::Backup);
-        assert_eq!(sniff(b"MSSQLBAK\x02"), FileKind::CompressedBackup);
-        assert_eq!(sniff(&head(15, 11)), FileKind::DataFile { file_id: 1 });
-        assert_eq!(sniff(&head(15, 0)), FileKind::TransactionLog);
-        assert_eq!(sniff(&head(1, 11)), FileKind::Other);
-        assert_eq!(sniff(&head(15, 11)[..PAGE_SIZE]), FileKind::Other, "too short to see page 1");
-        assert_eq!(sniff(b"hello"), FileKind::Other);
-        assert!(FileKind::CompressedBackup.is_backup() && !FileKind::TransactionLog.is_backup());
+        assert_eq!(sniff(b"TAPE\0\0\0\0"), FileFormat::Backup);
+        assert_eq!(sniff(b"MSSQLBAK\x02"), FileFormat::CompressedBackup);
+        assert_eq!(sniff(&head(15, 11)), FileFormat::DataFile { file_id: 1 });
+        assert_eq!(sniff(&head(15, 0)), FileFormat::TransactionLog);
+        assert_eq!(sniff(&head(1, 11)), FileFormat::Other);
+        assert_eq!(sniff(&head(15, 11)[..PAGE_SIZE]), FileFormat::Other, "too short to see page 1");
+        assert_eq!(sniff(b"hello"), FileFormat::Other);
+        assert!(FileFormat::CompressedBackup.is_backup() && !FileFormat::TransactionLog.is_backup());
     }
 }

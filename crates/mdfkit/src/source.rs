@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
 use crate::page::protection::{self, Verdict};
 use crate::page::{Page, PageHeader, PageId, PAGE_SIZE};
-use crate::sniff::{self, FileKind};
+use crate::sniff::{self, FileFormat};
 
 /// One file of the database as a source knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,10 +101,10 @@ impl DataFiles {
         let head = sniff::read_head(file).map_err(|e| Error::io(path, "cannot read", e))?;
         let kind = sniff::sniff(&head);
         match kind {
-            FileKind::Backup => return Err(Error::not_a_database(
+            FileFormat::Backup => return Err(Error::not_a_database(
                 "this is a SQL Server backup (Microsoft Tape Format), not a data file; backups are read by the backup commands",
             )),
-            FileKind::CompressedBackup => return Err(Error::not_a_database(
+            FileFormat::CompressedBackup => return Err(Error::not_a_database(
                 "this is a compressed SQL Server backup, not a data file; backups are read by the backup commands",
             )),
             _ => {}
@@ -123,8 +123,8 @@ impl DataFiles {
         let page_count = u32::try_from(len / PAGE_SIZE as u64)
             .map_err(|_| Error::not_a_database(format!("file is {len} bytes, larger than any data file can be")))?;
         match kind {
-            FileKind::DataFile { file_id } => Ok(SourceFile { file_id, location: path.to_path_buf(), page_count }),
-            FileKind::TransactionLog => Err(Error::not_a_database(
+            FileFormat::DataFile { file_id } => Ok(SourceFile { file_id, location: path.to_path_buf(), page_count }),
+            FileFormat::TransactionLog => Err(Error::not_a_database(
                 "page 1 is not a PFS page: this looks like a transaction log (.ldf); give the data files (.mdf, .ndf)",
             )),
             _ => {

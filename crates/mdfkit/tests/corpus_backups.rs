@@ -40,9 +40,9 @@ fn backups(dir: &Path) -> Vec<Row> {
 
 fn is_compressed(path: &Path) -> bool {
     use mdfkit::io::LocalFile;
-    use mdfkit::sniff::{read_head, sniff, FileKind};
+    use mdfkit::sniff::{read_head, sniff, FileFormat};
     let head = LocalFile::open(path).ok().and_then(|f| read_head(&f).ok()).unwrap_or_default();
-    sniff(&head) == FileKind::CompressedBackup
+    sniff(&head) == FileFormat::CompressedBackup
 }
 
 /// Backups known not to open, with the error they give. chinook.bak (998) is stripe 1 of a backup

@@ -80,7 +80,7 @@ use crate::bytes::{read_u16, read_u32, read_u64, utf16le};
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
 use crate::page::{PageId, PAGE_SIZE};
-use crate::sniff::{self, FileKind as Sniffed};
+use crate::sniff::{self, FileFormat};
 use crate::source::{PageSource, SourceFile};
 
 pub use header::{BackupDate, BackupType, Lsn, MediaFamily};
@@ -140,7 +140,7 @@ struct Stripe {
 impl Stripe {
     /// Takes a backup file's bytes, decompressing on demand if it is a compressed backup.
     fn new(path: PathBuf, bytes: Box<dyn ByteSource>) -> Result<Self> {
-        if sniff_backup(bytes.as_ref(), &path)?.0 == Sniffed::CompressedBackup {
+        if sniff_backup(bytes.as_ref(), &path)?.0 == FileFormat::CompressedBackup {
             let bytes = Box::new(CompressedBytes::open(bytes, &path)?);
             return Ok(Stripe { path, bytes, compressed: true });
         }
@@ -624,7 +624,7 @@ fn in_decompressed_stream(e: Error) -> Error {
 
 /// What the first bytes of a backup file say it is, and those bytes (zero-padded when the file
 /// is shorter).
-fn sniff_backup(src: &dyn ByteSource, path: &Path) -> Result<(Sniffed, [u8; 8])> {
+fn sniff_backup(src: &dyn ByteSource, path: &Path) -> Result<(FileFormat, [u8; 8])> {
     let mut head = [0u8; sniff::COMPRESSED_BACKUP_MAGIC.len()];
     let n = src.len().min(head.len() as u64) as usize;
     read_exact(src, path, 0, &mut head[..n], "the file's magic bytes")?;
@@ -633,7 +633,7 @@ fn sniff_backup(src: &dyn ByteSource, path: &Path) -> Result<(Sniffed, [u8; 8])>
 
 fn check_magic(src: &dyn ByteSource, path: &Path) -> Result<()> {
     let (kind, magic) = sniff_backup(src, path)?;
-    if kind != Sniffed::Backup {
+    if kind != FileFormat::Backup {
         return Err(Error::not_a_database(format!(
             "not a SQL Server backup: expected \"TAPE\" (Microsoft Tape Format) at byte 0, found {}",
             tag_name(&[magic[0], magic[1], magic[2], magic[3]])

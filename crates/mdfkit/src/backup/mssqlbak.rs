@@ -56,7 +56,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
-use crate::sniff::{sniff, FileKind};
+use crate::sniff::{sniff, FileFormat};
 use crate::xpress::Decompressor;
 
 use super::mtf::{error_at, read_exact, tag_name};
@@ -129,7 +129,7 @@ impl CompressedBytes {
         let src = inner.as_ref();
         let mut head = [0u8; 16];
         read_exact(src, path, 0, &mut head, "the MSSQLBAK header")?;
-        if sniff(&head) != FileKind::CompressedBackup {
+        if sniff(&head) != FileFormat::CompressedBackup {
             return Err(error_at(path, ErrorKind::NotADatabase, 0, "no MSSQLBAK magic"));
         }
         let version = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
