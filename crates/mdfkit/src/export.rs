@@ -5,6 +5,11 @@
 //! SQL Server spellings (`19.9900`, `2012-03-15 00:00:00.000`, upper-case GUIDs, `0x…` binary);
 //! in CSV a NULL is an empty field, in JSON Lines `null`, integers are JSON numbers and everything
 //! else a string.
+//!
+//! Where the bytes go is not this module's business: a table is written to an [`ExportOutput`]
+//! that an [`ExportDestination`] created (a file in a [`LocalFolder`] here; an upload under an
+//! object-store prefix in `mdfkit-cloud`), then finished, or dropped on an error, which leaves
+//! nothing: a truncated file or object must never pass for the whole table.
 
 use std::fmt::Write as _;
 use std::fs::File;
