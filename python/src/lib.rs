@@ -10,6 +10,11 @@
 //! bounded by a couple of batches whatever the table's size, and the consumer (pyarrow reads C
 //! streams with the GIL released) can stop early: dropping the stream stops the scan.
 //!
+//! With the `cloud` feature, loading the module registers `mdfkit-cloud`'s URL schemes, so every
+//! path may be an object URL (`s3://bucket/key`, `az://container/blob`, a signed `https://` link),
+//! credentials and endpoint taken from the environment as the CLI takes them; `object_stores`
+//! says whether this build has them.
+//!
 //! [Arrow C stream interface]: https://arrow.apache.org/docs/format/CStreamInterface.html
 
 use std::ffi::CString;
@@ -468,6 +473,9 @@ impl RecordBatchReader for BatchReader {
 /// The native core of the `mdfkit` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    #[cfg(feature = "cloud")]
+    mdfkit_cloud::register();
+    m.add("object_stores", cfg!(feature = "cloud"))?;
     m.add_class::<NativeDatabase>()?;
     m.add_class::<Stream>()?;
     m.add_class::<ArrowSchema>()?;
