@@ -596,7 +596,7 @@ fn check_has_storage(table: &TableInfo) -> Result<()> {
 /// `position`, by default the last full database backup). Each file is opened once and told apart
 /// by its first bytes.
 pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
-    let opened: Vec<(PathBuf, Result<(Box<dyn ByteSource>, FileFormat)>)> =
+    let opened: Vec<(PathBuf, Result<Sniffed>)> =
         paths.iter().map(|p| (p.as_ref().to_path_buf(), open_and_sniff(p.as_ref()))).collect();
     let backups = opened.iter().filter(|(_, o)| o.as_ref().is_ok_and(|(_, kind)| kind.is_backup())).count();
     let inputs = opened.into_iter().map(|(path, o)| o.map(|(bytes, _)| (path, bytes)));
@@ -619,8 +619,11 @@ pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result
     Ok(Arc::new(DataFiles::from_inputs(inputs.collect::<Result<Vec<_>>>()?)?))
 }
 
+/// A file's bytes, and what its first bytes say it is.
+type Sniffed = (Box<dyn ByteSource>, FileFormat);
+
 /// Opens `path` (a local file or a URL) and reads what its first bytes say it is.
-fn open_and_sniff(path: &Path) -> Result<(Box<dyn ByteSource>, FileFormat)> {
+fn open_and_sniff(path: &Path) -> Result<Sniffed> {
     let bytes = crate::location::open(path)?;
     let head = sniff::read_head(bytes.as_ref()).map_err(|e| Error::io(path, "cannot read", e))?;
     Ok((bytes, sniff::sniff(&head)))

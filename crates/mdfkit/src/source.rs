@@ -115,7 +115,7 @@ impl DataFiles {
                 "file is {len} bytes, too small for a data file (at least 2 pages of 8192 bytes)"
             )));
         }
-        if len % PAGE_SIZE as u64 != 0 {
+        if !len.is_multiple_of(PAGE_SIZE as u64) {
             return Err(Error::not_a_database(format!(
                 "file is {len} bytes, not a whole number of 8192-byte pages: truncated, or not a data file"
             )));
