@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The cloud tests: object URLs (s3://, az://) read and written against real servers started on
-# 127.0.0.1 by the tests themselves (crates/mdfkit-cli/tests/cloud.rs), and stopped by them.
+# 127.0.0.1 by the tests themselves (crates/mdfkit-cli/tests/cloud.rs, python/tests/test_cloud.py),
+# and stopped by them.
 # Installs the S3-compatible server versitygw and the TCP proxy toxiproxy (the WAN in a box of
 # crates/mdfkit-cli/tests/transfer.rs: latency, bandwidth caps, cut connections) with `go install`
 # into ~/.cache/mdfkit/tools/bin when they are missing (the first install downloads and compiles
@@ -57,3 +58,12 @@ export PATH="$tools/node_modules/.bin:$PATH"
 
 export MDFKIT_CLOUD_TESTS=1
 cargo test --workspace --locked --test cloud --test transfer 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"
+
+# Python with object-store support (python/tests/test_cloud.py): the wheel built with the `cloud`
+# feature, installed into a folder of its own (scripts/test.sh's default wheel stays installed).
+wheels="$CARGO_TARGET_DIR/wheels-cloud"
+site="$CARGO_TARGET_DIR/python-cloud"
+scripts/wheel.sh "$wheels" --features cloud
+rm -rf "$site"
+python3 -m pip install -q --disable-pip-version-check --no-deps --target "$site" "$wheels"/mdfkit-*.whl
+PYTHONPATH="$site" python3 -m pytest -q python/tests/test_cloud.py

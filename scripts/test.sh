@@ -9,11 +9,12 @@ export MDFKIT_CORPUS="${MDFKIT_CORPUS:-$(pwd)/../shared/corpus}"
 cargo test --workspace --locked 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"
 cargo build --locked -q -p mdfkit-cli
 
-# Python: the build tool and test runner, then the optional extras (pandas, polars, DuckDB).
-# An extra PyPI has no build of for this machine is reported and its tests skip loudly.
+# Python: the wheel (scripts/wheel.sh installs the build tool and test runner), then the optional
+# extras (pandas, polars, DuckDB). An extra PyPI has no build of for this machine is reported and its
+# tests skip loudly.
+wheels="$CARGO_TARGET_DIR/wheels"
+scripts/wheel.sh "$wheels"
 pip_install() { python3 -m pip install -q --disable-pip-version-check "$@"; }
-python3 -c "import pyarrow, pytest" 2>/dev/null || pip_install pyarrow pytest
-command -v maturin >/dev/null || python3 -c "import maturin" 2>/dev/null || pip_install "maturin>=1.5,<2"
 unavailable=""
 probe="$(mktemp -d)"
 for extra in pandas polars duckdb; do
@@ -27,13 +28,6 @@ for extra in pandas polars duckdb; do
 done
 rm -rf "$probe"
 export MDFKIT_UNAVAILABLE="$unavailable"
-
-# The wheel, in debug mode: a release build of arrow + parquet takes ~11 minutes on 2 cores.
-maturin=(maturin)
-command -v maturin >/dev/null || maturin=(python3 -m maturin)
-wheels="$CARGO_TARGET_DIR/wheels"
-rm -rf "$wheels"
-"${maturin[@]}" build --locked --strip -q -m python/Cargo.toml -o "$wheels" 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"
 pip_install --force-reinstall --no-deps "$wheels"/mdfkit-*.whl
 
 MDFKIT_BIN="$CARGO_TARGET_DIR/debug/mdfkit" python3 -m pytest -q python/tests

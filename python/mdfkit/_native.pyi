@@ -4,6 +4,8 @@ from os import PathLike
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 __version__: str
+object_stores: bool
+"""Whether this build reads object URLs (``s3://``, ``az://``, signed ``https://`` links)."""
 
 def extension(format: str) -> str: ...
 

@@ -10,6 +10,11 @@
 //! bounded by a couple of batches whatever the table's size, and the consumer (pyarrow reads C
 //! streams with the GIL released) can stop early: dropping the stream stops the scan.
 //!
+//! With the `cloud` feature, loading the module registers `mdfkit-cloud`'s URL schemes, so every
+//! path may be an object URL (`s3://bucket/key`, `az://container/blob`, a signed `https://` link),
+//! credentials and endpoint taken from the environment as the CLI takes them; `object_stores`
+//! says whether this build has them.
+//!
 //! [Arrow C stream interface]: https://arrow.apache.org/docs/format/CStreamInterface.html
 
 use std::ffi::CString;
@@ -23,7 +28,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, SchemaRef};
 use mdfkit::catalog::model::TableInfo;
-use mdfkit::export::{export_table, ExportFormat};
+use mdfkit::export::{export_table, ExportFormat, LocalOutput};
 use mdfkit::page::boot::product_name;
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
@@ -274,7 +279,7 @@ impl NativeDatabase {
                     salvage: false,
                     compression,
                 };
-                export_table(db, &t, format, &path, &options, |_| {})
+                export_table(db, &t, format, Box::new(LocalOutput::create(&path)?), &options, |_| {})
             })
             .py_err_in(py, &t)?;
         let d = PyDict::new(py);
@@ -468,6 +473,9 @@ impl RecordBatchReader for BatchReader {
 /// The native core of the `mdfkit` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    #[cfg(feature = "cloud")]
+    mdfkit_cloud::register();
+    m.add("object_stores", cfg!(feature = "cloud"))?;
     m.add_class::<NativeDatabase>()?;
     m.add_class::<Stream>()?;
     m.add_class::<ArrowSchema>()?;

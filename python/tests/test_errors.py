@@ -141,3 +141,11 @@ def test_a_truncated_file_never_crashes(corpus, tmp_path):
                 t.to_arrow()
         except mdfkit.Error:
             pass
+
+
+def test_object_urls_are_refused_by_name_without_object_store_support():
+    if mdfkit._native.object_stores:
+        pytest.skip("this wheel reads object URLs (test_cloud.py)")
+    with pytest.raises(mdfkit.NotFoundError) as caught:
+        mdfkit.open("s3://bucket/shop.mdf")
+    assert "s3://bucket/shop.mdf: this build of mdfkit has no `s3://` support" in str(caught.value)

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mdfkit::export::{ExportFormat, ExportOptions};
+use mdfkit::export::{ExportDestination, ExportFormat, ExportOptions};
 use mdfkit::scan::{ScanMode, Skipped};
 
 use mdfkit::backup::{BackupMedia, BackupSet, FileKind};
@@ -317,7 +317,7 @@ fn table_row(t: &TableInfo) -> Vec<Value> {
 
 /// Splits `FILE... [NAME]`: the last argument is a name unless it is an existing file or a URL.
 fn split_files_and_name(args: &[String], name_required: bool) -> (Vec<PathBuf>, Option<String>) {
-    let last_is_file = args.last().is_some_and(|a| Path::new(a).is_file() || mdfkit::cloud::is_remote(a));
+    let last_is_file = args.last().is_some_and(|a| Path::new(a).is_file() || mdfkit::location::is_openable_url(a));
     if args.len() > 1 && (name_required || !last_is_file) {
         let (files, name) = args.split_at(args.len() - 1);
         (files.iter().map(PathBuf::from).collect(), Some(name[0].clone()))
@@ -540,25 +540,26 @@ pub fn export(
             .collect::<Result<Vec<_>, _>>()?
     };
     // An object URL is a prefix: each table is uploaded as PREFIX/SCHEMA.TABLE.EXT.
-    let uploading = output.to_str().is_some_and(mdfkit::cloud::is_url);
-    if !uploading {
-        std::fs::create_dir_all(output).map_err(|e| Error::io(output, "cannot create the output folder", e))?;
-    }
+    let uploading = output.to_str().is_some_and(mdfkit_cloud::is_url);
+    let destination = mdfkit_cloud::export::destination(output)?;
     let terminal = io::stderr().is_terminal();
     let started = Instant::now();
     let (mut rows, mut bytes, mut failed) = (0u64, 0u64, Vec::new());
     for t in &tables {
-        let path = output.join(format!("{}.{}.{}", t.schema, t.name, format.extension()));
+        let name = format!("{}.{}.{}", t.schema, t.name, format.extension());
         let bar = if terminal { progress_bar(t, uploading) } else { ProgressBar::hidden() };
-        let uploaded_before = mdfkit::cloud::writer::bytes_uploaded();
+        let uploaded_before = mdfkit_cloud::writer::bytes_uploaded();
         let on_rows = |n| {
             bar.set_position(n);
             if uploading {
-                let uploaded = mdfkit::cloud::writer::bytes_uploaded() - uploaded_before;
+                let uploaded = mdfkit_cloud::writer::bytes_uploaded() - uploaded_before;
                 bar.set_prefix(indicatif::HumanBytes(uploaded).to_string());
             }
         };
-        match mdfkit::export::export_table(&db, t, format, &path, options, on_rows) {
+        let exported = destination
+            .create(&name)
+            .and_then(|out| mdfkit::export::export_table(&db, t, format, out, options, on_rows));
+        match exported {
             Ok(stats) => {
                 bar.finish_and_clear();
                 rows += stats.rows;
@@ -568,11 +569,11 @@ pub fn export(
                     t.qualified_name(),
                     stats.rows,
                     stats.bytes,
-                    path.display()
+                    stats.location.display()
                 );
                 if !stats.skipped.is_empty() {
-                    let report = PathBuf::from(format!("{}.skipped.csv", path.display()));
-                    write_skip_report(&report, &t.qualified_name(), &stats.skipped)?;
+                    let report = format!("{name}.skipped.csv");
+                    let report = write_skip_report(destination.as_ref(), &report, &t.qualified_name(), &stats.skipped)?;
                     eprintln!("  {} damaged pages or records skipped: {}", stats.skipped.len(), report.display());
                 }
             }
@@ -683,7 +684,14 @@ fn describe_skip(skip: &Skipped) -> String {
 }
 
 /// The salvage report beside an export: one CSV line per skipped page or record.
-fn write_skip_report(path: &Path, table: &str, skipped: &[Skipped]) -> Result<(), Failure> {
+/// Writes the salvage report `name` (`table,page,slot,reason` per skipped page or record) beside
+/// the export; returns where it went.
+fn write_skip_report(
+    destination: &dyn ExportDestination,
+    name: &str,
+    table: &str,
+    skipped: &[Skipped],
+) -> Result<PathBuf, Failure> {
     let mut text = String::from("table,page,slot,reason\n");
     for s in skipped {
         let page = s.page.map(|p| p.to_string());
@@ -693,7 +701,11 @@ fn write_skip_report(path: &Path, table: &str, skipped: &[Skipped]) -> Result<()
             [Some(table), page.as_deref(), slot.as_deref(), Some(s.reason.as_str())].into_iter(),
         );
     }
-    std::fs::write(path, text).map_err(|e| Error::io(path, "cannot write the salvage report", e).into())
+    let mut report = destination.create(name)?;
+    let location = report.location().to_path_buf();
+    report.write_all(text.as_bytes()).map_err(|e| Error::io(&location, "cannot write the salvage report", e))?;
+    report.finish()?;
+    Ok(location)
 }
 
 pub fn pages(
@@ -849,7 +861,7 @@ pub fn decode(
 
 /// On stderr, what each remote object read cost: bytes fetched against its size.
 pub fn report_fetches() {
-    for (url, size, fetched, requests) in mdfkit::cloud::fetch_report() {
+    for (url, size, fetched, requests) in mdfkit_cloud::fetch_report() {
         let share = if size == 0 { 0.0 } else { fetched as f64 * 100.0 / size as f64 };
         eprintln!("mdfkit: {url}: fetched {fetched} of {size} bytes ({share:.1}%) in {requests} requests");
     }
@@ -902,13 +914,13 @@ pub fn share(
     cloudfront: Option<(String, PathBuf)>,
     resource: Option<String>,
 ) -> Outcome {
-    use mdfkit::cloud::share::{CloudFrontKey, ShareOptions};
+    use mdfkit_cloud::share::{CloudFrontKey, ShareOptions};
     let bad = |message: String| Failure::Library(Error::new(mdfkit::ErrorKind::NotFound, message));
     let expires_in = parse_duration(expires)
         .ok_or_else(|| bad(format!("--expires {expires}: give seconds or a number with s, m, h or d (1h, 7d)")))?;
     let start = start
         .map(|t| {
-            mdfkit::cloud::sign::UtcTime::parse_iso8601(t)
+            mdfkit_cloud::sign::UtcTime::parse_iso8601(t)
                 .ok_or_else(|| bad(format!("--start {t}: give a UTC time like 2026-01-31T08:00:00Z")))
         })
         .transpose()?;
@@ -920,7 +932,7 @@ pub fn share(
         })
         .transpose()?;
     let options = ShareOptions { expires_in, start, ip, cloudfront, resource };
-    let link = mdfkit::cloud::share::share(url, &options)?;
+    let link = mdfkit_cloud::share::share(url, &options)?;
     let mut out = stdout();
     writeln!(out, "{link}")?;
     out.flush()?;
@@ -946,19 +958,19 @@ fn parse_duration(text: &str) -> Option<u64> {
 
 /// `mdfkit rm`: deletes one object, or every object under a prefix.
 pub fn rm(url: &str, recursive: bool, dry_run: bool) -> Outcome {
-    let object = mdfkit::cloud::ObjectUrl::parse(url)?;
+    let object = mdfkit_cloud::ObjectUrl::parse(url)?;
     let mut out = stdout();
     if !recursive {
         if dry_run {
             writeln!(out, "would delete {object}")?;
         } else {
-            mdfkit::cloud::delete::delete_object(&object)?;
+            mdfkit_cloud::delete::delete_object(&object)?;
             writeln!(out, "deleted {object}")?;
         }
         out.flush()?;
         return Ok(());
     }
-    let keys = mdfkit::cloud::delete::list(&object)?;
+    let keys = mdfkit_cloud::delete::list(&object)?;
     if dry_run {
         for key in &keys {
             writeln!(out, "{}", object.with_key(key))?;
@@ -967,7 +979,7 @@ pub fn rm(url: &str, recursive: bool, dry_run: bool) -> Outcome {
         out.flush()?;
         return Ok(());
     }
-    let report = mdfkit::cloud::delete::delete_keys(&object, &keys)?;
+    let report = mdfkit_cloud::delete::delete_keys(&object, &keys)?;
     writeln!(out, "deleted {} of {} objects under {object}", report.deleted.len(), keys.len())?;
     out.flush()?;
     for failure in &report.failed {

@@ -423,10 +423,12 @@ fn keep_large_buffers_out_of_the_heap() {}
 
 fn main() -> ExitCode {
     keep_large_buffers_out_of_the_heap();
+    // Every file argument may be an object URL.
+    mdfkit_cloud::register();
     let cli = Cli::parse();
     let position = cli.position;
     if cli.endpoint.is_some() || cli.read_range.is_some() || cli.read_ahead.is_some() {
-        mdfkit::cloud::configure(mdfkit::cloud::CloudOptions {
+        mdfkit_cloud::configure(mdfkit_cloud::CloudOptions {
             endpoint: cli.endpoint.clone(),
             read_range: cli.read_range,
             read_ahead: cli.read_ahead,
@@ -476,7 +478,7 @@ fn main() -> ExitCode {
             destination: &destination,
             recursive,
             verify_only,
-            options: mdfkit::cloud::copy::CopyOptions {
+            options: mdfkit_cloud::copy::CopyOptions {
                 range_size: usize::try_from(range_size).unwrap_or(usize::MAX),
                 concurrency,
                 part_size: part_size.map(|p| usize::try_from(p).unwrap_or(usize::MAX)),
@@ -487,7 +489,7 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Transfer { url, sizes, concurrency, duration, objects, chart }) => {
             transfer::bench_transfer(&transfer::BenchRequest {
                 url: &url,
-                options: mdfkit::cloud::bench::BenchOptions {
+                options: mdfkit_cloud::bench::BenchOptions {
                     sizes,
                     concurrency,
                     duration: std::time::Duration::from_secs_f64(duration.clamp(0.01, 3600.0)),

@@ -7,10 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mdfkit::cloud::bench::{self, BenchOptions, Cell, Operation};
-use mdfkit::cloud::copy::{self, CopyOptions, CopyReport, Notices, Progress};
-use mdfkit::cloud::writer;
 use mdfkit::{Error, ErrorKind};
+use mdfkit_cloud::bench::{self, BenchOptions, Cell, Operation};
+use mdfkit_cloud::copy::{self, CopyOptions, CopyReport, Notices, Progress};
+use mdfkit_cloud::writer;
 
 use crate::chart::{line_chart_png, Series};
 use crate::commands::Outcome;
@@ -86,8 +86,8 @@ pub fn cp(request: &CpRequest) -> Outcome {
     if progress.retries() > 0 {
         retries += &format!(", {} ranges asked again", progress.retries());
     }
-    if mdfkit::cloud::requests_sent_again() > 0 {
-        retries += &format!(", {} requests sent again", mdfkit::cloud::requests_sent_again());
+    if mdfkit_cloud::requests_sent_again() > 0 {
+        retries += &format!(", {} requests sent again", mdfkit_cloud::requests_sent_again());
     }
     eprintln!(
         "{what} {} file{}, {bytes} bytes in {seconds:.2} s ({:.1} MB/s{retries}): SHA-256 of source and destination equal",

@@ -23,9 +23,9 @@ use common::{
     create_bucket, free_port, http, noise, object_bytes, put_object, server, Kind, Server, ACCESS, AZ_ACCOUNT, AZ_KEY,
     SECRET,
 };
-use mdfkit::cloud::azure::Azure;
-use mdfkit::cloud::s3::{PartChecksums, S3};
-use mdfkit::cloud::sign::{md5, AwsKey};
+use mdfkit_cloud::azure::Azure;
+use mdfkit_cloud::s3::{PartChecksums, S3};
+use mdfkit_cloud::sign::{md5, AwsKey};
 
 /// The library's own clients and configuration, for the tests that call it in this process.
 impl Server {
@@ -187,8 +187,8 @@ fn azure_objects_read_like_local_files() {
 /// setting is per process.
 #[test]
 fn streamed_uploads_arrive_whole_and_bad_parts_are_refused() {
-    use mdfkit::cloud::writer::{Upload, PART_SIZE};
-    use mdfkit::cloud::{block_on, configure, CloudOptions};
+    use mdfkit_cloud::writer::{Upload, PART_SIZE};
+    use mdfkit_cloud::{block_on, configure, CloudOptions};
     for kind in [Kind::S3, Kind::Azure] {
         let Some(server) = server(kind) else { continue };
         server.configure_library();

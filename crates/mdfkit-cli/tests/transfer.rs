@@ -15,7 +15,7 @@ use common::{
     create_bucket, noise, object_bytes, servers, sha256_hex, Proxy, Server, TempDir, ACCESS, AZURE, S3, SECRET,
     TOXIPROXY,
 };
-use mdfkit::cloud::writer::PART_SIZE;
+use mdfkit_cloud::writer::PART_SIZE;
 
 /// The servers of a test and the environment that points mdfkit at them (no `--endpoint`:
 /// S3 and Azure each get their own through the environment).

@@ -160,7 +160,15 @@ fn run_case(case: &str, db_path: &Path, table: &str) {
                 if case == "csv" { mdfkit::export::ExportFormat::Csv } else { mdfkit::export::ExportFormat::Parquet };
             let out = std::env::temp_dir().join(format!("mdfkit-bench-{}.{case}", std::process::id()));
             let options = mdfkit::export::ExportOptions { threads, ..Default::default() };
-            let stats = mdfkit::export::export_table(&db, &info, format, &out, &options, |_| {}).expect("export");
+            let stats = mdfkit::export::export_table(
+                &db,
+                &info,
+                format,
+                Box::new(mdfkit::export::LocalOutput::create(&out).expect("create")),
+                &options,
+                |_| {},
+            )
+            .expect("export");
             std::fs::remove_file(&out).ok();
             stats.rows
         }

@@ -11,7 +11,7 @@ mod common;
 #[path = "../../mdfkit/tests/common/mod.rs"]
 mod corpus_common;
 
-use mdfkit::export::{export_table, ExportFormat, ExportOptions};
+use mdfkit::export::{export_table, ExportFormat, ExportOptions, LocalOutput};
 use mdfkit::scan::Flow;
 use mdfkit::ScanOptions;
 use mdfkit_forge::{ColType, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec, Version};
@@ -66,7 +66,9 @@ fn csv_and_json_lines_formatted_on_several_threads_hold_the_serial_lines() {
             let export = |threads: usize| {
                 let path = dir.join(format!("{name}.{threads}.{}", format.extension()));
                 let options = ExportOptions { threads, ..Default::default() };
-                let stats = export_table(&db, &t, format, &path, &options, |_| {}).unwrap();
+                let stats =
+                    export_table(&db, &t, format, Box::new(LocalOutput::create(&path).unwrap()), &options, |_| {})
+                        .unwrap();
                 assert_eq!(stats.rows, 20_000, "{name} {format:?} on {threads} threads");
                 std::fs::read_to_string(&path).unwrap()
             };
@@ -114,8 +116,9 @@ fn a_failed_export_leaves_no_file_behind() {
             for threads in [1, 3] {
                 let path = dir.join(format!("{name}.{threads}.{}", format.extension()));
                 let options = ExportOptions { threads, ..Default::default() };
-                let error = export_table(&db, &t, format, &path, &options, |_| {})
-                    .expect_err(&format!("{name} {format:?} on {threads} threads reads a damaged page"));
+                let error =
+                    export_table(&db, &t, format, Box::new(LocalOutput::create(&path).unwrap()), &options, |_| {})
+                        .expect_err(&format!("{name} {format:?} on {threads} threads reads a damaged page"));
                 assert!(error.to_string().contains("checksum mismatch"), "{error}");
                 assert!(!path.exists(), "{name} {format:?} on {threads} threads left {}", path.display());
             }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use mdfkit::backup::BackupPages;
 use mdfkit::page::PageId;
+use mdfkit::sniff::{sniff, FileFormat};
 use mdfkit::source::PageSource;
 
 fn main() {
@@ -26,7 +27,7 @@ fn main() {
     }
     for compressed in [false, true] {
         let set: Vec<&(PathBuf, Vec<u8>)> =
-            backups.iter().filter(|(_, b)| b.starts_with(b"MSSQLBAK") == compressed).collect();
+            backups.iter().filter(|(_, b)| (sniff(b) == FileFormat::CompressedBackup) == compressed).collect();
         let (mut pages, mut input, mut passes) = (0u64, 0u64, 0u32);
         let mut buf = vec![0u8; 8192];
         let started = Instant::now();

@@ -19,6 +19,7 @@ use mdfkit::clrtypes::ClrKind;
 use mdfkit::page::{PageId, PAGE_SIZE};
 use mdfkit::record::Record;
 use mdfkit::scan::Flow;
+use mdfkit::sniff::{sniff, FileFormat};
 use mdfkit::source::{DataFiles, PageSource, SourceFile};
 use mdfkit::types::SqlType;
 use mdfkit::{Database, Result, ScanOptions};
@@ -223,7 +224,7 @@ fn backup_seeds(out: &mut Out, corpus: &Path) {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let bytes = std::fs::read(&path).unwrap();
         out.write("backup", &name, &bytes[..bytes.len().min(256 << 10)]);
-        if bytes.starts_with(b"MSSQLBAK") {
+        if sniff(&bytes) == FileFormat::CompressedBackup {
             // 0x21 records from offset 480: +1 size / 512, +2 payload size, payload from +28.
             let (mut at, mut pieces) = (480, 0);
             while pieces < 12 && at + 28 <= bytes.len() {

@@ -7,24 +7,26 @@
 //! ```
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use crate::backup::BackupPages;
+use crate::backup::BackupMedia;
 use crate::catalog::base::AllocationUnit;
 use crate::catalog::model::{compression_name, PartitionInfo, TableInfo};
 use crate::catalog::Catalog;
 use crate::columnar::{self, BatchBuilder};
 use crate::error::{Error, ErrorKind, Result};
+use crate::io::ByteSource;
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
 use crate::plain_pages::PlainLayout;
 use crate::record::Record;
 use crate::rows::RowDecoder;
 use crate::scan::{self, Flow, RowLocation, ScanMode, ScanStats};
+use crate::sniff::{self, FileFormat};
 use crate::source::{DataFiles, PageReader, PageSource};
 
 /// An open database.
@@ -591,9 +593,13 @@ fn check_has_storage(table: &TableInfo) -> Result<()> {
 }
 
 /// The page source for the given files: data files, or the stripes of one backup (the set at
-/// `position`, by default the last full database backup).
+/// `position`, by default the last full database backup). Each file is opened once and told apart
+/// by its first bytes.
 pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
-    let backups = paths.iter().filter(|p| is_backup(p.as_ref())).count();
+    let opened: Vec<(PathBuf, Result<Sniffed>)> =
+        paths.iter().map(|p| (p.as_ref().to_path_buf(), open_and_sniff(p.as_ref()))).collect();
+    let backups = opened.iter().filter(|(_, o)| o.as_ref().is_ok_and(|(_, kind)| kind.is_backup())).count();
+    let inputs = opened.into_iter().map(|(path, o)| o.map(|(bytes, _)| (path, bytes)));
     if backups > 0 {
         if backups != paths.len() {
             return Err(Error::new(
@@ -601,7 +607,8 @@ pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result
                 "give either the data files of a database or the files of one backup, not both",
             ));
         }
-        return Ok(Arc::new(BackupPages::open_position(paths, position)?));
+        let stripes = inputs.collect::<Result<Vec<_>>>()?;
+        return Ok(Arc::new(BackupMedia::from_sources(stripes)?.into_pages(position)?));
     }
     if let Some(p) = position {
         return Err(Error::new(
@@ -609,14 +616,21 @@ pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result
             format!("backup set position {p} given, but no backup file was given"),
         ));
     }
-    Ok(Arc::new(DataFiles::open(paths)?))
+    Ok(Arc::new(DataFiles::from_inputs(inputs.collect::<Result<Vec<_>>>()?)?))
 }
 
-/// True when `path` starts like a SQL Server backup (MTF `TAPE` or compressed `MSSQLBAK`).
-/// An object URL's first bytes are read remotely (one small ranged GET).
+/// A file's bytes, and what its first bytes say it is.
+type Sniffed = (Box<dyn ByteSource>, FileFormat);
+
+/// Opens `path` (a local file or a URL) and reads what its first bytes say it is.
+fn open_and_sniff(path: &Path) -> Result<Sniffed> {
+    let bytes = crate::location::open(path)?;
+    let head = sniff::read_head(bytes.as_ref()).map_err(|e| Error::io(path, "cannot read", e))?;
+    Ok((bytes, sniff::sniff(&head)))
+}
+
+/// True when `path` starts like a SQL Server backup (MTF or compressed). An object URL's first
+/// bytes are read remotely (one small ranged GET).
 pub fn is_backup(path: &Path) -> bool {
-    let mut magic = [0u8; 8];
-    let Ok(input) = crate::source::open_random_access(path) else { return false };
-    crate::source::read_at_most(input.as_ref(), &mut magic, 0).is_ok_and(|n| n == 8)
-        && (magic.starts_with(b"TAPE") || magic.starts_with(b"MSSQLBAK"))
+    open_and_sniff(path).is_ok_and(|(_, kind)| kind.is_backup())
 }

@@ -5,11 +5,16 @@
 //! SQL Server spellings (`19.9900`, `2012-03-15 00:00:00.000`, upper-case GUIDs, `0x…` binary);
 //! in CSV a NULL is an empty field, in JSON Lines `null`, integers are JSON numbers and everything
 //! else a string.
+//!
+//! Where the bytes go is not this module's business: a table is written to an [`ExportOutput`]
+//! that an [`ExportDestination`] created (a file in a [`LocalFolder`] here; an upload under an
+//! object-store prefix in `mdfkit-cloud`), then finished, or dropped on an error, which leaves
+//! nothing: a truncated file or object must never pass for the whole table.
 
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use arrow_array::RecordBatch;
@@ -119,6 +124,8 @@ pub struct ExportStats {
     pub ghost_records: u64,
     /// Damaged pages and records a salvage export skipped.
     pub skipped: Vec<crate::scan::Skipped>,
+    /// Where the output went (a path or a URL).
+    pub location: PathBuf,
 }
 
 /// How to export.
@@ -136,93 +143,121 @@ pub struct ExportOptions {
     pub compression: ParquetCompression,
 }
 
-/// Writes `table` to `path` in `format`, calling `progress` with the rows written so far. On an
-/// error nothing is left behind: the file is removed, an upload aborted.
+/// Writes `table` to `out` in `format`, calling `progress` with the rows written so far. On an
+/// error nothing is left behind: `out` is dropped unfinished (a file removed, an upload aborted).
 pub fn export_table(
     db: &Database,
     table: &TableInfo,
     format: ExportFormat,
-    path: &Path,
+    mut out: Box<dyn ExportOutput>,
     export: &ExportOptions,
     mut progress: impl FnMut(u64),
 ) -> Result<ExportStats> {
     let started = Instant::now();
-    let mut out = Output::create(path)?;
-    let written = write_table(db, table, format, path, export, &mut out, &mut progress);
-    let (rows, scan) = match written {
-        Ok(r) => r,
-        Err(e) => {
-            out.abort(path);
-            return Err(e);
-        }
-    };
-    let bytes = out.finish(path)?;
+    let location = out.location().to_path_buf();
+    let (rows, scan) = write_table(db, table, format, &location, export, out.as_mut(), &mut progress)?;
+    let bytes = out.finish()?;
     Ok(ExportStats {
         rows,
         bytes,
         seconds: started.elapsed().as_secs_f64(),
         ghost_records: scan.ghost_records,
         skipped: scan.skipped,
+        location,
     })
 }
 
-/// Where an export's bytes go: a local file, or with the `cloud` feature a streaming upload to
-/// an object URL (visible only once finished; aborted on failure).
-enum Output {
-    File(File),
-    #[cfg(feature = "cloud")]
-    Upload(Box<crate::cloud::writer::Upload>),
+/// Where an export's outputs go: a local folder ([`LocalFolder`]), or a prefix in an object
+/// store (`mdfkit-cloud`'s `ObjectPrefix`).
+pub trait ExportDestination: Send + Sync {
+    /// Starts the output called `name` (`dbo.Orders.parquet`): complete only once
+    /// [`ExportOutput::finish`]ed; dropped unfinished, nothing of it is left.
+    fn create(&self, name: &str) -> Result<Box<dyn ExportOutput>>;
 }
 
-impl Output {
-    fn create(path: &Path) -> Result<Self> {
-        #[cfg(feature = "cloud")]
-        if let Some(url) = path.to_str().filter(|s| crate::cloud::is_url(s)) {
-            return Ok(Output::Upload(Box::new(crate::cloud::writer::Upload::create(url)?)));
-        }
-        crate::source::refuse_url_without_cloud(path)?;
-        Ok(Output::File(File::create(path).map_err(|e| Error::io(path, "cannot create", e))?))
-    }
+/// One output being written.
+pub trait ExportOutput: Write + Send {
+    /// Where the output goes (a path or a URL), for messages.
+    fn location(&self) -> &Path;
 
-    /// Completes the output; returns its size in bytes.
-    fn finish(self, path: &Path) -> Result<u64> {
-        match self {
-            Output::File(f) => {
-                drop(f);
-                Ok(std::fs::metadata(path).map(|m| m.len()).unwrap_or(0))
-            }
-            #[cfg(feature = "cloud")]
-            Output::Upload(u) => u.finish(),
-        }
-    }
+    /// Completes the output (a file closed, an upload committed); returns its size in bytes.
+    fn finish(self: Box<Self>) -> Result<u64>;
+}
 
-    /// Removes what a failed export wrote: a partial file could pass for the whole table.
-    fn abort(self, path: &Path) {
-        match self {
-            Output::File(f) => {
-                drop(f);
-                std::fs::remove_file(path).ok();
-            }
-            #[cfg(feature = "cloud")]
-            Output::Upload(u) => u.abort(),
-        }
+/// A folder on local disk.
+pub struct LocalFolder {
+    path: PathBuf,
+}
+
+impl LocalFolder {
+    /// The folder at `path`, created with its parents when missing.
+    pub fn create(path: &Path) -> Result<Self> {
+        refuse_url(path)?;
+        std::fs::create_dir_all(path).map_err(|e| Error::io(path, "cannot create the output folder", e))?;
+        Ok(LocalFolder { path: path.to_path_buf() })
     }
 }
 
-impl Write for Output {
+impl ExportDestination for LocalFolder {
+    fn create(&self, name: &str) -> Result<Box<dyn ExportOutput>> {
+        Ok(Box::new(LocalOutput::create(&self.path.join(name))?))
+    }
+}
+
+/// A local file being written; removed when dropped unfinished, so that a partial file never
+/// passes for the whole table.
+pub struct LocalOutput {
+    /// `None` once finished.
+    file: Option<File>,
+    path: PathBuf,
+}
+
+impl LocalOutput {
+    pub fn create(path: &Path) -> Result<Self> {
+        refuse_url(path)?;
+        let file = File::create(path).map_err(|e| Error::io(path, "cannot create", e))?;
+        Ok(LocalOutput { file: Some(file), path: path.to_path_buf() })
+    }
+
+    fn file(&mut self) -> std::io::Result<&mut File> {
+        self.file.as_mut().ok_or_else(|| std::io::Error::other("the output is finished"))
+    }
+}
+
+/// A URL is not a local path: `s3://b/k` must not become a folder called `s3:`.
+fn refuse_url(path: &Path) -> Result<()> {
+    match path.to_str().and_then(crate::location::url_scheme) {
+        Some(scheme) => Err(crate::location::unsupported_url(path, scheme)),
+        None => Ok(()),
+    }
+}
+
+impl Write for LocalOutput {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Output::File(f) => f.write(buf),
-            #[cfg(feature = "cloud")]
-            Output::Upload(u) => u.write(buf),
-        }
+        self.file()?.write(buf)
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Output::File(f) => f.flush(),
-            #[cfg(feature = "cloud")]
-            Output::Upload(u) => u.flush(),
+        self.file()?.flush()
+    }
+}
+
+impl ExportOutput for LocalOutput {
+    fn location(&self) -> &Path {
+        &self.path
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<u64> {
+        drop(self.file.take());
+        Ok(std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0))
+    }
+}
+
+impl Drop for LocalOutput {
+    fn drop(&mut self) {
+        if let Some(file) = self.file.take() {
+            drop(file);
+            std::fs::remove_file(&self.path).ok();
         }
     }
 }
@@ -234,7 +269,7 @@ fn write_table(
     format: ExportFormat,
     path: &Path,
     export: &ExportOptions,
-    file: &mut Output,
+    file: &mut (dyn Write + Send),
     progress: &mut impl FnMut(u64),
 ) -> Result<(u64, crate::scan::ScanStats)> {
     let io = |e: std::io::Error| Error::io(path, "cannot write", e);
@@ -422,7 +457,7 @@ struct Encoder<'s> {
 impl<'s, 'e> ParquetOutput<'s, 'e> {
     fn new(
         scope: &'s std::thread::Scope<'s, 'e>,
-        file: &'e mut Output,
+        file: &'e mut (dyn Write + Send),
         schema: SchemaRef,
         threads: usize,
         compression: ParquetCompression,
@@ -565,7 +600,7 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
 /// The writer thread: waits for each row group's encoders and appends their column chunks, in
 /// column order, to the file; writes the footer when told the file is complete.
 fn write_row_groups(
-    mut writer: SerializedFileWriter<&mut Output>,
+    mut writer: SerializedFileWriter<&mut (dyn Write + Send)>,
     messages: std::sync::mpsc::Receiver<ToWriter<'_>>,
 ) -> Result<()> {
     for message in messages {
@@ -748,7 +783,7 @@ mod tests {
         ];
         for (threads, compression, codec) in cases {
             let path = std::env::temp_dir().join(format!("mdfkit-parquet-{}-{threads}.parquet", std::process::id()));
-            let mut out = Output::create(&path).unwrap();
+            let mut out = File::create(&path).unwrap();
             std::thread::scope(|scope| {
                 let mut parquet = ParquetOutput::new(scope, &mut out, schema.clone(), threads, compression).unwrap();
                 // Row groups of 1,000 rows, or fewer when the byte limit comes first.
@@ -758,7 +793,7 @@ mod tests {
                 }
                 parquet.close().unwrap();
             });
-            out.finish(&path).unwrap();
+            drop(out);
             let reader = ParquetRecordBatchReaderBuilder::try_new(File::open(&path).unwrap()).unwrap();
             let groups = reader.metadata().row_groups().to_vec();
             let read: Vec<RecordBatch> = reader.build().unwrap().map(|b| b.unwrap()).collect();
@@ -785,7 +820,7 @@ mod tests {
     fn parquet_write_errors_come_back_from_the_writer_thread() {
         let (schema, batches) = mixed_batches();
         let full = Path::new("/dev/full");
-        let mut out = Output::create(full).expect("/dev/full opens for writing");
+        let mut out = File::create(full).expect("/dev/full opens for writing");
         let result = std::thread::scope(|scope| -> Result<()> {
             let mut parquet = ParquetOutput::new(scope, &mut out, schema.clone(), 2, ParquetCompression::None)?;
             parquet.row_group_limits = (usize::MAX, 1000);
@@ -803,7 +838,7 @@ mod tests {
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         let (schema, batches) = mixed_batches();
         let path = std::env::temp_dir().join(format!("mdfkit-parquet-abandoned-{}.parquet", std::process::id()));
-        let mut out = Output::create(&path).unwrap();
+        let mut out = File::create(&path).unwrap();
         std::thread::scope(|scope| {
             let mut parquet = ParquetOutput::new(scope, &mut out, schema.clone(), 2, ParquetCompression::None).unwrap();
             parquet.row_group_limits = (usize::MAX, 1000);
@@ -818,6 +853,24 @@ mod tests {
         std::fs::remove_file(&path).ok();
         assert!(written > 100_000, "the first row groups were written ({written} bytes)");
         assert!(read.is_err(), "a reader must not take the first row groups for the whole table");
+    }
+
+    #[test]
+    fn local_outputs_are_kept_only_when_finished() {
+        let folder = std::env::temp_dir().join(format!("mdfkit-local-outputs-{}", std::process::id()));
+        let destination = LocalFolder::create(&folder).unwrap();
+        let mut kept = destination.create("kept.csv").unwrap();
+        kept.write_all(b"a,b\n").unwrap();
+        assert_eq!(kept.location(), folder.join("kept.csv"));
+        assert_eq!(kept.finish().unwrap(), 4);
+        let mut dropped = destination.create("dropped.csv").unwrap();
+        dropped.write_all(b"a,b\n").unwrap();
+        drop(dropped);
+        let left: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name()).collect();
+        std::fs::remove_dir_all(&folder).ok();
+        assert_eq!(left, vec!["kept.csv"]);
+        let refused = LocalFolder::create(Path::new("s3://bucket/prefix")).err().expect("a URL is no folder");
+        assert!(refused.to_string().contains("no `s3://` support"), "{refused}");
     }
 
     #[test]

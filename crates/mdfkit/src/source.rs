@@ -2,20 +2,23 @@
 //!
 //! Everything above this module asks for pages by [`PageId`] through the [`PageSource`] trait and
 //! never learns whether they come from `.mdf`/`.ndf` files on disk, from inside a backup, or from
-//! an object store. [`DataFiles`] is the source for data files: each file is identified by the
-//! file id recorded in its own file header page (page 0), so the files may be given in any order.
+//! an object store. [`DataFiles`] is the source for data files, read through any
+//! [`ByteSource`]: each file is told from backups and logs by [`crate::sniff`] and identified by
+//! the file id recorded in its own file header page (page 0), so the files may be given in any
+//! order.
 //!
 //! [`PageReader`] sits on a source and turns raw bytes into validated [`Page`]s: torn-page bits
 //! restored, checksums verified, and the page's own address checked against the one asked for.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::io::ByteSource;
 use crate::page::protection::{self, Verdict};
-use crate::page::{Page, PageHeader, PageId, PageType, PAGE_SIZE};
+use crate::page::{Page, PageHeader, PageId, PAGE_SIZE};
+use crate::sniff::{self, FileFormat};
 
 /// One file of the database as a source knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,58 +49,19 @@ pub trait PageSource: Send + Sync {
     }
 }
 
-/// Magic bytes that identify inputs which are not data files, with what to tell the user.
-const FOREIGN_FORMATS: &[(&[u8], &str)] = &[
-    (
-        b"TAPE",
-        "this is a SQL Server backup (Microsoft Tape Format), not a data file; backups are read by the backup commands",
-    ),
-    (b"MSSQLBAK", "this is a compressed SQL Server backup, not a data file; backups are read by the backup commands"),
-];
-
-/// Bytes that can be read at any offset: a file, or a buffer in memory.
-pub trait RandomAccess: Send + Sync {
-    fn size(&self) -> std::io::Result<u64>;
-    /// Reads up to `buf.len()` bytes at `offset`; returns how many were read (0 at the end).
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
-}
-
-impl RandomAccess for File {
-    fn size(&self) -> std::io::Result<u64> {
-        Ok(self.metadata()?.len())
-    }
-
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        read_file_at(self, buf, offset)
-    }
-}
-
-impl RandomAccess for Vec<u8> {
-    fn size(&self) -> std::io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        let start = usize::try_from(offset).unwrap_or(usize::MAX).min(self.len());
-        let n = buf.len().min(self.len() - start);
-        buf[..n].copy_from_slice(&self[start..start + n]);
-        Ok(n)
-    }
-}
-
 /// Data files (`.mdf` and `.ndf`) on local disk or in memory.
 pub struct DataFiles {
-    handles: Vec<Box<dyn RandomAccess>>,
+    handles: Vec<Box<dyn ByteSource>>,
     files: Vec<SourceFile>,
 }
 
 impl DataFiles {
     /// Opens the given files and identifies each by the file id in its file header page.
     pub fn open<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
-        let mut inputs: Vec<(PathBuf, Box<dyn RandomAccess>)> = Vec::new();
+        let mut inputs: Vec<(PathBuf, Box<dyn ByteSource>)> = Vec::new();
         for path in paths {
             let path = path.as_ref();
-            inputs.push((path.to_path_buf(), open_random_access(path)?));
+            inputs.push((path.to_path_buf(), crate::location::open(path)?));
         }
         Self::from_inputs(inputs)
     }
@@ -107,17 +71,17 @@ impl DataFiles {
         Self::from_inputs(
             files
                 .into_iter()
-                .map(|(name, bytes)| (PathBuf::from(name), Box::new(bytes) as Box<dyn RandomAccess>))
+                .map(|(name, bytes)| (PathBuf::from(name), Box::new(bytes) as Box<dyn ByteSource>))
                 .collect(),
         )
     }
 
     /// Data files from any random-access bytes, each with the name to use in messages.
-    pub fn from_inputs(inputs: Vec<(PathBuf, Box<dyn RandomAccess>)>) -> Result<Self> {
+    pub fn from_inputs(inputs: Vec<(PathBuf, Box<dyn ByteSource>)>) -> Result<Self> {
         if inputs.is_empty() {
             return Err(Error::new(ErrorKind::NotFound, "no data file given"));
         }
-        let mut by_id: BTreeMap<u16, (Box<dyn RandomAccess>, SourceFile)> = BTreeMap::new();
+        let mut by_id: BTreeMap<u16, (Box<dyn ByteSource>, SourceFile)> = BTreeMap::new();
         for (path, file) in inputs {
             let path = path.as_path();
             let info = Self::identify(file.as_ref(), path).map_err(|e| e.in_file(path))?;
@@ -139,46 +103,44 @@ impl DataFiles {
     }
 
     /// Checks that `file` is a data file and finds its file id.
-    fn identify(file: &dyn RandomAccess, path: &Path) -> Result<SourceFile> {
-        let len = file.size().map_err(|e| Error::io(path, "cannot read metadata", e))?;
-        let mut first = vec![0u8; PAGE_SIZE];
-        let got = read_at_most(file, &mut first, 0).map_err(|e| Error::io(path, "cannot read", e))?;
-        for (magic, message) in FOREIGN_FORMATS {
-            if first[..got].starts_with(magic) {
-                return Err(Error::not_a_database(*message));
-            }
+    fn identify(file: &dyn ByteSource, path: &Path) -> Result<SourceFile> {
+        let head = sniff::read_head(file).map_err(|e| Error::io(path, "cannot read", e))?;
+        let kind = sniff::sniff(&head);
+        match kind {
+            FileFormat::Backup => return Err(Error::not_a_database(
+                "this is a SQL Server backup (Microsoft Tape Format), not a data file; backups are read by the backup commands",
+            )),
+            FileFormat::CompressedBackup => return Err(Error::not_a_database(
+                "this is a compressed SQL Server backup, not a data file; backups are read by the backup commands",
+            )),
+            _ => {}
         }
+        let len = file.len();
         if len < PAGE_SIZE as u64 * 2 {
             return Err(Error::not_a_database(format!(
                 "file is {len} bytes, too small for a data file (at least 2 pages of 8192 bytes)"
             )));
         }
-        if len % PAGE_SIZE as u64 != 0 {
+        if !len.is_multiple_of(PAGE_SIZE as u64) {
             return Err(Error::not_a_database(format!(
                 "file is {len} bytes, not a whole number of 8192-byte pages: truncated, or not a data file"
             )));
         }
         let page_count = u32::try_from(len / PAGE_SIZE as u64)
             .map_err(|_| Error::not_a_database(format!("file is {len} bytes, larger than any data file can be")))?;
-        let header = PageHeader::parse(&first)?;
-        if header.page_type != PageType::FileHeader || header.this_page.page != 0 || header.this_page.file == 0 {
-            return Err(Error::not_a_database(format!(
-                "page 0 is not a file header page (type byte {}, address {}): not a SQL Server data file",
-                first[1], header.this_page
-            )));
-        }
-        let file_id = header.this_page.file;
-        // A transaction log starts with a file header too, but what follows is log blocks, not
-        // a PFS page.
-        let mut second = vec![0u8; PAGE_SIZE];
-        read_at_most(file, &mut second, PAGE_SIZE as u64).map_err(|e| Error::io(path, "cannot read", e))?;
-        let pfs = PageHeader::parse(&second)?;
-        if pfs.page_type != PageType::Pfs || pfs.this_page != PageId::new(file_id, 1) {
-            return Err(Error::not_a_database(
+        match kind {
+            FileFormat::DataFile { file_id } => Ok(SourceFile { file_id, location: path.to_path_buf(), page_count }),
+            FileFormat::TransactionLog => Err(Error::not_a_database(
                 "page 1 is not a PFS page: this looks like a transaction log (.ldf); give the data files (.mdf, .ndf)",
-            ));
+            )),
+            _ => {
+                let header = PageHeader::parse(&head)?;
+                Err(Error::not_a_database(format!(
+                    "page 0 is not a file header page (type byte {}, address {}): not a SQL Server data file",
+                    head[1], header.this_page
+                )))
+            }
         }
-        Ok(SourceFile { file_id, location: path.to_path_buf(), page_count })
     }
 }
 
@@ -192,7 +154,8 @@ impl PageSource for DataFiles {
             return Err(Error::corrupt(format!("page {id} is beyond the end of the file ({} pages)", info.page_count))
                 .in_file(&info.location));
         }
-        let got = read_at_most(self.handles[index].as_ref(), buf, id.page as u64 * PAGE_SIZE as u64)
+        let got = self.handles[index]
+            .read_at_most(buf, id.page as u64 * PAGE_SIZE as u64)
             .map_err(|e| Error::io(&info.location, "cannot read", e))?;
         if got != PAGE_SIZE {
             return Err(
@@ -205,58 +168,6 @@ impl PageSource for DataFiles {
     fn files(&self) -> &[SourceFile] {
         &self.files
     }
-}
-
-/// Opens a local file, or with the `cloud` feature an object URL (`s3://`, `az://`) or a signed
-/// `https://` link.
-pub fn open_random_access(path: &Path) -> Result<Box<dyn RandomAccess>> {
-    #[cfg(feature = "cloud")]
-    if let Some(url) = path.to_str().filter(|s| crate::cloud::is_remote(s)) {
-        return Ok(Box::new(crate::cloud::reader::SharedObject(crate::cloud::RemoteObject::open(url)?)));
-    }
-    refuse_url_without_cloud(path)?;
-    Ok(Box::new(File::open(path).map_err(|e| Error::io(path, "cannot open", e))?))
-}
-
-/// True when `path` is written as an object URL (`s3://`, `az://`, `azure://`) or a link
-/// (`https://`, `http://`).
-pub fn is_object_url(path: &Path) -> bool {
-    const SCHEMES: [&str; 5] = ["s3://", "az://", "azure://", "https://", "http://"];
-    path.to_str().is_some_and(|s| SCHEMES.iter().any(|scheme| s.starts_with(scheme)))
-}
-
-/// An object URL given to a build without the `cloud` feature is refused by name.
-pub(crate) fn refuse_url_without_cloud(path: &Path) -> Result<()> {
-    if !cfg!(feature = "cloud") && is_object_url(path) {
-        return Err(Error::new(
-            ErrorKind::NotFound,
-            format!("{}: object URLs need mdfkit built with the `cloud` feature", path.display()),
-        ));
-    }
-    Ok(())
-}
-
-/// Reads as much of `buf` as the file has at `offset`; returns the number of bytes read.
-pub fn read_at_most(file: &dyn RandomAccess, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        let n = file.read_at(&mut buf[done..], offset + done as u64)?;
-        if n == 0 {
-            break;
-        }
-        done += n;
-    }
-    Ok(done)
-}
-
-#[cfg(unix)]
-fn read_file_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_file_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
 }
 
 /// Reads pages from a source and validates them.

@@ -515,7 +515,7 @@ fn parallel_scans_return_the_same_rows() {
 /// (as multisets), for every user table of every corpus data file.
 #[test]
 fn text_exports_on_several_threads_hold_the_serial_lines() {
-    use mdfkit::export::{export_table, ExportFormat, ExportOptions};
+    use mdfkit::export::{export_table, ExportFormat, ExportOptions, LocalOutput};
     let Some(dir) = common::corpus_dir() else { return };
     let out = std::env::temp_dir().join(format!("mdfkit-corpus-text-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
@@ -527,7 +527,7 @@ fn text_exports_on_several_threads_hold_the_serial_lines() {
                 let export = |threads: usize| {
                     let path = out.join(format!("{threads}.{}", format.extension()));
                     let options = ExportOptions { threads, ..Default::default() };
-                    export_table(&db, &t, format, &path, &options, |_| {})
+                    export_table(&db, &t, format, Box::new(LocalOutput::create(&path).unwrap()), &options, |_| {})
                         .unwrap_or_else(|e| panic!("{}: {}: {e}", row.file, t.qualified_name()));
                     let text = std::fs::read_to_string(&path).unwrap();
                     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();

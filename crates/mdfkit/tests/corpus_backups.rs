@@ -56,9 +56,10 @@ fn manifest_backups(dir: &Path, folder: &str) -> Vec<Row> {
 }
 
 fn is_compressed(path: &Path) -> bool {
-    let mut magic = [0u8; 8];
-    use std::io::Read;
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"MSSQLBAK"
+    use mdfkit::io::LocalFile;
+    use mdfkit::sniff::{read_head, sniff, FileFormat};
+    let head = LocalFile::open(path).ok().and_then(|f| read_head(&f).ok()).unwrap_or_default();
+    sniff(&head) == FileFormat::CompressedBackup
 }
 
 /// Backups known not to open, with the error they give. chinook.bak (998) is stripe 1 of a backup

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use mdfkit::cloud::sign::{
+use mdfkit_cloud::sign::{
     azure_signature, azure_string_to_sign, hex, sha256, uri_encode, AwsKey, SigV4, SignedRequest, UtcTime,
 };
 

@@ -78,12 +78,13 @@ pub mod mssqlbak;
 pub mod mtf;
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::bytes::{read_u16, read_u32, read_u64, utf16le};
 use crate::error::{Error, ErrorKind, Result};
+use crate::io::ByteSource;
 use crate::page::{PageId, PAGE_SIZE};
+use crate::sniff::{self, FileFormat};
 use crate::source::{PageSource, SourceFile};
 
 use extents::{DataStream, StreamExtent};
@@ -104,80 +105,6 @@ const PAGE_HEADER_PREFIX: usize = 38;
 const PREFETCH_PAGES: u64 = 4096;
 /// SSET attribute of a differential backup.
 const SSET_DIFFERENTIAL: u32 = 0x8;
-
-/// Random access to the bytes of a backup file.
-pub trait ByteSource: Send + Sync {
-    fn len(&self) -> u64;
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Fills `buf` from `offset`; the caller has checked the range is inside [`ByteSource::len`].
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
-    /// A hint that exactly these `(offset, length)` ranges are read next: a remote source fetches
-    /// them in parallel instead of one by one (and without the bytes between them).
-    fn prefetch_ranges(&self, _ranges: &[(u64, usize)]) {}
-}
-
-/// The bytes of a backup file: a local file, or with the `cloud` feature an object URL.
-pub fn open_byte_source(path: &Path) -> Result<Box<dyn ByteSource>> {
-    #[cfg(feature = "cloud")]
-    if let Some(url) = path.to_str().filter(|s| crate::cloud::is_remote(s)) {
-        return Ok(Box::new(crate::cloud::reader::SharedObject(crate::cloud::RemoteObject::open(url)?)));
-    }
-    crate::source::refuse_url_without_cloud(path)?;
-    let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
-    let len = file.metadata().map_err(|e| Error::io(path, "cannot read metadata", e))?.len();
-    Ok(Box::new(DiskFile { file, len }))
-}
-
-struct DiskFile {
-    file: File,
-    len: u64,
-}
-
-impl ByteSource for DiskFile {
-    fn len(&self) -> u64 {
-        self.len
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        let mut done = 0;
-        while done < buf.len() {
-            let n = read_at(&self.file, &mut buf[done..], offset + done as u64)?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::UnexpectedEof.into());
-            }
-            done += n;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
-}
-
-impl ByteSource for Vec<u8> {
-    fn len(&self) -> u64 {
-        self.as_slice().len() as u64
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        let start = usize::try_from(offset).map_err(|_| std::io::ErrorKind::UnexpectedEof)?;
-        let src = start
-            .checked_add(buf.len())
-            .and_then(|end| self.get(start..end))
-            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-}
 
 /// What kind of database file a backup's file list entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,10 +145,7 @@ struct Stripe {
 impl Stripe {
     /// Takes a backup file's bytes, decompressing on demand if it is a compressed backup.
     fn new(path: PathBuf, bytes: Box<dyn ByteSource>) -> Result<Self> {
-        let mut head = [0u8; 8];
-        let n = bytes.len().min(8) as usize;
-        read_exact(bytes.as_ref(), &path, 0, &mut head[..n], "the file's magic bytes")?;
-        if mssqlbak::is_compressed(&head[..n]) {
+        if sniff_backup(bytes.as_ref(), &path)?.0 == FileFormat::CompressedBackup {
             let bytes = Box::new(CompressedBytes::open(bytes, &path)?);
             return Ok(Stripe { path, bytes, compressed: true });
         }
@@ -295,11 +219,18 @@ impl BackupMedia {
         if paths.is_empty() {
             return Err(Error::new(ErrorKind::NotFound, "no backup file given"));
         }
-        let mut stripes = Vec::new();
+        let mut sources = Vec::new();
         for path in paths {
             let path = path.as_ref();
-            stripes.push(Stripe::new(path.to_path_buf(), open_byte_source(path)?)?);
+            sources.push((path.to_path_buf(), crate::location::open(path)?));
         }
+        Self::from_sources(sources)
+    }
+
+    /// Reads the headers of a backup from bytes already open (each stripe with the name used in
+    /// messages).
+    pub fn from_sources(sources: Vec<(PathBuf, Box<dyn ByteSource>)>) -> Result<Self> {
+        let stripes = sources.into_iter().map(|(path, bytes)| Stripe::new(path, bytes)).collect::<Result<Vec<_>>>()?;
         Self::build(stripes)
     }
 
@@ -727,11 +658,18 @@ fn in_decompressed_stream(e: Error) -> Error {
     }
 }
 
+/// What the first bytes of a backup file say it is, and those bytes (zero-padded when the file
+/// is shorter).
+fn sniff_backup(src: &dyn ByteSource, path: &Path) -> Result<(FileFormat, [u8; 8])> {
+    let mut head = [0u8; sniff::COMPRESSED_BACKUP_MAGIC.len()];
+    let n = src.len().min(head.len() as u64) as usize;
+    read_exact(src, path, 0, &mut head[..n], "the file's magic bytes")?;
+    Ok((sniff::sniff(&head[..n]), head))
+}
+
 fn check_magic(src: &dyn ByteSource, path: &Path) -> Result<()> {
-    let mut magic = [0u8; 8];
-    let n = src.len().min(8) as usize;
-    read_exact(src, path, 0, &mut magic[..n], "the file's magic bytes")?;
-    if !magic.starts_with(b"TAPE") {
+    let (kind, magic) = sniff_backup(src, path)?;
+    if kind != FileFormat::Backup {
         return Err(Error::not_a_database(format!(
             "not a SQL Server backup: expected \"TAPE\" (Microsoft Tape Format) at byte 0, found {}",
             tag_name(&[magic[0], magic[1], magic[2], magic[3]])
@@ -783,12 +721,12 @@ fn scan_stripe(src: &dyn ByteSource, path: &Path, logical_block_size: u16) -> Re
     for block in Blocks::new(src, path) {
         let block = block?;
         blocks += 1;
-        if blocks == 1 && !block.header.is(b"TAPE") {
+        if blocks == 1 && !block.header.is(sniff::MTF_MAGIC) {
             return Err(error_at(path, ErrorKind::Corrupt, 0, "first block is not TAPE"));
         }
         let kind = &block.header.kind;
         match kind {
-            b"TAPE" => {
+            sniff::MTF_MAGIC => {
                 scan.family = read_family(src, path, &block)?;
                 continue;
             }

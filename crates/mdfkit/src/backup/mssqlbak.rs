@@ -55,13 +55,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::io::ByteSource;
+use crate::sniff::{sniff, FileFormat};
 use crate::xpress::Decompressor;
 
 use super::mtf::{error_at, read_exact, tag_name};
-use super::ByteSource;
 
-/// The container's magic bytes.
-pub const MAGIC: &[u8; 8] = b"MSSQLBAK";
 /// The only container version seen.
 const VERSION: u32 = 2;
 /// Where the first record starts.
@@ -124,18 +123,13 @@ pub struct CompressedBytes {
     cache: Mutex<Cache>,
 }
 
-/// True when `head` (the file's first bytes) is a compressed backup.
-pub fn is_compressed(head: &[u8]) -> bool {
-    head.starts_with(MAGIC)
-}
-
 impl CompressedBytes {
     /// Reads the container's record headers (not the payloads); `path` names the file in errors.
     pub fn open(inner: Box<dyn ByteSource>, path: &Path) -> Result<Self> {
         let src = inner.as_ref();
         let mut head = [0u8; 16];
         read_exact(src, path, 0, &mut head, "the MSSQLBAK header")?;
-        if !is_compressed(&head) {
+        if sniff(&head) != FileFormat::CompressedBackup {
             return Err(error_at(path, ErrorKind::NotADatabase, 0, "no MSSQLBAK magic"));
         }
         let version = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);

@@ -45,8 +45,8 @@ use std::path::Path;
 
 use crate::bytes::{read_u16, read_u32, read_u64};
 use crate::error::{Error, ErrorKind, Result};
-
-use super::ByteSource;
+use crate::io::ByteSource;
+use crate::sniff::MTF_MAGIC;
 
 /// Size of the common block header.
 pub const BLOCK_HEADER_SIZE: usize = 52;
@@ -66,9 +66,9 @@ pub const STREAM_VAR_END: u16 = 0x4;
 
 /// Block types this reader knows: the MTF 1.00a ones and those SQL Server writes.
 const KNOWN_BLOCKS: &[&[u8; 4]] = &[
-    // MTF 1.00a
-    b"TAPE", b"SSET", b"VOLB", b"DIRB", b"FILE", b"CFIL", b"ESPB", b"ESET", b"EOTM", b"SFMB", b"SSES", b"ESES", b"EOBJ",
-    b"IMAG", // SQL Server: configuration (MSCI), data (MSDA), log (MSTL), end of log/config (MSLS)
+    // MTF 1.00a (the first, TAPE, is what a backup file starts with)
+    MTF_MAGIC, b"SSET", b"VOLB", b"DIRB", b"FILE", b"CFIL", b"ESPB", b"ESET", b"EOTM", b"SFMB", b"SSES", b"ESES",
+    b"EOBJ", b"IMAG", // SQL Server: configuration (MSCI), data (MSDA), log (MSTL), end of log/config (MSLS)
     b"MSCI", b"MSDA", b"MSTL", b"MSLS",
 ];
 

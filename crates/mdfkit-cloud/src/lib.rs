@@ -1,38 +1,45 @@
-//! Data where it lives: data files and backups read straight from object stores (feature `cloud`).
-//!
-//! Every place that takes a file also takes a URL:
+//! Data where it lives: data files and backups read straight from object stores, exports
+//! uploaded, verified copies, deletes and signed links. The reader (`mdfkit`) knows no store:
+//! [`register`] plugs this crate's URL schemes into its URL registry (`mdfkit::location`), after
+//! which every place that takes a file also takes a URL:
 //!
 //! | URL | store | credentials |
 //! |---|---|---|
 //! | `s3://bucket/key` | Amazon S3 or an S3-compatible server (`--endpoint` / `AWS_ENDPOINT_URL`) | `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`; else the `[AWS_PROFILE]` (default `default`) section of `~/.aws/credentials` and `~/.aws/config` |
-//! | `az://container/blob` | Azure Blob Storage (`--endpoint` / `AZURE_STORAGE_ENDPOINT`; `AZURE_STORAGE_USE_EMULATOR=true` for Azurite) | `AZURE_STORAGE_ACCOUNT_NAME` with `AZURE_STORAGE_ACCOUNT_KEY` or `AZURE_STORAGE_SAS_KEY`, or a service principal (`AZURE_CLIENT_ID`, ...) |
+//! | `az://container/blob` (or `azure://`) | Azure Blob Storage (`--endpoint` / `AZURE_STORAGE_ENDPOINT`; `AZURE_STORAGE_USE_EMULATOR=true` for Azurite) | `AZURE_STORAGE_ACCOUNT_NAME` with `AZURE_STORAGE_ACCOUNT_KEY` or `AZURE_STORAGE_SAS_KEY`, or a service principal (`AZURE_CLIENT_ID`, ...) |
+//! | `https://...` (or `http://`) | a signed link (S3 presigned, Azure SAS, CloudFront), read only | the link's own signature |
 //!
-//! Reading ([`reader`]): an object is a [`crate::source::RandomAccess`] and a backup
-//! [`crate::backup::ByteSource`] served by ranged GETs through the `object_store` crate. A small
-//! cache of 64 KiB blocks sits in front; when reads walk forward (a scan), the blocks ahead are
-//! fetched in parallel, the window doubling up to [`reader::READ_AHEAD`] bytes. A backup is
-//! never downloaded first: opening it reads the descriptor blocks and the headers of the pages in
-//! its data streams (38 bytes of each 8 KB page, fetched in parallel), then only the pages asked
-//! for. [`fetch_report`] tells how many bytes each object cost against its size.
+//! [`SCHEMES`] is the one list of them.
+//!
+//! Reading ([`reader`]): an object is an `mdfkit::io::ByteSource` served by ranged GETs through
+//! the `object_store` crate. A small cache of 16 KiB blocks sits in front; when reads walk forward
+//! (a scan), the blocks ahead are fetched in parallel, the window doubling up to
+//! [`reader::READ_AHEAD`] bytes. A backup is never downloaded first: opening it reads the
+//! descriptor blocks and the headers of the pages in its data streams (38 bytes of each 8 KB
+//! page, fetched in parallel), then only the pages asked for. [`fetch_report`] tells how many
+//! bytes each object cost against its size.
 //!
 //! Writing ([`writer`]): streaming uploads with a checksum per part that the server verifies, sent
 //! by our own signed clients ([`s3`], [`azure`]; signatures in [`sign`], retries in `rest`)
-//! because `object_store` sends none. Links ([`share`]): S3 presigned URLs, Azure SAS and
-//! CloudFront signed URLs ([`cloudfront`]), signed locally. Deletes ([`delete`]): batched
-//! through `object_store`. Azure uploads and SAS links need an account key (uploads also take a
+//! because `object_store` sends none; [`export`] makes them an export destination. Links
+//! ([`share`]): S3 presigned URLs, Azure SAS and CloudFront signed URLs ([`cloudfront`]), signed
+//! locally. Deletes ([`delete`]): batched through `object_store`. Copies ([`copy`]) and link
+//! measurements ([`bench`]). Azure uploads and SAS links need an account key (uploads also take a
 //! SAS token); with other Azure credentials (service principal, managed identity) uploads go
 //! through `object_store` without a per-block MD5, and SAS links are refused with a message
 //! saying so.
 //!
-//! The async client runs on one small Tokio runtime owned by this module ([`block_on`]); the rest
-//! of the library stays synchronous. Calling into a remote source from inside another Tokio
-//! runtime's worker thread is not supported.
+//! The async client runs on one small Tokio runtime owned by this crate ([`block_on`]); the
+//! reader stays synchronous. Calling into a remote source from inside another Tokio runtime's
+//! worker thread is not supported.
+#![forbid(unsafe_code)]
 
 pub mod azure;
 pub mod bench;
 pub mod cloudfront;
 pub mod copy;
 pub mod delete;
+pub mod export;
 pub mod reader;
 pub(crate) mod rest;
 pub mod s3;
@@ -50,7 +57,8 @@ use object_store::aws::AmazonS3Builder;
 use object_store::azure::MicrosoftAzureBuilder;
 use object_store::{ClientOptions, ObjectStore, RetryConfig};
 
-use crate::error::{Error, ErrorKind, Result};
+use mdfkit::io::ByteSource;
+use mdfkit::{Error, ErrorKind, Result};
 
 pub use reader::{FetchStats, RemoteObject};
 
@@ -59,6 +67,43 @@ pub use reader::{FetchStats, RemoteObject};
 pub enum Scheme {
     S3,
     Azure,
+}
+
+/// How a URL scheme names an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Addressing {
+    /// `scheme://bucket/key` in a store.
+    Bucket(Scheme),
+    /// A link that carries its own authorisation, read by plain ranged GETs.
+    Link,
+}
+
+/// Every URL scheme this crate serves; the first name of a store is the one URLs are written with.
+pub const SCHEMES: [(&str, Addressing); 5] = [
+    ("s3", Addressing::Bucket(Scheme::S3)),
+    ("az", Addressing::Bucket(Scheme::Azure)),
+    ("azure", Addressing::Bucket(Scheme::Azure)),
+    ("https", Addressing::Link),
+    ("http", Addressing::Link),
+];
+
+/// How `s` names an object, and what follows its `scheme://`; `None` when it is no URL of ours.
+fn addressing(s: &str) -> Option<(Addressing, &str)> {
+    let scheme = mdfkit::location::url_scheme(s)?;
+    let (_, addressing) = SCHEMES.iter().find(|(name, _)| *name == scheme)?;
+    Some((*addressing, &s[scheme.len() + "://".len()..]))
+}
+
+/// Makes the reader open every scheme of [`SCHEMES`] (`mdfkit::Database::open(&["s3://..."])`).
+/// Call once at start-up, before any file is opened.
+pub fn register() {
+    for (scheme, _) in SCHEMES {
+        mdfkit::location::register_url_scheme(scheme, open_object);
+    }
+}
+
+fn open_object(url: &str) -> Result<Box<dyn ByteSource>> {
+    Ok(Box::new(reader::SharedObject(RemoteObject::open(url)?)))
 }
 
 /// A parsed object URL: `s3://bucket/key` or `az://container/blob`.
@@ -73,11 +118,7 @@ pub struct ObjectUrl {
 
 impl ObjectUrl {
     pub fn parse(url: &str) -> Result<Self> {
-        let (scheme, rest) = if let Some(rest) = url.strip_prefix("s3://") {
-            (Scheme::S3, rest)
-        } else if let Some(rest) = url.strip_prefix("az://").or_else(|| url.strip_prefix("azure://")) {
-            (Scheme::Azure, rest)
-        } else {
+        let Some((Addressing::Bucket(scheme), rest)) = addressing(url) else {
             return Err(Error::new(
                 ErrorKind::NotFound,
                 format!("{url}: not an object URL (s3://bucket/key or az://container/blob)"),
@@ -103,22 +144,19 @@ impl ObjectUrl {
 
 impl std::fmt::Display for ObjectUrl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let scheme = match self.scheme {
-            Scheme::S3 => "s3",
-            Scheme::Azure => "az",
-        };
+        let scheme = SCHEMES.iter().find(|(_, a)| *a == Addressing::Bucket(self.scheme)).map_or("", |(name, _)| name);
         write!(f, "{scheme}://{}/{}", self.bucket, self.key)
     }
 }
 
-/// True when `s` is an object URL this module reads (`s3://`, `az://`, `azure://`).
+/// True when `s` is a bucket URL (`s3://`, `az://`, `azure://`): readable and writable.
 pub fn is_url(s: &str) -> bool {
-    s.starts_with("s3://") || s.starts_with("az://") || s.starts_with("azure://")
+    matches!(addressing(s), Some((Addressing::Bucket(_), _)))
 }
 
-/// True when `s` names something [`RemoteObject`] reads: an object URL or an `https://` link.
-pub fn is_remote(s: &str) -> bool {
-    is_url(s) || reader::is_link(s)
+/// True when `s` is a link read with plain GETs (`https://`, `http://`).
+pub fn is_link(s: &str) -> bool {
+    addressing(s).is_some_and(|(a, _)| a == Addressing::Link)
 }
 
 /// Settings that apply to every store and object opened afterwards (the CLI's `--endpoint`,
@@ -318,7 +356,8 @@ mod tests {
         assert_eq!(ObjectUrl::parse("s3://b").unwrap().key, "");
         assert!(ObjectUrl::parse("s3:///k").is_err());
         assert!(ObjectUrl::parse("/tmp/x.mdf").is_err());
-        assert!(is_url("azure://c/b") && !is_url("s3:/x"));
+        assert!(is_url("azure://c/b") && !is_url("s3:/x") && !is_url("https://h/x"));
+        assert!(is_link("https://h/x?sig=1") && is_link("http://h/x") && !is_link("s3://b/k"));
     }
 
     #[test]

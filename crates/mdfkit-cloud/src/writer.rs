@@ -41,7 +41,7 @@ use super::azure::Azure;
 use super::copy::MAX_BYTES_IN_FLIGHT;
 use super::s3::{Part, MAX_PARTS, MIN_PART_SIZE, S3};
 use super::{block_on, runtime, store_error, store_for, ObjectUrl, Scheme};
-use crate::error::{Error, ErrorKind, Result};
+use mdfkit::{Error, ErrorKind, Result};
 
 /// Bytes per part when the size is not known.
 pub const PART_SIZE: usize = 8 << 20;

@@ -21,7 +21,7 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use super::{block_on, runtime, store_error, store_for, ObjectUrl};
-use crate::error::{Error, ErrorKind, Result};
+use mdfkit::{Error, ErrorKind, Result};
 
 /// S3's smallest part but the last: a part size is never recommended below it.
 pub const MIN_PART_SIZE: u64 = 5 << 20;

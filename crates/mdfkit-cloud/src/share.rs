@@ -13,8 +13,8 @@ use super::azure::Azure;
 use super::cloudfront::{self, Policy};
 use super::s3::S3;
 use super::sign::UtcTime;
-use super::{block_on, is_url, ObjectUrl, Scheme};
-use crate::error::{Error, ErrorKind, Result};
+use super::{block_on, is_link, is_url, ObjectUrl, Scheme};
+use mdfkit::{Error, ErrorKind, Result};
 
 /// A CloudFront key pair: its id and the PEM text of its private key.
 #[derive(Debug, Clone)]
@@ -45,7 +45,7 @@ pub fn share(target: &str, options: &ShareOptions) -> Result<String> {
     }
     let now = UtcTime::now();
     let expiry = now.plus(i64::try_from(options.expires_in).unwrap_or(i64::MAX / 2).min(100 * 365 * 86_400));
-    if target.starts_with("https://") || target.starts_with("http://") {
+    if is_link(target) {
         let Some(key) = &options.cloudfront else {
             return Err(Error::new(
                 ErrorKind::NotFound,

@@ -38,7 +38,7 @@ use sha2::{Digest, Sha256};
 use super::sign::hex;
 use super::writer::{Upload, UploadOptions};
 use super::{block_on, is_url, runtime, store_error, store_for, ObjectUrl};
-use crate::error::{Error, ErrorKind, Result};
+use mdfkit::{Error, ErrorKind, Result};
 
 /// Alignment of buffers, offsets and lengths for `O_DIRECT` I/O.
 pub const ALIGN: usize = 4096;

@@ -21,7 +21,7 @@ use object_store::azure::AzureConfigKey;
 use super::rest::{self, xml_escape, RestError};
 use super::sign::{azure_signature, azure_string_to_sign, base64, md5, uri_encode, UtcTime};
 use super::{azure_builder, ClientCache, ObjectUrl};
-use crate::error::{Error, ErrorKind, Result};
+use mdfkit::{Error, ErrorKind, Result};
 
 /// The storage service version the requests speak.
 pub const API_VERSION: &str = "2021-08-06";

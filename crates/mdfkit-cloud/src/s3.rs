@@ -21,7 +21,7 @@ use object_store::StaticCredentialProvider;
 use super::rest::{self, xml_escape, xml_value, RestError};
 use super::sign::{base64, crc32c, hex, md5, sha256, uri_encode, AwsKey, SigV4, SignedRequest, UtcTime};
 use super::{s3_builder, store_error, ClientCache, ObjectUrl};
-use crate::error::{Error, ErrorKind, Result};
+use mdfkit::{Error, ErrorKind, Result};
 
 /// The largest part number (and so the most parts of one upload).
 pub const MAX_PARTS: u32 = 10_000;

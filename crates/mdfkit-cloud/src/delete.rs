@@ -10,7 +10,7 @@ use object_store::path::Path;
 use object_store::ObjectStoreExt;
 
 use super::{block_on, store_error, store_for, ObjectUrl};
-use crate::error::Result;
+use mdfkit::Result;
 
 /// What a delete did.
 #[derive(Debug, Default)]

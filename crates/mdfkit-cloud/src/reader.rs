@@ -33,8 +33,10 @@ use futures::future::{BoxFuture, FutureExt, Shared};
 use futures::{StreamExt, TryStreamExt};
 use object_store::{ObjectStore, ObjectStoreExt};
 
-use super::{block_on, runtime, store_error, store_for, ObjectUrl};
-use crate::error::{Error, ErrorKind, Result};
+use mdfkit::io::ByteSource;
+use mdfkit::{Error, ErrorKind, Result};
+
+use super::{block_on, is_link, runtime, store_error, store_for, ObjectUrl};
 
 /// Bytes per cached block (two pages).
 pub const BLOCK: u64 = 16 << 10;
@@ -127,13 +129,8 @@ impl Backend {
     }
 }
 
-/// True when `s` is a link this module reads with plain GETs (`https://`, `http://`).
-pub fn is_link(s: &str) -> bool {
-    s.starts_with("https://") || s.starts_with("http://")
-}
-
 /// A link as shown in messages: without its query string (the signature).
-fn link_name(url: &str) -> String {
+pub(crate) fn link_name(url: &str) -> String {
     match url.split_once('?') {
         Some((base, _)) => format!("{base}?…"),
         None => url.to_string(),
@@ -382,34 +379,16 @@ impl RemoteObject {
     }
 }
 
-/// A shared open object as a data file or a backup's bytes.
+/// A shared open object as the bytes of a data file or a backup.
 pub struct SharedObject(pub Arc<RemoteObject>);
 
-impl crate::source::RandomAccess for SharedObject {
-    fn size(&self) -> std::io::Result<u64> {
-        Ok(self.0.size)
-    }
-
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        self.0.read(buf, offset)
-    }
-}
-
-impl crate::backup::ByteSource for SharedObject {
+impl ByteSource for SharedObject {
     fn len(&self) -> u64 {
         self.0.size
     }
 
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-        let mut done = 0;
-        while done < buf.len() {
-            let n = self.0.read(&mut buf[done..], offset + done as u64)?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::UnexpectedEof.into());
-            }
-            done += n;
-        }
-        Ok(())
+        mdfkit::io::read_exact_with(buf, offset, |part, at| self.0.read(part, at))
     }
 
     fn prefetch_ranges(&self, ranges: &[(u64, usize)]) {
