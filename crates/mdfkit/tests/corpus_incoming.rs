@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mdfkit::backup::BackupPages;
-use mdfkit::export::{export_table, ExportFormat, ExportOptions};
+use mdfkit::export::{export_table, ExportFormat, ExportOptions, LocalOutput};
 use mdfkit::scan::Flow;
 use mdfkit::Database;
 
@@ -96,7 +96,7 @@ fn every_incoming_file_opens_checks_clean_and_exports_every_table() {
             let path = out.join("table.jsonl");
             let options = ExportOptions { threads: 1, ..Default::default() };
             let gap = KNOWN_GAPS.iter().find(|(f, table, _)| *f == entry.file && *table == t.qualified_name());
-            match (export_table(&db, &t, ExportFormat::Jsonl, &path, &options, |_| {}), gap) {
+            match (export_table(&db, &t, ExportFormat::Jsonl, Box::new(LocalOutput::create(&path).unwrap()), &options, |_| {}), gap) {
                 (Ok(_), None) => {
                     let lines = std::fs::read_to_string(&path).unwrap().lines().count();
                     if lines as i64 != t.rows() {
