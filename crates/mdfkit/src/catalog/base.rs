@@ -94,6 +94,11 @@ impl TableRows {
     pub fn iter(&self) -> impl Iterator<Item = RowRef<'_>> {
         self.rows.iter().map(move |values| RowRef { table: self, values })
     }
+
+    /// Row `index`, with access by column name.
+    pub fn row(&self, index: usize) -> Option<RowRef<'_>> {
+        self.rows.get(index).map(|values| RowRef { table: self, values })
+    }
 }
 
 /// One row of a base table, read by column name; a column the version lacks reads as NULL.
