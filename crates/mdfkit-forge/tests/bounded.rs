@@ -203,10 +203,13 @@ fn open(bytes: Vec<u8>) -> Database {
     Database::from_source(Arc::new(DataFiles::from_memory(vec![("bounded.mdf".into(), bytes)]).unwrap())).unwrap()
 }
 
-/// The in-row allocation unit of table `name`.
-fn unit_of(db: &Database, name: &str) -> mdfkit::catalog::base::AllocationUnit {
+/// The forged database's bytes, opened, and the in-row allocation unit of its table `name`.
+fn forged_unit(name: &str) -> (Vec<u8>, Database, mdfkit::catalog::base::AllocationUnit) {
+    let bytes = forged();
+    let db = open(bytes.clone());
     let table = db.catalog().find_table(name).unwrap();
-    db.catalog().base().in_row_unit(table.partitions[0].partition_id).unwrap().clone()
+    let unit = db.catalog().base().in_row_unit(table.partitions[0].partition_id).unwrap().clone();
+    (bytes, db, unit)
 }
 
 fn page_mut(bytes: &mut [u8], page: u32) -> &mut [u8] {
@@ -225,15 +228,17 @@ fn scan_error(db: &Database, name: &str) -> String {
     db.for_each_row(&table, |_, _| Ok(Flow::Continue)).unwrap_err().to_string()
 }
 
-fn problems(db: &Database) -> Vec<String> {
-    check_catalog(db).unwrap().0.iter().map(|p| p.to_string()).collect()
+/// `mdfkit check` of the catalog's structures reports a problem containing `needle`.
+fn assert_check_finds(db: &Database, needle: &str) {
+    let found: Vec<String> = check_catalog(db).unwrap().0.iter().map(|p| p.to_string()).collect();
+    assert!(found.iter().any(|p| p.contains(needle)), "no problem says {needle:?}: {found:?}");
 }
 
 #[test]
 fn iam_chain_that_loops_is_walked_once() {
     capped("iam_chain_that_loops_is_walked_once", || {
-        let mut bytes = forged();
-        let iam = unit_of(&open(bytes.clone()), "dbo.Heap").first_iam_page;
+        let (mut bytes, _, unit) = forged_unit("dbo.Heap");
+        let iam = unit.first_iam_page;
         set_next_page(page_mut(&mut bytes, iam.page), iam);
         let db = open(bytes);
         let err = scan_error(&db, "dbo.Heap");
@@ -242,17 +247,14 @@ fn iam_chain_that_loops_is_walked_once() {
         let options = ScanOptions::default();
         let err = db.scan_batches_parallel(&table, &options, 2, |_| Ok(Flow::Continue)).unwrap_err();
         assert!(err.to_string().contains("IAM chain returns to page"), "{err}");
-        let found = problems(&db);
-        assert!(found.iter().any(|p| p.contains("IAM chain returns to this page: a cycle")), "{found:?}");
+        assert_check_finds(&db, "IAM chain returns to this page: a cycle");
     });
 }
 
 #[test]
 fn iam_pages_mapping_pages_past_the_file_are_refused_without_listing_them() {
     capped("iam_pages_mapping_pages_past_the_file_are_refused_without_listing_them", || {
-        let mut bytes = forged();
-        let db = open(bytes.clone());
-        let unit = unit_of(&db, "dbo.Heap");
+        let (mut bytes, db, unit) = forged_unit("dbo.Heap");
         let heap_pages = mdfkit::scan::heap_pages(db.reader(), &unit).unwrap();
         assert!(heap_pages.len() > 200, "{} pages", heap_pages.len());
         // The IAM page's bitmap says every extent of its interval (63,904 extents, 511,232 pages)
@@ -275,25 +277,21 @@ fn iam_pages_mapping_pages_past_the_file_are_refused_without_listing_them() {
         let db = open(bytes);
         let err = scan_error(&db, "dbo.Heap");
         assert!(err.contains("IAM page maps page 1:") && err.contains("past the end of file 1"), "{err}");
-        let found = problems(&db);
-        assert!(found.iter().any(|p| p.contains("extents outside the files")), "{found:?}");
+        assert_check_finds(&db, "extents outside the files");
     });
 }
 
 #[test]
 fn leaf_chain_that_loops_is_walked_once() {
     capped("leaf_chain_that_loops_is_walked_once", || {
-        let mut bytes = forged();
-        let db = open(bytes.clone());
-        let unit = unit_of(&db, "dbo.Keyed");
+        let (mut bytes, db, unit) = forged_unit("dbo.Keyed");
         let first = mdfkit::scan::first_leaf(db.reader(), &unit).unwrap();
         // The first leaf page's next link points back at itself.
         set_next_page(page_mut(&mut bytes, first.page), first);
         let db = open(bytes);
         let err = scan_error(&db, "dbo.Keyed");
         assert!(err.contains(&format!("leaf page chain returns to page {first}: a cycle")), "{err}");
-        let found = problems(&db);
-        assert!(found.iter().any(|p| p.contains("leaf chain returns to this page: a cycle")), "{found:?}");
+        assert_check_finds(&db, "leaf chain returns to this page: a cycle");
     });
 }
 

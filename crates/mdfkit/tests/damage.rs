@@ -217,6 +217,18 @@ fn watched(name: &str, what: &str, bytes: Vec<u8>) -> Outcome {
     }
 }
 
+/// The file name and bytes of corpus file `file`, which must check clean.
+fn read_clean<'a>(dir: &std::path::Path, file: &'a str) -> (&'a str, Vec<u8>) {
+    let clean = std::fs::read(dir.join(file)).unwrap();
+    let name = file.rsplit('/').next().unwrap();
+    let baseline = watched(name, "clean", clean.clone());
+    assert!(
+        baseline.refused.is_none() && baseline.problems == 0,
+        "{name}: the clean file does not check clean: {baseline:?}"
+    );
+    (name, clean)
+}
+
 /// Peak resident set size of this process, in MB (Linux; `None` elsewhere).
 fn peak_memory_mb() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -241,13 +253,7 @@ fn damaged_corpus_files_are_flagged_without_panics_hangs_or_memory_blowup() {
     let mut rng = Rng(0x5eed_da7a_9e37_79b9);
     let mut tallies: BTreeMap<Kind, Tally> = BTreeMap::new();
     for file in FILES {
-        let clean = std::fs::read(dir.join(file)).unwrap();
-        let name = file.rsplit('/').next().unwrap();
-        let baseline = watched(name, "clean", clean.clone());
-        assert!(
-            baseline.refused.is_none() && baseline.problems == 0,
-            "{name}: the clean file does not check clean: {baseline:?}"
-        );
+        let (name, clean) = read_clean(&dir, file);
         let allocated = allocated_pages(name, &clean);
         for kind in KINDS {
             for copy in 0..COPIES {
@@ -355,13 +361,7 @@ fn every_corpus_data_file_damaged_is_flagged_and_salvage_returns_every_undamaged
     let mut files_with_rows = 0;
     let mut missed = Vec::new();
     for file in &files {
-        let clean = std::fs::read(dir.join(file)).unwrap();
-        let name = file.rsplit('/').next().unwrap();
-        let baseline = watched(name, "clean", clean.clone());
-        assert!(
-            baseline.refused.is_none() && baseline.problems == 0,
-            "{name}: the clean file does not check clean: {baseline:?}"
-        );
+        let (name, clean) = read_clean(&dir, file);
         let clean_db =
             Database::from_source(Arc::new(DataFiles::from_memory(vec![(name.to_string(), clean.clone())]).unwrap()))
                 .unwrap();
