@@ -4,10 +4,12 @@
 # and backup heads cut out of the corpus at run time (never committed), runs each for a bounded
 # time and ends with a table of how much each tried:
 #
-#   target  inputs  inputs/s  cov  ft  corpus  crashes
+#   target  inputs  inputs/s  cpu-s  inputs/cpu-s  cov  ft  corpus  crashes
 #
 # inputs and inputs/s are libFuzzer's final stats (`stat::number_of_executed_units`,
-# `stat::average_exec_per_sec`); cov (edges) and ft (features) come from its last status line;
+# `stat::average_exec_per_sec`, wall clock); cpu-s is the CPU time the fuzzer used (user + system),
+# and inputs/cpu-s the rate it gives, which a busy machine does not lower; cov (edges) and ft
+# (features) come from libFuzzer's last status line;
 # corpus is the number of files in the target's corpus folder at the end (seeds + inputs found);
 # crashes counts the crash, leak, timeout and out-of-memory inputs written by this run. Fails when
 # a target crashes, hangs (30 s an input) or runs out of memory; the input that did it is kept in
@@ -67,6 +69,11 @@ run_target() {
         -print_final_stats=1 -artifact_prefix="$work/artifacts/$t/" >"$work/$t.log" 2>&1
     echo $? >"$work/$t.rc"
     set -e
+    # The CPU time of this subshell's children (the fuzzer): `times` (not in a pipeline, which
+    # would run it in a subshell of its own) prints "XmY.YYYs XmY.YYYs" (user, system) on its
+    # second line.
+    times >"$work/$t.times"
+    sed -n 2p "$work/$t.times" | tr 'ms' '  ' | awk '{ printf "%.1f\n", $1 * 60 + $2 + $3 * 60 + $4 }' >"$work/$t.cpu"
 }
 
 running=()
@@ -87,7 +94,7 @@ stat() { sed -n "s/^stat::$2: *\([0-9]*\).*/\1/p" "$1" | tail -1; }
 status_field() { grep -E '^#[0-9]+' "$1" | grep -o "$2: [0-9]*" | tail -1 | cut -d' ' -f2; }
 
 failed=()
-table="$(printf '%-8s %12s %9s %7s %7s %7s %7s\n' target inputs inputs/s cov ft corpus crashes)"
+table="$(printf '%-8s %12s %9s %7s %12s %7s %7s %7s %7s\n' target inputs inputs/s cpu-s inputs/cpu-s cov ft corpus crashes)"
 for t in "${targets[@]}"; do
     log="$work/$t.log"
     crashes=$(find "$work/artifacts/$t" -type f | wc -l)
@@ -99,8 +106,11 @@ for t in "${targets[@]}"; do
         echo "--- $t failed (exit $(cat "$work/$t.rc")):" >&2
         grep -E "ERROR|panicked|SUMMARY|Test unit written|DEATH|out-of-memory|timeout" "$log" | head -20 >&2 || true
     fi
-    table+="$(printf '\n%-8s %12s %9s %7s %7s %7s %7s' "$t" "$(stat "$log" number_of_executed_units)" \
-        "$(stat "$log" average_exec_per_sec)" "$(status_field "$log" cov)" "$(status_field "$log" ft)" \
+    inputs="$(stat "$log" number_of_executed_units)"
+    cpu="$(cat "$work/$t.cpu")"
+    per_cpu="$(awk -v n="${inputs:-0}" -v s="$cpu" 'BEGIN { if (s > 0) printf "%d", n / s; else print "-" }')"
+    table+="$(printf '\n%-8s %12s %9s %7s %12s %7s %7s %7s %7s' "$t" "$inputs" "$(stat "$log" average_exec_per_sec)" \
+        "$cpu" "$per_cpu" "$(status_field "$log" cov)" "$(status_field "$log" ft)" \
         "$(find "$work/corpus/$t" -type f | wc -l)" "$crashes")"
 done
 echo "fuzzing took $(( $(date +%s) - start )) s, ${seconds} s a target, $parallel at a time ($(date -u '+%Y-%m-%d'), $(nproc) cores)"

@@ -12,6 +12,12 @@
 //!    back whole (forwarding stubs, LOB and row-overflow links, value sizes).
 //!
 //! Every problem is reported with its page and, where known, the object it belongs to.
+//!
+//! The work and the report are bounded by what the source holds, not by what its pages claim: a
+//! PFS interval whose PFS page the source cannot serve is one problem (a backup's file list can
+//! claim terabytes it never copied), a page names its first [`SLOT_PROBLEMS_NAMED`] bad slots and
+//! counts the rest, IAM extents outside the files are counted per IAM page and never kept, and
+//! every chain (IAM, leaf level) is walked once.
 
 use std::collections::{HashMap, HashSet};
 
