@@ -15,7 +15,7 @@
 //!
 //! The work and the report are bounded by what the source holds, not by what its pages claim: a
 //! PFS interval whose PFS page the source cannot serve is one problem (a backup's file list can
-//! claim terabytes it never copied), a page names its first [`SLOT_PROBLEMS_NAMED`] bad slots and
+//! claim terabytes it never copied), a page names its first 8 bad slots (`SLOT_PROBLEMS_NAMED`) and
 //! counts the rest, IAM extents outside the files are counted per IAM page and never kept, and
 //! every chain (IAM, leaf level) is walked once.
 

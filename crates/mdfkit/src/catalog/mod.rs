@@ -51,8 +51,11 @@ pub struct Catalog {
     /// Every table, built on first use.
     table_cache: std::sync::OnceLock<Vec<model::TableInfo>>,
     /// Rows by object, built on first use (see [`OBJECT_KEYS`]).
-    rows_by_object: std::sync::OnceLock<HashMap<(&'static str, &'static str), HashMap<i64, Vec<usize>>>>,
+    rows_by_object: std::sync::OnceLock<RowsByObject>,
 }
+
+/// (base table, column) → value of the column → positions of the rows holding it.
+type RowsByObject = HashMap<(&'static str, &'static str), HashMap<i64, Vec<usize>>>;
 
 /// The base tables read object by object, with the integer column naming the object: indexed
 /// once, so that each table's columns, indexes, defaults and definitions cost its own rows
