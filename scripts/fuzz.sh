@@ -89,7 +89,7 @@ done
 for pid in "${running[@]}"; do wait "$pid"; done
 
 # The value of libFuzzer's final stat $2 in log $1.
-stat() { sed -n "s/^stat::$2: *\([0-9]*\).*/\1/p" "$1" | tail -1; }
+final_stat() { sed -n "s/^stat::$2: *\([0-9]*\).*/\1/p" "$1" | tail -1; }
 # The number after "$2: " in the last status line of log $1 (lines "#N <event> cov: ... ft: ...").
 status_field() { grep -E '^#[0-9]+' "$1" | grep -o "$2: [0-9]*" | tail -1 | cut -d' ' -f2; }
 
@@ -106,10 +106,10 @@ for t in "${targets[@]}"; do
         echo "--- $t failed (exit $(cat "$work/$t.rc")):" >&2
         grep -E "ERROR|panicked|SUMMARY|Test unit written|DEATH|out-of-memory|timeout" "$log" | head -20 >&2 || true
     fi
-    inputs="$(stat "$log" number_of_executed_units)"
+    inputs="$(final_stat "$log" number_of_executed_units)"
     cpu="$(cat "$work/$t.cpu")"
     per_cpu="$(awk -v n="${inputs:-0}" -v s="$cpu" 'BEGIN { if (s > 0) printf "%d", n / s; else print "-" }')"
-    table+="$(printf '\n%-8s %12s %9s %7s %12s %7s %7s %7s %7s' "$t" "$inputs" "$(stat "$log" average_exec_per_sec)" \
+    table+="$(printf '\n%-8s %12s %9s %7s %12s %7s %7s %7s %7s' "$t" "$inputs" "$(final_stat "$log" average_exec_per_sec)" \
         "$cpu" "$per_cpu" "$(status_field "$log" cov)" "$(status_field "$log" ft)" \
         "$(find "$work/corpus/$t" -type f | wc -l)" "$crashes")"
 done
