@@ -15,13 +15,27 @@ use mdfkit::record::Record;
 use mdfkit::source::PageReader;
 use mdfkit_fuzz::{fix_checksum, MemPages};
 
+/// Slots refused on one page before the rest are left: every refusal after the first few takes
+/// the same path (as `mdfkit check` names the first few and counts the rest).
+const SLOT_ERRORS_TRIED: usize = 8;
+
 fn exercise(page: &Page) {
+    // `slot_bytes` checks the slot's offset (`slot_offset`) first; two slots past the count too.
+    let mut refused = 0;
     for slot in 0..page.slot_count().saturating_add(2) {
-        let _ = page.slot_offset(slot);
-        if let Ok(Some(bytes)) = page.slot_bytes(slot) {
-            if let Ok(record) = Record::parse(bytes) {
-                for i in 0..record.var_column_count() + 1 {
-                    let _ = record.var(i);
+        match page.slot_bytes(slot) {
+            Ok(Some(bytes)) => {
+                if let Ok(record) = Record::parse(bytes) {
+                    for i in 0..record.var_column_count() + 1 {
+                        let _ = record.var(i);
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(_) => {
+                refused += 1;
+                if refused == SLOT_ERRORS_TRIED {
+                    break;
                 }
             }
         }
@@ -49,14 +63,13 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     // The same page through a reader (protection, address) and the page check, as page 1:2
-    // (always checked) with a valid checksum.
+    // (always checked) with a valid checksum. The parsers above do not depend on the page's
+    // address: they are not run again on it.
     let mut fixed = raw;
     fixed[32..36].copy_from_slice(&2u32.to_le_bytes());
     fixed[36..38].copy_from_slice(&1u16.to_le_bytes());
     fix_checksum(&mut fixed);
     let source = Arc::new(MemPages::new(BTreeMap::from([(2, fixed)])));
-    if let Ok(page) = PageReader::new(source.clone()).read(PageId::new(1, 2)) {
-        exercise(&page);
-    }
+    let _ = PageReader::new(source.clone()).read(PageId::new(1, 2));
     let _ = mdfkit::check::check_pages(source.as_ref(), |_| {});
 });

@@ -1,11 +1,12 @@
 //! A whole file: open, then decode every row of every table (text values and Arrow batches,
-//! serial and parallel), then `mdfkit check` (pages and catalog). Input: sparse pages.
+//! serial and parallel; record by record with ghosts, stopping at damage and salvaging past it),
+//! then `mdfkit check` (pages and catalog). Input: sparse pages.
 #![no_main]
 
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use mdfkit::scan::Flow;
+use mdfkit::scan::{Flow, ScanMode};
 use mdfkit::source::DataFiles;
 use mdfkit::{Database, ScanOptions};
 
@@ -26,13 +27,18 @@ fuzz_target!(|data: &[u8]| {
         for partition in &table.partitions {
             let Ok(decoder) = db.row_decoder(&table, partition.partition_id, None) else { continue };
             let mut values = Vec::new();
-            let _ = db.for_each_record_in_partition(&table, partition, true, |record, _| {
-                let _ = decoder.decode(record, &mut values);
-                for v in &values {
-                    let _ = v.to_string();
-                }
-                Ok(Flow::Continue)
-            });
+            // Ghosts too; then again salvaging, which takes pages from the IAM chains and goes
+            // past damage instead of stopping at it.
+            for salvage in [false, true] {
+                let mode = ScanMode { include_ghosts: true, salvage };
+                let _ = db.for_each_record_in_partition(&table, partition, mode, |record, _| {
+                    let _ = decoder.decode(record, &mut values);
+                    for v in &values {
+                        let _ = v.to_string();
+                    }
+                    Ok(Flow::Continue)
+                });
+            }
         }
     }
     let _ = mdfkit::check::check_catalog(&db);

@@ -12,6 +12,12 @@
 //!    back whole (forwarding stubs, LOB and row-overflow links, value sizes).
 //!
 //! Every problem is reported with its page and, where known, the object it belongs to.
+//!
+//! The work and the report are bounded by what the source holds, not by what its pages claim: a
+//! PFS interval whose PFS page the source cannot serve is one problem (a backup's file list can
+//! claim terabytes it never copied), a page names its first 8 bad slots (`SLOT_PROBLEMS_NAMED`) and
+//! counts the rest, IAM extents outside the files are counted per IAM page and never kept, and
+//! every chain (IAM, leaf level) is walked once.
 
 use std::collections::{HashMap, HashSet};
 
@@ -19,12 +25,15 @@ use crate::bytes::read_u16;
 use crate::catalog::base::AllocationUnit;
 use crate::database::Database;
 use crate::error::Result;
-use crate::page::allocation::{IamPage, PFS_INTERVAL};
+use crate::page::allocation::{pfs_intervals, pfs_page_for, IamPage, PFS_INTERVAL};
 use crate::page::protection::{self, Verdict};
 use crate::page::{Page, PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
 use crate::record::{Record, RecordType};
 use crate::scan;
 use crate::source::PageSource;
+
+/// Slots with problems named one by one on a page; more are counted in one problem.
+const SLOT_PROBLEMS_NAMED: usize = 8;
 
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,70 +68,97 @@ pub struct CheckStats {
 
 /// Checks every allocated page of every file of `source`. `progress` is called with the pages
 /// done so far.
+///
+/// The work is bounded by the pages the source holds, not by the page counts it claims: a PFS
+/// interval whose PFS page the source cannot serve (a backup whose file list claims terabytes
+/// more than it copied) is skipped whole, and a run of such intervals is one problem.
 pub fn check_pages(source: &dyn PageSource, mut progress: impl FnMut(u64)) -> (Vec<Problem>, CheckStats) {
     let mut problems = Vec::new();
     let mut stats = CheckStats::default();
     let mut buf = vec![0u8; PAGE_SIZE];
     let mut done = 0u64;
     for file in source.files() {
-        let mut pfs: Option<(u32, Vec<u8>)> = None;
-        for page in 0..file.page_count {
-            let id = PageId::new(file.file_id, page);
-            done += 1;
-            if done.is_multiple_of(4096) {
-                progress(done);
+        // The first PFS page of a run of intervals the source does not hold, why, and the
+        // pages of the run.
+        let mut not_held: Option<(PageId, String, u64)> = None;
+        for interval in pfs_intervals(file.page_count) {
+            let pfs_id = pfs_page_for(PageId::new(file.file_id, interval.start));
+            let pfs = match pfs_bytes(source, pfs_id, &mut problems) {
+                Ok(pfs) => pfs,
+                Err(e) => {
+                    let run = not_held.get_or_insert_with(|| (pfs_id, e.message().to_string(), 0));
+                    let pages = u64::from(interval.end - interval.start);
+                    run.2 += pages;
+                    done += pages;
+                    progress(done);
+                    continue;
+                }
+            };
+            report_not_held(not_held.take(), &mut problems);
+            for page in interval {
+                let id = PageId::new(file.file_id, page);
+                done += 1;
+                if done.is_multiple_of(4096) {
+                    progress(done);
+                }
+                let allocation = pfs.get((page % PFS_INTERVAL) as usize).copied();
+                // The file header, PFS, GAM and SGAM pages are always in use (pages 4 and 5 are
+                // not: they are all zero in every corpus file); the PFS tells about the rest.
+                let allocated = page < 4 || allocation.is_some_and(|b| b & 0x40 != 0);
+                if !allocated {
+                    stats.pages_skipped_unallocated += 1;
+                    continue;
+                }
+                stats.pages_checked += 1;
+                if let Err(e) = source.read_raw(id, &mut buf) {
+                    problems.push(Problem {
+                        page: Some(id),
+                        object: None,
+                        what: format!("cannot be read: {}", e.message()),
+                    });
+                    continue;
+                }
+                check_one_page(id, &mut buf, &mut problems);
             }
-            let interval = if page < PFS_INTERVAL { 1 } else { page / PFS_INTERVAL * PFS_INTERVAL };
-            if pfs.as_ref().map(|(i, _)| *i) != Some(interval) {
-                pfs = Some((interval, pfs_bytes(source, PageId::new(file.file_id, interval), &mut problems)));
-            }
-            let allocation = pfs.as_ref().and_then(|(_, b)| b.get((page % PFS_INTERVAL) as usize)).copied();
-            // The file header, PFS, GAM and SGAM pages are always in use (pages 4 and 5 are not:
-            // they are all zero in every corpus file); the PFS tells about the rest.
-            let allocated = page < 4 || allocation.is_some_and(|b| b & 0x40 != 0);
-            if !allocated {
-                stats.pages_skipped_unallocated += 1;
-                continue;
-            }
-            stats.pages_checked += 1;
-            if let Err(e) = source.read_raw(id, &mut buf) {
-                problems.push(Problem {
-                    page: Some(id),
-                    object: None,
-                    what: format!("cannot be read: {}", e.message()),
-                });
-                continue;
-            }
-            check_one_page(id, &mut buf, &mut problems);
         }
+        report_not_held(not_held.take(), &mut problems);
     }
     progress(done);
     (problems, stats)
 }
 
-/// The PFS page's bytes (one per page of its interval), or none when it cannot be read.
-fn pfs_bytes(source: &dyn PageSource, id: PageId, problems: &mut Vec<Problem>) -> Vec<u8> {
-    let mut buf = vec![0u8; PAGE_SIZE];
-    let page = source
-        .read_raw(id, &mut buf)
-        .and_then(|_| {
-            protection::verify_and_restore(&mut buf);
-            Page::new(buf.into_boxed_slice(), id)
-        })
-        .and_then(|p| {
-            if p.header().page_type != PageType::Pfs {
-                return Err(crate::Error::corrupt(format!("is a {} page, expected PFS", p.header().page_type.name())));
-            }
-            Ok(p.slot_bytes(0)?.map(|r| r.get(4..).unwrap_or_default().to_vec()).unwrap_or_default())
+/// Reports a run of PFS intervals the source does not hold: (first PFS page, why, pages).
+fn report_not_held(run: Option<(PageId, String, u64)>, problems: &mut Vec<Problem>) {
+    if let Some((first, why, pages)) = run {
+        problems.push(Problem {
+            page: Some(first),
+            object: None,
+            what: format!("PFS page cannot be read ({why}): the {pages} pages from here on were not checked"),
         });
-    page.unwrap_or_else(|e| {
+    }
+}
+
+/// The PFS page's bytes (one per page of its interval); `Err` when the source cannot serve the
+/// page at all. A PFS page that is there but damaged is reported, and its interval checked as
+/// allocated.
+fn pfs_bytes(source: &dyn PageSource, id: PageId, problems: &mut Vec<Problem>) -> Result<Vec<u8>> {
+    let mut buf = vec![0u8; PAGE_SIZE];
+    source.read_raw(id, &mut buf)?;
+    protection::verify_and_restore(&mut buf);
+    let page = Page::new(buf.into_boxed_slice(), id).and_then(|p| {
+        if p.header().page_type != PageType::Pfs {
+            return Err(crate::Error::corrupt(format!("is a {} page, expected PFS", p.header().page_type.name())));
+        }
+        Ok(p.slot_bytes(0)?.map(|r| r.get(4..).unwrap_or_default().to_vec()).unwrap_or_default())
+    });
+    Ok(page.unwrap_or_else(|e| {
         problems.push(Problem {
             page: Some(id),
             object: None,
             what: format!("PFS page unreadable, its interval is checked as allocated: {}", e.message()),
         });
         vec![0x40; PFS_INTERVAL as usize]
-    })
+    }))
 }
 
 fn check_one_page(id: PageId, buf: &mut [u8], problems: &mut Vec<Problem>) {
@@ -159,13 +195,24 @@ fn check_one_page(id: PageId, buf: &mut [u8], problems: &mut Vec<Problem>) {
     if header.free_data as usize > array_start || (header.free_data as usize) < HEADER_SIZE && slots > 0 {
         report(format!("free data offset {} outside the record area {HEADER_SIZE}..{array_start}", header.free_data));
     }
+    // A page whose slot array is garbage is one damaged page, not thousands of problems: the
+    // first few slots are named, the rest counted.
+    let mut bad_slots = 0usize;
+    let mut report_slot = |what: &dyn Fn() -> String| {
+        bad_slots += 1;
+        if bad_slots <= SLOT_PROBLEMS_NAMED {
+            report(what());
+        }
+    };
     for slot in 0..slots {
         let offset = read_u16(buf, PAGE_SIZE - 2 * (slot + 1)).unwrap_or(0) as usize;
         if offset == 0 {
             continue;
         }
         if offset < HEADER_SIZE || offset >= array_start {
-            report(format!("slot {slot} points at {offset}, outside the record area {HEADER_SIZE}..{array_start}"));
+            report_slot(&|| {
+                format!("slot {slot} points at {offset}, outside the record area {HEADER_SIZE}..{array_start}")
+            });
             continue;
         }
         let record = &buf[offset..array_start];
@@ -180,9 +227,15 @@ fn check_one_page(id: PageId, buf: &mut [u8], problems: &mut Vec<Problem>) {
                 other => Err(crate::Error::corrupt(format!("unexpected {other:?} record in a data page"))),
             };
             if let Err(e) = parsed {
-                report(format!("slot {slot}: {}", e.message()));
+                report_slot(&|| format!("slot {slot}: {}", e.message()));
             }
         }
+    }
+    if bad_slots > SLOT_PROBLEMS_NAMED {
+        report(format!(
+            "{} more slots with problems (the first {SLOT_PROBLEMS_NAMED} are listed)",
+            bad_slots - SLOT_PROBLEMS_NAMED
+        ));
     }
 }
 
@@ -222,10 +275,22 @@ pub fn check_catalog(db: &Database) -> Result<(Vec<Problem>, CheckStats)> {
             }
             match reader.read(next).and_then(|p| Ok((IamPage::parse(&p)?, p.header().next_page))) {
                 Ok((iam, following)) => {
+                    // Extents outside the files are reported once per IAM page, never kept: the
+                    // map of owners stays within the files' real size.
+                    let (mut outside, mut first_outside) = (0, String::new());
                     for extent in &iam.extents {
-                        if let Some(other) = extent_owner.insert(*extent, unit.id) {
-                            report(Some(*extent), format!("extent also owned by allocation unit {other}"));
+                        match scan::check_in_file(reader, next, *extent) {
+                            Ok(()) => {
+                                if let Some(other) = extent_owner.insert(*extent, unit.id) {
+                                    report(Some(*extent), format!("extent also owned by allocation unit {other}"));
+                                }
+                            }
+                            Err(e) if outside == 0 => (outside, first_outside) = (1, e.message().to_string()),
+                            Err(_) => outside += 1,
                         }
+                    }
+                    if outside > 0 {
+                        report(Some(next), format!("{first_outside} ({outside} extents outside the files)"));
                     }
                     next = following;
                 }
@@ -472,6 +537,21 @@ mod tests {
         let id = PageId::new(1, 200);
         let record = build_record(&[1, 0, 0, 0], 1, &[], &[b"abc"]);
         assert!(problems_of(build_page(id, 1, &[&record]), id).is_empty());
+    }
+
+    #[test]
+    fn a_garbage_slot_array_names_a_few_slots_and_counts_the_rest() {
+        let id = PageId::new(1, 200);
+        let mut page = build_page(id, 1, &[]);
+        page[22..24].copy_from_slice(&100u16.to_le_bytes());
+        for slot in 0..100 {
+            page[PAGE_SIZE - 2 * (slot + 1)..PAGE_SIZE - 2 * slot].copy_from_slice(&9000u16.to_le_bytes());
+        }
+        let problems = problems_of(page, id);
+        assert_eq!(problems.len(), SLOT_PROBLEMS_NAMED + 1, "{problems:?}");
+        assert!(problems[0].starts_with("slot 0 points at 9000"), "{problems:?}");
+        assert!(problems[SLOT_PROBLEMS_NAMED - 1].starts_with("slot 7 points at 9000"), "{problems:?}");
+        assert_eq!(problems[SLOT_PROBLEMS_NAMED], "92 more slots with problems (the first 8 are listed)");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! its own (protection, address), and unreadable ones are reported rather than stopping the work.
 
 use crate::error::Result;
+use crate::page::allocation::{pfs_intervals, pfs_page_for};
 use crate::page::protection::{self, Verdict};
 use crate::page::{Page, PageHeader, PageId, PageType, PAGE_SIZE};
 use crate::rows::RowDecoder;
@@ -31,9 +32,14 @@ pub struct PageSummary {
 /// Reads every page's header (formatted pages only), keeping those `keep` accepts.
 pub fn list_pages(source: &dyn PageSource, mut keep: impl FnMut(&PageSummary) -> bool) -> Vec<PageSummary> {
     let mut out = Vec::new();
-    let mut buf = vec![0u8; PAGE_SIZE];
+    let (mut buf, mut probe) = (vec![0u8; PAGE_SIZE], vec![0u8; PAGE_SIZE]);
     for file in source.files() {
-        for page in 0..file.page_count {
+        // An interval whose PFS page the source cannot serve (a backup whose file list claims
+        // more pages than it copied) is skipped whole: the work stays bounded by what is there.
+        let held = pfs_intervals(file.page_count).filter(|interval| {
+            source.read_raw(pfs_page_for(PageId::new(file.file_id, interval.start)), &mut probe).is_ok()
+        });
+        for page in held.flatten() {
             let id = PageId::new(file.file_id, page);
             if source.read_raw(id, &mut buf).is_err() || buf[0] != 1 {
                 continue;

@@ -88,8 +88,14 @@ pub struct RowLocation {
 }
 
 /// The data pages of a heap allocation unit, in allocation order.
+///
+/// Bounded by the files, not by what the IAM pages claim: the chain is walked once (a page met
+/// again is a cycle), every page it maps must lie inside a file the source holds
+/// ([`check_in_file`]), and a page is listed once however many IAM pages map it. So the list never
+/// outgrows the files' page counts, whatever bitmaps a damaged or hostile file holds.
 pub fn heap_pages(reader: &PageReader, unit: &AllocationUnit) -> Result<Vec<PageId>> {
     let mut candidates = Vec::new();
+    let mut unique = HashSet::new();
     let mut seen_iam = HashSet::new();
     let mut next = unit.first_iam_page;
     while !next.is_null() {
@@ -98,14 +104,22 @@ pub fn heap_pages(reader: &PageReader, unit: &AllocationUnit) -> Result<Vec<Page
         }
         let page = reader.read(next)?;
         let iam = IamPage::parse(&page)?;
-        candidates.extend(iam.single_pages.iter().copied());
+        for &single in &iam.single_pages {
+            check_in_file(reader, next, single)?;
+            if unique.insert(single) {
+                candidates.push(single);
+            }
+        }
         for extent in &iam.extents {
-            candidates.extend((0..8).map(|i| PageId::new(extent.file, extent.page + i)));
+            check_in_file(reader, next, *extent)?;
+            for id in (0..8).filter_map(|i| extent.page.checked_add(i)).map(|p| PageId::new(extent.file, p)) {
+                if unique.insert(id) {
+                    candidates.push(id);
+                }
+            }
         }
         next = page.header().next_page;
     }
-    let mut unique = HashSet::new();
-    candidates.retain(|p| unique.insert(*p));
     let mut pfs_cache: HashMap<PageId, Page> = HashMap::new();
     let mut pages = Vec::with_capacity(candidates.len());
     for id in candidates {
@@ -119,6 +133,19 @@ pub fn heap_pages(reader: &PageReader, unit: &AllocationUnit) -> Result<Vec<Page
         }
     }
     Ok(pages)
+}
+
+/// A page (or extent) that IAM page `iam` maps must lie inside a file of the source.
+pub fn check_in_file(reader: &PageReader, iam: PageId, mapped: PageId) -> Result<()> {
+    let pages = reader.file_page_count(mapped)?;
+    if mapped.page >= pages {
+        return Err(Error::corrupt(format!(
+            "IAM page maps page {mapped}, past the end of file {} ({pages} pages)",
+            mapped.file
+        ))
+        .at_page(iam));
+    }
+    Ok(())
 }
 
 /// Calls `each` for every live row of the partition whose in-row allocation unit is `unit`.

@@ -214,6 +214,18 @@ impl PageReader {
         Page::new(buf, id).map_err(|e| self.locate(e, id))
     }
 
+    /// The number of pages of the file page `id` is in, or, when the source does not hold that
+    /// file, the error reading `id` gives.
+    pub fn file_page_count(&self, id: PageId) -> Result<u32> {
+        match self.source.file(id.file) {
+            Some(f) => Ok(f.page_count),
+            None => Err(self.locate(
+                Error::new(ErrorKind::MissingFile, format!("page {id} is in file id {}, which was not given", id.file)),
+                id,
+            )),
+        }
+    }
+
     fn locate(&self, e: Error, id: PageId) -> Error {
         if e.kind() == ErrorKind::MissingFile {
             if let Some(name) = self.file_names.get().and_then(|n| n.get(&id.file)) {

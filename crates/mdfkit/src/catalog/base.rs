@@ -114,13 +114,24 @@ pub struct TableRows {
 }
 
 impl TableRows {
+    /// The position of column `name`, its case ignored. Names are looked up for every value
+    /// read, and SQL Server spells system columns as the callers do (lower case): the exact
+    /// spelling is tried first (a plain byte comparison), any other case after.
     pub fn column(&self, name: &str) -> Option<usize> {
-        self.names.iter().position(|n| n.eq_ignore_ascii_case(name))
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .or_else(|| self.names.iter().position(|n| n.eq_ignore_ascii_case(name)))
     }
 
     /// Iterates the rows with access by column name.
     pub fn iter(&self) -> impl Iterator<Item = RowRef<'_>> {
         self.rows.iter().map(move |values| RowRef { table: self, values })
+    }
+
+    /// Row `index`, with access by column name.
+    pub fn row(&self, index: usize) -> Option<RowRef<'_>> {
+        self.rows.get(index).map(|values| RowRef { table: self, values })
     }
 }
 

@@ -15,9 +15,9 @@ impl Catalog {
         let qualified = format!("{}.{}", quote(&t.schema), quote(&t.name));
         let mut lines = Vec::new();
         let defaults: Vec<(i64, String, i64)> = catalog
-            .objects()
-            .iter()
-            .filter(|o| o.int("pid") == i64::from(t.object_id) && o.text("type").trim() == "D")
+            .rows_where("sysschobjs", "pid", i64::from(t.object_id))
+            .into_iter()
+            .filter(|o| o.text("type").trim() == "D")
             .map(|o| (o.int("id"), o.text("name").to_string(), o.int("intprop")))
             .collect();
         for c in catalog.columns(t.object_id) {

@@ -12,7 +12,7 @@ pub mod views;
 
 use std::collections::HashMap;
 
-use base::{BaseTables, TableRows};
+use base::{BaseTables, RowRef, TableRows};
 
 use crate::error::{Error, Result};
 use crate::page::boot::{BootPage, BOOT_PAGE};
@@ -51,7 +51,23 @@ pub struct Catalog {
     base_table_ids: HashMap<String, i32>,
     /// Every table, built on first use.
     table_cache: std::sync::OnceLock<Vec<model::TableInfo>>,
+    /// Rows by object, built on first use (see [`OBJECT_KEYS`]).
+    rows_by_object: std::sync::OnceLock<RowsByObject>,
 }
+
+/// (base table, column) → value of the column → positions of the rows holding it.
+type RowsByObject = HashMap<(&'static str, &'static str), HashMap<i64, Vec<usize>>>;
+
+/// The base tables read object by object, with the integer column naming the object: indexed
+/// once, so that each table's columns, indexes, defaults and definitions cost its own rows
+/// rather than a scan of the whole catalog per table (quadratic in the number of tables).
+const OBJECT_KEYS: &[(&str, &str)] = &[
+    ("syscolpars", "id"),
+    ("sysidxstats", "id"),
+    ("sysiscols", "idmajor"),
+    ("sysobjvalues", "objid"),
+    ("sysschobjs", "pid"),
+];
 
 impl Catalog {
     /// Reads the boot page and the system base tables.
@@ -83,7 +99,15 @@ impl Catalog {
                 tables.insert(name.to_string(), base.read_table(id, &format!("sys.{name}"))?);
             }
         }
-        Ok(Catalog { boot, base, objects, tables, base_table_ids, table_cache: std::sync::OnceLock::new() })
+        Ok(Catalog {
+            boot,
+            base,
+            objects,
+            tables,
+            base_table_ids,
+            table_cache: std::sync::OnceLock::new(),
+            rows_by_object: std::sync::OnceLock::new(),
+        })
     }
 
     pub fn base(&self) -> &BaseTables {
@@ -107,6 +131,31 @@ impl Catalog {
         match self.tables.get("sysprufiles") {
             Some(files) => files,
             None => self.table("sysdbfiles"),
+        }
+    }
+
+    /// The rows of base table `table` (sysschobjs or one read at open) whose integer column
+    /// `column` is `value`, in table order: through an index built once for the pairs of
+    /// [`OBJECT_KEYS`], by a scan for any other.
+    pub fn rows_where(&self, table: &str, column: &str, value: i64) -> Vec<RowRef<'_>> {
+        let rows = if table == "sysschobjs" { &self.objects } else { self.table(table) };
+        let indexes = self.rows_by_object.get_or_init(|| {
+            OBJECT_KEYS
+                .iter()
+                .map(|&(t, c)| {
+                    let rows = if t == "sysschobjs" { &self.objects } else { self.table(t) };
+                    // As `RowRef::int` reads them: NULL (or a column the version lacks) is 0.
+                    let mut by_value: HashMap<i64, Vec<usize>> = HashMap::new();
+                    for (i, row) in rows.iter().enumerate() {
+                        by_value.entry(row.int(c)).or_default().push(i);
+                    }
+                    ((t, c), by_value)
+                })
+                .collect()
+        });
+        match indexes.get(&(table, column)) {
+            Some(by_value) => by_value.get(&value).into_iter().flatten().filter_map(|&i| rows.row(i)).collect(),
+            None => rows.iter().filter(|r| r.int(column) == value).collect(),
         }
     }
 

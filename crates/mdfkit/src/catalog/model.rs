@@ -288,9 +288,9 @@ impl Catalog {
         let type_names: HashMap<i64, String> =
             self.table("sysscalartypes").iter().map(|t| (t.int("id"), t.text("name").to_string())).collect();
         let mut out: Vec<ColumnInfo> = self
-            .table("syscolpars")
-            .iter()
-            .filter(|c| c.int("id") == object_id as i64 && c.int("number") == 0)
+            .rows_where("syscolpars", "id", i64::from(object_id))
+            .into_iter()
+            .filter(|c| c.int("number") == 0)
             .map(|c| {
                 let status = c.int("status");
                 let type_info = type_info_from_colpars(c);
@@ -326,20 +326,16 @@ impl Catalog {
     pub fn indexes(&self, object_id: i32) -> Vec<IndexInfo> {
         let columns: HashMap<i64, String> =
             self.columns(object_id).into_iter().map(|c| (c.column_id as i64, c.name)).collect();
+        let index_columns = self.rows_where("sysiscols", "idmajor", i64::from(object_id));
         let mut out: Vec<IndexInfo> = self
-            .table("sysidxstats")
-            .iter()
-            .filter(|i| i.int("id") == object_id as i64 && i.int("status") & INDEX_IS_INDEX != 0 && i.int("indid") > 0)
+            .rows_where("sysidxstats", "id", i64::from(object_id))
+            .into_iter()
+            .filter(|i| i.int("status") & INDEX_IS_INDEX != 0 && i.int("indid") > 0)
             .map(|i| {
                 let index_id = i.int("indid");
-                let mut cols: Vec<(i64, i64, i64)> = self
-                    .table("sysiscols")
+                let mut cols: Vec<(i64, i64, i64)> = index_columns
                     .iter()
-                    .filter(|c| {
-                        c.int("idmajor") == object_id as i64
-                            && c.int("idminor") == index_id
-                            && c.int("status") & ISCOL_INDEX != 0
-                    })
+                    .filter(|c| c.int("idminor") == index_id && c.int("status") & ISCOL_INDEX != 0)
                     .map(|c| (c.int("subid"), c.int("intprop"), c.int("status")))
                     .collect();
                 cols.sort();
@@ -370,9 +366,8 @@ impl Catalog {
     /// lowest sub-id), or of a computed column (valclass 2, sub-id = column id). The text is
     /// stored single-byte, in the database's code page.
     pub fn definition(&self, object_id: i64, column_id: Option<i64>) -> Option<String> {
-        self.table("sysobjvalues")
-            .iter()
-            .filter(|v| v.int("objid") == object_id)
+        self.rows_where("sysobjvalues", "objid", object_id)
+            .into_iter()
             .filter(|v| match column_id {
                 Some(c) => v.int("valclass") == 2 && v.int("subobjid") == c,
                 None => v.int("valclass") == 1,

@@ -91,6 +91,14 @@ pub fn pfs_page_for(page: PageId) -> PageId {
     PageId::new(page.file, interval_start.max(1))
 }
 
+/// The page ranges of a file of `page_count` pages that one PFS page each covers, in order.
+pub fn pfs_intervals(page_count: u32) -> impl Iterator<Item = std::ops::Range<u32>> {
+    (0..page_count.div_ceil(PFS_INTERVAL)).map(move |i| {
+        let start = i * PFS_INTERVAL;
+        start..start.saturating_add(PFS_INTERVAL).min(page_count)
+    })
+}
+
 /// Whether the PFS page `pfs` marks `page` as allocated.
 pub fn pfs_says_allocated(pfs: &Page, page: PageId) -> Result<bool> {
     if pfs.header().page_type != PageType::Pfs {
@@ -127,6 +135,17 @@ mod tests {
         }
         let id = PageId::new(1, 77);
         Page::new(build_page(id, 10, &[&header, &bitmap]).into_boxed_slice(), id).unwrap()
+    }
+
+    #[test]
+    fn pfs_intervals_cover_every_page_once_up_to_the_largest_page_count() {
+        let ranges: Vec<_> = pfs_intervals(20_000).collect();
+        assert_eq!(ranges, vec![0..8088, 8088..16_176, 16_176..20_000]);
+        assert_eq!(pfs_intervals(8088).collect::<Vec<_>>(), vec![0..8088]);
+        assert_eq!(pfs_intervals(0).count(), 0);
+        let last = pfs_intervals(u32::MAX).last().unwrap();
+        assert_eq!((last.start % PFS_INTERVAL, last.end), (0, u32::MAX));
+        assert_eq!(pfs_intervals(u32::MAX).count(), 531_030, "531,029 whole intervals and a partial one");
     }
 
     #[test]

@@ -249,6 +249,13 @@ impl Page {
             ))
             .at_page(expected));
         }
+        // The slot array grows down from the page's end and never reaches into the header: a
+        // larger count is damage, refused here once rather than by every slot asked for.
+        if HEADER_SIZE + 2 * usize::from(header.slot_count) > PAGE_SIZE {
+            return Err(
+                Error::corrupt(format!("slot count {} does not fit in a page", header.slot_count)).at_page(expected)
+            );
+        }
         Ok(Page { bytes, header })
     }
 
@@ -271,10 +278,8 @@ impl Page {
     /// The offset of the record in `slot`, checked to lie between the header and the slot array.
     pub fn slot_offset(&self, slot: u16) -> Result<usize> {
         let slots = self.header.slot_count as usize;
-        let array_start = PAGE_SIZE
-            .checked_sub(2 * slots)
-            .filter(|&s| s >= HEADER_SIZE)
-            .ok_or_else(|| Error::corrupt(format!("slot count {slots} does not fit in a page")).at_page(self.id()))?;
+        // `Page::new` checked that the slot array fits.
+        let array_start = PAGE_SIZE - 2 * slots;
         if slot as usize >= slots {
             return Err(Error::corrupt(format!("slot {slot} beyond slot count {slots}")).at_page(self.id()));
         }
@@ -371,10 +376,21 @@ pub(crate) mod tests {
         let page = Page::new(b.into_boxed_slice(), PageId::new(1, 1)).unwrap();
         assert!(page.slot_bytes(0).is_err());
         assert!(page.slot_bytes(1).is_err());
+    }
 
-        let mut b = build_page(PageId::new(1, 1), 1, &[]);
-        b[22..24].copy_from_slice(&5000u16.to_le_bytes());
-        let page = Page::new(b.into_boxed_slice(), PageId::new(1, 1)).unwrap();
-        assert!(page.slot_offset(0).is_err());
+    #[test]
+    fn rejects_a_slot_count_whose_array_reaches_into_the_header() {
+        // 4048 slots end exactly at the header; one more would overlap it.
+        for (slots, fits) in [(4048u16, true), (4049, false), (u16::MAX, false)] {
+            let mut b = build_page(PageId::new(1, 1), 1, &[]);
+            b[22..24].copy_from_slice(&slots.to_le_bytes());
+            match Page::new(b.into_boxed_slice(), PageId::new(1, 1)) {
+                Ok(page) => assert!(fits && page.slot_count() == slots, "{slots} slots accepted"),
+                Err(e) => {
+                    assert!(!fits, "{slots} slots refused: {e}");
+                    assert_eq!(e.to_string(), format!("page 1:1: slot count {slots} does not fit in a page"));
+                }
+            }
+        }
     }
 }
