@@ -195,7 +195,8 @@ class ExportResult:
     """What :func:`export` did for one table."""
 
     table: str
-    path: Path
+    path: Union[Path, str]
+    """Where the table went: a path, or a ``PREFIX/NAME`` string for an object URL."""
     rows: int = 0
     bytes: int = 0
     seconds: float = 0.0
@@ -570,23 +571,27 @@ class Database:
         ``.jsonl``). See :func:`mdfkit.export`."""
         if errors not in ("raise", "skip"):
             raise ValueError("errors must be 'raise' or 'skip'")
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        ext = _native.extension(format)
-        chosen = self.tables if tables is None else [self.table(n) for n in ([tables] if isinstance(tables, str) else tables)]
-        results = []
-        for t in chosen:
-            path = out / f"{t.schema_name}.{t.name}.{ext}"
-            try:
-                results.append(t.export(path, format, compression=compression, threads=threads))
-            except Error as exc:
-                results.append(ExportResult(t.qualified_name, path, error=exc))
+        names = None if tables is None else list([tables] if isinstance(tables, str) else tables)
+        target = os.fspath(out_dir)
+        done = self._native.export_tables(target, format, names, compression, threads)
+        results = [
+            ExportResult(d["table"], _output_path(target, d["name"]), d.get("rows", 0), d.get("bytes", 0),
+                         d.get("seconds", 0.0), d["error"])
+            for d in done
+        ]
         failed = [r for r in results if r.error is not None]
         if failed and errors == "raise":
             error = failed[0].error
             error.results = results  # type: ignore[union-attr]
             raise error  # type: ignore[misc]
         return results
+
+
+def _output_path(out_dir: str, name: str) -> Union[Path, str]:
+    """Where output ``name`` went: a path in a folder, or ``PREFIX/NAME`` for an object URL."""
+    if "://" in out_dir:
+        return out_dir.rstrip("/") + "/" + name
+    return Path(out_dir) / name
 
 
 def _quote(name: str) -> str:
@@ -638,7 +643,8 @@ def export(
 
     Args:
         source: the database's files (as for :func:`open`) or an open :class:`Database`.
-        out_dir: the folder to write to (created if needed).
+        out_dir: the folder to write to (created if needed); with the object-store build
+            (``mdfkit._native.object_stores``), an ``s3://bucket/prefix`` or ``az://`` prefix.
         format: ``"parquet"`` (zstd, exact types, SQL types in field metadata), ``"arrow"``
             (Arrow IPC stream, ``.arrows``), ``"csv"`` or ``"jsonl"`` (SQL Server's spellings).
         tables: names of the tables to write; all user tables when ``None``.

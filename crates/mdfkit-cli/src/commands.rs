@@ -5,12 +5,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use mdfkit::export::{ExportDestination, ExportFormat, ExportOptions};
+use mdfkit::export::{export_tables, ExportEvent, ExportFormat, ExportOptions};
 use mdfkit::scan::{ScanMode, Skipped};
 
 use mdfkit::backup::{BackupMedia, BackupSet, FileKind};
 use mdfkit::catalog::model::TableInfo;
-use mdfkit::page::boot::product_name;
 use mdfkit::rows::RowDecoder;
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
@@ -145,16 +144,6 @@ fn backup_set_fields(s: &BackupSet) -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// The header and file list of the chosen backup set when `files` are a backup.
-fn backup_header(files: &[PathBuf], position: Option<u16>) -> Result<Option<BackupSet>, Error> {
-    if files.is_empty() || !files.iter().all(|f| mdfkit::database::is_backup(f)) {
-        return Ok(None);
-    }
-    let media = BackupMedia::open(files)?;
-    let chosen = position.or(media.default_position());
-    Ok(chosen.and_then(|p| media.set(p)).cloned())
-}
-
 fn write_backup_header(out: &mut impl Write, set: &BackupSet) -> io::Result<()> {
     writeln!(out, "backup set:")?;
     for (k, v) in backup_set_fields(set) {
@@ -187,45 +176,43 @@ fn write_backup_header(out: &mut impl Write, set: &BackupSet) -> io::Result<()> 
     writeln!(out)
 }
 
+/// `mdfkit info`: [`Database::info`], as labelled lines and the files (a table), or one record.
 pub fn info(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
-    let header = backup_header(files, position)?;
-    if let (Some(set), Format::Table) = (&header, format) {
-        let mut out = stdout();
-        write_backup_header(&mut out, set)?;
-        out.flush()?;
-    }
-    let db = Database::open_at(files, position)?;
-    let catalog = db.catalog();
-    let boot = &catalog.boot;
-    let units = catalog.table("sysallocunits");
-    let allocated: i64 = units.iter().map(|u| u.int("pcreserved")).sum();
-    let used: i64 = units.iter().map(|u| u.int("pcused")).sum();
-    let file_pages: i64 = db.reader().source().files().iter().map(|f| i64::from(f.page_count)).sum();
+    let info = match Database::open_at(files, position) {
+        Ok(db) => db.info()?,
+        Err(e) => {
+            // A backup set's header reads where the database inside does not (a differential
+            // backup, a stripe missing): show it before the reason.
+            if let (Ok(Some(set)), Format::Table) = (mdfkit::info::backup_set_of(files, position), format) {
+                let mut out = stdout();
+                write_backup_header(&mut out, &set)?;
+                out.flush()?;
+            }
+            return Err(e.into());
+        }
+    };
     let rows = vec![
-        ("database", Value::text(db.name())),
+        ("database", Value::text(&info.name)),
         (
             "version",
             Value::text(format!(
                 "{} ({}), created by {} ({})",
-                product_name(boot.version),
-                boot.version,
-                product_name(boot.create_version),
-                boot.create_version
+                info.product, info.version, info.create_product, info.create_version
             )),
         ),
-        ("compatibility_level", Value::Int(boot.compatibility_level.into())),
-        ("collation", Value::text(mdfkit::collation::name(boot.collation_id))),
-        ("page_verify", Value::text(boot.page_verify().name())),
-        ("recovery_model", Value::text(boot.recovery_model().name())),
-        ("created", boot.created.clone()),
-        ("pages_in_files", Value::Int(file_pages)),
-        ("pages_allocated", Value::Int(allocated)),
-        ("pages_used", Value::Int(used)),
-        ("user_tables", Value::Int(catalog.tables(false).len() as i64)),
+        ("compatibility_level", Value::Int(info.compatibility_level.into())),
+        ("collation", Value::text(&info.collation)),
+        ("page_verify", Value::text(info.page_verify)),
+        ("recovery_model", Value::text(info.recovery_model)),
+        ("created", info.created.clone()),
+        ("pages_in_files", Value::Int(info.pages_in_files)),
+        ("pages_allocated", Value::Int(info.pages_allocated)),
+        ("pages_used", Value::Int(info.pages_used)),
+        ("user_tables", Value::Int(info.user_tables as i64)),
         (
             "missing_files",
             Value::text(
-                db.missing_files()
+                info.missing_files
                     .iter()
                     .map(|m| format!("file id {} {} ({})", m.file_id, m.logical_name, m.physical_name))
                     .collect::<Vec<_>>()
@@ -233,19 +220,21 @@ pub fn info(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome
             ),
         ),
     ];
-    let files_view = catalog.view("sys.database_files")?;
     let mut out = stdout();
     match format {
         Format::Table => {
+            if let Some(set) = &info.backup {
+                write_backup_header(&mut out, set)?;
+            }
             for (k, v) in &rows {
                 writeln!(out, "{:<20} {v}", format!("{}:", k.replace('_', " ")))?;
             }
             writeln!(out, "\nfiles:")?;
-            write_rows(&mut out, format, &files_view.columns, &files_view.rows)?;
+            write_rows(&mut out, format, &info.files.columns, &info.files.rows)?;
         }
         _ => {
             let mut rows = rows;
-            if let Some(set) = &header {
+            if let Some(set) = &info.backup {
                 rows.extend(backup_set_fields(set));
                 rows.push((
                     "backup_files",
@@ -260,12 +249,13 @@ pub fn info(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome
             }
             let mut columns: Vec<String> = rows.iter().map(|(k, _)| k.to_string()).collect();
             let mut values: Vec<Value> = rows.into_iter().map(|(_, v)| v).collect();
+            let name = info.files.columns.iter().position(|c| c == "name");
             columns.push("files".into());
             values.push(Value::text(
-                files_view
+                info.files
                     .rows
                     .iter()
-                    .map(|r| r.get(5).map(|v| v.to_string()).unwrap_or_default())
+                    .map(|r| name.and_then(|i| r.get(i)).map(|v| v.to_string()).unwrap_or_default())
                     .collect::<Vec<_>>()
                     .join(";"),
             ));
@@ -543,53 +533,47 @@ pub fn export(
     let uploading = output.to_str().is_some_and(mdfkit_cloud::is_url);
     let destination = mdfkit_cloud::export::destination(output)?;
     let terminal = io::stderr().is_terminal();
-    let started = Instant::now();
-    let (mut rows, mut bytes, mut failed) = (0u64, 0u64, Vec::new());
-    for t in &tables {
-        let name = format!("{}.{}.{}", t.schema, t.name, format.extension());
-        let bar = if terminal { progress_bar(t, uploading) } else { ProgressBar::hidden() };
-        let uploaded_before = mdfkit_cloud::writer::bytes_uploaded();
-        let on_rows = |n| {
+    let (mut bar, mut uploaded_before) = (ProgressBar::hidden(), 0);
+    let report = export_tables(&db, &tables, format, destination.as_ref(), options, |event| match event {
+        ExportEvent::Started(t) => {
+            bar = if terminal { progress_bar(t, uploading) } else { ProgressBar::hidden() };
+            uploaded_before = mdfkit_cloud::writer::bytes_uploaded();
+        }
+        ExportEvent::Rows(n) => {
             bar.set_position(n);
             if uploading {
                 let uploaded = mdfkit_cloud::writer::bytes_uploaded() - uploaded_before;
                 bar.set_prefix(indicatif::HumanBytes(uploaded).to_string());
             }
-        };
-        let exported = destination
-            .create(&name)
-            .and_then(|out| mdfkit::export::export_table(&db, t, format, out, options, on_rows));
-        match exported {
-            Ok(stats) => {
-                bar.finish_and_clear();
-                rows += stats.rows;
-                bytes += stats.bytes;
-                eprintln!(
-                    "{:<40} {:>10} rows {:>12} bytes  {}",
-                    t.qualified_name(),
-                    stats.rows,
-                    stats.bytes,
-                    stats.location.display()
-                );
-                if !stats.skipped.is_empty() {
-                    let report = format!("{name}.skipped.csv");
-                    let report = write_skip_report(destination.as_ref(), &report, &t.qualified_name(), &stats.skipped)?;
-                    eprintln!("  {} damaged pages or records skipped: {}", stats.skipped.len(), report.display());
+        }
+        ExportEvent::Finished(done) => {
+            bar.finish_and_clear();
+            match &done.result {
+                Ok(stats) => {
+                    eprintln!(
+                        "{:<40} {:>10} rows {:>12} bytes  {}",
+                        done.table,
+                        stats.rows,
+                        stats.bytes,
+                        stats.location.display()
+                    );
+                    if let Some(report) = &done.skip_report {
+                        eprintln!("  {} damaged pages or records skipped: {}", stats.skipped.len(), report.display());
+                    }
                 }
-            }
-            Err(e) => {
-                bar.finish_and_clear();
-                eprintln!("mdfkit: skipped {e}");
-                failed.push(t.qualified_name());
+                Err(e) => eprintln!("mdfkit: skipped {e}"),
             }
         }
-    }
-    let seconds = started.elapsed().as_secs_f64();
+    })?;
+    let rows: u64 = report.written().map(|s| s.rows).sum();
+    let bytes: u64 = report.written().map(|s| s.bytes).sum();
+    let failed = report.failed();
     eprintln!(
-        "exported {} of {} tables, {rows} rows, {bytes} bytes in {seconds:.2} s ({:.0} rows/s)",
+        "exported {} of {} tables, {rows} rows, {bytes} bytes in {:.2} s ({:.0} rows/s)",
         tables.len() - failed.len(),
         tables.len(),
-        rows as f64 / seconds.max(1e-9)
+        report.seconds,
+        rows as f64 / report.seconds.max(1e-9)
     );
     if failed.is_empty() {
         Ok(())
@@ -681,31 +665,6 @@ fn describe_skip(skip: &Skipped) -> String {
         (Some(p), None) => format!("page {p}: {}", skip.reason),
         _ => skip.reason.clone(),
     }
-}
-
-/// The salvage report beside an export: one CSV line per skipped page or record.
-/// Writes the salvage report `name` (`table,page,slot,reason` per skipped page or record) beside
-/// the export; returns where it went.
-fn write_skip_report(
-    destination: &dyn ExportDestination,
-    name: &str,
-    table: &str,
-    skipped: &[Skipped],
-) -> Result<PathBuf, Failure> {
-    let mut text = String::from("table,page,slot,reason\n");
-    for s in skipped {
-        let page = s.page.map(|p| p.to_string());
-        let slot = s.slot.map(|s| s.to_string());
-        mdfkit::export::write_csv_row(
-            &mut text,
-            [Some(table), page.as_deref(), slot.as_deref(), Some(s.reason.as_str())].into_iter(),
-        );
-    }
-    let mut report = destination.create(name)?;
-    let location = report.location().to_path_buf();
-    report.write_all(text.as_bytes()).map_err(|e| Error::io(&location, "cannot write the salvage report", e))?;
-    report.finish()?;
-    Ok(location)
 }
 
 pub fn pages(
@@ -895,10 +854,7 @@ pub fn demo(dir: Option<PathBuf>) -> Outcome {
     let out = dir.join("export");
     println!("\n== mdfkit export {} --table dbo.Orders --format parquet -o {}", files[0].display(), out.display());
     io::stdout().flush()?;
-    let options = ExportOptions {
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        ..ExportOptions::default()
-    };
+    let options = ExportOptions { threads: mdfkit::export::all_cores(), ..ExportOptions::default() };
     export(&files, None, &["dbo.Orders".to_string()], false, ExportFormat::Parquet, &out, &options)?;
     println!("\nfiles: database {}, Parquet {}", dir.display(), out.join("dbo.Orders.parquet").display());
     println!("try:   mdfkit cat {} sales.EventLog --limit 5", files[0].display());

@@ -167,6 +167,118 @@ pub fn export_table(
     })
 }
 
+/// Threads to decode with when a front end is not told: one per core.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The name of `table`'s output in `format`: `SCHEMA.TABLE.EXT`.
+pub fn output_name(table: &TableInfo, format: ExportFormat) -> String {
+    format!("{}.{}.{}", table.schema, table.name, format.extension())
+}
+
+/// What happened to one table of [`export_tables`].
+#[derive(Debug)]
+pub struct TableExport {
+    /// `schema.table`.
+    pub table: String,
+    /// The output's name in the destination ([`output_name`]).
+    pub name: String,
+    /// What was written, or why the table was not (nothing of it is left).
+    pub result: Result<ExportStats>,
+    /// Where the salvage report went (`NAME.skipped.csv`), when damage was skipped.
+    pub skip_report: Option<PathBuf>,
+}
+
+/// What [`export_tables`] did: each table's outcome, in the order given.
+#[derive(Debug)]
+pub struct ExportReport {
+    pub tables: Vec<TableExport>,
+    pub seconds: f64,
+}
+
+impl ExportReport {
+    /// The statistics of the tables written.
+    pub fn written(&self) -> impl Iterator<Item = &ExportStats> {
+        self.tables.iter().filter_map(|t| t.result.as_ref().ok())
+    }
+
+    /// The tables not written, by name.
+    pub fn failed(&self) -> Vec<&str> {
+        self.tables.iter().filter(|t| t.result.is_err()).map(|t| t.table.as_str()).collect()
+    }
+}
+
+/// What a front end hears while [`export_tables`] runs (progress bars, a line per table).
+pub enum ExportEvent<'a> {
+    /// `table` is about to be written.
+    Started(&'a TableInfo),
+    /// Rows of the current table written so far.
+    Rows(u64),
+    /// A table is done, written or not.
+    Finished(&'a TableExport),
+}
+
+/// Exports `tables` one after the other into `destination`, each as [`output_name`], decoding on
+/// `options.threads` threads; a salvage export that skipped damage writes its report
+/// (`table,page,slot,reason` per skipped page or record) beside it as `NAME.skipped.csv`.
+///
+/// A table that fails leaves nothing and does not stop the others: its error is in its
+/// [`TableExport::result`], and [`ExportReport::failed`] names it. Only a salvage report that
+/// cannot be written ends the run with an error.
+pub fn export_tables(
+    db: &Database,
+    tables: &[TableInfo],
+    format: ExportFormat,
+    destination: &dyn ExportDestination,
+    options: &ExportOptions,
+    mut on_event: impl FnMut(ExportEvent<'_>),
+) -> Result<ExportReport> {
+    let started = Instant::now();
+    let mut done = Vec::with_capacity(tables.len());
+    for table in tables {
+        on_event(ExportEvent::Started(table));
+        let name = output_name(table, format);
+        let result = destination
+            .create(&name)
+            .and_then(|out| export_table(db, table, format, out, options, |rows| on_event(ExportEvent::Rows(rows))));
+        let skip_report = match &result {
+            Ok(stats) if !stats.skipped.is_empty() => Some(write_skip_report(
+                destination,
+                &format!("{name}.skipped.csv"),
+                &table.qualified_name(),
+                &stats.skipped,
+            )?),
+            _ => None,
+        };
+        let outcome = TableExport { table: table.qualified_name(), name, result, skip_report };
+        on_event(ExportEvent::Finished(&outcome));
+        done.push(outcome);
+    }
+    Ok(ExportReport { tables: done, seconds: started.elapsed().as_secs_f64() })
+}
+
+/// Writes the salvage report `name` (`table,page,slot,reason` per skipped page or record) into
+/// `destination`; returns where it went.
+fn write_skip_report(
+    destination: &dyn ExportDestination,
+    name: &str,
+    table: &str,
+    skipped: &[crate::scan::Skipped],
+) -> Result<PathBuf> {
+    let mut text = String::from("table,page,slot,reason\n");
+    for s in skipped {
+        let page = s.page.map(|p| p.to_string());
+        let slot = s.slot.map(|s| s.to_string());
+        write_csv_row(&mut text, [Some(table), page.as_deref(), slot.as_deref(), Some(s.reason.as_str())].into_iter());
+    }
+    let mut report = destination.create(name)?;
+    let location = report.location().to_path_buf();
+    report.write_all(text.as_bytes()).map_err(|e| Error::io(&location, "cannot write the salvage report", e))?;
+    report.finish()?;
+    Ok(location)
+}
+
 /// Where an export's outputs go: a local folder ([`LocalFolder`]), or a prefix in an object
 /// store (`mdfkit-cloud`'s `ObjectPrefix`).
 pub trait ExportDestination: Send + Sync {

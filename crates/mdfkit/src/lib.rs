@@ -12,6 +12,7 @@ pub mod database;
 pub mod decode;
 pub mod error;
 pub mod export;
+pub mod info;
 pub mod io;
 pub mod lob;
 pub mod location;
@@ -30,5 +31,6 @@ pub mod xmlbin;
 pub mod xpress;
 
 pub use database::{Database, ScanOptions};
+pub use info::DatabaseInfo;
 pub use error::{Error, ErrorKind, Result};
 pub use page::PageId;
