@@ -464,7 +464,7 @@ impl BatchReader {
                 let (tx, rx) = sync_channel(1);
                 let slot = Arc::clone(&self.error);
                 let spawned = std::thread::Builder::new().name("mdfkit-scan".into()).spawn(move || {
-                    let result = db.scan_batches(&table, &options, |batch| {
+                    let result = db.scan(&table).options(&options).batches(|batch| {
                         // A send fails when the consumer dropped the stream: stop reading.
                         Ok(if tx.send(Ok(batch)).is_ok() { Flow::Continue } else { Flow::Stop })
                     });

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use mdfkit::export::{export_tables, ExportEvent, ExportFormat, ExportOptions};
-use mdfkit::scan::{ScanMode, Skipped};
+use mdfkit::scan::Skipped;
 
 use mdfkit::backup::{BackupMedia, BackupSet, FileKind};
 use mdfkit::catalog::model::TableInfo;
@@ -416,8 +416,8 @@ pub fn cat(
             names.extend([PARTITION_COLUMN.to_string(), PAGE_COLUMN.to_string(), SLOT_COLUMN.to_string()]);
         }
         header.get_or_insert(names);
-        let mode = ScanMode { include_ghosts, salvage };
-        let stats = db.for_each_record_in_partition(&table, partition, mode, |record, location| {
+        let scan = db.scan(&table).include_ghosts(include_ghosts).salvage(salvage);
+        let stats = scan.partition_records(partition, |record, location| {
             if limit.is_some_and(|l| count >= l) {
                 return Ok(Flow::Stop);
             }

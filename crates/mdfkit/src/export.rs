@@ -29,7 +29,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
 use crate::catalog::model::TableInfo;
-use crate::database::{Database, ScanOptions};
+use crate::database::Database;
 use crate::error::{Error, ErrorKind, Result};
 use crate::scan::Flow;
 use crate::value::Value;
@@ -387,14 +387,14 @@ fn write_table(
     let io = |e: std::io::Error| Error::io(path, "cannot write", e);
     let columns = export.columns.as_deref();
     let threads = export.threads.max(1);
-    let options = ScanOptions { columns: export.columns.clone(), salvage: export.salvage, ..ScanOptions::default() };
+    let scan = db.scan(table).columns(export.columns.clone()).salvage(export.salvage).threads(threads);
     let mut rows = 0u64;
-    let scan = match format {
+    let stats = match format {
         ExportFormat::Parquet => {
             let schema = db.arrow_schema(table, columns)?;
             std::thread::scope(|scope| -> Result<crate::scan::ScanStats> {
                 let mut parquet = ParquetOutput::new(scope, file, schema, threads, export.compression)?;
-                let stats = db.scan_batches_parallel(table, &options, threads, |batch| {
+                let stats = scan.batches(|batch| {
                     rows += batch.num_rows() as u64;
                     parquet.write(&batch)?;
                     progress(rows);
@@ -407,7 +407,7 @@ fn write_table(
         ExportFormat::Arrow => {
             let schema = db.arrow_schema(table, columns)?;
             let mut writer = StreamWriter::try_new(BufWriter::new(file), &schema).map_err(arrow_error)?;
-            let stats = db.scan_batches_parallel(table, &options, threads, |batch| {
+            let stats = scan.batches(|batch| {
                 rows += batch.num_rows() as u64;
                 writer.write(&batch).map_err(arrow_error)?;
                 progress(rows);
@@ -434,7 +434,7 @@ fn write_table(
                         chunk.rows += 1;
                         Ok(chunk.lines.text.len() >= TEXT_CHUNK_BYTES)
                     };
-                db.scan_chunks_parallel(table, columns, threads, new_chunk, append, |chunk| {
+                scan.chunks(new_chunk, append, |chunk| {
                     out.write_all(chunk.lines.text.as_bytes()).map_err(io)?;
                     rows += chunk.rows;
                     progress(rows);
@@ -447,8 +447,7 @@ fn write_table(
                 for partition in &table.partitions {
                     let decoder = db.row_decoder(table, partition.partition_id, columns)?;
                     let names = decoder.column_names();
-                    let mode = crate::scan::ScanMode { salvage: export.salvage, ..Default::default() };
-                    total += db.for_each_record_in_partition(table, partition, mode, |record, _| {
+                    total += scan.partition_records(partition, |record, _| {
                         decoder.decode(record, &mut values)?;
                         lines.text.clear();
                         lines.push_row(format, &names, &values)?;
@@ -467,7 +466,7 @@ fn write_table(
             total
         }
     };
-    Ok((rows, scan))
+    Ok((rows, stats))
 }
 
 /// Text a CSV or JSON Lines export's scan thread formats before handing it on.
