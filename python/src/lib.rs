@@ -28,7 +28,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, SchemaRef};
 use mdfkit::catalog::model::TableInfo;
-use mdfkit::export::{export_table, export_tables, ExportDestination, ExportFormat, LocalOutput};
+use mdfkit::export::{export_table, export_tables, ExportDestination, ExportFormat, ExportOptions, LocalOutput};
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
 use mdfkit::{Database, ErrorKind, ScanOptions};
@@ -258,23 +258,11 @@ impl NativeDatabase {
         compression: &str,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        if threads == Some(0) {
-            return Err(PyValueError::new_err("threads must be at least 1"));
-        }
-        let format = parse_format(format)?;
-        let compression = compression.parse().map_err(PyValueError::new_err)?;
+        let (format, options) = export_settings(format, columns, compression, threads)?;
         let t = self.find(py, table)?;
         let db = &self.db;
         let stats = py
-            .detach(|| {
-                let options = mdfkit::export::ExportOptions {
-                    columns,
-                    threads: threads.unwrap_or_else(mdfkit::export::all_cores),
-                    salvage: false,
-                    compression,
-                };
-                export_table(db, &t, format, Box::new(LocalOutput::create(&path)?), &options, |_| {})
-            })
+            .detach(|| export_table(db, &t, format, Box::new(LocalOutput::create(&path)?), &options, |_| {}))
             .py_err_in(py, &t)?;
         let d = PyDict::new(py);
         d.set_item("rows", stats.rows)?;
@@ -299,20 +287,10 @@ impl NativeDatabase {
         compression: &str,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        if threads == Some(0) {
-            return Err(PyValueError::new_err("threads must be at least 1"));
-        }
-        let format = parse_format(format)?;
-        let compression = compression.parse().map_err(PyValueError::new_err)?;
+        let (format, options) = export_settings(format, None, compression, threads)?;
         let chosen = match tables {
             Some(names) => names.iter().map(|n| self.find(py, n)).collect::<PyResult<Vec<_>>>()?,
             None => self.db.catalog().tables(false),
-        };
-        let options = mdfkit::export::ExportOptions {
-            columns: None,
-            threads: threads.unwrap_or_else(mdfkit::export::all_cores),
-            salvage: false,
-            compression,
         };
         let db = &self.db;
         let report = py
@@ -348,6 +326,23 @@ fn export_destination(out: &Path) -> mdfkit::Result<Box<dyn ExportDestination>> 
     return mdfkit_cloud::export::destination(out);
     #[cfg(not(feature = "cloud"))]
     Ok(Box::new(mdfkit::export::LocalFolder::create(out)?))
+}
+
+/// The format and options of an export from the Python arguments (`threads`: all cores when
+/// `None`); a bad argument is a `ValueError`.
+fn export_settings(
+    format: &str,
+    columns: Option<Vec<String>>,
+    compression: &str,
+    threads: Option<usize>,
+) -> PyResult<(ExportFormat, ExportOptions)> {
+    if threads == Some(0) {
+        return Err(PyValueError::new_err("threads must be at least 1"));
+    }
+    let format = parse_format(format)?;
+    let compression = compression.parse().map_err(PyValueError::new_err)?;
+    let threads = threads.unwrap_or_else(mdfkit::export::all_cores);
+    Ok((format, ExportOptions { columns, threads, salvage: false, compression }))
 }
 
 /// An export format by name: parquet, arrow (Arrow IPC stream), csv, jsonl.
