@@ -33,6 +33,6 @@ pub mod xmlbin;
 pub mod xpress;
 
 pub use database::{Database, ScanOptions};
-pub use info::DatabaseInfo;
 pub use error::{Error, ErrorKind, Result};
+pub use info::DatabaseInfo;
 pub use page::PageId;
