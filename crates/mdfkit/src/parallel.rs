@@ -8,6 +8,10 @@ use crate::error::{Error, Result};
 use crate::page::PageId;
 use crate::scan::ScanStats;
 
+/// A task's work: decodes its pages, handing each piece of output to the sender (which answers
+/// false when nobody wants more), and returns the task's statistics.
+pub(crate) type TaskWork<'a, T> = dyn Fn(&[PageId], &mut dyn FnMut(T) -> bool) -> Result<ScanStats> + Sync + 'a;
+
 /// What a parallel scan task sends its consumer: its output, piece by piece, then how it ended.
 enum TaskMessage<T> {
     Output(T),
@@ -28,7 +32,7 @@ pub(crate) fn run_in_task_order<T: Send>(
     table: &TableInfo,
     tasks: &[&[PageId]],
     threads: usize,
-    work: &(dyn Fn(&[PageId], &mut dyn FnMut(T) -> bool) -> Result<ScanStats> + Sync),
+    work: &TaskWork<'_, T>,
     deliver: &mut dyn FnMut(T) -> Result<bool>,
     total: &mut ScanStats,
 ) -> Result<bool> {
