@@ -7,8 +7,6 @@ __version__: str
 object_stores: bool
 """Whether this build reads object URLs (``s3://``, ``az://``, signed ``https://`` links)."""
 
-def extension(format: str) -> str: ...
-
 class ArrowSchema:
     def __arrow_c_schema__(self) -> object: ...
 
@@ -43,3 +41,11 @@ class NativeDatabase:
         compression: str = "zstd",
         threads: Optional[int] = None,
     ) -> Dict[str, Any]: ...
+    def export_tables(
+        self,
+        out: Union[str, PathLike[str]],
+        format: str,
+        tables: Optional[List[str]] = None,
+        compression: str = "zstd",
+        threads: Optional[int] = None,
+    ) -> List[Dict[str, Any]]: ...

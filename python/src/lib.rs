@@ -18,7 +18,7 @@
 //! [Arrow C stream interface]: https://arrow.apache.org/docs/format/CStreamInterface.html
 
 use std::ffi::CString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -28,8 +28,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, SchemaRef};
 use mdfkit::catalog::model::TableInfo;
-use mdfkit::export::{export_table, ExportFormat, LocalOutput};
-use mdfkit::page::boot::product_name;
+use mdfkit::export::{export_table, export_tables, ExportDestination, ExportFormat, ExportOptions, LocalOutput};
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
 use mdfkit::{Database, ErrorKind, ScanOptions};
@@ -138,38 +137,33 @@ impl NativeDatabase {
         Ok(NativeDatabase { db: Arc::new(db) })
     }
 
-    /// The database's description: name, versions, options, page counts, files.
+    /// The database's description ([`Database::info`]): name, versions, options, page counts,
+    /// files.
     fn info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let db = &self.db;
-        let catalog = db.catalog();
-        let boot = &catalog.boot;
-        let units = catalog.table("sysallocunits");
+        let info = self.db.info().py_err(py)?;
         let d = PyDict::new(py);
-        d.set_item("name", db.name())?;
-        d.set_item("version", boot.version)?;
-        d.set_item("product", product_name(boot.version))?;
-        d.set_item("create_version", boot.create_version)?;
-        d.set_item("create_product", product_name(boot.create_version))?;
-        d.set_item("compatibility_level", boot.compatibility_level)?;
-        d.set_item("collation", mdfkit::collation::name(boot.collation_id))?;
-        d.set_item("page_verify", boot.page_verify().name())?;
-        d.set_item("recovery_model", boot.recovery_model().name())?;
-        d.set_item("created", value_to_py(py, &boot.created)?)?;
-        let file_pages: i64 = db.reader().source().files().iter().map(|f| i64::from(f.page_count)).sum();
-        d.set_item("pages_in_files", file_pages)?;
-        d.set_item("pages_allocated", units.iter().map(|u| u.int("pcreserved")).sum::<i64>())?;
-        d.set_item("pages_used", units.iter().map(|u| u.int("pcused")).sum::<i64>())?;
-        d.set_item("user_tables", catalog.tables(false).len())?;
+        d.set_item("name", &info.name)?;
+        d.set_item("version", info.version)?;
+        d.set_item("product", info.product)?;
+        d.set_item("create_version", info.create_version)?;
+        d.set_item("create_product", info.create_product)?;
+        d.set_item("compatibility_level", info.compatibility_level)?;
+        d.set_item("collation", &info.collation)?;
+        d.set_item("page_verify", info.page_verify)?;
+        d.set_item("recovery_model", info.recovery_model)?;
+        d.set_item("created", value_to_py(py, &info.created)?)?;
+        d.set_item("pages_in_files", info.pages_in_files)?;
+        d.set_item("pages_allocated", info.pages_allocated)?;
+        d.set_item("pages_used", info.pages_used)?;
+        d.set_item("user_tables", info.user_tables)?;
         let files = PyList::empty(py);
-        let view = catalog.view("sys.database_files").py_err(py)?;
-        for row in &view.rows {
+        for row in &info.files.rows {
             let f = PyDict::new(py);
-            for (name, value) in view.columns.iter().zip(row) {
+            for (name, value) in info.files.columns.iter().zip(row) {
                 f.set_item(name, value_to_py(py, value)?)?;
             }
             let file_id = row.first().and_then(Value::as_i64).unwrap_or(-1);
-            let given = u16::try_from(file_id).ok().and_then(|id| db.reader().source().file(id));
-            f.set_item("location", given.map(|g| g.location.display().to_string()))?;
+            f.set_item("location", info.location_of(file_id).map(|l| l.display().to_string()))?;
             files.append(f)?;
         }
         d.set_item("files", files)?;
@@ -264,23 +258,11 @@ impl NativeDatabase {
         compression: &str,
         threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        if threads == Some(0) {
-            return Err(PyValueError::new_err("threads must be at least 1"));
-        }
-        let format = parse_format(format)?;
-        let compression = compression.parse().map_err(PyValueError::new_err)?;
+        let (format, options) = export_settings(format, columns, compression, threads)?;
         let t = self.find(py, table)?;
         let db = &self.db;
         let stats = py
-            .detach(|| {
-                let options = mdfkit::export::ExportOptions {
-                    columns,
-                    threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-                    salvage: false,
-                    compression,
-                };
-                export_table(db, &t, format, Box::new(LocalOutput::create(&path)?), &options, |_| {})
-            })
+            .detach(|| export_table(db, &t, format, Box::new(LocalOutput::create(&path)?), &options, |_| {}))
             .py_err_in(py, &t)?;
         let d = PyDict::new(py);
         d.set_item("rows", stats.rows)?;
@@ -289,6 +271,78 @@ impl NativeDatabase {
         d.set_item("ghost_records", stats.ghost_records)?;
         Ok(d)
     }
+
+    /// Writes `tables` (all user tables when `None`) into `out` as `SCHEMA.TABLE.EXT`
+    /// ([`mdfkit::export::export_tables`]): a folder, or with the `cloud` feature an object
+    /// prefix. A failed table does not stop the others; returns a dict per table: `table`,
+    /// `name`, `rows`, `bytes`, `seconds`, `error` (the exception, or None). The GIL is released
+    /// while writing.
+    #[pyo3(signature = (out, format, tables = None, compression = "zstd", threads = None))]
+    fn export_tables<'py>(
+        &self,
+        py: Python<'py>,
+        out: PathBuf,
+        format: &str,
+        tables: Option<Vec<String>>,
+        compression: &str,
+        threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let (format, options) = export_settings(format, None, compression, threads)?;
+        let chosen = match tables {
+            Some(names) => names.iter().map(|n| self.find(py, n)).collect::<PyResult<Vec<_>>>()?,
+            None => self.db.catalog().tables(false),
+        };
+        let db = &self.db;
+        let report = py
+            .detach(|| {
+                let destination = export_destination(&out)?;
+                export_tables(db, &chosen, format, destination.as_ref(), &options, |_| {})
+            })
+            .py_err(py)?;
+        let results = PyList::empty(py);
+        for done in &report.tables {
+            let d = PyDict::new(py);
+            d.set_item("table", &done.table)?;
+            d.set_item("name", &done.name)?;
+            match &done.result {
+                Ok(stats) => {
+                    d.set_item("rows", stats.rows)?;
+                    d.set_item("bytes", stats.bytes)?;
+                    d.set_item("seconds", stats.seconds)?;
+                    d.set_item("error", py.None())?;
+                }
+                Err(e) => d.set_item("error", to_py_err_in(py, e, Some(&done.table)).value(py))?,
+            }
+            results.append(d)?;
+        }
+        Ok(results)
+    }
+}
+
+/// Where an export into `out` goes: with the `cloud` feature an object prefix for bucket URLs;
+/// otherwise (and for paths) a local folder, which refuses URLs by name.
+fn export_destination(out: &Path) -> mdfkit::Result<Box<dyn ExportDestination>> {
+    #[cfg(feature = "cloud")]
+    return mdfkit_cloud::export::destination(out);
+    #[cfg(not(feature = "cloud"))]
+    Ok(Box::new(mdfkit::export::LocalFolder::create(out)?))
+}
+
+/// The format and options of an export from the Python arguments (`threads`: all cores when
+/// `None`); a bad argument is a `ValueError`.
+fn export_settings(
+    format: &str,
+    columns: Option<Vec<String>>,
+    compression: &str,
+    threads: Option<usize>,
+) -> PyResult<(ExportFormat, ExportOptions)> {
+    if threads == Some(0) {
+        return Err(PyValueError::new_err("threads must be at least 1"));
+    }
+    let format = parse_format(format)?;
+    let compression = compression.parse().map_err(PyValueError::new_err)?;
+    let threads = threads.unwrap_or_else(mdfkit::export::all_cores);
+    Ok((format, ExportOptions { columns, threads, salvage: false, compression }))
 }
 
 /// An export format by name: parquet, arrow (Arrow IPC stream), csv, jsonl.
@@ -302,12 +356,6 @@ fn parse_format(format: &str) -> PyResult<ExportFormat> {
             return Err(PyValueError::new_err(format!("unknown format {other:?}: use parquet, arrow, csv or jsonl")))
         }
     })
-}
-
-/// File extension `export` uses for a format name.
-#[pyfunction]
-fn extension(format: &str) -> PyResult<&'static str> {
-    Ok(parse_format(format)?.extension())
 }
 
 /// An Arrow schema exported through `__arrow_c_schema__`.
@@ -411,7 +459,7 @@ impl BatchReader {
                 let (tx, rx) = sync_channel(1);
                 let slot = Arc::clone(&self.error);
                 let spawned = std::thread::Builder::new().name("mdfkit-scan".into()).spawn(move || {
-                    let result = db.scan_batches(&table, &options, |batch| {
+                    let result = db.scan(&table).options(&options).batches(|batch| {
                         // A send fails when the consumer dropped the stream: stop reading.
                         Ok(if tx.send(Ok(batch)).is_ok() { Flow::Continue } else { Flow::Stop })
                     });
@@ -479,7 +527,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeDatabase>()?;
     m.add_class::<Stream>()?;
     m.add_class::<ArrowSchema>()?;
-    m.add_function(wrap_pyfunction!(extension, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

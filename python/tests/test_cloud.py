@@ -75,3 +75,13 @@ def test_a_missing_object_is_not_found(bucket):
     with pytest.raises(mdfkit.NotFoundError) as caught:
         mdfkit.open("s3://corpus/no-such.mdf")
     assert "s3://corpus/no-such.mdf" in str(caught.value)
+
+
+def test_export_to_a_bucket_prefix_writes_what_a_local_export_writes(bucket, corpus, tmp_path):
+    db = mdfkit.open(corpus / PUBS)
+    local = mdfkit.export(db, tmp_path, format="arrow")
+    uploaded = mdfkit.export(db, "s3://corpus/out/pubs/", format="arrow")
+    assert [(r.table, r.rows, r.error) for r in uploaded] == [(r.table, r.rows, None) for r in local]
+    for here, there in zip(local, uploaded):
+        assert there.path == f"s3://corpus/out/pubs/{Path(here.path).name}"
+        assert (bucket / "out" / "pubs" / Path(here.path).name).read_bytes() == Path(here.path).read_bytes()

@@ -452,7 +452,7 @@ fn main() -> ExitCode {
         Command::Export { files, tables, all, format, output, columns, threads, salvage, compression } => {
             let options = mdfkit::export::ExportOptions {
                 columns,
-                threads: threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+                threads: threads.unwrap_or_else(mdfkit::export::all_cores),
                 salvage,
                 compression,
             };

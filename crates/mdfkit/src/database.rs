@@ -17,15 +17,14 @@ use crate::backup::BackupMedia;
 use crate::catalog::base::AllocationUnit;
 use crate::catalog::model::{compression_name, PartitionInfo, TableInfo};
 use crate::catalog::Catalog;
-use crate::columnar::{self, BatchBuilder};
+use crate::columnar;
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
-use crate::plain_pages::PlainLayout;
 use crate::record::Record;
 use crate::rows::RowDecoder;
-use crate::scan::{self, Flow, RowLocation, ScanMode, ScanStats};
+use crate::scan::{Flow, RowLocation, ScanMode, ScanStats};
 use crate::sniff::{self, FileFormat};
 use crate::source::{DataFiles, PageReader, PageSource};
 
@@ -134,28 +133,13 @@ impl Database {
     }
 
     /// Calls `each` for every live row record of `table`, partition by partition, until it
-    /// returns [`Flow::Stop`]. Tables whose storage this version does not decode are refused by
-    /// name.
+    /// returns [`Flow::Stop`]: `self.scan(table).records(each)` ([`Database::scan`]).
     pub fn for_each_row(
         &self,
         table: &TableInfo,
-        mut each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
+        each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
     ) -> Result<ScanStats> {
-        check_has_storage(table)?;
-        let mut total = ScanStats::default();
-        for partition in &table.partitions {
-            let mut stopped = false;
-            let stats = self.for_each_row_in_partition(table, partition, |record, location| {
-                let flow = each(record, location)?;
-                stopped = flow == Flow::Stop;
-                Ok(flow)
-            })?;
-            total += stats;
-            if stopped {
-                break;
-            }
-        }
-        Ok(total)
+        self.scan(table).records(each)
     }
 
     /// Like [`Database::for_each_row`], for one partition of the table.
@@ -165,7 +149,7 @@ impl Database {
         partition: &PartitionInfo,
         each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
     ) -> Result<ScanStats> {
-        self.for_each_record_in_partition(table, partition, ScanMode::default(), each)
+        self.scan(table).partition_records(partition, each)
     }
 
     /// Like [`Database::for_each_row_in_partition`], with ghost records and damage treated as
@@ -178,13 +162,11 @@ impl Database {
         mode: ScanMode,
         each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
     ) -> Result<ScanStats> {
-        let unit = self.scannable_unit(table, partition)?;
-        scan::for_each_row(&self.reader, unit, table.is_heap, mode, each)
-            .map_err(|e| e.in_object(table.qualified_name()))
+        self.scan(table).include_ghosts(mode.include_ghosts).salvage(mode.salvage).partition_records(partition, each)
     }
 
     /// The in-row allocation unit of a partition whose storage this version decodes.
-    fn scannable_unit(&self, table: &TableInfo, partition: &PartitionInfo) -> Result<&AllocationUnit> {
+    pub(crate) fn scannable_unit(&self, table: &TableInfo, partition: &PartitionInfo) -> Result<&AllocationUnit> {
         let name = table.qualified_name();
         if partition.data_compression != 0 {
             return Err(Error::unsupported(format!(
@@ -206,205 +188,31 @@ impl Database {
     }
 
     /// Reads `table` as Arrow record batches of `options.batch_size` rows, passing each to `each`
-    /// until it returns [`Flow::Stop`] or `options.limit` rows were read.
+    /// until it returns [`Flow::Stop`] or `options.limit` rows were read:
+    /// `self.scan(table).options(options).batches(each)` ([`Database::scan`]).
     pub fn scan_batches(
         &self,
         table: &TableInfo,
         options: &ScanOptions,
-        mut each: impl FnMut(RecordBatch) -> Result<Flow>,
+        each: impl FnMut(RecordBatch) -> Result<Flow>,
     ) -> Result<ScanStats> {
-        check_has_storage(table)?;
-        let mut total = ScanStats::default();
-        let batch_size = options.batch_size.max(1);
-        let mut remaining = options.limit.unwrap_or(u64::MAX);
-        for partition in &table.partitions {
-            if remaining == 0 {
-                break;
-            }
-            let decoder = self.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
-            // Small tables should not pay for a full-size batch up front; builders grow as needed.
-            let capacity = batch_size.min(usize::try_from(partition.rows.max(0)).unwrap_or(0) + 1);
-            let mut batch = BatchBuilder::new(&decoder, capacity);
-            let mut stopped = false;
-            let plain = PlainLayout::of(&decoder).filter(|_| !options.salvage);
-            let stats = if let Some(plain) = plain {
-                let unit = self.scannable_unit(table, partition)?;
-                let mut stats = ScanStats::default();
-                scan::for_each_page(&self.reader, unit, table.is_heap, |page| {
-                    stats.pages += 1;
-                    let mut slot = 0;
-                    while slot < page.slot_count() {
-                        let room = batch_size.saturating_sub(batch.len()).max(1);
-                        let room = room.min(usize::try_from(remaining).unwrap_or(usize::MAX));
-                        let rows_before = stats.rows;
-                        slot = plain.append_slots(
-                            &decoder,
-                            &mut batch,
-                            &self.reader,
-                            page,
-                            table.is_heap,
-                            slot,
-                            room,
-                            &mut stats,
-                        )?;
-                        remaining -= stats.rows - rows_before;
-                        if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
-                            stopped = true;
-                        }
-                        if stopped || remaining == 0 {
-                            return Ok(Flow::Stop);
-                        }
-                    }
-                    Ok(Flow::Continue)
-                })
-                .map_err(|e| e.in_object(table.qualified_name()))?;
-                stats
-            } else {
-                let mode = ScanMode { salvage: options.salvage, ..ScanMode::default() };
-                let mut check = Vec::new();
-                self.for_each_record_in_partition(table, partition, mode, |record, _| {
-                    if options.salvage {
-                        // A row that fails to decode must be skipped whole, before any of its
-                        // columns reach the builders.
-                        decoder.decode(record, &mut check)?;
-                    }
-                    batch.append(&decoder, record)?;
-                    remaining -= 1;
-                    if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
-                        stopped = true;
-                    }
-                    Ok(if stopped || remaining == 0 { Flow::Stop } else { Flow::Continue })
-                })?
-            };
-            if !batch.is_empty() && !stopped {
-                stopped = each(batch.finish()?)? == Flow::Stop;
-            }
-            total += stats;
-            if stopped {
-                break;
-            }
-        }
-        Ok(total)
+        self.scan(table).options(options).batches(each)
     }
 
-    /// Like [`Database::scan_batches`], decoding on `threads` threads. Pages are taken in
-    /// allocation order from the IAM chains and split among the threads; batches come back in that
-    /// order (for a clustered index: page allocation order, not key order). Memory stays bounded:
-    /// `threads` workers decode, each holding at most three batches.
+    /// Like [`Database::scan_batches`], decoding on `threads` threads (see
+    /// [`crate::table_scan::TableScan::threads`]).
     pub fn scan_batches_parallel(
         &self,
         table: &TableInfo,
         options: &ScanOptions,
         threads: usize,
-        mut each: impl FnMut(RecordBatch) -> Result<Flow>,
+        each: impl FnMut(RecordBatch) -> Result<Flow>,
     ) -> Result<ScanStats> {
-        if threads <= 1 || options.salvage {
-            return self.scan_batches(table, options, each);
-        }
-        check_has_storage(table)?;
-        let mut total = ScanStats::default();
-        let mut remaining = options.limit.unwrap_or(u64::MAX);
-        for partition in &table.partitions {
-            let unit = self.scannable_unit(table, partition)?;
-            let decoder = self.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
-            // The IAM chains' allocated pages; each task keeps the data pages of the unit, so every
-            // page is read once.
-            let pages = scan::heap_pages(&self.reader, unit).map_err(|e| e.in_object(table.qualified_name()))?;
-            let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
-            // An empty partition (most system tables) starts no thread.
-            if tasks.is_empty() {
-                continue;
-            }
-            let plain = PlainLayout::of(&decoder);
-            // Builders are sized for a task's rows, as the catalog counts them.
-            let rows_per_page = usize::try_from(partition.rows.max(0)).unwrap_or(0) / pages.len().max(1) + 1;
-            let shared = TaskShared {
-                table,
-                unit,
-                decoder: &decoder,
-                plain: plain.as_ref(),
-                batch_size: options.batch_size,
-                rows_per_page,
-            };
-            // Hands a batch on, cut to the limit: false once no more rows are wanted.
-            let mut deliver = |batch: RecordBatch| -> Result<bool> {
-                let rows = batch.num_rows() as u64;
-                let batch = if rows > remaining { batch.slice(0, remaining as usize) } else { batch };
-                remaining -= (batch.num_rows() as u64).min(remaining);
-                Ok(each(batch)? == Flow::Continue && remaining > 0)
-            };
-            let work =
-                |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| self.decode_pages(&shared, pages, send);
-            if !run_in_task_order(table, &tasks, threads, &work, &mut deliver, &mut total)? {
-                return Ok(total);
-            }
-        }
-        Ok(total)
+        self.scan(table).options(options).threads(threads).batches(each)
     }
 
-    /// Decodes the rows of the data pages of the task's unit among `pages` into batches (other
-    /// pages of an allocated extent are skipped), handing each to `send` (which answers false when
-    /// nobody wants more).
-    fn decode_pages(
-        &self,
-        shared: &TaskShared,
-        pages: &[PageId],
-        send: &mut dyn FnMut(RecordBatch) -> bool,
-    ) -> Result<ScanStats> {
-        let TaskShared { table, unit, decoder, plain, batch_size, rows_per_page } = *shared;
-        let mut stats = ScanStats::default();
-        let mut batch = BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())));
-        for &id in pages {
-            let Some(page) = self.task_data_page(unit, id)? else { continue };
-            if let Some(plain) = plain {
-                stats.pages += 1;
-                plain.append_slots(
-                    decoder,
-                    &mut batch,
-                    &self.reader,
-                    &page,
-                    table.is_heap,
-                    0,
-                    usize::MAX,
-                    &mut stats,
-                )?;
-            } else {
-                let mut append = |record: &Record, _: RowLocation| {
-                    batch.append(decoder, record)?;
-                    Ok(Flow::Continue)
-                };
-                scan::visit_page(&self.reader, &page, table.is_heap, ScanMode::default(), &mut stats, &mut append)?;
-            }
-            if batch.is_full(batch_size) && !send(batch.finish()?) {
-                return Ok(stats);
-            }
-        }
-        if !batch.is_empty() {
-            send(batch.finish()?);
-        }
-        Ok(stats)
-    }
-
-    /// Page `id` of a task of `unit`, if it is one of the unit's data pages (the other pages of an
-    /// allocated extent, and pages not formatted yet, are `None`).
-    fn task_data_page(&self, unit: &AllocationUnit, id: PageId) -> Result<Option<crate::page::Page>> {
-        let page = match self.reader.read(id) {
-            Ok(page) => page,
-            // Pages of an allocated extent not formatted yet are all zero.
-            Err(e) if e.message().contains("says it is page 0:0") => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        let h = page.header();
-        let data = h.page_type == crate::page::PageType::Data && h.level == 0 && h.belongs_to(unit.id);
-        Ok(data.then_some(page))
-    }
-
-    /// Visits the records of `table` on `threads` threads, for outputs built row by row (CSV,
-    /// JSON Lines): each worker gathers its task's records into chunks, `new_chunk` making one
-    /// for a partition's decoder and `append` adding a record to it (answering true when the
-    /// chunk is full). `each` receives the chunks on the calling thread, in page allocation order
-    /// (for a clustered index: not key order). Live rows only, as [`Database::scan_batches`]
-    /// reads them; use [`Database::for_each_record_in_partition`] for key order, ghosts or salvage.
+    /// Visits the live records of `table` on `threads` threads, gathered into chunks for outputs
+    /// built row by row (see [`crate::table_scan::TableScan::chunks`]).
     pub fn scan_chunks_parallel<C: Send>(
         &self,
         table: &TableInfo,
@@ -412,51 +220,9 @@ impl Database {
         threads: usize,
         new_chunk: impl Fn(&RowDecoder) -> C + Sync,
         append: impl Fn(&mut C, &RowDecoder, &Record) -> Result<bool> + Sync,
-        mut each: impl FnMut(C) -> Result<Flow>,
+        each: impl FnMut(C) -> Result<Flow>,
     ) -> Result<ScanStats> {
-        check_has_storage(table)?;
-        let mut total = ScanStats::default();
-        for partition in &table.partitions {
-            let unit = self.scannable_unit(table, partition)?;
-            let decoder = self.row_decoder(table, partition.partition_id, columns)?;
-            let pages = scan::heap_pages(&self.reader, unit).map_err(|e| e.in_object(table.qualified_name()))?;
-            let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
-            let work = |pages: &[PageId], send: &mut dyn FnMut(C) -> bool| -> Result<ScanStats> {
-                let mut stats = ScanStats::default();
-                let (mut chunk, mut pending) = (new_chunk(&decoder), false);
-                for &id in pages {
-                    let Some(page) = self.task_data_page(unit, id)? else { continue };
-                    let mut wanted = true;
-                    scan::visit_page(
-                        &self.reader,
-                        &page,
-                        table.is_heap,
-                        ScanMode::default(),
-                        &mut stats,
-                        &mut |r, _| {
-                            pending = true;
-                            if append(&mut chunk, &decoder, r)? {
-                                pending = false;
-                                wanted = send(std::mem::replace(&mut chunk, new_chunk(&decoder)));
-                            }
-                            Ok(if wanted { Flow::Continue } else { Flow::Stop })
-                        },
-                    )?;
-                    if !wanted {
-                        return Ok(stats);
-                    }
-                }
-                if pending {
-                    send(chunk);
-                }
-                Ok(stats)
-            };
-            let mut deliver = |chunk: C| Ok(each(chunk)? == Flow::Continue);
-            if !run_in_task_order(table, &tasks, threads, &work, &mut deliver, &mut total)? {
-                break;
-            }
-        }
-        Ok(total)
+        self.scan(table).columns(columns.map(<[String]>::to_vec)).threads(threads).chunks(new_chunk, append, each)
     }
 
     /// The Arrow schema `scan_batches` produces for `table`.
@@ -468,98 +234,6 @@ impl Database {
         Ok(columnar::schema(&self.row_decoder(table, partition.partition_id, columns)?))
     }
 }
-
-/// What the tasks of a parallel scan of one partition share.
-#[derive(Clone, Copy)]
-struct TaskShared<'a> {
-    table: &'a TableInfo,
-    unit: &'a AllocationUnit,
-    decoder: &'a RowDecoder,
-    plain: Option<&'a PlainLayout>,
-    /// Rows per batch at most.
-    batch_size: usize,
-    /// Rows a page holds on average (the catalog's row count over the pages).
-    rows_per_page: usize,
-}
-
-/// What a parallel scan task sends its consumer: its output, piece by piece, then how it ended.
-enum TaskMessage<T> {
-    Output(T),
-    Done(Result<ScanStats>),
-}
-
-/// Runs `work` over `tasks` (pages of `table`) on up to `threads` threads (no more than there are
-/// tasks: an idle thread costs more than it saves) and hands what it sends to `deliver`, in task
-/// order; adds each task's statistics to `total`, and names the table in a task's error. Returns
-/// false when `deliver` wanted no more.
-///
-/// Worker `w` runs tasks w, w + workers, ... in order and hands its output over a channel of one:
-/// a worker ahead of the consumer waits instead of piling up output (LOB tables make batches
-/// large). The consumer reads task i from worker i % workers, so output comes back in page order.
-/// With one worker (a single task: most small tables) the tasks run on this thread, without a
-/// thread and a channel.
-fn run_in_task_order<T: Send>(
-    table: &TableInfo,
-    tasks: &[&[PageId]],
-    threads: usize,
-    work: &(dyn Fn(&[PageId], &mut dyn FnMut(T) -> bool) -> Result<ScanStats> + Sync),
-    deliver: &mut dyn FnMut(T) -> Result<bool>,
-    total: &mut ScanStats,
-) -> Result<bool> {
-    let workers = threads.min(tasks.len());
-    if workers <= 1 {
-        for pages in tasks {
-            let mut wanted = Ok(true);
-            let result = work(pages, &mut |output| {
-                wanted = deliver(output);
-                matches!(wanted, Ok(true))
-            });
-            if !wanted? {
-                return Ok(false);
-            }
-            *total += result.map_err(|e| e.in_object(table.qualified_name()))?;
-        }
-        return Ok(true);
-    }
-    std::thread::scope(|scope| -> Result<bool> {
-        let receivers: Vec<_> = (0..workers)
-            .map(|w| {
-                let (tx, rx) = std::sync::mpsc::sync_channel::<TaskMessage<T>>(1);
-                scope.spawn(move || {
-                    for pages in tasks.iter().skip(w).step_by(workers) {
-                        let result = work(pages, &mut |output| tx.send(TaskMessage::Output(output)).is_ok());
-                        let failed = result.is_err();
-                        if tx.send(TaskMessage::Done(result)).is_err() || failed {
-                            break;
-                        }
-                    }
-                });
-                rx
-            })
-            .collect();
-        for task in 0..tasks.len() {
-            let rx = &receivers[task % workers];
-            loop {
-                match rx.recv() {
-                    Ok(TaskMessage::Output(output)) => {
-                        if !deliver(output)? {
-                            return Ok(false);
-                        }
-                    }
-                    Ok(TaskMessage::Done(result)) => {
-                        *total += result.map_err(|e| e.in_object(table.qualified_name()))?;
-                        break;
-                    }
-                    Err(_) => return Err(Error::corrupt("a scan thread stopped without a result")),
-                }
-            }
-        }
-        Ok(true)
-    })
-}
-
-/// Pages one parallel task decodes (512 KB).
-const PAGES_PER_TASK: usize = 64;
 
 /// How to read a table as Arrow batches.
 #[derive(Debug, Clone)]
@@ -582,7 +256,7 @@ impl Default for ScanOptions {
 
 /// A table without rowsets in the data file (a memory-optimized table keeps its rows elsewhere, in
 /// checkpoint files) must not read as empty.
-fn check_has_storage(table: &TableInfo) -> Result<()> {
+pub(crate) fn check_has_storage(table: &TableInfo) -> Result<()> {
     if table.partitions.is_empty() {
         return Err(Error::unsupported(
             "has no rowsets in the data files (memory-optimized, or stored outside them): not supported",

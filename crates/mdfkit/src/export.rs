@@ -29,7 +29,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 
 use crate::catalog::model::TableInfo;
-use crate::database::{Database, ScanOptions};
+use crate::database::Database;
 use crate::error::{Error, ErrorKind, Result};
 use crate::scan::Flow;
 use crate::value::Value;
@@ -167,6 +167,118 @@ pub fn export_table(
     })
 }
 
+/// Threads to decode with when a front end is not told: one per core.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The name of `table`'s output in `format`: `SCHEMA.TABLE.EXT`.
+pub fn output_name(table: &TableInfo, format: ExportFormat) -> String {
+    format!("{}.{}.{}", table.schema, table.name, format.extension())
+}
+
+/// What happened to one table of [`export_tables`].
+#[derive(Debug)]
+pub struct TableExport {
+    /// `schema.table`.
+    pub table: String,
+    /// The output's name in the destination ([`output_name`]).
+    pub name: String,
+    /// What was written, or why the table was not (nothing of it is left).
+    pub result: Result<ExportStats>,
+    /// Where the salvage report went (`NAME.skipped.csv`), when damage was skipped.
+    pub skip_report: Option<PathBuf>,
+}
+
+/// What [`export_tables`] did: each table's outcome, in the order given.
+#[derive(Debug)]
+pub struct ExportReport {
+    pub tables: Vec<TableExport>,
+    pub seconds: f64,
+}
+
+impl ExportReport {
+    /// The statistics of the tables written.
+    pub fn written(&self) -> impl Iterator<Item = &ExportStats> {
+        self.tables.iter().filter_map(|t| t.result.as_ref().ok())
+    }
+
+    /// The tables not written, by name.
+    pub fn failed(&self) -> Vec<&str> {
+        self.tables.iter().filter(|t| t.result.is_err()).map(|t| t.table.as_str()).collect()
+    }
+}
+
+/// What a front end hears while [`export_tables`] runs (progress bars, a line per table).
+pub enum ExportEvent<'a> {
+    /// `table` is about to be written.
+    Started(&'a TableInfo),
+    /// Rows of the current table written so far.
+    Rows(u64),
+    /// A table is done, written or not.
+    Finished(&'a TableExport),
+}
+
+/// Exports `tables` one after the other into `destination`, each as [`output_name`], decoding on
+/// `options.threads` threads; a salvage export that skipped damage writes its report
+/// (`table,page,slot,reason` per skipped page or record) beside it as `NAME.skipped.csv`.
+///
+/// A table that fails leaves nothing and does not stop the others: its error is in its
+/// [`TableExport::result`], and [`ExportReport::failed`] names it. Only a salvage report that
+/// cannot be written ends the run with an error.
+pub fn export_tables(
+    db: &Database,
+    tables: &[TableInfo],
+    format: ExportFormat,
+    destination: &dyn ExportDestination,
+    options: &ExportOptions,
+    mut on_event: impl FnMut(ExportEvent<'_>),
+) -> Result<ExportReport> {
+    let started = Instant::now();
+    let mut done = Vec::with_capacity(tables.len());
+    for table in tables {
+        on_event(ExportEvent::Started(table));
+        let name = output_name(table, format);
+        let result = destination
+            .create(&name)
+            .and_then(|out| export_table(db, table, format, out, options, |rows| on_event(ExportEvent::Rows(rows))));
+        let skip_report = match &result {
+            Ok(stats) if !stats.skipped.is_empty() => Some(write_skip_report(
+                destination,
+                &format!("{name}.skipped.csv"),
+                &table.qualified_name(),
+                &stats.skipped,
+            )?),
+            _ => None,
+        };
+        let outcome = TableExport { table: table.qualified_name(), name, result, skip_report };
+        on_event(ExportEvent::Finished(&outcome));
+        done.push(outcome);
+    }
+    Ok(ExportReport { tables: done, seconds: started.elapsed().as_secs_f64() })
+}
+
+/// Writes the salvage report `name` (`table,page,slot,reason` per skipped page or record) into
+/// `destination`; returns where it went.
+fn write_skip_report(
+    destination: &dyn ExportDestination,
+    name: &str,
+    table: &str,
+    skipped: &[crate::scan::Skipped],
+) -> Result<PathBuf> {
+    let mut text = String::from("table,page,slot,reason\n");
+    for s in skipped {
+        let page = s.page.map(|p| p.to_string());
+        let slot = s.slot.map(|s| s.to_string());
+        write_csv_row(&mut text, [Some(table), page.as_deref(), slot.as_deref(), Some(s.reason.as_str())].into_iter());
+    }
+    let mut report = destination.create(name)?;
+    let location = report.location().to_path_buf();
+    report.write_all(text.as_bytes()).map_err(|e| Error::io(&location, "cannot write the salvage report", e))?;
+    report.finish()?;
+    Ok(location)
+}
+
 /// Where an export's outputs go: a local folder ([`LocalFolder`]), or a prefix in an object
 /// store (`mdfkit-cloud`'s `ObjectPrefix`).
 pub trait ExportDestination: Send + Sync {
@@ -275,14 +387,14 @@ fn write_table(
     let io = |e: std::io::Error| Error::io(path, "cannot write", e);
     let columns = export.columns.as_deref();
     let threads = export.threads.max(1);
-    let options = ScanOptions { columns: export.columns.clone(), salvage: export.salvage, ..ScanOptions::default() };
+    let scan = db.scan(table).columns(export.columns.clone()).salvage(export.salvage).threads(threads);
     let mut rows = 0u64;
-    let scan = match format {
+    let stats = match format {
         ExportFormat::Parquet => {
             let schema = db.arrow_schema(table, columns)?;
             std::thread::scope(|scope| -> Result<crate::scan::ScanStats> {
                 let mut parquet = ParquetOutput::new(scope, file, schema, threads, export.compression)?;
-                let stats = db.scan_batches_parallel(table, &options, threads, |batch| {
+                let stats = scan.batches(|batch| {
                     rows += batch.num_rows() as u64;
                     parquet.write(&batch)?;
                     progress(rows);
@@ -295,7 +407,7 @@ fn write_table(
         ExportFormat::Arrow => {
             let schema = db.arrow_schema(table, columns)?;
             let mut writer = StreamWriter::try_new(BufWriter::new(file), &schema).map_err(arrow_error)?;
-            let stats = db.scan_batches_parallel(table, &options, threads, |batch| {
+            let stats = scan.batches(|batch| {
                 rows += batch.num_rows() as u64;
                 writer.write(&batch).map_err(arrow_error)?;
                 progress(rows);
@@ -322,7 +434,7 @@ fn write_table(
                         chunk.rows += 1;
                         Ok(chunk.lines.text.len() >= TEXT_CHUNK_BYTES)
                     };
-                db.scan_chunks_parallel(table, columns, threads, new_chunk, append, |chunk| {
+                scan.chunks(new_chunk, append, |chunk| {
                     out.write_all(chunk.lines.text.as_bytes()).map_err(io)?;
                     rows += chunk.rows;
                     progress(rows);
@@ -335,8 +447,7 @@ fn write_table(
                 for partition in &table.partitions {
                     let decoder = db.row_decoder(table, partition.partition_id, columns)?;
                     let names = decoder.column_names();
-                    let mode = crate::scan::ScanMode { salvage: export.salvage, ..Default::default() };
-                    total += db.for_each_record_in_partition(table, partition, mode, |record, _| {
+                    total += scan.partition_records(partition, |record, _| {
                         decoder.decode(record, &mut values)?;
                         lines.text.clear();
                         lines.push_row(format, &names, &values)?;
@@ -355,7 +466,7 @@ fn write_table(
             total
         }
     };
-    Ok((rows, scan))
+    Ok((rows, stats))
 }
 
 /// Text a CSV or JSON Lines export's scan thread formats before handing it on.

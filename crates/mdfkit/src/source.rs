@@ -47,6 +47,11 @@ pub trait PageSource: Send + Sync {
     fn notes(&self) -> &[String] {
         &[]
     }
+
+    /// The backup set whose pages these are, for a source read from a backup.
+    fn backup_set(&self) -> Option<&crate::backup::BackupSet> {
+        None
+    }
 }
 
 /// Data files (`.mdf` and `.ndf`) on local disk or in memory.

@@ -988,6 +988,10 @@ impl PageSource for BackupPages {
     fn notes(&self) -> &[String] {
         &self.notes
     }
+
+    fn backup_set(&self) -> Option<&BackupSet> {
+        Some(&self.set)
+    }
 }
 
 #[cfg(test)]

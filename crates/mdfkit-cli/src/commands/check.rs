@@ -1,0 +1,71 @@
+//! `mdfkit check`: the physical consistency check, pages first, then the catalog's structures.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use mdfkit::value::Value;
+use mdfkit::Database;
+
+use super::{stdout, Failure, Outcome};
+use crate::output::{write_rows, Format};
+
+pub fn check(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
+    let source = mdfkit::database::open_source(files, position)?;
+    let total: u64 = source.files().iter().map(|f| u64::from(f.page_count)).sum();
+    let bar = if io::stderr().is_terminal() { ProgressBar::new(total) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template("checking pages [{bar:30}] {pos}/{len} {per_sec} ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let (mut problems, stats) = mdfkit::check::check_pages(source.as_ref(), |n| bar.set_position(n));
+    bar.finish_and_clear();
+    // How a backup's data stream was placed where it did not follow its allocation maps.
+    for note in source.notes() {
+        eprintln!("note: {note}");
+    }
+    let mut catalog_note = String::new();
+    match Database::from_source(source) {
+        Ok(db) => {
+            let (more, catalog_stats) = mdfkit::check::check_catalog(&db)?;
+            problems.extend(more);
+            catalog_note = format!(
+                ", {} allocation units, {} rows",
+                catalog_stats.allocation_units_checked, catalog_stats.rows_checked
+            );
+        }
+        Err(e) => problems.push(mdfkit::check::Problem {
+            page: e.page(),
+            object: None,
+            what: format!("the catalog cannot be read, allocation and B-tree checks skipped: {}", e.message()),
+        }),
+    }
+    let columns: Vec<String> = ["page", "object", "problem"].iter().map(|s| s.to_string()).collect();
+    let rows: Vec<Vec<Value>> = problems
+        .iter()
+        .map(|p| {
+            vec![
+                p.page.map_or(Value::Null, |id| Value::text(id.to_string())),
+                p.object.as_deref().map_or(Value::Null, Value::text),
+                Value::text(&p.what),
+            ]
+        })
+        .collect();
+    let mut out = stdout();
+    if !rows.is_empty() || format != Format::Table {
+        write_rows(&mut out, format, &columns, &rows)?;
+    }
+    out.flush()?;
+    eprintln!(
+        "checked {} pages ({} unallocated skipped){catalog_note}: {} problems",
+        stats.pages_checked,
+        stats.pages_skipped_unallocated,
+        problems.len()
+    );
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::ProblemsFound)
+    }
+}

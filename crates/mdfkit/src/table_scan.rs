@@ -1,0 +1,398 @@
+//! [`TableScan`]: the one way to read a table's rows, built from [`Database::scan`] and finished
+//! by what the caller wants back:
+//!
+//! ```no_run
+//! # let db = mdfkit::Database::open(&["shop.mdf"])?;
+//! # let table = db.catalog().find_table("dbo.Orders").unwrap();
+//! let stats = db.scan(&table).limit(Some(100)).threads(4).batches(|batch| {
+//!     println!("{} rows", batch.num_rows());
+//!     Ok(mdfkit::scan::Flow::Continue)
+//! })?;
+//! # Ok::<(), mdfkit::Error>(())
+//! ```
+//!
+//! It knows which partitions a table scan walks, in which order, and which path decodes them:
+//! record by record in key order ([`TableScan::records`]), Arrow batches a page at a time where the
+//! layout is plain ([`crate::plain_pages`]), or in tasks of pages on several threads
+//! ([`crate::parallel`]) for batches and for text built row by row ([`TableScan::chunks`]).
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+
+use crate::catalog::base::AllocationUnit;
+use crate::catalog::model::{PartitionInfo, TableInfo};
+use crate::columnar::BatchBuilder;
+use crate::database::{check_has_storage, Database, ScanOptions};
+use crate::error::Result;
+use crate::page::{Page, PageId, PageType};
+use crate::parallel::{run_in_task_order, PAGES_PER_TASK};
+use crate::plain_pages::PlainLayout;
+use crate::record::Record;
+use crate::rows::RowDecoder;
+use crate::scan::{self, Flow, RowLocation, ScanMode, ScanStats};
+
+/// A scan of one table being set up; see the module documentation.
+#[derive(Clone)]
+pub struct TableScan<'a> {
+    db: &'a Database,
+    table: &'a TableInfo,
+    options: ScanOptions,
+    include_ghosts: bool,
+    threads: usize,
+}
+
+impl Database {
+    /// A scan of `table`: every stored column, every live row, one thread, until set otherwise.
+    pub fn scan<'a>(&'a self, table: &'a TableInfo) -> TableScan<'a> {
+        TableScan { db: self, table, options: ScanOptions::default(), include_ghosts: false, threads: 1 }
+    }
+}
+
+impl<'a> TableScan<'a> {
+    /// Only these columns, in table order (all stored columns when `None`); for batches and
+    /// chunks (records come whole).
+    pub fn columns(mut self, columns: Option<Vec<String>>) -> Self {
+        self.options.columns = columns;
+        self
+    }
+
+    /// Stop after this many rows (batches and records).
+    pub fn limit(mut self, limit: Option<u64>) -> Self {
+        self.options.limit = limit;
+        self
+    }
+
+    /// Rows per Arrow batch.
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.options.batch_size = rows;
+        self
+    }
+
+    /// Columns, batch size, limit and salvage at once.
+    pub fn options(mut self, options: &ScanOptions) -> Self {
+        self.options = options.clone();
+        self
+    }
+
+    /// Pass ghost (deleted) records too, marked in their [`RowLocation`] (records only).
+    pub fn include_ghosts(mut self, yes: bool) -> Self {
+        self.include_ghosts = yes;
+        self
+    }
+
+    /// Skip damaged pages and records instead of stopping at the first; they are listed in
+    /// [`ScanStats::skipped`]. A salvage scan runs on one thread.
+    pub fn salvage(mut self, yes: bool) -> Self {
+        self.options.salvage = yes;
+        self
+    }
+
+    /// Decoding threads for batches and chunks. With more than one, pages are taken in allocation
+    /// order from the IAM chains (for a clustered index: not key order).
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// The Arrow schema [`TableScan::batches`] produces.
+    pub fn schema(&self) -> Result<SchemaRef> {
+        self.db.arrow_schema(self.table, self.options.columns.as_deref())
+    }
+
+    fn mode(&self) -> ScanMode {
+        ScanMode { include_ghosts: self.include_ghosts, salvage: self.options.salvage }
+    }
+
+    /// Calls `each` for every record of the table, partition by partition (IAM order for heaps,
+    /// key order for clustered indexes), until it returns [`Flow::Stop`] or the limit is reached.
+    /// Tables whose storage this version does not decode are refused by name.
+    pub fn records(&self, mut each: impl FnMut(&Record, RowLocation) -> Result<Flow>) -> Result<ScanStats> {
+        check_has_storage(self.table)?;
+        let mut total = ScanStats::default();
+        let mut remaining = self.options.limit.unwrap_or(u64::MAX);
+        for partition in &self.table.partitions {
+            if remaining == 0 {
+                break;
+            }
+            let mut stopped = false;
+            let stats = self.partition_records(partition, |record, location| {
+                let flow = each(record, location)?;
+                remaining -= 1;
+                stopped = flow == Flow::Stop;
+                Ok(if stopped || remaining == 0 { Flow::Stop } else { Flow::Continue })
+            })?;
+            total += stats;
+            if stopped {
+                break;
+            }
+        }
+        Ok(total)
+    }
+
+    /// Like [`TableScan::records`], for one partition of the table (no limit).
+    pub fn partition_records(
+        &self,
+        partition: &PartitionInfo,
+        each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
+    ) -> Result<ScanStats> {
+        let unit = self.db.scannable_unit(self.table, partition)?;
+        scan::for_each_row(self.db.reader(), unit, self.table.is_heap, self.mode(), each)
+            .map_err(|e| e.in_object(self.table.qualified_name()))
+    }
+
+    /// Reads the table as Arrow record batches, passing each to `each` until it returns
+    /// [`Flow::Stop`] or the limit is reached. On several threads (not with salvage), memory stays
+    /// bounded: each worker holds at most three batches.
+    pub fn batches(&self, each: impl FnMut(RecordBatch) -> Result<Flow>) -> Result<ScanStats> {
+        if self.threads <= 1 || self.options.salvage {
+            self.serial_batches(each)
+        } else {
+            self.parallel_batches(each)
+        }
+    }
+
+    fn serial_batches(&self, mut each: impl FnMut(RecordBatch) -> Result<Flow>) -> Result<ScanStats> {
+        let (db, table, options) = (self.db, self.table, &self.options);
+        check_has_storage(table)?;
+        let mut total = ScanStats::default();
+        let batch_size = options.batch_size.max(1);
+        let mut remaining = options.limit.unwrap_or(u64::MAX);
+        for partition in &table.partitions {
+            if remaining == 0 {
+                break;
+            }
+            let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
+            // Small tables should not pay for a full-size batch up front; builders grow as needed.
+            let capacity = batch_size.min(usize::try_from(partition.rows.max(0)).unwrap_or(0) + 1);
+            let mut batch = BatchBuilder::new(&decoder, capacity);
+            let mut stopped = false;
+            let plain = PlainLayout::of(&decoder).filter(|_| !options.salvage);
+            let stats = if let Some(plain) = plain {
+                let unit = db.scannable_unit(table, partition)?;
+                let mut stats = ScanStats::default();
+                scan::for_each_page(db.reader(), unit, table.is_heap, |page| {
+                    stats.pages += 1;
+                    let mut slot = 0;
+                    while slot < page.slot_count() {
+                        let room = batch_size.saturating_sub(batch.len()).max(1);
+                        let room = room.min(usize::try_from(remaining).unwrap_or(usize::MAX));
+                        let rows_before = stats.rows;
+                        slot = plain.append_slots(
+                            &decoder,
+                            &mut batch,
+                            db.reader(),
+                            page,
+                            table.is_heap,
+                            slot,
+                            room,
+                            &mut stats,
+                        )?;
+                        remaining -= stats.rows - rows_before;
+                        if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
+                            stopped = true;
+                        }
+                        if stopped || remaining == 0 {
+                            return Ok(Flow::Stop);
+                        }
+                    }
+                    Ok(Flow::Continue)
+                })
+                .map_err(|e| e.in_object(table.qualified_name()))?;
+                stats
+            } else {
+                let live = TableScan { include_ghosts: false, ..self.clone() };
+                let mut check = Vec::new();
+                live.partition_records(partition, |record, _| {
+                    if options.salvage {
+                        // A row that fails to decode must be skipped whole, before any of its
+                        // columns reach the builders.
+                        decoder.decode(record, &mut check)?;
+                    }
+                    batch.append(&decoder, record)?;
+                    remaining -= 1;
+                    if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
+                        stopped = true;
+                    }
+                    Ok(if stopped || remaining == 0 { Flow::Stop } else { Flow::Continue })
+                })?
+            };
+            if !batch.is_empty() && !stopped {
+                stopped = each(batch.finish()?)? == Flow::Stop;
+            }
+            total += stats;
+            if stopped {
+                break;
+            }
+        }
+        Ok(total)
+    }
+
+    fn parallel_batches(&self, mut each: impl FnMut(RecordBatch) -> Result<Flow>) -> Result<ScanStats> {
+        let (db, table, options) = (self.db, self.table, &self.options);
+        check_has_storage(table)?;
+        let mut total = ScanStats::default();
+        let mut remaining = options.limit.unwrap_or(u64::MAX);
+        for partition in &table.partitions {
+            let unit = db.scannable_unit(table, partition)?;
+            let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
+            // The IAM chains' allocated pages; each task keeps the data pages of the unit, so every
+            // page is read once.
+            let pages = scan::heap_pages(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
+            let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
+            // An empty partition (most system tables) starts no thread.
+            if tasks.is_empty() {
+                continue;
+            }
+            let plain = PlainLayout::of(&decoder);
+            // Builders are sized for a task's rows, as the catalog counts them.
+            let rows_per_page = usize::try_from(partition.rows.max(0)).unwrap_or(0) / pages.len().max(1) + 1;
+            let shared = TaskShared {
+                db,
+                table,
+                unit,
+                decoder: &decoder,
+                plain: plain.as_ref(),
+                batch_size: options.batch_size,
+                rows_per_page,
+            };
+            // Hands a batch on, cut to the limit: false once no more rows are wanted.
+            let mut deliver = |batch: RecordBatch| -> Result<bool> {
+                let rows = batch.num_rows() as u64;
+                let batch = if rows > remaining { batch.slice(0, remaining as usize) } else { batch };
+                remaining -= (batch.num_rows() as u64).min(remaining);
+                Ok(each(batch)? == Flow::Continue && remaining > 0)
+            };
+            let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| shared.decode_pages(pages, send);
+            if !run_in_task_order(table, &tasks, self.threads, &work, &mut deliver, &mut total)? {
+                return Ok(total);
+            }
+        }
+        Ok(total)
+    }
+
+    /// Visits the live records of the table on the scan's threads, for outputs built row by row
+    /// (CSV, JSON Lines): each worker gathers its task's records into chunks, `new_chunk` making
+    /// one for a partition's decoder and `append` adding a record to it (answering true when the
+    /// chunk is full). `each` receives the chunks on the calling thread, in page allocation order
+    /// (for a clustered index: not key order). Use [`TableScan::records`] for key order, ghosts or
+    /// salvage.
+    pub fn chunks<C: Send>(
+        &self,
+        new_chunk: impl Fn(&RowDecoder) -> C + Sync,
+        append: impl Fn(&mut C, &RowDecoder, &Record) -> Result<bool> + Sync,
+        mut each: impl FnMut(C) -> Result<Flow>,
+    ) -> Result<ScanStats> {
+        let (db, table) = (self.db, self.table);
+        check_has_storage(table)?;
+        let mut total = ScanStats::default();
+        for partition in &table.partitions {
+            let unit = db.scannable_unit(table, partition)?;
+            let decoder = db.row_decoder(table, partition.partition_id, self.options.columns.as_deref())?;
+            let pages = scan::heap_pages(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
+            let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
+            let work = |pages: &[PageId], send: &mut dyn FnMut(C) -> bool| -> Result<ScanStats> {
+                let mut stats = ScanStats::default();
+                let (mut chunk, mut pending) = (new_chunk(&decoder), false);
+                for &id in pages {
+                    let Some(page) = task_data_page(db, unit, id)? else { continue };
+                    let mut wanted = true;
+                    scan::visit_page(
+                        db.reader(),
+                        &page,
+                        table.is_heap,
+                        ScanMode::default(),
+                        &mut stats,
+                        &mut |r, _| {
+                            pending = true;
+                            if append(&mut chunk, &decoder, r)? {
+                                pending = false;
+                                wanted = send(std::mem::replace(&mut chunk, new_chunk(&decoder)));
+                            }
+                            Ok(if wanted { Flow::Continue } else { Flow::Stop })
+                        },
+                    )?;
+                    if !wanted {
+                        return Ok(stats);
+                    }
+                }
+                if pending {
+                    send(chunk);
+                }
+                Ok(stats)
+            };
+            let mut deliver = |chunk: C| Ok(each(chunk)? == Flow::Continue);
+            if !run_in_task_order(table, &tasks, self.threads, &work, &mut deliver, &mut total)? {
+                break;
+            }
+        }
+        Ok(total)
+    }
+}
+
+/// What the tasks of a parallel batch scan of one partition share.
+#[derive(Clone, Copy)]
+struct TaskShared<'a> {
+    db: &'a Database,
+    table: &'a TableInfo,
+    unit: &'a AllocationUnit,
+    decoder: &'a RowDecoder,
+    plain: Option<&'a PlainLayout>,
+    /// Rows per batch at most.
+    batch_size: usize,
+    /// Rows a page holds on average (the catalog's row count over the pages).
+    rows_per_page: usize,
+}
+
+impl TaskShared<'_> {
+    /// Decodes the rows of the data pages of the task's unit among `pages` into batches (other
+    /// pages of an allocated extent are skipped), handing each to `send` (which answers false
+    /// when nobody wants more).
+    fn decode_pages(&self, pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool) -> Result<ScanStats> {
+        let TaskShared { db, table, unit, decoder, plain, batch_size, rows_per_page } = *self;
+        let mut stats = ScanStats::default();
+        let mut batch = BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())));
+        for &id in pages {
+            let Some(page) = task_data_page(db, unit, id)? else { continue };
+            if let Some(plain) = plain {
+                stats.pages += 1;
+                plain.append_slots(
+                    decoder,
+                    &mut batch,
+                    db.reader(),
+                    &page,
+                    table.is_heap,
+                    0,
+                    usize::MAX,
+                    &mut stats,
+                )?;
+            } else {
+                let mut append = |record: &Record, _: RowLocation| {
+                    batch.append(decoder, record)?;
+                    Ok(Flow::Continue)
+                };
+                scan::visit_page(db.reader(), &page, table.is_heap, ScanMode::default(), &mut stats, &mut append)?;
+            }
+            if batch.is_full(batch_size) && !send(batch.finish()?) {
+                return Ok(stats);
+            }
+        }
+        if !batch.is_empty() {
+            send(batch.finish()?);
+        }
+        Ok(stats)
+    }
+}
+
+/// Page `id` of a task of `unit`, if it is one of the unit's data pages (the other pages of an
+/// allocated extent, and pages not formatted yet, are `None`).
+fn task_data_page(db: &Database, unit: &AllocationUnit, id: PageId) -> Result<Option<Page>> {
+    let page = match db.reader().read(id) {
+        Ok(page) => page,
+        // Pages of an allocated extent not formatted yet are all zero.
+        Err(e) if e.message().contains("says it is page 0:0") => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let h = page.header();
+    let data = h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id);
+    Ok(data.then_some(page))
+}

@@ -1,0 +1,229 @@
+"""``Database`` and ``mdfkit.open``: an open database (data files or a backup), its description,
+tables, catalog views and a DuckDB connection over its tables."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Tuple
+
+import pyarrow as pa
+
+from . import _native
+from ._export import export_database
+from ._table import Table, _require
+from ._types import DatabaseInfo, ExportResult, FileInfo, PathLike, Paths, _parse_datetime
+from .errors import NotFoundError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import duckdb
+
+
+def _paths(paths: Paths) -> List[str]:
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        return [os.fsdecode(paths)]
+    out = [os.fsdecode(p) for p in paths]
+    if not out:
+        raise ValueError("give at least one file")
+    return out
+
+
+class Database:
+    """An open database: its data files (``.mdf`` + ``.ndf``, any order) or a backup (``.bak``).
+
+    Use :func:`mdfkit.open` to get one. Opening reads only the boot page, the file headers and
+    the system tables; rows are read when asked for.
+
+    Example::
+
+        >>> db = mdfkit.open("shop.mdf")
+        >>> db.info.product
+        'SQL Server 2012'
+        >>> db.table("Orders").to_arrow().num_rows
+        830
+    """
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths: Tuple[str, ...] = tuple(_paths(paths))
+        self._native = _native.NativeDatabase(list(self.paths))
+
+    def __repr__(self) -> str:
+        return f"<mdfkit.Database {', '.join(self.paths)}>"
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Releases the files (streams still being read keep them open until they end)."""
+        self.__dict__.pop("_native", None)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "_native":
+            raise ValueError("this mdfkit.Database was closed")
+        raise AttributeError(name)
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @cached_property
+    def info(self) -> DatabaseInfo:
+        """The database's description: name, versions, collation, options, files, page counts."""
+        d = dict(self._native.info())
+        files = tuple(
+            FileInfo(
+                file_id=f.get("file_id"),
+                name=f.get("name"),
+                physical_name=f.get("physical_name"),
+                type=f.get("type_desc"),
+                size_pages=f.get("size"),
+                max_size_pages=f.get("max_size"),
+                growth=f.get("growth"),
+                is_percent_growth=bool(f.get("is_percent_growth")),
+                location=f.get("location"),
+            )
+            for f in d.pop("files")
+        )
+        d["created"] = _parse_datetime(d.get("created"))
+        return DatabaseInfo(files=files, **d)
+
+    def _table(self, d: dict) -> Table:
+        return Table(
+            schema_name=d["schema"],
+            name=d["name"],
+            rows=d["rows"],
+            pages=d["used_pages"],
+            total_pages=d["total_pages"],
+            object_id=d["object_id"],
+            type=d["type"],
+            is_heap=d["is_heap"],
+            partitions=d["partitions"],
+            compression=tuple(d["compression"]),
+            has_lob=d["has_lob"],
+            has_row_overflow=d["has_row_overflow"],
+            _db=self,
+        )
+
+    @property
+    def tables(self) -> List[Table]:
+        """The user tables, sorted by schema and name."""
+        return [self._table(d) for d in self._native.tables(False)]
+
+    def all_tables(self) -> List[Table]:
+        """User tables and the system base tables (``sys.sysschobjs``, ...)."""
+        return [self._table(d) for d in self._native.tables(True)]
+
+    def table(self, name: str) -> Table:
+        """The table ``schema.name`` or ``name`` (case-insensitive; ``dbo`` preferred).
+
+        Raises:
+            NotFoundError: no such table.
+
+        Example::
+
+            >>> db.table("dbo.Orders").rows
+            830
+        """
+        schema, table = self._native.resolve(name)
+        for t in self.all_tables():
+            if t.schema_name == schema and t.name == table:
+                return t
+        raise NotFoundError(f"no table named {name}")
+
+    def __getitem__(self, name: str) -> Table:
+        return self.table(name)
+
+    def sys(self, view: str) -> pa.Table:
+        """A catalog view (``sys.columns``, ``sys.indexes``, ...) or system base table
+        (``sys.sysschobjs``) as a :class:`pyarrow.Table`. Integer columns are int64, everything
+        else is SQL Server's spelling of the value.
+
+        Example::
+
+            >>> db.sys("sys.columns").to_pandas().head()
+        """
+        stream = self._native.view(view)
+        return pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__()).read_all()
+
+    def duckdb(self, connection: "Optional[duckdb.DuckDBPyConnection]" = None) -> "duckdb.DuckDBPyConnection":
+        """A DuckDB connection where every user table is a view (``pip install mdfkit[duckdb]``).
+
+        Views are named like the tables: ``dbo.Orders`` (a DuckDB schema per SQL schema), and
+        also by the bare name (``Orders``) when no other schema has a table by that name. Each
+        query reads the table afresh from the files through the Arrow C stream interface;
+        nothing is loaded up front.
+
+        Example::
+
+            >>> con = db.duckdb()
+            >>> con.sql("select ShipCountry, count(*) from Orders group by 1").df()
+        """
+        duckdb = _require("duckdb", "duckdb")
+        con = connection if connection is not None else duckdb.connect()
+        tables = self.tables
+        counts: dict = {}
+        for t in tables:
+            counts[t.name.lower()] = counts.get(t.name.lower(), 0) + 1
+        schemas = set()
+        for t in tables:
+            source = f"__mdfkit_{t.object_id}"
+            con.register(source, t)
+            if t.schema_name.lower() not in schemas and t.schema_name.lower() != "main":
+                con.execute(f"create schema if not exists {_quote(t.schema_name)}")
+                schemas.add(t.schema_name.lower())
+            con.execute(f"create or replace view {_quote(t.schema_name)}.{_quote(t.name)} as select * from {source}")
+            if counts[t.name.lower()] == 1 and t.schema_name.lower() != "main":
+                con.execute(f"create or replace view main.{_quote(t.name)} as select * from {source}")
+        return con
+
+    def export(
+        self,
+        out_dir: PathLike,
+        format: str = "parquet",
+        tables: Optional[Iterable[str]] = None,
+        errors: str = "raise",
+        compression: str = "zstd",
+        threads: Optional[int] = None,
+    ) -> List[ExportResult]:
+        """Writes tables to ``out_dir`` as ``schema.name.parquet`` (or ``.arrows``, ``.csv``,
+        ``.jsonl``). See :func:`mdfkit.export`."""
+        return export_database(self, out_dir, format, tables, errors, compression, threads)
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def open(paths: Paths) -> Database:  # noqa: A001 - mirrors the builtin on purpose
+    """Opens a SQL Server database from its files, without SQL Server.
+
+    Args:
+        paths: the ``.mdf`` (one path), the ``.mdf`` and its ``.ndf`` files (a list, any order:
+            files are matched by the ids in their own headers), or a backup ``.bak`` (or the
+            stripes of one backup set).
+
+    Returns:
+        A :class:`Database`.
+
+    Raises:
+        NotADatabaseError: a file is not a data file or backup (or belongs to another database).
+        MissingFileError: the primary ``.mdf`` was not given.
+        CorruptPageError: a page the catalog needs is damaged.
+        IoError: a file cannot be read.
+
+    Example::
+
+        >>> import mdfkit
+        >>> db = mdfkit.open("AdventureWorksLT2012_Data.mdf")
+        >>> db.info.product
+        'SQL Server 2012'
+        >>> [(t.qualified_name, t.rows) for t in db.tables][:2]
+        [('SalesLT.Address', 450), ('SalesLT.Customer', 847)]
+        >>> db.table("SalesLT.Product").to_pandas().head()
+        >>> mdfkit.open(["data.mdf", "data2.ndf"])
+        >>> mdfkit.open("backup.bak")
+    """
+    return Database(paths)

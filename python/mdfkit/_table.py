@@ -1,0 +1,207 @@
+"""``Table``: one table's catalog facts, and its rows as Arrow data (streams through the Arrow C
+stream interface, pyarrow tables, batches, pandas, polars) or a file (``Table.export``)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+
+from ._types import ExportResult, PathLike
+from .errors import _stream_error
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+    import polars
+
+    from ._database import Database
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A table of the database: its catalog facts, and its rows as Arrow data.
+
+    ``schema_name`` is the SQL schema (``dbo``); :attr:`schema` is the Arrow schema of the rows.
+
+    Example::
+
+        >>> t = db.table("dbo.Orders")
+        >>> t.rows, t.pages
+        (830, 12)
+        >>> t.to_arrow(columns=["OrderID", "Freight"], limit=5).to_pylist()
+    """
+
+    schema_name: str
+    name: str
+    rows: int
+    """Row count as recorded in the catalog (``sys.partitions.rows``)."""
+    pages: int
+    """Used pages."""
+    total_pages: int
+    object_id: int
+    type: str
+    """``U`` user table, ``S`` system base table, ``IT`` internal table."""
+    is_heap: bool
+    partitions: int
+    compression: Tuple[str, ...]
+    has_lob: bool
+    has_row_overflow: bool
+    _db: "Database" = field(repr=False)
+
+    @property
+    def qualified_name(self) -> str:
+        """``schema.name``."""
+        return f"{self.schema_name}.{self.name}"
+
+    @cached_property
+    def schema(self) -> pa.Schema:
+        """The Arrow schema of the rows. Each field's metadata holds the declared SQL type
+        (``mdfkit.sql_type``, e.g. ``b"decimal(19,4)"``)."""
+        return self.arrow_schema()
+
+    def arrow_schema(self, columns: Optional[Sequence[str]] = None) -> pa.Schema:
+        """The Arrow schema of :meth:`to_arrow` with these ``columns``."""
+        native = self._db._native.schema(self.qualified_name, _columns(columns))
+        return _import_schema(native)
+
+    @property
+    def column_names(self) -> List[str]:
+        return list(self.schema.names)
+
+    @property
+    def ddl(self) -> str:
+        """The table's ``CREATE TABLE`` statement, with keys and indexes."""
+        return self._db._native.ddl(self.qualified_name)
+
+    def _stream(self, columns: Optional[Sequence[str]], limit: Optional[int], batch_size: int) -> Any:
+        if limit is not None and limit < 0:
+            raise ValueError("limit must be >= 0")
+        return self._db._native.scan(self.qualified_name, _columns(columns), limit, batch_size)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """Arrow PyCapsule interface: a new stream of all the rows at each call, so
+        ``pyarrow.table(t)``, ``polars.DataFrame(t)`` or DuckDB can read the table directly."""
+        return self._stream(None, None, 65536).__arrow_c_stream__(requested_schema)
+
+    def to_reader(
+        self,
+        columns: Optional[Sequence[str]] = None,
+        limit: Optional[int] = None,
+        batch_size: int = 65536,
+    ) -> pa.RecordBatchReader:
+        """The rows as a :class:`pyarrow.RecordBatchReader` (read once, bounded memory).
+
+        Errors met while reading surface as pyarrow exceptions; :meth:`iter_batches` raises
+        them as :class:`mdfkit.Error` instead.
+        """
+        return pa.RecordBatchReader._import_from_c_capsule(
+            self._stream(columns, limit, batch_size).__arrow_c_stream__()
+        )
+
+    def to_arrow(self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None) -> pa.Table:
+        """Reads the rows into a :class:`pyarrow.Table`.
+
+        Args:
+            columns: only these columns, in table order (all when ``None``).
+            limit: at most this many rows.
+
+        Example::
+
+            >>> db.table("dbo.titles").to_arrow(columns=["title", "price"], limit=2)
+            pyarrow.Table
+            title: string
+            price: decimal128(19, 4)
+        """
+        stream = self._stream(columns, limit, 65536)
+        reader = pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__())
+        try:
+            return reader.read_all()
+        except pa.ArrowException as exc:
+            raise _stream_error(stream, exc) from None
+
+    def iter_batches(
+        self,
+        batch_size: int = 65536,
+        columns: Optional[Sequence[str]] = None,
+        limit: Optional[int] = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yields the rows as :class:`pyarrow.RecordBatch` es of ``batch_size`` rows.
+
+        Memory stays bounded by a couple of batches whatever the table's size: the scan runs
+        ahead by at most one batch and stops when the loop stops.
+
+        Example::
+
+            >>> total = 0
+            >>> for batch in db.table("dbo.Orders").iter_batches(batch_size=10_000):
+            ...     total += batch.num_rows
+        """
+        stream = self._stream(columns, limit, batch_size)
+        reader = pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__())
+        try:
+            while True:
+                try:
+                    batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                except pa.ArrowException as exc:
+                    raise _stream_error(stream, exc) from None
+                yield batch
+        finally:
+            reader.close()
+
+    def to_pandas(
+        self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, **kwargs: Any
+    ) -> "pandas.DataFrame":
+        """The rows as a :class:`pandas.DataFrame` (``pip install mdfkit[pandas]``);
+        ``kwargs`` go to :meth:`pyarrow.Table.to_pandas`."""
+        _require("pandas", "pandas")
+        return self.to_arrow(columns, limit).to_pandas(**kwargs)
+
+    def to_polars(self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None) -> "polars.DataFrame":
+        """The rows as a :class:`polars.DataFrame` (``pip install mdfkit[polars]``)."""
+        pl = _require("polars", "polars")
+        return pl.from_arrow(self.to_arrow(columns, limit))
+
+    def export(
+        self,
+        path: PathLike,
+        format: str = "parquet",
+        columns: Optional[Sequence[str]] = None,
+        compression: str = "zstd",
+        threads: Optional[int] = None,
+    ) -> ExportResult:
+        """Writes the table to ``path`` as ``parquet``, ``arrow`` (IPC stream), ``csv`` or
+        ``jsonl``, streaming (bounded memory, GIL released). ``compression`` is Parquet's:
+        ``"zstd"``, ``"zstd:LEVEL"`` (1-22), ``"snappy"``, ``"lz4"`` or ``"none"``. ``threads``
+        decode (and format) the rows, all cores by default; with more than one, rows come in page
+        allocation order, so ``threads=1`` keeps a clustered table in key order."""
+        stats = self._db._native.export(
+            self.qualified_name, format, os.fspath(path), _columns(columns), compression, threads
+        )
+        return ExportResult(self.qualified_name, Path(path), stats["rows"], stats["bytes"], stats["seconds"])
+
+
+def _columns(columns: Optional[Sequence[str]]) -> Optional[List[str]]:
+    if columns is None:
+        return None
+    if isinstance(columns, str):
+        return [columns]
+    return list(columns)
+
+
+def _import_schema(native: Any) -> pa.Schema:
+    return pa.Schema._import_from_c_capsule(native.__arrow_c_schema__())
+
+
+def _require(module: str, extra: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(f"{module} is needed for this: pip install 'mdfkit[{extra}]'") from exc
