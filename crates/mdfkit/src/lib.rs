@@ -10,6 +10,7 @@ pub mod cloud;
 pub mod clrtypes;
 pub mod collation;
 pub mod columnar;
+pub mod compressed;
 pub mod database;
 pub mod decode;
 pub mod error;
