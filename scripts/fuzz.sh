@@ -16,7 +16,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mdfkit/target}"
 export MDFKIT_CORPUS="${MDFKIT_CORPUS:-$(pwd)/../shared/corpus}"
 seconds="${1:-60}"
 shift || true
-all_targets=(page record xml clr xpress lob catalog backup scan)
+all_targets=(page record cd_record xml clr xpress lob catalog backup scan)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 

@@ -36,8 +36,11 @@
 //! `i`-th column with code 10. A forwarded record has one more, complex entry: the back pointer
 //! to its forwarding stub.
 //!
-//! Sources: Microsoft, "Row Compression Implementation" (SQL Server documentation); Kalen Delaney
-//! et al., "Microsoft SQL Server 2008 Internals", ch. 7; Mark S. Rasmussen's OrcaMDF
+//! Sources: Microsoft, "Row Compression Implementation" (SQL Server documentation); Dmitri
+//! Korotkevitch, "Pro SQL Server Internals", ch. 4 (the long data flags: bit 0 always set, two-byte
+//! offsets; bit 1 complex columns present; its cluster array counts the long columns of each
+//! cluster), whose DBCC PAGE dump of a 10-column row is a test in `values.rs`, as is one from
+//! danny-sg/internals-viewer (`CdDataRecordLoaderTests.cs`); Mark S. Rasmussen's OrcaMDF
 //! (`CompressedRecord.cs`, whose tests' records are unit tests here); StefanMaron's
 //! BusinessCentral.AL.Runner (`tools/BakTableReader/RecordDecoding/CompressedRecord.cs`), which
 //! found that the last cluster has no length entry (OrcaMDF lost it), checked here on its two real

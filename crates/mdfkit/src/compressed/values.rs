@@ -25,7 +25,9 @@
 //! integers, float/real and the 2008 time types, checked there against SQL Server 2022 backups;
 //! no bytes of these are at hand, so they are not yet checked here on real values); the
 //! Business Central records (`fragments/bc-compressed-records`: timestamps 03FB83 and 03FB84 of
-//! two rows written together, so big endian without leading zeros).
+//! two rows written together, so big endian without leading zeros); DBCC PAGE dumps with SQL
+//! Server's values: Dmitri Korotkevitch, "Pro SQL Server Internals" listing 4-27 (int, varchar,
+//! bit, char) and danny-sg/internals-viewer `CdDataRecordLoaderTests.cs` (int, varchar, char).
 
 use crate::compressed::cd_record::CdValue;
 use crate::compressed::{scsu, vardecimal};
@@ -250,6 +252,53 @@ mod tests {
             u64::from_be_bytes(out.try_into().unwrap())
         };
         assert_eq!(version(&base) + 1, version(&record));
+    }
+
+    fn spell(ty: &TypeInfo, value: CdValue) -> String {
+        decode_compressed(ty, value, &|b| Ok(crate::collation::decode_cp1252(b))).unwrap().to_string()
+    }
+
+    #[test]
+    fn record_of_a_dbcc_page_dump_in_internals_viewer() {
+        // danny-sg/internals-viewer, src/InternalsViewer.Internals.Tests/UnitTests/Loaders/
+        // CdDataRecordLoaderTests.cs: the DBCC PAGE dump of a row, with SQL Server's values
+        // NumberField = 101, TextField = This is row 1, FixedTextField = Row 1 (char(2000)).
+        let bytes = hex("2103a216 e5526f77 20310101 000d0054 68697320 69732072 6f772031");
+        let record = CdRecord::parse(&bytes).unwrap();
+        assert_eq!(record.bytes().len(), 28, "Record size = 28");
+        assert_eq!(spell(&ty("int"), record.value(0).unwrap()), "101");
+        assert_eq!(spell(&ty("varchar(100)"), record.value(1).unwrap()), "This is row 1");
+        assert_eq!(spell(&ty("char(2000)"), record.value(2).unwrap()), format!("Row 1{}", " ".repeat(1995)));
+    }
+
+    #[test]
+    fn record_of_a_dbcc_page_dump_in_pro_sql_server_internals() {
+        // Dmitri Korotkevitch, "Pro SQL Server Internals" (Apress), listings 4-26 and 4-27:
+        // dbo.RowCompressionData WITH (DATA_COMPRESSION = ROW), one row inserted as
+        // (0, 2147483647, NULL, 'aaa', replicate('b',1000), 0, 1, NULL, replicate('c',1000),
+        // 'dddddddddd'); DBCC PAGE prints Record size = 2033, Int1 = 0, Int2 = 2147483647,
+        // Int3 = [NULL]. The dump skips the middle of the runs of b and c, rebuilt here.
+        let mut bytes = hex("210a5140 1a0baaff ffffff61 61610103 00e803d0 07da07");
+        bytes.extend_from_slice(&[b'b'; 1000]);
+        bytes.extend_from_slice(&[b'c'; 1000]);
+        bytes.extend_from_slice(b"dddddddddd");
+        let record = CdRecord::parse(&bytes).unwrap();
+        assert_eq!(record.bytes().len(), 2033);
+        let columns = [
+            ("int", "0".to_string()),
+            ("int", "2147483647".to_string()),
+            ("int", "NULL".to_string()),
+            ("varchar(1000)", "aaa".to_string()),
+            ("varchar(1000)", "b".repeat(1000)),
+            ("bit", "0".to_string()),
+            ("bit", "1".to_string()),
+            ("char(1000)", "NULL".to_string()),
+            ("char(1000)", "c".repeat(1000)),
+            ("char(1000)", format!("{}{}", "d".repeat(10), " ".repeat(990))),
+        ];
+        for (i, (spelling, expected)) in columns.iter().enumerate() {
+            assert_eq!(&spell(&ty(spelling), record.value(i).unwrap()), expected, "column {}", i + 1);
+        }
     }
 
     #[test]
