@@ -46,7 +46,8 @@
 //! found that the last cluster has no length entry (OrcaMDF lost it), checked here on its two real
 //! records (the corpus' `fragments/bc-compressed-records`: 7 and 84 columns, three clusters with
 //! lengths 50 and 50). The two-byte column count (first byte's top bit set, more than 127
-//! columns) is described but no record at hand has one: it is refused by name.
+//! columns) is read big endian by danny-sg/internals-viewer (`CdRecordLoader.cs`) and little
+//! endian by OrcaMDF, and no record at hand has one: it is refused by name.
 
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};

@@ -25,7 +25,8 @@
 //! integers, float/real and the 2008 time types, checked there against SQL Server 2022 backups;
 //! no bytes of these are at hand, so they are not yet checked here on real values); the
 //! Business Central records (`fragments/bc-compressed-records`: timestamps 03FB83 and 03FB84 of
-//! two rows written together, so big endian without leading zeros); DBCC PAGE dumps with SQL
+//! two rows written together, so big endian without leading zeros; luticm/SQLServer's dumps of one
+//! row compressed and not: `07 D1` and `00000000 000007D1`); DBCC PAGE dumps with SQL
 //! Server's values: Dmitri Korotkevitch, "Pro SQL Server Internals" listing 4-27 (int, varchar,
 //! bit, char) and danny-sg/internals-viewer `CdDataRecordLoaderTests.cs` (int, varchar, char).
 
@@ -299,6 +300,28 @@ mod tests {
         for (i, (spelling, expected)) in columns.iter().enumerate() {
             assert_eq!(&spell(&ty(spelling), record.value(i).unwrap()), expected, "column {}", i + 1);
         }
+    }
+
+    #[test]
+    fn record_of_a_dbcc_page_dump_in_a_training_script() {
+        // luticm/SQLServer, `SQLScripts/Mastering SQL Server training/Modulo10_Demo1.sql`
+        // (Luciano Caixeta Moreira, SQL Server 2012): CompressadoDados (Codigo bigint identity,
+        // Nome varchar(100), Idade bigint, SeloTempo rowversion) rebuilt WITH (DATA_COMPRESSION =
+        // ROW); slot 0 of DBCC PAGE, Record size = 85. The first row inserted: Codigo 1, Idade
+        // @I % 100 = 1, Nome two NEWID()s; the script's dump of the same table uncompressed shows
+        // Codigo 1, Idade 1 and SeloTempo 00000000000007D1 in its first record.
+        let bytes = hex("2104a232 818107d1 01010048 00333332 39393530 422d3846 30372d34 3546372d
+             41354238 2d363934 39363542 38413241 34433035 34463033 412d4443 34382d34
+             3042352d 42383335 2d333235 39454434 41363034 45");
+        let record = CdRecord::parse(&bytes).unwrap();
+        assert_eq!(record.bytes().len(), 85);
+        assert_eq!(spell(&ty("bigint"), record.value(0).unwrap()), "1");
+        assert_eq!(
+            spell(&ty("varchar(100)"), record.value(1).unwrap()),
+            "3329950B-8F07-45F7-A5B8-694965B8A2A4C054F03A-DC48-40B5-B835-3259ED4A604E"
+        );
+        assert_eq!(spell(&ty("bigint"), record.value(2).unwrap()), "1");
+        assert_eq!(spell(&ty("timestamp"), record.value(3).unwrap()), "0x00000000000007D1");
     }
 
     #[test]
