@@ -7,8 +7,9 @@
 //! - [`vardecimal`]: decimal / numeric in compressed records and in the vardecimal storage format.
 //! - [`scsu`]: Unicode compression (SCSU, Unicode Technical Standard #6) of nchar / nvarchar.
 //!
-//! Not wired into table scans yet: ROW and PAGE compressed partitions are still refused by name
-//! (`database.rs`), and so are vardecimal columns (`rows.rs`).
+//! vardecimal columns of FixedVar records (SQL Server 2005 SP2's vardecimal storage format) are
+//! read through `rows.rs`. The CD record format is not wired into table scans yet: ROW and PAGE
+//! compressed partitions are still refused by name (`database.rs`).
 
 pub mod cd_record;
 pub mod scsu;
