@@ -322,7 +322,7 @@ pub fn encode_vardecimal(unscaled: i128, scale: u8, out: &mut Vec<u8>) {
     let all_digits = unscaled.unsigned_abs().to_string();
     let exponent = all_digits.len() as i32 - 1 - i32::from(scale);
     let mut digits = all_digits.trim_end_matches('0').to_string();
-    while digits.len() % 3 != 0 {
+    while !digits.len().is_multiple_of(3) {
         digits.push('0');
     }
     let sign = if unscaled > 0 { 0x80 } else { 0 };

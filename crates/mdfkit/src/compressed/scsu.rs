@@ -40,7 +40,7 @@ const INITIAL_DYNAMIC_WINDOWS: [u32; 8] = [0x0080, 0x00C0, 0x0400, 0x0600, 0x090
 /// Appends a compressed nchar / nvarchar value to `out` as UTF-16LE: SCSU when its length is odd,
 /// else the value itself (UTF-16LE already).
 pub fn unicode_value(bytes: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    if bytes.len() % 2 == 0 {
+    if bytes.len().is_multiple_of(2) {
         out.extend_from_slice(bytes);
         return Ok(());
     }

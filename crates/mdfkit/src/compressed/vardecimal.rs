@@ -74,7 +74,7 @@ pub fn unscaled(bytes: &[u8], precision: u8, scale: u8) -> Result<i128> {
             .ok_or_else(|| bad(format!("exponent {exponent} is out of range")))?
     } else {
         let divisor = 10u128.checked_pow(power.unsigned_abs()).unwrap_or(u128::MAX);
-        if mantissa % divisor != 0 {
+        if !mantissa.is_multiple_of(divisor) {
             return Err(bad(format!("more decimals than the column's scale {scale}")));
         }
         mantissa / divisor
@@ -122,7 +122,7 @@ mod tests {
     /// published sample: the layout the two real samples below pin down.
     fn pack(head: u8, groups: &[u16]) -> Vec<u8> {
         let mut bits: Vec<bool> = groups.iter().flat_map(|g| (0..10).rev().map(move |b| g >> b & 1 == 1)).collect();
-        while bits.len() % 8 != 0 {
+        while !bits.len().is_multiple_of(8) {
             bits.push(false);
         }
         let mut out = vec![head];
