@@ -174,11 +174,18 @@ impl Stored {
 /// The physical layout of a user table: columns in declaration order (sparse ones in the
 /// sparse vector).
 pub fn user_layout(t: &TableSpec) -> RecordLayout {
-    layout_of(&t.columns)
+    layout_of(&t.columns, t.vardecimal)
 }
 
-fn layout_of(columns: &[crate::ColumnSpec]) -> RecordLayout {
-    let cols: Vec<(Option<usize>, bool)> = columns.iter().map(|c| (c.ty.fixed_len(), c.ty == ColType::Bit)).collect();
+/// `vardecimal`: decimal and numeric columns are variable-length (the vardecimal storage format).
+fn layout_of(columns: &[crate::ColumnSpec], vardecimal: bool) -> RecordLayout {
+    let cols: Vec<(Option<usize>, bool)> = columns
+        .iter()
+        .map(|c| {
+            let fixed = if vardecimal && c.ty.is_decimal() { None } else { c.ty.fixed_len() };
+            (fixed, c.ty == ColType::Bit)
+        })
+        .collect();
     let sparse: Vec<bool> = columns.iter().map(|c| c.sparse).collect();
     RecordLayout::with_sparse(&cols, &sparse)
 }
@@ -214,7 +221,7 @@ pub fn table_seed(spec: &Spec, t: &TableSpec) -> u64 {
 pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) -> io::Result<TableMeta> {
     let full_layout = user_layout(t);
     // Rows written before the added columns: the layout of the columns that existed then.
-    let old_layout = t.added_after.map(|(first, _)| layout_of(&t.columns[..first]));
+    let old_layout = t.added_after.map(|(first, _)| layout_of(&t.columns[..first], t.vardecimal));
     let seed = table_seed(w.spec, t);
     let has_lob = t.columns.iter().any(|c| c.ty.is_max());
     let mut in_row = UnitPages::new(false);
@@ -250,6 +257,11 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
             stored.push(match v {
                 None => Stored::Null,
                 Some(Val::Bit(b)) => Stored::Bit(*b),
+                Some(Val::Scaled(v)) if t.vardecimal && c.ty.is_decimal() => {
+                    let mut b = Vec::new();
+                    value::encode_vardecimal(*v, c.ty.scale(), &mut b);
+                    Stored::Inline(b)
+                }
                 Some(v) => {
                     let mut b = Vec::new();
                     v.encode(c.ty, &mut b);

@@ -84,6 +84,10 @@ pub struct TableSpec {
     /// after the first `rows` generated rows were written, which lack them: those rows read each
     /// added column's [`ColumnSpec::default`] (kept in sysseobjvalues), NULL without one.
     pub added_after: Option<(usize, u64)>,
+    /// The vardecimal storage format (`sp_tableoption ..., 'vardecimal storage format', 'on'`,
+    /// SQL Server 2005 SP2 on): decimal and numeric columns stored as variable-length columns in
+    /// the vardecimal encoding.
+    pub vardecimal: bool,
 }
 
 impl TableSpec {
@@ -97,6 +101,7 @@ impl TableSpec {
             ghost_every: None,
             forward_every: None,
             added_after: None,
+            vardecimal: false,
         }
     }
 
@@ -271,6 +276,18 @@ impl ColType {
 
     pub fn is_text(self) -> bool {
         matches!(self, ColType::Char(_) | ColType::VarChar(_) | ColType::NChar(_) | ColType::NVarChar(_))
+    }
+
+    pub fn is_decimal(self) -> bool {
+        matches!(self, ColType::Decimal(..) | ColType::Numeric(..))
+    }
+
+    /// The scale of decimal and numeric (0 for every other type).
+    pub fn scale(self) -> u8 {
+        match self {
+            ColType::Decimal(_, s) | ColType::Numeric(_, s) => s,
+            _ => 0,
+        }
     }
 
     pub fn is_integer(self) -> bool {

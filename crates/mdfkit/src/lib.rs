@@ -8,6 +8,7 @@ pub mod check;
 pub mod clrtypes;
 pub mod collation;
 pub mod columnar;
+pub mod compressed;
 pub mod database;
 pub mod decode;
 pub mod error;

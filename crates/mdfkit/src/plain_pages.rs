@@ -84,7 +84,8 @@ impl PlainLayout {
             let p = &plan.physical;
             let pointer_type =
                 matches!(plan.column.type_info.sql_type, SqlType::Text | SqlType::NText | SqlType::Image);
-            if p.is_sparse() || p.null_bit == 0 || pointer_type {
+            // vardecimal values are expanded by the row-by-row path (`RowDecoder::stored`).
+            if p.is_sparse() || p.null_bit == 0 || pointer_type || plan.is_vardecimal() {
                 return None;
             }
             let null_bit = usize::from(p.null_bit);

@@ -21,6 +21,10 @@
 //! ALL_SPARSE_COLUMNS`) is not stored: it is the XML fragment of the row's non-NULL sparse
 //! columns, `<Name>value</Name>` in column order, NULL when there is none ([`column_set_xml`]).
 //!
+//! A decimal column stored as a variable-length column (sysrscols leaf offset negative) is in the
+//! vardecimal storage format ([`crate::compressed::vardecimal`]), expanded to the decimal storage
+//! form before it is decoded; such columns always take the row-by-row path.
+//!
 //! A column added after a row was written is absent from it: it reads as the column's stored
 //! default when sysseobjvalues has one (`catalog/rowset.rs`), else NULL.
 //!
@@ -35,6 +39,7 @@
 use crate::bytes::read_u16;
 use crate::catalog::model::{ColumnInfo, TableInfo};
 use crate::catalog::rowset::{stored_default, ColumnLocation, PhysicalColumn};
+use crate::compressed::vardecimal;
 use crate::database::Database;
 use crate::decode::{decode_column, guid_text, variant_parts};
 use crate::error::{Error, Result};
@@ -116,16 +121,6 @@ impl RowDecoder {
                 ))
                 .in_object(name));
             };
-            // Decimals are fixed-length; stored as a variable-length column they are in the
-            // vardecimal storage format (SQL Server 2005 SP2's sp_tableoption 'vardecimal
-            // storage format'), whose encoding is not read yet.
-            if matches!(column.type_info.sql_type, SqlType::Decimal | SqlType::Numeric) && physical.leaf_offset < 0 {
-                return Err(Error::unsupported(format!(
-                    "column {} uses the vardecimal storage format: not supported yet",
-                    column.name
-                ))
-                .in_object(name));
-            }
             if physical.type_info.sql_type != column.type_info.sql_type {
                 return Err(Error::corrupt(format!(
                     "column {} is declared {} but stored as {}",
@@ -276,6 +271,24 @@ impl RowDecoder {
             // column (its null bit is within the record's column count) and says it is not NULL:
             // the value is empty (SQL Server's `0x` / `''`; sharepoint_config's
             // dbo.SiteMap.DeleteTransactionId, a NOT NULL varbinary defaulting to 0x).
+            // Decimals are fixed-length; stored as a variable-length column they are in the
+            // vardecimal storage format (SQL Server 2005 SP2's sp_tableoption 'vardecimal storage
+            // format'), expanded here to the decimal storage form. Zero is stored empty.
+            ColumnLocation::Variable(index) if plan.is_vardecimal() => {
+                let stored = match record.var(index)? {
+                    Some(v) if self.has_sparse && index + 1 == record.var_column_count() && is_sparse_vector(v) => {
+                        return self.absent(plan)
+                    }
+                    Some(v) if !v.complex => v.bytes,
+                    Some(_) => return Err(Error::corrupt("a vardecimal value flagged as an off-row pointer")),
+                    None if p.null_bit > 0 => &[],
+                    None => return self.absent(plan),
+                };
+                let storage_len = ty.fixed_length().unwrap_or(0);
+                off_row.clear();
+                vardecimal::to_decimal_storage(stored, ty.precision, ty.scale, storage_len, off_row)?;
+                off_row
+            }
             ColumnLocation::Variable(index) => match record.var(index)? {
                 // A row written before this column was added can have its sparse vector here.
                 Some(v) if self.has_sparse && index + 1 == record.var_column_count() && is_sparse_vector(v) => {
@@ -528,6 +541,12 @@ impl ColumnPlan {
         self.fixed_len
     }
 
+    /// A decimal stored as a variable-length column: the vardecimal storage format.
+    pub fn is_vardecimal(&self) -> bool {
+        matches!(self.column.type_info.sql_type, SqlType::Decimal | SqlType::Numeric)
+            && matches!(self.physical.location(), ColumnLocation::Variable(_))
+    }
+
     /// The bit within its byte, for bit columns.
     pub fn bit_position(&self) -> u8 {
         self.physical.bit_position.clamp(0, 7) as u8
@@ -567,6 +586,31 @@ mod tests {
         let mut flagged = BLOG_VECTOR;
         flagged[9] = 0x80;
         assert_eq!(sparse_vector_value(&flagged, 6).unwrap_err().kind(), ErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn reads_vardecimal_columns() {
+        // Sunil Agarwal, "Data row before and after vardecimal storage format" (SQL Server Storage
+        // Engine blog, 2007): t_simple (c1 char(5), c2 decimal(38,2)) after sp_tableoption
+        // 'vardecimal storage format'; DBCC PAGE prints c1 = aaaaa, c2 = 1.00.
+        let record = crate::compressed::cd_record::tests::hex("30000900 61616161 610200fc 01001200 c019");
+        let char5 = TypeInfo::parse("char(5)").unwrap();
+        let dec = TypeInfo::parse("decimal(38,2)").unwrap();
+        let decoder = RowDecoder {
+            table: "dbo.t_simple".into(),
+            columns: vec![ColumnPlan::declared(1, "c1", char5, 4, 1), ColumnPlan::declared(2, "c2", dec, -1, 2)],
+            has_sparse: false,
+            reader: crate::source::tests::reader(Vec::new()),
+        };
+        assert!(decoder.columns()[1].is_vardecimal());
+        let mut row = Vec::new();
+        decoder.decode(&Record::parse(&record).unwrap(), &mut row).unwrap();
+        assert_eq!(row, [Value::text("aaaaa"), Value::text("1.00")]);
+        // Zero is stored as an empty value; with no variable-length column stored at all it is
+        // still known, not NULL: the null bitmap says so.
+        let zero = crate::compressed::cd_record::tests::hex("10000900 61616161 610200fc");
+        decoder.decode(&Record::parse(&zero).unwrap(), &mut row).unwrap();
+        assert_eq!(row[1], Value::text("0.00"));
     }
 
     #[test]

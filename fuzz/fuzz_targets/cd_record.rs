@@ -1,0 +1,36 @@
+//! A CD (compressed) record: `CdRecord::parse`, every column's value, and each value decoded as
+//! the compressed storage form of one of several types (integers, datetime, vardecimal, SCSU
+//! text, ...), the type taking turns by column.
+#![no_main]
+
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use mdfkit::compressed::cd_record::{CdRecord, CdValue};
+use mdfkit::compressed::values::decode_compressed;
+use mdfkit::types::TypeInfo;
+
+const TYPES: [&str; 9] =
+    ["int", "bigint", "datetime", "decimal(38,10)", "nvarchar(40)", "nchar(10)", "float", "datetime2(7)", "bit"];
+
+/// Parsed once: `TypeInfo::parse` looks names up among every type id.
+fn types() -> &'static [TypeInfo] {
+    static TYPE_INFOS: OnceLock<Vec<TypeInfo>> = OnceLock::new();
+    TYPE_INFOS.get_or_init(|| TYPES.iter().filter_map(|t| TypeInfo::parse(t)).collect())
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(record) = CdRecord::parse(data) else { return };
+    assert!(record.bytes().len() <= data.len());
+    let _ = (record.record_type(), record.back_pointer());
+    let types = types();
+    for i in 0..record.column_count() + 2 {
+        let Some(value) = record.value(i) else { continue };
+        if let CdValue::Bytes(b) | CdValue::Complex(b) = value {
+            assert!(b.len() <= record.bytes().len());
+        }
+        // One type a column, taking turns: every type meets every kind of value across inputs.
+        let ty = &types[(i + usize::from(data.first().copied().unwrap_or(0))) % types.len()];
+        let _ = decode_compressed(ty, value, &|b| Ok(String::from_utf8_lossy(b).into_owned()));
+    }
+});
