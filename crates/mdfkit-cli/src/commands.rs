@@ -8,7 +8,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mdfkit::export::{ExportDestination, ExportFormat, ExportOptions};
 use mdfkit::scan::{ScanMode, Skipped};
 
-use mdfkit::backup::{BackupMedia, BackupSet, FileKind};
+use mdfkit::backup::chain::BackupFiles;
+use mdfkit::backup::{BackupSet, FileKind};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::page::boot::product_name;
 use mdfkit::rows::RowDecoder;
@@ -46,67 +47,7 @@ fn stdout() -> BufWriter<io::StdoutLock<'static>> {
     BufWriter::new(io::stdout().lock())
 }
 
-/// `mdfkit backups`: one row per backup set.
-pub fn backups(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
-    let media = BackupMedia::open(files)?;
-    let columns: Vec<String> = [
-        "position",
-        "type",
-        "database",
-        "start",
-        "finish",
-        "size",
-        "first_lsn",
-        "last_lsn",
-        "checkpoint_lsn",
-        "database_backup_lsn",
-        "compressed",
-        "checksums",
-        "stripes",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let rows: Vec<Vec<Value>> = media
-        .sets()
-        .iter()
-        .filter(|s| position.is_none_or(|p| s.position == p))
-        .map(|s| {
-            vec![
-                Value::Int(s.position.into()),
-                Value::text(s.backup_type.name()),
-                Value::text(&s.database_name),
-                date_value(s.start),
-                date_value(s.finish),
-                Value::Int(i64::try_from(s.backup_size).unwrap_or(i64::MAX)),
-                Value::text(s.first_lsn.to_string()),
-                Value::text(s.last_lsn.to_string()),
-                Value::text(s.checkpoint_lsn.to_string()),
-                Value::text(s.database_backup_lsn.to_string()),
-                Value::bit(s.compressed),
-                Value::bit(s.checksums),
-                Value::text(format!("{} of {}", s.family_number, s.family_count)),
-            ]
-        })
-        .collect();
-    if let Some(p) = position.filter(|_| rows.is_empty()) {
-        return Err(Error::not_found(format!("no backup set at position {p}")).into());
-    }
-    let mut out = stdout();
-    write_rows(&mut out, format, &columns, &rows)?;
-    out.flush()?;
-    let missing = media.missing_stripes();
-    if !missing.is_empty() {
-        eprintln!(
-            "note: the backup was striped over {} files; stripe(s) {} not given",
-            media.sets().first().map_or(0, |s| s.family_count),
-            missing.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
-        );
-    }
-    Ok(())
-}
-
-fn date_value(d: Option<mdfkit::backup::BackupDate>) -> Value {
+pub(crate) fn date_value(d: Option<mdfkit::backup::BackupDate>) -> Value {
     d.map_or(Value::Null, |d| Value::text(d.to_string()))
 }
 
@@ -150,7 +91,13 @@ fn backup_header(files: &[PathBuf], position: Option<u16>) -> Result<Option<Back
     if files.is_empty() || !files.iter().all(|f| mdfkit::database::is_backup(f)) {
         return Ok(None);
     }
-    let media = BackupMedia::open(files)?;
+    let backups = BackupFiles::open(files)?;
+    // The set whose state is read: the differential laid over the full backup, if any. Where no
+    // restore plan can be made, the set asked for is still shown (reading it then says why not).
+    if let Ok(plan) = backups.plan(position) {
+        return Ok(Some(plan.differential.unwrap_or(plan.full).set));
+    }
+    let Some(media) = backups.media().first() else { return Ok(None) };
     let chosen = position.or(media.default_position());
     Ok(chosen.and_then(|p| media.set(p)).cloned())
 }

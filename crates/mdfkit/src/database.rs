@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use crate::backup::BackupMedia;
+use crate::backup::chain::BackupFiles;
 use crate::catalog::base::AllocationUnit;
 use crate::catalog::model::{compression_name, PartitionInfo, TableInfo};
 use crate::catalog::Catalog;
@@ -592,9 +592,10 @@ fn check_has_storage(table: &TableInfo) -> Result<()> {
     Ok(())
 }
 
-/// The page source for the given files: data files, or the stripes of one backup (the set at
-/// `position`, by default the last full database backup). Each file is opened once and told apart
-/// by its first bytes.
+/// The page source for the given files: data files, or backups of one database (the set at
+/// `position` of a single backup, by default the restore chain's latest full backup with the
+/// latest differential based on it: see [`crate::backup::chain`]). Each file is opened once and
+/// told apart by its first bytes.
 pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
     let opened: Vec<(PathBuf, Result<Sniffed>)> =
         paths.iter().map(|p| (p.as_ref().to_path_buf(), open_and_sniff(p.as_ref()))).collect();
@@ -608,7 +609,7 @@ pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result
             ));
         }
         let stripes = inputs.collect::<Result<Vec<_>>>()?;
-        return Ok(Arc::new(BackupMedia::from_sources(stripes)?.into_pages(position)?));
+        return Ok(BackupFiles::from_sources(stripes)?.into_source(position)?);
     }
     if let Some(p) = position {
         return Err(Error::new(

@@ -72,6 +72,7 @@
 //! the same MTF stream in compressed pieces; [`mssqlbak`] serves it decompressed, piece by piece,
 //! and everything here reads it as it reads an uncompressed file.
 
+pub mod chain;
 pub mod extents;
 pub mod header;
 pub mod mssqlbak;
@@ -79,6 +80,7 @@ pub mod mtf;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::bytes::{read_u16, read_u32, read_u64, utf16le};
 use crate::error::{Error, ErrorKind, Result};
@@ -87,7 +89,7 @@ use crate::page::{PageId, PAGE_SIZE};
 use crate::sniff::{self, FileFormat};
 use crate::source::{PageSource, SourceFile};
 
-use extents::{DataStream, StreamExtent};
+use extents::{DataStream, ExtentMap, StreamExtent};
 pub use header::{BackupDate, BackupType, Lsn, MediaFamily};
 use header::{SetBlock, SetInfo};
 use mssqlbak::CompressedBytes;
@@ -207,7 +209,7 @@ pub struct BackupSet {
 
 /// The backup sets in one backup file, or in the stripes of one striped backup.
 pub struct BackupMedia {
-    stripes: Vec<Stripe>,
+    stripes: Vec<Arc<Stripe>>,
     scans: Vec<StripeScan>,
     sets: Vec<BackupSet>,
 }
@@ -250,6 +252,7 @@ impl BackupMedia {
     }
 
     fn build(stripes: Vec<Stripe>) -> Result<Self> {
+        let stripes: Vec<Arc<Stripe>> = stripes.into_iter().map(Arc::new).collect();
         let mut scans = Vec::new();
         for stripe in &stripes {
             let path = stripe.path.as_path();
@@ -260,6 +263,11 @@ impl BackupMedia {
                 .map_err(|e| if stripe.compressed { in_decompressed_stream(e) } else { e })?;
             scans.push(scan);
         }
+        Self::assemble(stripes, scans)
+    }
+
+    /// The media of stripes already scanned, checked to be distinct stripes of one media set.
+    fn assemble(stripes: Vec<Arc<Stripe>>, scans: Vec<StripeScan>) -> Result<Self> {
         check_stripes_belong_together(&stripes, &scans)?;
         let first = &scans[0];
         let sets = first
@@ -304,16 +312,18 @@ impl BackupMedia {
     /// Differential, log and encrypted backups are refused by name, as are striped backups with
     /// a stripe missing.
     pub fn into_pages(self, position: Option<u16>) -> Result<BackupPages> {
-        self.pages_of(position, true)
+        self.pages_of(position, true, false)
     }
 
     /// Like [`BackupMedia::into_pages`], but reads a striped backup with stripes missing: only
     /// the extents in the given stripes are there (asking for another page is an error).
     pub fn into_pages_with_stripes_missing(self, position: Option<u16>) -> Result<BackupPages> {
-        self.pages_of(position, false)
+        self.pages_of(position, false, false)
     }
 
-    fn pages_of(self, position: Option<u16>, all_stripes: bool) -> Result<BackupPages> {
+    /// The pages of the set at `position`; a differential backup's (only the extents it copies)
+    /// when `differential` is set (see [`chain`], which lays them over their full backup's).
+    fn pages_of(&self, position: Option<u16>, all_stripes: bool, differential: bool) -> Result<BackupPages> {
         let first = self.first_path().to_path_buf();
         let position = match position.or(self.default_position()) {
             Some(p) => p,
@@ -334,12 +344,17 @@ impl BackupMedia {
             .in_file(&first));
         };
         let what = format!("position {position} is {}", set.backup_type.described());
-        match set.backup_type {
-            BackupType::Full => {}
+        let map = match set.backup_type {
+            BackupType::Full => ExtentMap::Gam,
+            BackupType::Differential if differential => ExtentMap::Dcm,
             BackupType::Differential => {
-                return Err(Error::unsupported(format!(
-                    "{what}: reading data out of it is not supported yet (it holds only the extents changed since its full backup); use the full backup"
-                ))
+                return Err(Error::new(
+                    ErrorKind::MissingFile,
+                    format!(
+                    "{what}: it holds only the extents changed since its full backup ({}); give that full backup too",
+                    differential_base(set)
+                ),
+                )
                 .in_file(&first))
             }
             BackupType::Log => {
@@ -351,7 +366,7 @@ impl BackupMedia {
             BackupType::Other(_) => {
                 return Err(Error::unsupported(format!("{what}: reading it is not supported yet")).in_file(&first))
             }
-        }
+        };
         if set.encrypted || set.password_protected {
             return Err(Error::unsupported(format!(
                 "position {position} is {} (backup encryption or a backup set password): reading it is not supported",
@@ -426,7 +441,7 @@ impl BackupMedia {
             .collect();
         let striped = self.stripes.len() > 1 || set.family_count > 1;
         let stripes = &self.stripes;
-        let located = extents::locate(&streams, &data_files, striped, &mut |stripe, offset| {
+        let located = extents::locate(&streams, &data_files, map, striped, &mut |stripe, offset| {
             let s = stripes.get(stripe)?;
             let mut page = vec![0u8; PAGE_SIZE];
             (offset.checked_add(PAGE_SIZE as u64)? <= s.bytes.len()).then_some(())?;
@@ -452,15 +467,26 @@ impl BackupMedia {
         let files = source_files(&first, &file_list, &pages);
         let backup_sets = self.sets.len();
         Ok(BackupPages {
-            stripes: self.stripes,
+            stripes: self.stripes.clone(),
             pages,
             files,
             file_list,
             backup_sets,
             copies,
             set,
+            differential: None,
             notes: located.notes,
         })
+    }
+}
+
+/// The full backup a differential backup names in its header, in words.
+fn differential_base(diff: &BackupSet) -> String {
+    let lsn = diff.differential_base_lsn.unwrap_or(diff.database_backup_lsn);
+    match (lsn.is_zero(), &diff.differential_base_guid) {
+        (true, _) => "its header does not name it".to_string(),
+        (false, Some(guid)) => format!("checkpoint LSN {lsn}, backup set GUID {guid}"),
+        (false, None) => format!("checkpoint LSN {lsn}"),
     }
 }
 
@@ -473,7 +499,7 @@ fn scan_guid(scan: &StripeScan, position: u16) -> [u8; 16] {
 }
 
 /// Stripes given together must be distinct files of one media set.
-fn check_stripes_belong_together(stripes: &[Stripe], scans: &[StripeScan]) -> Result<()> {
+fn check_stripes_belong_together(stripes: &[Arc<Stripe>], scans: &[StripeScan]) -> Result<()> {
     let Some(first) = scans[0].family else { return Ok(()) };
     for (stripe, scan) in stripes.iter().zip(scans).skip(1) {
         let Some(family) = scan.family else { continue };
@@ -555,13 +581,15 @@ fn backup_set(set: &SetScan, index: usize, compressed: bool, family: Option<&Med
 
 /// The database pages inside a backup, served by address.
 pub struct BackupPages {
-    stripes: Vec<Stripe>,
+    stripes: Vec<Arc<Stripe>>,
     pages: BTreeMap<PageId, Location>,
     files: Vec<SourceFile>,
     file_list: Vec<BackupFile>,
     backup_sets: usize,
     copies: usize,
     set: BackupSet,
+    /// The differential backup whose extents are laid over the full backup's pages.
+    differential: Option<BackupSet>,
     notes: Vec<String>,
 }
 
@@ -592,9 +620,44 @@ impl BackupPages {
         &self.file_list
     }
 
-    /// The backup set whose pages are served.
+    /// The backup set whose pages are served (the full backup when a differential is laid over
+    /// it).
     pub fn backup_set(&self) -> &BackupSet {
         &self.set
+    }
+
+    /// The differential backup laid over [`BackupPages::backup_set`]'s pages, if any.
+    pub fn differential(&self) -> Option<&BackupSet> {
+        self.differential.as_ref()
+    }
+
+    /// Lays a differential backup's pages over these (a full backup's): every page the
+    /// differential copies replaces the full's; the file list and sizes become the
+    /// differential's (the database may have grown).
+    fn overlay(mut self, diff: BackupPages) -> BackupPages {
+        let base = self.stripes.len();
+        self.stripes.extend(diff.stripes);
+        for (id, location) in diff.pages {
+            self.pages.insert(id, Location { stripe: base + location.stripe, offset: location.offset });
+        }
+        self.copies += diff.copies;
+        self.notes.extend(diff.notes);
+        let mut files = diff.files;
+        for f in &mut files {
+            if let Some(full) = self.files.iter().find(|g| g.file_id == f.file_id) {
+                f.page_count = f.page_count.max(full.page_count);
+            }
+        }
+        for f in &self.files {
+            if !files.iter().any(|g| g.file_id == f.file_id) {
+                files.push(f.clone());
+            }
+        }
+        files.sort_by_key(|f| f.file_id);
+        self.files = files;
+        self.file_list = diff.file_list;
+        self.differential = Some(diff.set);
+        self
     }
 
     /// Number of distinct pages the backup holds.

@@ -39,8 +39,13 @@ impl std::ops::DerefMut for Builder {
 
 impl Builder {
     fn new(physical: usize) -> Self {
+        Self::with_set(physical, 0, b"SCIN\x0c\x00\x00\x00abcd".to_vec())
+    }
+
+    /// A backup whose first set has data set number `position` and the SCIN record `scin`.
+    fn with_set(physical: usize, position: u16, scin: Vec<u8>) -> Self {
         let mut b = Builder(MtfWriter::new(physical));
-        b.start_set(0, b"SCIN\x0c\x00\x00\x00abcd".to_vec());
+        b.start_set(position, scin);
         b
     }
 
@@ -404,7 +409,11 @@ fn differential_and_log_backups_are_explained() {
     let mut bytes = sample(512);
     let sset = 1536;
     bytes[sset + 52] = 0x8;
-    expect_err(bytes, ErrorKind::Unsupported, &["differential backup"]);
+    expect_err(
+        bytes,
+        ErrorKind::MissingFile,
+        &["differential backup", "its header does not name it", "give that full backup too"],
+    );
 
     let b = Builder::new(512);
     expect_err(b.finish(), ErrorKind::NotADatabase, &["no data pages"]);
@@ -554,10 +563,11 @@ fn positions_choose_the_set_read() {
     let pages = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(1)).unwrap();
     assert_eq!(marker(&pages, PageId::new(1, 0)), 0xa0);
     let e = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(3)).err().unwrap();
-    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert_eq!(e.kind(), ErrorKind::MissingFile);
     assert!(
-        e.to_string()
-            .starts_with("test.bak: position 3 is a differential backup: reading data out of it is not supported yet"),
+        e.to_string().starts_with(
+            "test.bak: position 3 is a differential backup: it holds only the extents changed since its full backup (checkpoint LSN 24000000006800099"
+        ),
         "{e}"
     );
     let e = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(4)).err().unwrap();
@@ -645,4 +655,98 @@ fn stripes_must_all_be_given_and_belong_together() {
     .err()
     .unwrap();
     assert!(e.to_string().starts_with("c.bak: belongs to another backup than a.bak"), "{e}");
+}
+
+/// The SCIN LSNs (vlf, block, slot) of the chain below: a full backup, a differential based on it
+/// (its base LSN, the 4th, is the full's checkpoint LSN), and log backups.
+const FULL_LSNS: [(u32, u32, u16); 4] = [(24, 68, 99), (24, 109, 1), (24, 68, 99), (0, 0, 0)];
+const DIFF_LSNS: [(u32, u32, u16); 4] = [(24, 117, 34), (24, 132, 1), (24, 117, 34), (24, 68, 99)];
+
+/// A full backup of a 4-extent file (GAM page in extent 1:0, every extent allocated): page 1:n
+/// carries marker 0xa0 + n / 8.
+fn chain_full() -> Vec<u8> {
+    let mut b = Builder::with_set(512, 1, scin(b'D', "Shop", FULL_LSNS, 0x200));
+    b.data(&[map_extent(&[0, 1, 2, 3]), extent(1, 8, 0xa1), extent(1, 16, 0xa2), extent(1, 24, 0xa3)]);
+    b.finish()
+}
+
+/// A differential backup of `chain_full`'s database with base LSN `base`: its DCM (page 1:6)
+/// marks extents 1:0 and 1:16 changed, and its stream holds them (marker 0xd0).
+fn chain_diff(base: (u32, u32, u16)) -> Vec<u8> {
+    let mut lsns = DIFF_LSNS;
+    lsns[3] = base;
+    let mut b = Builder::with_set(512, 1, scin(b'I', "Shop", lsns, 0x200));
+    let mut first = extent(1, 0, 0xd0);
+    first[6 * PAGE_SIZE..7 * PAGE_SIZE].copy_from_slice(&super::extents::tests::dcm_page(1, 0, &[0, 2]));
+    b.data(&[first, extent(1, 16, 0xd0)]);
+    b.finish()
+}
+
+/// A log backup of `chain_full`'s database from `first` to `last`.
+fn chain_log(first: (u32, u32, u16), last: (u32, u32, u16)) -> Vec<u8> {
+    let b = Builder::with_set(512, 1, scin(b'L', "Shop", [first, last, (24, 68, 99), (24, 68, 99)], 0x200));
+    b.finish()
+}
+
+fn chain(files: &[(&str, Vec<u8>)]) -> chain::BackupFiles {
+    chain::BackupFiles::from_bytes(files.iter().map(|(n, b)| (PathBuf::from(n), b.clone())).collect()).unwrap()
+}
+
+#[test]
+fn a_differential_is_laid_over_its_full_backup_in_any_order() {
+    let (full, diff) = (("full.bak", chain_full()), ("diff.bak", chain_diff((24, 68, 99))));
+    for files in [[full.clone(), diff.clone()], [diff.clone(), full.clone()]] {
+        let (pages, plan) = chain(&files).into_pages(None).unwrap();
+        assert_eq!(plan.full.files, [PathBuf::from("full.bak")]);
+        assert_eq!(plan.differential.as_ref().map(|d| d.files.clone()), Some(vec![PathBuf::from("diff.bak")]));
+        assert_eq!(pages.differential().map(|d| d.backup_type), Some(BackupType::Differential));
+        // The changed extents are the differential's, the others the full's.
+        assert_eq!(marker(&pages, PageId::new(1, 0)), 0xd0);
+        assert_eq!(marker(&pages, PageId::new(1, 8)), 0xa1);
+        assert_eq!(marker(&pages, PageId::new(1, 17)), 0xd0);
+        assert_eq!(marker(&pages, PageId::new(1, 31)), 0xa3);
+        assert_eq!(pages.page_count(), 32);
+    }
+    // The full alone reads its own pages.
+    let pages = chain(&[full]).into_pages(None).unwrap().0;
+    assert_eq!(marker(&pages, PageId::new(1, 17)), 0xa2);
+}
+
+#[test]
+fn a_differential_of_another_full_backup_is_refused_by_name() {
+    let e =
+        chain(&[("full.bak", chain_full()), ("other.bak", chain_diff((24, 60, 1)))]).into_pages(None).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::MissingFile);
+    assert!(
+        e.to_string().starts_with(
+            "other.bak: position 1 is a differential backup: it holds only the extents changed since its full backup (checkpoint LSN 24000000006000001"
+        ),
+        "{e}"
+    );
+    let e = chain(&[("diff.bak", chain_diff((24, 68, 99)))]).into_pages(None).err().unwrap();
+    assert!(e.to_string().contains("which was not given; give that full backup too"), "{e}");
+    let e = chain(&[("log.trn", chain_log((24, 68, 99), (24, 140, 1)))]).into_pages(None).err().unwrap();
+    assert!(
+        e.to_string().starts_with("log.trn: position 1 is a transaction log backup: no full database backup"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_plan_lists_logs_in_lsn_order_with_their_gaps() {
+    let plan = chain(&[
+        ("late.trn", chain_log((24, 150, 1), (24, 160, 1))),
+        ("old.trn", chain_log((24, 60, 1), (24, 100, 1))),
+        ("full.bak", chain_full()),
+        ("first.trn", chain_log((24, 68, 99), (24, 140, 1))),
+    ])
+    .plan(None)
+    .unwrap();
+    let names = |sets: &[chain::PlannedSet]| sets.iter().map(|s| s.files[0].display().to_string()).collect::<Vec<_>>();
+    assert_eq!(names(&plan.logs), ["first.trn", "late.trn"]);
+    let gap = plan.log_gaps.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<Vec<_>>();
+    assert_eq!(gap, [("24000000014000001".to_string(), "24000000015000001".to_string())]);
+    assert_eq!(plan.skipped.len(), 1);
+    assert!(plan.skipped[0].1.contains("before the restore point"), "{:?}", plan.skipped);
+    assert!(plan.notices().iter().any(|n| n.starts_with("log backup late.trn (position 1): not applied")));
 }
