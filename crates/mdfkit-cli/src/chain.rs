@@ -117,3 +117,45 @@ pub fn announce_plan(args: &[PathBuf], position: Option<u16>) {
         }
     }
 }
+
+/// `cat --salvage` and `export --salvage`: opens the database, reading a striped backup with
+/// stripes missing from the stripes given. Then says on stderr which stripes are missing and,
+/// per table, how many of its in-row pages (those its IAM pages list and its PFS pages mark
+/// allocated) the stripes given hold; the scan skips the others and lists them.
+pub fn open_for_salvage(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
+    let db = mdfkit::Database::open_salvaging(files, position)?;
+    let source = db.reader().source();
+    let missing: Vec<&String> = source.notes().iter().filter(|n| n.contains(" not given: ")).collect();
+    if missing.is_empty() {
+        return Ok(db);
+    }
+    for note in missing {
+        eprintln!("note: {note}");
+    }
+    let mut page = vec![0u8; mdfkit::page::PAGE_SIZE];
+    for table in db.catalog().tables(false) {
+        let mut counts = Some((0usize, 0usize));
+        let mut unknown = None;
+        for p in &table.partitions {
+            let Some(unit) = db.catalog().base().in_row_unit(p.partition_id) else { continue };
+            match mdfkit::scan::heap_pages(db.reader(), unit) {
+                Ok(pages) => {
+                    let present = pages.iter().filter(|&&id| source.read_raw(id, &mut page).is_ok()).count();
+                    counts = counts.map(|(h, l)| (h + present, l + pages.len()));
+                }
+                Err(e) => {
+                    counts = None;
+                    unknown = Some(e);
+                }
+            }
+        }
+        match (counts, unknown) {
+            (Some((present, listed)), _) => {
+                eprintln!("note: {}: {present} of {listed} in-row pages present", table.qualified_name())
+            }
+            (None, Some(e)) => eprintln!("note: {}: pages unknown: {e}", table.qualified_name()),
+            (None, None) => {}
+        }
+    }
+    Ok(db)
+}

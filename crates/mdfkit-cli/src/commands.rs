@@ -346,7 +346,8 @@ pub fn cat(
 ) -> Outcome {
     let CatForensics { include_ghosts, where_page, with_location } = forensics;
     let (files, table) = split_files_and_name(args, true);
-    let db = Database::open_at(&files, position)?;
+    let db =
+        if salvage { crate::chain::open_for_salvage(&files, position)? } else { Database::open_at(&files, position)? };
     let name = table.unwrap_or_default();
     let table = db
         .catalog()
@@ -472,7 +473,11 @@ pub fn export(
     if columns.is_some() && names.len() != 1 {
         return Err(Error::not_found("--columns goes with exactly one --table").into());
     }
-    let db = Database::open_at(files, position)?;
+    let db = if options.salvage {
+        crate::chain::open_for_salvage(files, position)?
+    } else {
+        Database::open_at(files, position)?
+    };
     let catalog = db.catalog();
     let tables = if all {
         catalog.tables(false)

@@ -61,6 +61,21 @@ impl Database {
         Self::from_source(open_source(paths, position)?)
     }
 
+    /// Like [`Database::open_at`], for salvage: a striped backup with stripes missing is read
+    /// from the stripes given ([`open_source_salvaging`]). Its tables' pages in the missing
+    /// stripes cannot be read (salvage scans skip them and say so); when the catalog itself has
+    /// pages there, the error names the catalog page and the extents missing.
+    pub fn open_salvaging<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
+        let source = open_source_salvaging(paths, position)?;
+        let notes = source.notes().to_vec();
+        Self::from_source(source).map_err(|e| match notes.iter().find(|n| n.contains(" not given: ")) {
+            Some(missing) => {
+                Error::new(e.kind(), format!("the catalog is incomplete, nothing can be read: {e} ({missing})"))
+            }
+            None => e,
+        })
+    }
+
     /// Opens a database from any page source.
     pub fn from_source(source: Arc<dyn PageSource>) -> Result<Self> {
         let reader = PageReader::new(source);
@@ -597,6 +612,20 @@ fn check_has_storage(table: &TableInfo) -> Result<()> {
 /// latest differential based on it: see [`crate::backup::chain`]). Each file is opened once and
 /// told apart by its first bytes.
 pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
+    open_source_reading(paths, position, false)
+}
+
+/// Like [`open_source`], but a striped backup with stripes missing is read from the stripes
+/// given: the pages in the others are missing, and reading them is an error naming them.
+pub fn open_source_salvaging<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
+    open_source_reading(paths, position, true)
+}
+
+fn open_source_reading<P: AsRef<Path>>(
+    paths: &[P],
+    position: Option<u16>,
+    salvage: bool,
+) -> Result<Arc<dyn PageSource>> {
     let opened: Vec<(PathBuf, Result<Sniffed>)> =
         paths.iter().map(|p| (p.as_ref().to_path_buf(), open_and_sniff(p.as_ref()))).collect();
     let backups = opened.iter().filter(|(_, o)| o.as_ref().is_ok_and(|(_, kind)| kind.is_backup())).count();
@@ -609,7 +638,7 @@ pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result
             ));
         }
         let stripes = inputs.collect::<Result<Vec<_>>>()?;
-        return Ok(BackupFiles::from_sources(stripes)?.into_source(position)?);
+        return Ok(BackupFiles::from_sources(stripes)?.into_source(position, salvage)?);
     }
     if let Some(p) = position {
         return Err(Error::new(

@@ -279,23 +279,35 @@ impl BackupFiles {
     /// The database the plan restores: the full backup's pages with the differential's laid
     /// over them (every stripe of each must be given), and the plan itself.
     pub fn into_pages(self, position: Option<u16>) -> Result<(BackupPages, RestorePlan)> {
+        self.read(position, true)
+    }
+
+    /// Like [`BackupFiles::into_pages`], but a striped backup with stripes missing is read from
+    /// the stripes given (salvage): the pages in the others are missing
+    /// ([`BackupPages::missing_extents`]; a note names the stripes).
+    pub fn into_pages_salvaging(self, position: Option<u16>) -> Result<(BackupPages, RestorePlan)> {
+        self.read(position, false)
+    }
+
+    fn read(self, position: Option<u16>, all_stripes: bool) -> Result<(BackupPages, RestorePlan)> {
         let plan = self.plan(position)?;
         let media = |s: &PlannedSet| {
             self.media
                 .get(s.media)
                 .ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))
         };
-        let full = media(&plan.full)?.pages_of(Some(plan.full.set.position), true, false)?;
+        let full = media(&plan.full)?.pages_of(Some(plan.full.set.position), all_stripes, false)?;
         let pages = match &plan.differential {
-            Some(d) => full.overlay(media(d)?.pages_of(Some(d.set.position), true, true)?),
+            Some(d) => full.overlay(media(d)?.pages_of(Some(d.set.position), all_stripes, true)?),
             None => full,
         };
         Ok((pages, plan))
     }
 
-    /// Opens the stripes' bytes as a [`BackupPages`] with the plan's notices as its notes.
-    pub fn into_source(self, position: Option<u16>) -> Result<Arc<BackupPages>> {
-        let (mut pages, plan) = self.into_pages(position)?;
+    /// The plan's pages as a page source, with the plan's notices in its notes; `salvage`: see
+    /// [`BackupFiles::into_pages_salvaging`].
+    pub fn into_source(self, position: Option<u16>, salvage: bool) -> Result<Arc<BackupPages>> {
+        let (mut pages, plan) = self.read(position, !salvage)?;
         if plan.differential.is_some() || !plan.logs.is_empty() || !plan.skipped.is_empty() {
             let mut notes = plan.notices();
             notes.append(&mut pages.notes);

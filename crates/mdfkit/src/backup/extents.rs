@@ -140,6 +140,9 @@ pub struct Located {
     pub placed: Vec<Placed>,
     /// Placements that did not simply follow the map, and extents skipped, in words.
     pub notes: Vec<String>,
+    /// First pages of the extents the maps list that no stream holds (in a striped backup with
+    /// stripes missing: the extents in those stripes).
+    pub missing: Vec<PageId>,
 }
 
 /// Which allocation map says what a backup set's data stream copies.
@@ -288,6 +291,11 @@ pub fn locate(
     }
     for stream in streams.iter().filter(|s| !s.main) {
         place_by_votes(stream, &mut maps, false, &mut out);
+    }
+    let placed: std::collections::BTreeSet<PageId> = out.placed.iter().map(|p| p.first).collect();
+    for (id, m) in &maps {
+        let Some(listed) = &m.extents else { continue };
+        out.missing.extend(listed.iter().map(|&first| PageId::new(*id, first)).filter(|e| !placed.contains(e)));
     }
     if !striped {
         for (id, m) in &maps {

@@ -463,6 +463,21 @@ impl BackupMedia {
         if pages.is_empty() {
             return Err(Error::not_a_database("backup holds no data pages (a transaction log backup?)").in_file(&first));
         }
+        let mut notes = located.notes;
+        let missing = self.missing_stripes();
+        if !missing.is_empty() {
+            notes.insert(
+                0,
+                format!(
+                    "{}: stripe(s) {} of {} not given: {} extent(s) the allocation map lists are not in the stripes given{}",
+                    first.display(),
+                    missing.iter().map(u16::to_string).collect::<Vec<_>>().join(", "),
+                    set.family_count,
+                    located.missing.len(),
+                    located.missing.first().map_or(String::new(), |e| format!(" (first: {e})"))
+                ),
+            );
+        }
         let file_list = set.files.clone();
         let files = source_files(&first, &file_list, &pages);
         let backup_sets = self.sets.len();
@@ -475,7 +490,8 @@ impl BackupMedia {
             copies,
             set,
             differential: None,
-            notes: located.notes,
+            missing_extents: located.missing,
+            notes,
         })
     }
 }
@@ -590,6 +606,9 @@ pub struct BackupPages {
     set: BackupSet,
     /// The differential backup whose extents are laid over the full backup's pages.
     differential: Option<BackupSet>,
+    /// Read with stripes missing ([`BackupMedia::into_pages_with_stripes_missing`]): the extents
+    /// the allocation maps list that the given stripes lack.
+    missing_extents: Vec<PageId>,
     notes: Vec<String>,
 }
 
@@ -626,6 +645,11 @@ impl BackupPages {
         &self.set
     }
 
+    /// First pages of the extents the allocation maps list that are not in the stripes given.
+    pub fn missing_extents(&self) -> &[PageId] {
+        &self.missing_extents
+    }
+
     /// The differential backup laid over [`BackupPages::backup_set`]'s pages, if any.
     pub fn differential(&self) -> Option<&BackupSet> {
         self.differential.as_ref()
@@ -642,6 +666,15 @@ impl BackupPages {
         }
         self.copies += diff.copies;
         self.notes.extend(diff.notes);
+        let pages = &self.pages;
+        self.missing_extents.retain(|e| !pages.contains_key(e));
+        // A changed extent in a missing stripe of the differential: the full's copy is stale.
+        for e in diff.missing_extents {
+            for k in 0..EXTENT_PAGES as u32 {
+                self.pages.remove(&PageId::new(e.file, e.page.saturating_add(k)));
+            }
+            self.missing_extents.push(e);
+        }
         let mut files = diff.files;
         for f in &mut files {
             if let Some(full) = self.files.iter().find(|g| g.file_id == f.file_id) {

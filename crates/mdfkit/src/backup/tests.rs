@@ -750,3 +750,25 @@ fn the_plan_lists_logs_in_lsn_order_with_their_gaps() {
     assert!(plan.skipped[0].1.contains("before the restore point"), "{:?}", plan.skipped);
     assert!(plan.notices().iter().any(|n| n.starts_with("log backup late.trn (position 1): not applied")));
 }
+
+/// Stripe 1 of 2 holds the map extent and 1:16; stripe 2 (not given) holds 1:8 and 1:24. Read
+/// for salvage, the pages of stripe 1 are served, those of stripe 2 are missing and named.
+#[test]
+fn a_striped_backup_with_a_stripe_missing_is_read_for_salvage_only() {
+    let stripe1 = stripe_of(1, 1, 2, &[map_extent(&[0, 1, 2, 3]), extent(1, 16, 0xa2)]);
+    let e = chain(&[("a.bak", stripe1.clone())]).into_pages(None).err().unwrap();
+    assert!(e.to_string().contains("striped over 2 files and stripe 2 is missing"), "{e}");
+    let (pages, _) = chain(&[("a.bak", stripe1)]).into_pages_salvaging(None).unwrap();
+    assert_eq!(pages.missing_extents(), [PageId::new(1, 8), PageId::new(1, 24)]);
+    assert_eq!(marker(&pages, PageId::new(1, 17)), 0xa2);
+    let mut buf = vec![0u8; PAGE_SIZE];
+    let e = pages.read_raw(PageId::new(1, 9), &mut buf).unwrap_err();
+    assert!(e.to_string().contains("page 1:9 is not in the backup"), "{e}");
+    assert!(
+        pages.notes().iter().any(|n| n.starts_with(
+            "a.bak: stripe(s) 2 of 2 not given: 2 extent(s) the allocation map lists are not in the stripes given (first: 1:8)"
+        )),
+        "{:?}",
+        pages.notes()
+    );
+}
