@@ -389,11 +389,16 @@ fn every_corpus_differential_follows_its_dcm() {
     for (full, diff) in [
         ("difftest/difftest-full.bak", "difftest/difftest-diff1.bak"),
         ("difftest/difftest-full.bak", "difftest/difftest-diff2.bak"),
+        ("simplerecovery/SimpleBacktest.bak", "simplerecovery/SimpleBackTest_1.bak"),
         ("simplerecovery/SimpleBacktest.bak", "simplerecovery/SimpleBackTest_2.bak"),
         ("restoretimeclean/RestoreTimeClean.bak", "restoretimeclean/RestoreTimeClean2.bak"),
         (
             "cube-query-history/SQL2008_Cube_Query_History_FULL_20170518_041737.bak",
             "cube-query-history/SQL2008_Cube_Query_History_DIFF_20170518_041819.bak",
+        ),
+        (
+            "cube-query-history/SQL2008_Cube_Query_History_FULL_20170518_041737.bak",
+            "cube-query-history/SQL2008_Cube_Query_History_DIFF_20170518_041826.bak",
         ),
         ("sqltoolsservice-859/FullBackup.bak", "sqltoolsservice-859/DiffBackup.bak"),
     ] {

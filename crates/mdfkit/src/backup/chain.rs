@@ -28,6 +28,15 @@
 //! with a stripe missing. Sets that are given but not needed (an older full, a differential of
 //! an older full, an older differential) are skipped, each with its reason.
 //!
+//! **Salvage** ([`BackupFiles::into_pages_salvaging`]): a striped backup with stripes missing is
+//! read from the stripes given. Each stripe's stream is placed by its page headers in map order
+//! (see [`super::extents`]); the extents the map lists that no given stripe holds are
+//! [`BackupPages::missing_extents`], and a note names the missing stripes and how many extents
+//! are gone. A differential's changed extent in a missing stripe takes the full's copy of those
+//! pages away too (it is stale): they are missing, never served old. chinook.bak (stripe 1 of
+//! 2) holds 61 extents, its GAM lists 60 more; `sys.sysrscols` has page 1:51 among them, so its
+//! catalog cannot be read.
+//!
 //! Files are grouped into backups by their media set (the TAPE block's RAID stream, see
 //! [`super::header`]): stripes of one striped backup share a media set id, each unstriped backup
 //! file is a media set of its own. A file may hold several sets (appended backups): each counts.
@@ -96,12 +105,7 @@ pub struct BackupFiles {
 impl BackupFiles {
     /// Reads the headers of every file (descriptor blocks and configuration streams only).
     pub fn open<P: AsRef<Path>>(paths: &[P]) -> Result<Self> {
-        let mut sources = Vec::new();
-        for path in paths {
-            let path = path.as_ref();
-            sources.push((path.to_path_buf(), crate::location::open(path)?));
-        }
-        Self::from_sources(sources)
+        Self::from_sources(super::open_paths(paths)?)
     }
 
     /// Reads the headers of backup files already open (each with the name used in messages).
@@ -237,6 +241,9 @@ impl BackupFiles {
                     s.set.checkpoint_lsn,
                     full.set.checkpoint_lsn
                 ),
+                BackupType::Differential if is_base_of(&full, s) && differential.is_none() => {
+                    "a differential of the full backup read, which --position asked for alone".to_string()
+                }
                 BackupType::Differential if is_base_of(&full, s) => format!(
                     "an older differential of the same full backup (checkpoint LSN {}; the one read is {})",
                     s.set.checkpoint_lsn,
@@ -328,10 +335,10 @@ fn is_base_of(full: &PlannedSet, diff: &PlannedSet) -> bool {
         && diff.set.differential_base_guid.as_ref().is_none_or(|g| g.eq_ignore_ascii_case(&full.set.backup_set_guid))
 }
 
-/// Two sets are of one database: same name (case-insensitive) and, where both headers give it,
-/// the same creation date.
+/// Two sets are of one database: same name (case-insensitive) and the same creation date, each
+/// where both headers give it (a set without a readable SCIN record names neither).
 fn same_database(a: &BackupSet, b: &BackupSet) -> bool {
-    a.database_name.eq_ignore_ascii_case(&b.database_name)
+    (a.database_name.is_empty() || b.database_name.is_empty() || a.database_name.eq_ignore_ascii_case(&b.database_name))
         && (a.database_creation_date.is_none()
             || b.database_creation_date.is_none()
             || a.database_creation_date == b.database_creation_date)

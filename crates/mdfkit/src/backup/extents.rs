@@ -27,8 +27,23 @@
 //! re-sent, denissfloww 58, gueretamartin 58, ploysaintlouis 50, improvedk 328 + the PFS extents
 //! 1:8088, 1:16176, 1:24264, which its GAM marks free, + 5 type-101 extents). Striped backups
 //! (chinook, RestoreTimeStripe) spread the same extents over their stripes, each stripe's stream
-//! an ordered subsequence (chinook stripe 1: 61 of the 122). Differential backups copy the
-//! extents their DCM marks changed instead (difftest-diff1: 6 extents), and are not read here.
+//! an ordered subsequence (chinook stripe 1: 61 of the 122).
+//!
+//! **Differential backups** ([`ExtentMap::Dcm`]): the main data stream holds, per data file in
+//! page order, exactly the extents the file's DCM pages mark changed (the DCM of each GAM
+//! interval is page 6 of the interval, page type 16; its bitmap has the GAM's layout, slot 1 at
+//! byte 190, 7,992 bytes, but a set bit means changed since the last full backup). No PFS extent
+//! is added (every corpus DCM marks extent 0, which holds the file header, PFS, GAM, SGAM, DCM,
+//! BCM and the boot page). Evidence: the stream's extent count equals the DCM's list and every
+//! extent's page headers name it, in every differential of the corpus: difftest-diff1 and -diff2
+//! (6 extents each: 1:0, 1:8, 1:16, 1:24, 1:48, 1:128), SimpleBackTest_1 and _2 (8: those plus
+//! 1:72, 1:88), RestoreTimeClean2 (7: 1:152 instead), sqltoolsservice's DiffBackup (5: 1:0, 1:8,
+//! 1:16, 1:64, 1:152), both cube-query-history differentials (4, then 12 type-101 extents that
+//! are not pages, as in its full backup); the `every_corpus_differential_follows_its_dcm` test
+//! re-checks that the locator places each of them with no note. The same alignment rules apply
+//! (the DCM plays the GAM's part). A full backup's own DCM is not reset by the backup itself
+//! (difftest-full's DCM marks the same six extents as its differentials'), so it says nothing
+//! about a full's stream.
 //!
 //! **Headers are evidence, not addresses.** A page that is not in use keeps whatever was last
 //! written at its place (sharepoint_config's extent 1:288 holds seven pages calling themselves
@@ -62,8 +77,10 @@
 //! placement that did not follow the map is noted ([`Located::notes`]).
 //!
 //! Sources: Paul Randal, "Inside the Storage Engine: GAM, SGAM, PFS and other allocation maps"
-//! (GAM/SGAM meaning, intervals); the bitmap's place and length from the corpus' GAM pages (slot
-//! 1 at byte 190, 7,992 bytes, in every corpus backup); the rule from the measurements above
+//! (GAM/SGAM meaning, intervals; the DCM as the map of extents changed since the last full
+//! backup); the bitmaps' place and length from the corpus' GAM and DCM pages (slot 1 at byte 190,
+//! 7,992 bytes, in every corpus backup; the DCM at page 6, type 16, set bit = changed, from the
+//! differentials above); the rule from the measurements above
 //! (the `backup_extent_census` test in `tests/corpus_backups.rs` re-checks them on every run).
 
 use std::collections::BTreeMap;

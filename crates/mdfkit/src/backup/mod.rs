@@ -56,12 +56,16 @@
 //! Not read: the log portion (MSTL/MQTL). A backup is fuzzy: restore replays that log over the
 //! copied pages. Usually the copied pages alone are consistent enough to read the catalog, but
 //! chinook.bak (998) is one stripe of two (see [`header`]): the extents in the other stripe are
-//! missing, so it does not open. A file may hold several backup sets (SSET ... ESET each);
-//! [`BackupMedia`] lists them with their headers ([`header`]) and reads the one asked for by
-//! position (default: the last full database backup). Differential backups hold only changed
-//! extents and log backups no pages: both are refused by name, as are encrypted sets and striped
-//! backups with a stripe missing (the RAID stream's family count) or stripes of different media
-//! sets given together.
+//! missing, so it does not open (read for salvage, [`chain::BackupFiles::into_pages_salvaging`],
+//! a page of `sys.sysrscols` is among the missing ones: the error names it). A file may hold
+//! several backup sets (SSET ... ESET each); [`BackupMedia`] lists them with their headers
+//! ([`header`]) and reads the one asked for by position (default: the last full database
+//! backup). A differential backup holds only the extents changed since its full backup (those
+//! its DCM pages mark, see [`extents`]): read alone it is refused by name, naming its full
+//! backup; [`chain`] lays it over that full backup's pages when both are given. Log backups hold
+//! no pages and are refused by name; [`chain`] lists them in the restore plan. Encrypted sets,
+//! striped backups with a stripe missing (the RAID stream's family count) and stripes of
+//! different media sets given together are refused too.
 //!
 //! Sources: the block/stream walk and the record tags from the bytes of the corpus backups, with
 //! the MTF layouts from the MTF 1.00a specification; the SFIN field positions found by comparing
@@ -221,12 +225,7 @@ impl BackupMedia {
         if paths.is_empty() {
             return Err(Error::new(ErrorKind::NotFound, "no backup file given"));
         }
-        let mut sources = Vec::new();
-        for path in paths {
-            let path = path.as_ref();
-            sources.push((path.to_path_buf(), crate::location::open(path)?));
-        }
-        Self::from_sources(sources)
+        Self::from_sources(open_paths(paths)?)
     }
 
     /// Reads the headers of a backup from bytes already open (each stripe with the name used in
@@ -713,6 +712,11 @@ impl BackupPages {
     pub fn page_location(&self, id: PageId) -> Option<(&Path, u64)> {
         self.pages.get(&id).map(|l| (self.stripes[l.stripe].path.as_path(), l.offset))
     }
+}
+
+/// Opens each backup file (a local path or a URL), with its name for messages.
+fn open_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<(PathBuf, Box<dyn ByteSource>)>> {
+    paths.iter().map(|p| Ok((p.as_ref().to_path_buf(), crate::location::open(p.as_ref())?))).collect()
 }
 
 /// The data files to serve: those the file list names as data, plus any file id pages carry.

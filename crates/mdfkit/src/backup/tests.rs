@@ -666,8 +666,19 @@ const DIFF_LSNS: [(u32, u32, u16); 4] = [(24, 117, 34), (24, 132, 1), (24, 117, 
 /// carries marker 0xa0 + n / 8.
 fn chain_full() -> Vec<u8> {
     let mut b = Builder::with_set(512, 1, scin(b'D', "Shop", FULL_LSNS, 0x200));
-    b.data(&[map_extent(&[0, 1, 2, 3]), extent(1, 8, 0xa1), extent(1, 16, 0xa2), extent(1, 24, 0xa3)]);
+    b.data(&full_extents());
     b.finish()
+}
+
+fn full_extents() -> [Vec<u8>; 4] {
+    [map_extent(&[0, 1, 2, 3]), extent(1, 8, 0xa1), extent(1, 16, 0xa2), extent(1, 24, 0xa3)]
+}
+
+/// The stream of `chain_diff`: extent 1:0 with the DCM page, extent 1:16.
+fn diff_extents() -> [Vec<u8>; 2] {
+    let mut first = extent(1, 0, 0xd0);
+    first[6 * PAGE_SIZE..7 * PAGE_SIZE].copy_from_slice(&super::extents::tests::dcm_page(1, 0, &[0, 2]));
+    [first, extent(1, 16, 0xd0)]
 }
 
 /// A differential backup of `chain_full`'s database with base LSN `base`: its DCM (page 1:6)
@@ -676,9 +687,7 @@ fn chain_diff(base: (u32, u32, u16)) -> Vec<u8> {
     let mut lsns = DIFF_LSNS;
     lsns[3] = base;
     let mut b = Builder::with_set(512, 1, scin(b'I', "Shop", lsns, 0x200));
-    let mut first = extent(1, 0, 0xd0);
-    first[6 * PAGE_SIZE..7 * PAGE_SIZE].copy_from_slice(&super::extents::tests::dcm_page(1, 0, &[0, 2]));
-    b.data(&[first, extent(1, 16, 0xd0)]);
+    b.data(&diff_extents());
     b.finish()
 }
 
@@ -771,4 +780,30 @@ fn a_striped_backup_with_a_stripe_missing_is_read_for_salvage_only() {
         "{:?}",
         pages.notes()
     );
+}
+
+/// Sets appended in one file form a chain too: by default the full (position 1) with its
+/// differential (2) and the log after it (3); `--position 1` reads the full alone.
+#[test]
+fn appended_sets_of_one_file_are_planned_like_files() {
+    let mut b = Builder::with_set(512, 1, scin(b'D', "Shop", FULL_LSNS, 0x200));
+    b.data(&full_extents());
+    b.end_set();
+    b.start_set(2, scin(b'I', "Shop", DIFF_LSNS, 0x200));
+    b.data(&diff_extents());
+    b.end_set();
+    b.start_set(3, scin(b'L', "Shop", [(24, 117, 34), (24, 140, 1), (24, 68, 99), (24, 68, 99)], 0x200));
+    let file = [("test.bak", b.finish())];
+    let plan = chain(&file).plan(None).unwrap();
+    assert_eq!(plan.full.set.position, 1);
+    assert_eq!(plan.differential.as_ref().map(|d| d.set.position), Some(2));
+    assert_eq!(plan.logs.iter().map(|l| l.set.position).collect::<Vec<_>>(), [3]);
+    assert!(plan.skipped.is_empty() && plan.log_gaps.is_empty());
+    let (pages, _) = chain(&file).into_pages(None).unwrap();
+    assert_eq!(marker(&pages, PageId::new(1, 17)), 0xd0);
+    assert_eq!(marker(&pages, PageId::new(1, 9)), 0xa1);
+    let plan = chain(&file).plan(Some(1)).unwrap();
+    assert!(plan.differential.is_none());
+    let diff = plan.skipped.iter().find(|(s, _)| s.set.position == 2).unwrap();
+    assert!(diff.1.contains("--position asked for alone"), "{}", diff.1);
 }
