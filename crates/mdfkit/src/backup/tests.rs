@@ -1,7 +1,7 @@
 //! Unit tests over backups built byte by byte.
 
 use super::*;
-use mdfkit_forge::backup::{block_header, sfin, stream_header, MtfWriter};
+use mdfkit_forge::backup::{as_stripe, block_header, sfin, MtfWriter};
 
 const LBS: usize = 1024;
 
@@ -584,24 +584,9 @@ fn stripe(id: u8, n: u16, count: u16, first_extent: u32) -> Vec<u8> {
 
 /// Like [`stripe`], with the data stream holding `extents`.
 fn stripe_of(id: u8, n: u16, count: u16, extents: &[Vec<u8>]) -> Vec<u8> {
-    let mut raid = vec![0u8; 32];
-    raid[..16].fill(id);
-    raid[20..22].copy_from_slice(&count.to_le_bytes());
-    raid[24..26].copy_from_slice(&n.to_le_bytes());
     let mut b = Builder::new(512);
-    // Rebuild the TAPE block with the RAID stream in front of its pad.
-    let mut out = block_header(b"TAPE", 96, 0);
-    out.resize(96, 0);
-    out[52..56].copy_from_slice(&(u32::from(n) * 7).to_le_bytes());
-    out[84..86].copy_from_slice(&(LBS as u16).to_le_bytes());
-    out.extend(stream_header(b"RAID", 0, 32));
-    out.extend(raid);
-    out.resize(out.len().div_ceil(4) * 4, 0);
-    out.extend(stream_header(b"SPAD", 0, (LBS - out.len() - 22) as u64));
-    out.resize(LBS, 0);
-    b.out.splice(..LBS, out);
     b.data(extents);
-    b.finish()
+    as_stripe(b.finish(), id, n, count)
 }
 
 /// Each stripe holds some of the extents, in order; the map (in stripe 1) and the votes place
