@@ -3,6 +3,7 @@
 //! A thin front end: every command composes calls to the `mdfkit` library and renders the
 //! result through [`output`].
 
+mod chain;
 mod chart;
 mod commands;
 mod output;
@@ -67,15 +68,21 @@ struct Files {
 enum Command {
     /// The backup sets in a backup file, like RESTORE HEADERONLY
     #[command(
-        after_help = "Examples:\n  mdfkit backups shop.bak\n  mdfkit backups stripe1.bak stripe2.bak --format json\n\n\
+        after_help = "Examples:\n  mdfkit backups shop.bak\n  mdfkit backups stripe1.bak stripe2.bak --format json\n  \
+        mdfkit backups full.bak diff.bak log1.trn log2.trn --plan\n\n\
         Lists each set's position, type (full / differential / log), database, start and finish,\n\
         size, LSNs, compression, checksums and stripes. `--position N` on any other command reads\n\
-        that set; without it they read the last full database backup."
+        that set; without it they read the latest full database backup with the latest\n\
+        differential based on it. `--plan` shows that restore plan: the full, the differential,\n\
+        the log backups in LSN order (not applied yet), any log gap, and the sets skipped and why."
     )]
     Backups {
-        /// The backup file, and any other stripes of the same backup
+        /// The backup files: stripes, full, differential and log backups, in any order
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Show the restore plan instead of every set
+        #[arg(long)]
+        plan: bool,
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -421,6 +428,25 @@ fn keep_large_buffers_out_of_the_heap() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn keep_large_buffers_out_of_the_heap() {}
 
+impl Command {
+    /// The arguments of a command that reads a database (files, and a table or view name for
+    /// some).
+    fn file_arguments(&self) -> Option<Vec<PathBuf>> {
+        match self {
+            Command::Info { files, .. }
+            | Command::Tables { files, .. }
+            | Command::Pages { files, .. }
+            | Command::Decode { files, .. }
+            | Command::Check { files, .. }
+            | Command::Export { files, .. } => Some(files.files.clone()),
+            Command::Schema { args } | Command::Sys { args, .. } | Command::Cat { args, .. } => {
+                Some(args.iter().map(PathBuf::from).collect())
+            }
+            _ => None,
+        }
+    }
+}
+
 fn main() -> ExitCode {
     keep_large_buffers_out_of_the_heap();
     // Every file argument may be an object URL.
@@ -435,8 +461,11 @@ fn main() -> ExitCode {
         });
     }
     let fetch_report = cli.fetch_report;
+    if let Some(args) = cli.command.file_arguments() {
+        chain::announce_plan(&args, position);
+    }
     let result = match cli.command {
-        Command::Backups { files, format } => commands::backups(&files, position, format),
+        Command::Backups { files, plan, format } => chain::backups(&files, position, plan, format),
         Command::Info { files, format } => commands::info(&files.files, position, format),
         Command::Tables { files, system, format } => commands::tables(&files.files, position, system, format),
         Command::Schema { args } => commands::schema(&args, position),

@@ -83,6 +83,27 @@ pub fn backup_of_extents(files: &[ForgedFile], extents: &[(u16, u32)], extra: &[
     w.out
 }
 
+/// `backup` made stripe `number` of `count` of a striped backup: its TAPE block rewritten with a
+/// RAID stream (media set id: 16 bytes of `media_set`; family count at 20, family number at 24)
+/// before its pad, as each file of a striped backup carries one (see mdfkit's `backup::header`).
+pub fn as_stripe(mut backup: Vec<u8>, media_set: u8, number: u16, count: u16) -> Vec<u8> {
+    let mut raid = vec![0u8; 32];
+    raid[..16].fill(media_set);
+    raid[20..22].copy_from_slice(&count.to_le_bytes());
+    raid[24..26].copy_from_slice(&number.to_le_bytes());
+    let mut tape = block_header(b"TAPE", 96, 0);
+    tape.resize(96, 0);
+    tape[52..56].copy_from_slice(&(u32::from(number) * 7).to_le_bytes());
+    tape[84..86].copy_from_slice(&(LOGICAL_BLOCK as u16).to_le_bytes());
+    tape.extend(stream_header(b"RAID", 0, 32));
+    tape.extend(raid);
+    tape.resize(tape.len().div_ceil(4) * 4, 0);
+    tape.extend(stream_header(b"SPAD", 0, (LOGICAL_BLOCK - tape.len() - 22) as u64));
+    tape.resize(LOGICAL_BLOCK, 0);
+    backup.splice(..LOGICAL_BLOCK.min(backup.len()), tape);
+    backup
+}
+
 /// Writes MTF blocks the way SQL Server lays them out: a TAPE block padded to the logical block
 /// (1024 bytes), soft filemarks of one physical block, every block of a set at SSET offset +
 /// logical address x 1024.

@@ -5,11 +5,12 @@
 
 use std::sync::Arc;
 
+use mdfkit::backup::chain::BackupFiles;
 use mdfkit::backup::BackupPages;
 use mdfkit::scan::{Flow, ScanMode};
 use mdfkit::source::PageSource;
 use mdfkit::{Database, PageId};
-use mdfkit_forge::backup::{backup_of_extents, copied_extents, full_backup};
+use mdfkit_forge::backup::{as_stripe, backup_of_extents, copied_extents, full_backup};
 use mdfkit_forge::{forge, live_rows, ColType, ColumnSpec, ForgedFile, Gen, Layout, Nulls, Spec, TableSpec, Version};
 
 const PAGE: usize = 8192;
@@ -197,4 +198,35 @@ fn an_extent_missing_from_the_copied_map_is_still_read() {
         pages.notes()
     );
     assert_exact(&spec, &db, None);
+}
+
+/// Stripe 1 of a two-stripe backup, read for salvage without stripe 2, which holds one extent
+/// whose eight pages are all dbo.Beta's (a heap): Beta's rows on every other page come back
+/// exact, its eight missing pages are skipped, and every other table is whole.
+#[test]
+fn one_stripe_of_two_is_read_for_salvage() {
+    let spec = spec();
+    let files = forge(&spec).unwrap();
+    let (db, _) = open(full_backup(&files));
+    let (beta, _) = rows(&db, "dbo.Beta", ScanMode::default()).unwrap();
+    assert_eq!(sorted(&beta), expected(&spec, 1));
+    let mut pages_by_extent: std::collections::BTreeMap<u32, std::collections::BTreeSet<u32>> = Default::default();
+    for (page, _) in &beta {
+        pages_by_extent.entry(page.page / 8 * 8).or_default().insert(page.page);
+    }
+    let missing = *pages_by_extent.iter().find(|(_, pages)| pages.len() == 8).expect("a uniform extent of dbo.Beta").0;
+    let given: Vec<(u16, u32)> = copied_extents(&files).into_iter().filter(|&e| e != (1, missing)).collect();
+    let stripe = as_stripe(backup_of_extents(&files, &given, &[]), 9, 1, 2);
+    let refused = BackupFiles::from_bytes(vec![("stripe1.bak".into(), stripe.clone())]).unwrap().into_pages(None);
+    assert!(refused.is_err());
+    let (pages, _) =
+        BackupFiles::from_bytes(vec![("stripe1.bak".into(), stripe)]).unwrap().into_pages_salvaging(None).unwrap();
+    assert_eq!(pages.missing_extents(), [PageId::new(1, missing)]);
+    let db = Database::from_source(Arc::new(pages)).unwrap();
+    let (got, skipped) = rows(&db, "dbo.Beta", ScanMode { salvage: true, ..ScanMode::default() }).unwrap();
+    let present: Vec<(PageId, String)> = beta.iter().filter(|(p, _)| p.page / 8 * 8 != missing).cloned().collect();
+    assert!(present.len() < beta.len());
+    assert_eq!(sorted(&got), sorted(&present));
+    assert_eq!(skipped, 8);
+    assert_exact(&spec, &db, Some("dbo.Beta"));
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use crate::backup::BackupMedia;
+use crate::backup::chain::BackupFiles;
 use crate::catalog::base::AllocationUnit;
 use crate::catalog::model::{compression_name, PartitionInfo, TableInfo};
 use crate::catalog::Catalog;
@@ -58,6 +58,21 @@ impl Database {
     /// last full database backup in the file). A position with data files is an error.
     pub fn open_at<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
         Self::from_source(open_source(paths, position)?)
+    }
+
+    /// Like [`Database::open_at`], for salvage: a striped backup with stripes missing is read
+    /// from the stripes given ([`open_source_salvaging`]). Its tables' pages in the missing
+    /// stripes cannot be read (salvage scans skip them and say so); when the catalog itself has
+    /// pages there, the error names the catalog page and the extents missing.
+    pub fn open_salvaging<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
+        let source = open_source_salvaging(paths, position)?;
+        let notes = source.notes().to_vec();
+        Self::from_source(source).map_err(|e| match notes.iter().find(|n| n.contains(" not given: ")) {
+            Some(missing) => {
+                Error::new(e.kind(), format!("the catalog is incomplete, nothing can be read: {e} ({missing})"))
+            }
+            None => e,
+        })
     }
 
     /// Opens a database from any page source.
@@ -266,10 +281,25 @@ pub(crate) fn check_has_storage(table: &TableInfo) -> Result<()> {
     Ok(())
 }
 
-/// The page source for the given files: data files, or the stripes of one backup (the set at
-/// `position`, by default the last full database backup). Each file is opened once and told apart
-/// by its first bytes.
+/// The page source for the given files: data files, or backups of one database (the set at
+/// `position` of a single backup, by default the restore chain's latest full backup with the
+/// latest differential based on it: see [`crate::backup::chain`]). Each file is opened once and
+/// told apart by its first bytes.
 pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
+    open_source_reading(paths, position, false)
+}
+
+/// Like [`open_source`], but a striped backup with stripes missing is read from the stripes
+/// given: the pages in the others are missing, and reading them is an error naming them.
+pub fn open_source_salvaging<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
+    open_source_reading(paths, position, true)
+}
+
+fn open_source_reading<P: AsRef<Path>>(
+    paths: &[P],
+    position: Option<u16>,
+    salvage: bool,
+) -> Result<Arc<dyn PageSource>> {
     let opened: Vec<(PathBuf, Result<Sniffed>)> =
         paths.iter().map(|p| (p.as_ref().to_path_buf(), open_and_sniff(p.as_ref()))).collect();
     let backups = opened.iter().filter(|(_, o)| o.as_ref().is_ok_and(|(_, kind)| kind.is_backup())).count();
@@ -282,7 +312,7 @@ pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result
             ));
         }
         let stripes = inputs.collect::<Result<Vec<_>>>()?;
-        return Ok(Arc::new(BackupMedia::from_sources(stripes)?.into_pages(position)?));
+        return Ok(BackupFiles::from_sources(stripes)?.into_source(position, salvage)?);
     }
     if let Some(p) = position {
         return Err(Error::new(

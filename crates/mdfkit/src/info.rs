@@ -7,7 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::backup::{BackupMedia, BackupSet};
+use crate::backup::chain::BackupFiles;
+use crate::backup::BackupSet;
 use crate::catalog::views::ViewRows;
 use crate::database::{Database, MissingFile};
 use crate::error::Result;
@@ -98,7 +99,13 @@ pub fn backup_set_of<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Resu
     if paths.is_empty() || !paths.iter().all(|p| crate::database::is_backup(p)) {
         return Ok(None);
     }
-    let media = BackupMedia::open(&paths)?;
+    let backups = BackupFiles::open(&paths)?;
+    // The set whose state is read: the differential laid over the full backup, if any. Where no
+    // restore plan can be made, the set asked for is still shown (reading it then says why not).
+    if let Ok(plan) = backups.plan(position) {
+        return Ok(Some(plan.differential.unwrap_or(plan.full).set));
+    }
+    let Some(media) = backups.media().first() else { return Ok(None) };
     let chosen = position.or(media.default_position());
     Ok(chosen.and_then(|p| media.set(p)).cloned())
 }

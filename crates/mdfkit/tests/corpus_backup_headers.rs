@@ -177,14 +177,14 @@ fn positions_select_backup_sets() {
 fn differential_and_log_backups_are_refused_by_name() {
     let Some(dir) = common::corpus_dir() else { return };
     let e = Database::open(&[dir.join("chains/difftest/difftest-diff1.bak")]).err().unwrap();
-    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert_eq!(e.kind(), ErrorKind::MissingFile);
     assert!(
         e.to_string().contains(
-            "difftest-diff1.bak: position 1 is a differential backup: reading data out of it is not supported yet"
+            "difftest-diff1.bak: position 1 is a differential backup: it holds only the extents changed since its full backup (checkpoint LSN 24000000006800099, backup set GUID F24E3DC4-FB3C-48AA-9360-FC9EE26D1464), which was not given"
         ),
         "{e}"
     );
-    assert!(e.to_string().ends_with("use the full backup"), "{e}");
+    assert!(e.to_string().ends_with("give that full backup too"), "{e}");
     let e = Database::open(&[dir.join("chains/stopat/StopAt_1.trn")]).err().unwrap();
     assert!(e.to_string().contains("position 1 is a transaction log backup"), "{e}");
 }
@@ -205,8 +205,10 @@ fn stripes_are_counted_and_checked() {
     let e = Database::open(&[stripe("RestoreTimeStripe1.bak")]).err().unwrap();
     assert_eq!(e.kind(), ErrorKind::MissingFile);
     assert!(e.to_string().contains("striped over 2 files and stripe 1 is missing (this file is stripe 2"), "{e}");
-    // A stripe of the log backup is of another media set.
+    // A stripe of the log backup is another backup: the full's stripe 2 is still missing.
     let e = Database::open(&[stripe("RestoreTimeStripe.bak"), stripe("RestoreTimeStripe_1a.trn")]).err().unwrap();
+    assert!(e.to_string().contains("striped over 2 files and stripe 2 is missing (this file is stripe 1"), "{e}");
+    let e = BackupMedia::open(&[stripe("RestoreTimeStripe.bak"), stripe("RestoreTimeStripe_1a.trn")]).err().unwrap();
     assert!(e.to_string().contains("belongs to another backup than"), "{e}");
     // The same file twice.
     let e = Database::open(&[stripe("RestoreTimeStripe.bak"), stripe("RestoreTimeStripe.bak")]).err().unwrap();

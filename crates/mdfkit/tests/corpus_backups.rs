@@ -10,6 +10,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
+use mdfkit::backup::chain::BackupFiles;
 use mdfkit::backup::{BackupMedia, BackupPages};
 use mdfkit::catalog::views::VIEW_NAMES;
 use mdfkit::rows::RowDecoder;
@@ -229,7 +230,7 @@ fn chain_backups_open_or_are_explained() {
     assert_eq!(db.name(), "restoretimestripe");
 
     let e = BackupPages::open(chains.join("difftest/difftest-diff1.bak")).err().unwrap();
-    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    assert_eq!(e.kind(), ErrorKind::MissingFile, "{e}");
     let e = BackupPages::open(chains.join("stopat/StopAt_1.trn")).err().unwrap();
     assert!(e.to_string().contains("no data pages"), "{e}");
 }
@@ -318,4 +319,141 @@ fn backup_extent_census() {
         failures.push(format!("RestoreTimeStripe: {:?}", pages.notes()));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The `dt` values of `dbo.steps` of the database the backups restore, cut to whole seconds as
+/// EXPECTED.json's query does (`convert(varchar(20), dt, 120)`), and the catalog's row count.
+fn steps_dt(files: &[std::path::PathBuf]) -> (Vec<String>, i64) {
+    let db = Database::open(files).unwrap_or_else(|e| panic!("{files:?}: {e}"));
+    let t = db.catalog().find_table("dbo.steps").expect("dbo.steps");
+    let mut dts = Vec::new();
+    for p in &t.partitions {
+        let decoder = RowDecoder::new(&db, &t, p.partition_id, None).unwrap();
+        let dt = decoder.column_names().iter().position(|c| c == "dt").expect("column dt");
+        let mut values = Vec::new();
+        db.for_each_row_in_partition(&t, p, |record, _| {
+            decoder.decode(record, &mut values)?;
+            dts.push(values[dt].to_string().chars().take(19).collect());
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    }
+    dts.sort();
+    (dts, t.rows())
+}
+
+/// The chain of `folder` in chains/EXPECTED.json.
+fn expected_chain(dir: &Path, folder: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("chains/EXPECTED.json")).expect("read chains/EXPECTED.json");
+    let all: serde_json::Value = serde_json::from_str(&text).expect("EXPECTED.json parses");
+    all["chains"].as_array().unwrap().iter().find(|c| c["folder"] == folder).cloned().expect("chain listed")
+}
+
+/// SimpleBackTest (SIMPLE recovery): the full backup plus its differential SimpleBackTest_1.bak
+/// restore what a real restore holds (EXPECTED.json: min and max of dbo.steps.dt); the full
+/// backup alone holds an empty dbo.steps. Given in either order, and with the later
+/// differential too (which is then the one read).
+#[test]
+fn a_full_and_its_differential_read_as_the_restored_database() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let folder = dir.join("chains/simplerecovery");
+    let expected = expected_chain(&dir, "simplerecovery");
+    let (full, diff1) = (folder.join("SimpleBacktest.bak"), folder.join("SimpleBackTest_1.bak"));
+    for files in [[full.clone(), diff1.clone()], [diff1.clone(), full.clone()]] {
+        let backups = BackupFiles::open(&files).unwrap();
+        let plan = backups.plan(None).unwrap();
+        assert_eq!(1 + plan.differential.iter().count(), expected["files_restored"].as_u64().unwrap() as usize);
+        assert_eq!(plan.differential.unwrap().set.differential_base_lsn, Some(plan.full.set.checkpoint_lsn));
+        let (dts, catalog_rows) = steps_dt(&files);
+        assert_eq!(dts.len() as i64, catalog_rows);
+        assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());
+        assert_eq!(dts.last().map(String::as_str), expected["max_dt"].as_str());
+    }
+    let (alone, catalog_rows) = steps_dt(std::slice::from_ref(&full));
+    assert!(alone.is_empty() && catalog_rows == 0, "{alone:?}");
+    // With both differentials, the later one is read and the earlier one skipped with its reason.
+    let plan =
+        BackupFiles::open(&[full, diff1.clone(), folder.join("SimpleBackTest_2.bak")]).unwrap().plan(None).unwrap();
+    assert!(plan.differential.unwrap().files[0].ends_with("SimpleBackTest_2.bak"));
+    assert_eq!(plan.skipped.len(), 1);
+    assert_eq!(plan.skipped[0].0.files, [diff1]);
+    assert!(plan.skipped[0].1.starts_with("an older differential of the same full backup"), "{:?}", plan.skipped);
+}
+
+/// Every differential of the corpus copies exactly the extents its DCM marks changed (the
+/// locator places each of them by the map, with no note), and reads over its full backup.
+#[test]
+fn every_corpus_differential_follows_its_dcm() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let chains = dir.join("chains");
+    for (full, diff) in [
+        ("difftest/difftest-full.bak", "difftest/difftest-diff1.bak"),
+        ("difftest/difftest-full.bak", "difftest/difftest-diff2.bak"),
+        ("simplerecovery/SimpleBacktest.bak", "simplerecovery/SimpleBackTest_1.bak"),
+        ("simplerecovery/SimpleBacktest.bak", "simplerecovery/SimpleBackTest_2.bak"),
+        ("restoretimeclean/RestoreTimeClean.bak", "restoretimeclean/RestoreTimeClean2.bak"),
+        (
+            "cube-query-history/SQL2008_Cube_Query_History_FULL_20170518_041737.bak",
+            "cube-query-history/SQL2008_Cube_Query_History_DIFF_20170518_041819.bak",
+        ),
+        (
+            "cube-query-history/SQL2008_Cube_Query_History_FULL_20170518_041737.bak",
+            "cube-query-history/SQL2008_Cube_Query_History_DIFF_20170518_041826.bak",
+        ),
+        ("sqltoolsservice-859/FullBackup.bak", "sqltoolsservice-859/DiffBackup.bak"),
+    ] {
+        let files = [chains.join(full), chains.join(diff)];
+        let (pages, plan) = BackupFiles::open(&files).unwrap().into_pages(None).unwrap();
+        assert!(plan.differential.is_some(), "{diff}");
+        assert!(pages.notes().is_empty(), "{diff}: {:?}", pages.notes());
+        let db = Database::from_source(Arc::new(pages)).unwrap_or_else(|e| panic!("{diff}: {e}"));
+        for t in db.catalog().tables(false) {
+            let mut rows = 0;
+            for p in &t.partitions {
+                rows += db.for_each_row_in_partition(&t, p, |_, _| Ok(Flow::Continue)).unwrap().rows;
+            }
+            assert_eq!(rows as i64, t.rows(), "{diff}: {}", t.qualified_name());
+        }
+    }
+}
+
+/// RestoreTimeClean: the plan is the one EXPECTED.json describes (the full, the differential
+/// RestoreTimeClean2.bak and the three logs after it: 5 files); the logs are not applied yet,
+/// so only the rows up to the differential are read (EXPECTED's max_dt needs the logs).
+#[test]
+fn the_restore_plan_takes_the_logs_after_the_differential() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let folder = dir.join("chains/restoretimeclean");
+    let expected = expected_chain(&dir, "restoretimeclean");
+    let mut files: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let plan = BackupFiles::open(&files).unwrap().plan(None).unwrap();
+    let used = 2 + plan.logs.len();
+    assert_eq!(used, expected["files_restored"].as_u64().unwrap() as usize);
+    assert!(plan.differential.as_ref().unwrap().files[0].ends_with("RestoreTimeClean2.bak"));
+    let logs: Vec<_> = plan.logs.iter().map(|l| l.files[0].file_name().unwrap().to_str().unwrap()).collect();
+    assert_eq!(logs, ["RestoreTimeClean2_1.trn", "RestoreTimeClean2_2.trn", "RestoreTimeClean2_3.trn"]);
+    assert!(plan.log_gaps.is_empty());
+    assert!(plan.notices().iter().any(|n| n.contains("RestoreTimeClean2_1.trn (position 1): not applied")));
+    let (dts, _) = steps_dt(&files);
+    assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());
+}
+
+/// chinook.bak is stripe 1 of 2: read for salvage, its catalog is incomplete (a page of a
+/// system base table is in stripe 2), and the error says which page and how much is missing.
+#[test]
+fn one_stripe_of_two_says_what_of_the_catalog_is_missing() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let chinook = dir.join("bak/mariamahmed08080-chinook_analysis__chinook.bak");
+    let (pages, _) = BackupFiles::open(std::slice::from_ref(&chinook)).unwrap().into_pages_salvaging(None).unwrap();
+    let missing = pages.missing_extents().to_vec();
+    assert!(!missing.is_empty());
+    let e = Database::open_salvaging(&[chinook], None).err().unwrap();
+    let text = e.to_string();
+    assert!(text.starts_with("the catalog is incomplete, nothing can be read: "), "{text}");
+    assert!(text.contains("stripe(s) 2 of 2 not given"), "{text}");
+    // The catalog page named is in one of the extents the allocation map lists as missing.
+    let page: u32 =
+        text.split("page 1:").nth(1).unwrap().split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap();
+    assert!(missing.contains(&PageId::new(1, page / 8 * 8)), "{text}: {missing:?}");
 }

@@ -96,7 +96,17 @@ fn every_incoming_file_opens_checks_clean_and_exports_every_table() {
             let path = out.join("table.jsonl");
             let options = ExportOptions { threads: 1, ..Default::default() };
             let gap = KNOWN_GAPS.iter().find(|(f, table, _)| *f == entry.file && *table == t.qualified_name());
-            match (export_table(&db, &t, ExportFormat::Jsonl, Box::new(LocalOutput::create(&path).unwrap()), &options, |_| {}), gap) {
+            match (
+                export_table(
+                    &db,
+                    &t,
+                    ExportFormat::Jsonl,
+                    Box::new(LocalOutput::create(&path).unwrap()),
+                    &options,
+                    |_| {},
+                ),
+                gap,
+            ) {
                 (Ok(_), None) => {
                     let lines = std::fs::read_to_string(&path).unwrap().lines().count();
                     if lines as i64 != t.rows() {

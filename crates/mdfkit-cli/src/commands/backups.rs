@@ -1,77 +1,13 @@
-//! `mdfkit backups` (the sets in a backup file, like `RESTORE HEADERONLY`), and how a backup
-//! set's header is shown (also by `info`).
+//! How a backup set's header is shown: by `info`, and its dates by `mdfkit backups` (`chain.rs`).
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
-use mdfkit::backup::{BackupMedia, BackupSet, FileKind};
+use mdfkit::backup::{BackupSet, FileKind};
 use mdfkit::value::Value;
-use mdfkit::Error;
 
-use super::{stdout, Outcome};
 use crate::output::{write_rows, Format};
 
-/// `mdfkit backups`: one row per backup set.
-pub fn backups(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
-    let media = BackupMedia::open(files)?;
-    let columns: Vec<String> = [
-        "position",
-        "type",
-        "database",
-        "start",
-        "finish",
-        "size",
-        "first_lsn",
-        "last_lsn",
-        "checkpoint_lsn",
-        "database_backup_lsn",
-        "compressed",
-        "checksums",
-        "stripes",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let rows: Vec<Vec<Value>> = media
-        .sets()
-        .iter()
-        .filter(|s| position.is_none_or(|p| s.position == p))
-        .map(|s| {
-            vec![
-                Value::Int(s.position.into()),
-                Value::text(s.backup_type.name()),
-                Value::text(&s.database_name),
-                date_value(s.start),
-                date_value(s.finish),
-                Value::Int(i64::try_from(s.backup_size).unwrap_or(i64::MAX)),
-                Value::text(s.first_lsn.to_string()),
-                Value::text(s.last_lsn.to_string()),
-                Value::text(s.checkpoint_lsn.to_string()),
-                Value::text(s.database_backup_lsn.to_string()),
-                Value::bit(s.compressed),
-                Value::bit(s.checksums),
-                Value::text(format!("{} of {}", s.family_number, s.family_count)),
-            ]
-        })
-        .collect();
-    if let Some(p) = position.filter(|_| rows.is_empty()) {
-        return Err(Error::not_found(format!("no backup set at position {p}")).into());
-    }
-    let mut out = stdout();
-    write_rows(&mut out, format, &columns, &rows)?;
-    out.flush()?;
-    let missing = media.missing_stripes();
-    if !missing.is_empty() {
-        eprintln!(
-            "note: the backup was striped over {} files; stripe(s) {} not given",
-            media.sets().first().map_or(0, |s| s.family_count),
-            missing.iter().map(u16::to_string).collect::<Vec<_>>().join(", ")
-        );
-    }
-    Ok(())
-}
-
-fn date_value(d: Option<mdfkit::backup::BackupDate>) -> Value {
+pub(crate) fn date_value(d: Option<mdfkit::backup::BackupDate>) -> Value {
     d.map_or(Value::Null, |d| Value::text(d.to_string()))
 }
 

@@ -27,7 +27,11 @@ pub fn export(
     if columns.is_some() && names.len() != 1 {
         return Err(Error::not_found("--columns goes with exactly one --table").into());
     }
-    let db = Database::open_at(files, position)?;
+    let db = if options.salvage {
+        crate::chain::open_for_salvage(files, position)?
+    } else {
+        Database::open_at(files, position)?
+    };
     let catalog = db.catalog();
     let tables = if all {
         catalog.tables(false)

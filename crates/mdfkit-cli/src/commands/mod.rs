@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use mdfkit::scan::Skipped;
 use mdfkit::Error;
 
-pub use backups::backups;
+pub(crate) use backups::date_value;
 pub use check::check;
 pub use demo::demo;
 pub use export::export;

@@ -71,7 +71,8 @@ pub fn cat(
 ) -> Outcome {
     let CatForensics { include_ghosts, where_page, with_location } = forensics;
     let (files, table) = split_files_and_name(args, true);
-    let db = Database::open_at(&files, position)?;
+    let db =
+        if salvage { crate::chain::open_for_salvage(&files, position)? } else { Database::open_at(&files, position)? };
     let name = table.unwrap_or_default();
     let table = db
         .catalog()

@@ -27,8 +27,23 @@
 //! re-sent, denissfloww 58, gueretamartin 58, ploysaintlouis 50, improvedk 328 + the PFS extents
 //! 1:8088, 1:16176, 1:24264, which its GAM marks free, + 5 type-101 extents). Striped backups
 //! (chinook, RestoreTimeStripe) spread the same extents over their stripes, each stripe's stream
-//! an ordered subsequence (chinook stripe 1: 61 of the 122). Differential backups copy the
-//! extents their DCM marks changed instead (difftest-diff1: 6 extents), and are not read here.
+//! an ordered subsequence (chinook stripe 1: 61 of the 122).
+//!
+//! **Differential backups** ([`ExtentMap::Dcm`]): the main data stream holds, per data file in
+//! page order, exactly the extents the file's DCM pages mark changed (the DCM of each GAM
+//! interval is page 6 of the interval, page type 16; its bitmap has the GAM's layout, slot 1 at
+//! byte 190, 7,992 bytes, but a set bit means changed since the last full backup). No PFS extent
+//! is added (every corpus DCM marks extent 0, which holds the file header, PFS, GAM, SGAM, DCM,
+//! BCM and the boot page). Evidence: the stream's extent count equals the DCM's list and every
+//! extent's page headers name it, in every differential of the corpus: difftest-diff1 and -diff2
+//! (6 extents each: 1:0, 1:8, 1:16, 1:24, 1:48, 1:128), SimpleBackTest_1 and _2 (8: those plus
+//! 1:72, 1:88), RestoreTimeClean2 (7: 1:152 instead), sqltoolsservice's DiffBackup (5: 1:0, 1:8,
+//! 1:16, 1:64, 1:152), both cube-query-history differentials (4, then 12 type-101 extents that
+//! are not pages, as in its full backup); the `every_corpus_differential_follows_its_dcm` test
+//! re-checks that the locator places each of them with no note. The same alignment rules apply
+//! (the DCM plays the GAM's part). A full backup's own DCM is not reset by the backup itself
+//! (difftest-full's DCM marks the same six extents as its differentials'), so it says nothing
+//! about a full's stream.
 //!
 //! **Headers are evidence, not addresses.** A page that is not in use keeps whatever was last
 //! written at its place (sharepoint_config's extent 1:288 holds seven pages calling themselves
@@ -62,8 +77,10 @@
 //! placement that did not follow the map is noted ([`Located::notes`]).
 //!
 //! Sources: Paul Randal, "Inside the Storage Engine: GAM, SGAM, PFS and other allocation maps"
-//! (GAM/SGAM meaning, intervals); the bitmap's place and length from the corpus' GAM pages (slot
-//! 1 at byte 190, 7,992 bytes, in every corpus backup); the rule from the measurements above
+//! (GAM/SGAM meaning, intervals; the DCM as the map of extents changed since the last full
+//! backup); the bitmaps' place and length from the corpus' GAM and DCM pages (slot 1 at byte 190,
+//! 7,992 bytes, in every corpus backup; the DCM at page 6, type 16, set bit = changed, from the
+//! differentials above); the rule from the measurements above
 //! (the `backup_extent_census` test in `tests/corpus_backups.rs` re-checks them on every run).
 
 use std::collections::BTreeMap;
@@ -140,9 +157,33 @@ pub struct Located {
     pub placed: Vec<Placed>,
     /// Placements that did not simply follow the map, and extents skipped, in words.
     pub notes: Vec<String>,
+    /// First pages of the extents the maps list that no stream holds (in a striped backup with
+    /// stripes missing: the extents in those stripes).
+    pub missing: Vec<PageId>,
 }
 
-/// A data file's map: which extents a full backup copies.
+/// Which allocation map says what a backup set's data stream copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtentMap {
+    /// A full backup: the allocated extents of the GAM pages (page 2 of each GAM interval, type 8,
+    /// bit clear = allocated), plus the extents of PFS pages.
+    Gam,
+    /// A differential backup: the extents the DCM pages mark changed since the full backup (page 6
+    /// of each GAM interval, type 16, bit set = changed).
+    Dcm,
+}
+
+impl ExtentMap {
+    /// The map page's number within its GAM interval and its page type.
+    fn page(self) -> (u32, u8) {
+        match self {
+            ExtentMap::Gam => (2, 8),
+            ExtentMap::Dcm => (6, 16),
+        }
+    }
+}
+
+/// A data file's map: which extents a backup copies.
 #[derive(Debug, Clone)]
 struct FileMap {
     pages: u32,
@@ -169,31 +210,42 @@ impl FileMap {
 /// its interval's PFS pages (`pages` 0: size unknown, PFS extents up to the last allocated
 /// extent). `None` when the page holds no GAM bitmap record.
 pub fn copied_extents(gam: &[u8], interval_start: u32, pages: u32) -> Option<Vec<u32>> {
-    if gam.len() < PAGE_SIZE {
+    mapped_extents(ExtentMap::Gam, gam, interval_start, pages)
+}
+
+/// The extents a backup of the `map` kind copies, from that map's page of one GAM interval.
+fn mapped_extents(map: ExtentMap, page: &[u8], interval_start: u32, pages: u32) -> Option<Vec<u32>> {
+    if page.len() < PAGE_SIZE {
         return None;
     }
     // Slot 1's offset from the slot array at the end of the page.
-    let at = read_u16(gam, PAGE_SIZE - 4)? as usize;
-    if at < 96 || at.checked_add(MAP_RECORD)? > PAGE_SIZE - 4 || read_u16(gam, at + 2)? as usize != MAP_RECORD {
+    let at = read_u16(page, PAGE_SIZE - 4)? as usize;
+    if at < 96 || at.checked_add(MAP_RECORD)? > PAGE_SIZE - 4 || read_u16(page, at + 2)? as usize != MAP_RECORD {
         return None;
     }
-    let bitmap = &gam[at + 4..at + MAP_RECORD];
+    let bitmap = &page[at + 4..at + MAP_RECORD];
     let interval_end = u64::from(interval_start) + u64::from(GAM_INTERVAL);
     let end = if pages == 0 { interval_end } else { u64::from(pages).min(interval_end) };
     let mut out = Vec::new();
     let mut first = u64::from(interval_start);
     let mut bit = 0usize;
     while first < end && bit < bitmap.len() * 8 {
-        let free = bitmap[bit / 8] >> (bit % 8) & 1 == 1;
-        let holds_pfs =
-            (first..first + u64::from(EXTENT)).any(|p| p == 1 || (p > 0 && p.is_multiple_of(u64::from(PFS_INTERVAL))));
-        if !free || holds_pfs || first == u64::from(interval_start) {
+        let set = bitmap[bit / 8] >> (bit % 8) & 1 == 1;
+        let copied = match map {
+            ExtentMap::Gam => {
+                let holds_pfs = (first..first + u64::from(EXTENT))
+                    .any(|p| p == 1 || (p > 0 && p.is_multiple_of(u64::from(PFS_INTERVAL))));
+                !set || holds_pfs || first == u64::from(interval_start)
+            }
+            ExtentMap::Dcm => set,
+        };
+        if copied {
             out.push(first as u32);
         }
         first += u64::from(EXTENT);
         bit += 1;
     }
-    if pages == 0 {
+    if pages == 0 && map == ExtentMap::Gam {
         // Without a size, the last allocated extent ends the file.
         let last = (0..bitmap.len() * 8).rev().find(|&b| bitmap[b / 8] >> (b % 8) & 1 == 0).unwrap_or(0) as u64;
         out.retain(|&e| u64::from(e) <= u64::from(interval_start) + last * u64::from(EXTENT));
@@ -227,18 +279,20 @@ fn votes(e: &StreamExtent, files: &BTreeMap<u16, FileMap>) -> (Vec<(PageId, u32)
 }
 
 /// Places every extent of `streams`. `files`: each data file's id and size in pages (0 when
-/// unknown); `striped`: the set was written to several stripes; `read_page` reads the 8 KB page at
-/// a byte offset of a stripe (for the GAM pages).
+/// unknown); `map`: which allocation map lists the extents the set copies (full or differential
+/// backup); `striped`: the set was written to several stripes; `read_page` reads the 8 KB page at
+/// a byte offset of a stripe (for the map pages).
 pub fn locate(
     streams: &[DataStream],
     files: &[(u16, u32)],
+    map: ExtentMap,
     striped: bool,
     read_page: &mut dyn FnMut(usize, u64) -> Option<Vec<u8>>,
 ) -> Located {
     let mut maps: BTreeMap<u16, FileMap> =
         files.iter().map(|&(id, pages)| (id, FileMap { pages, extents: None, cursor: 0, last: None })).collect();
     let mut out = Located::default();
-    read_maps(streams, &mut maps, read_page, &mut out.notes);
+    read_maps(streams, &mut maps, map, read_page, &mut out.notes);
     for stream in streams.iter().filter(|s| s.main) {
         for m in maps.values_mut() {
             m.last = None;
@@ -255,6 +309,11 @@ pub fn locate(
     for stream in streams.iter().filter(|s| !s.main) {
         place_by_votes(stream, &mut maps, false, &mut out);
     }
+    let placed: std::collections::BTreeSet<PageId> = out.placed.iter().map(|p| p.first).collect();
+    for (id, m) in &maps {
+        let Some(listed) = &m.extents else { continue };
+        out.missing.extend(listed.iter().map(|&first| PageId::new(*id, first)).filter(|e| !placed.contains(e)));
+    }
     if !striped {
         for (id, m) in &maps {
             if let (Some(e), true) = (&m.extents, m.remaining() > 0) {
@@ -269,25 +328,31 @@ pub fn locate(
     out
 }
 
-/// Finds each file's GAM pages (page 2 of the first extent voted as the interval's first) and
-/// reads which extents the backup copies.
+/// Finds each file's map pages (the GAM or DCM page in the first extent voted as the interval's
+/// first) and reads which extents the backup copies.
 fn read_maps(
     streams: &[DataStream],
     maps: &mut BTreeMap<u16, FileMap>,
+    map: ExtentMap,
     read_page: &mut dyn FnMut(usize, u64) -> Option<Vec<u8>>,
     notes: &mut Vec<String>,
 ) {
+    let (map_page, map_type) = map.page();
+    let map_name = match map {
+        ExtentMap::Gam => "GAM",
+        ExtentMap::Dcm => "DCM",
+    };
     // Interval starts voted for, first copy in stream order (main streams first).
     let mut starts: BTreeMap<PageId, (usize, u64)> = BTreeMap::new();
     let ordered = streams.iter().filter(|s| s.main).chain(streams.iter().filter(|s| !s.main));
     for s in ordered {
         for e in &s.extents {
-            if e.pages < 3 {
+            if u32::from(e.pages) <= map_page {
                 continue;
             }
             for (base, _) in votes(e, maps).0 {
                 if base.page % GAM_INTERVAL == 0 {
-                    starts.entry(base).or_insert((s.stripe, e.offset + 2 * PAGE_SIZE as u64));
+                    starts.entry(base).or_insert((s.stripe, e.offset + u64::from(map_page) * PAGE_SIZE as u64));
                 }
             }
         }
@@ -297,24 +362,26 @@ fn read_maps(
         let mut all = Vec::new();
         for i in 0..intervals {
             let start = i * GAM_INTERVAL;
-            let gam = PageId::new(*id, start + 2);
+            let map_id = PageId::new(*id, start + map_page);
             let list = starts.get(&PageId::new(*id, start)).and_then(|&(stripe, at)| read_page(stripe, at)).and_then(
                 |mut page| {
-                    // The page must be the GAM page it is expected to be (type 8, its own address),
+                    // The page must be the map page it is expected to be (its type, its own address),
                     // undamaged where it carries a checksum or torn-page bits.
                     let verdict = verify_and_restore(&mut page);
                     if matches!(verdict, Verdict::ChecksumMismatch { .. } | Verdict::Torn { .. }) {
                         return None;
                     }
                     let named = PageId::new(read_u16(&page, 36)?, read_u32(&page, 32)?);
-                    (page.get(1) == Some(&8) && named == gam).then(|| copied_extents(&page, start, m.pages)).flatten()
+                    (page.get(1) == Some(&map_type) && named == map_id)
+                        .then(|| mapped_extents(map, &page, start, m.pages))
+                        .flatten()
                 },
             );
             match list {
                 Some(l) => all.extend(l),
                 None => {
                     notes.push(format!(
-                        "the GAM page {gam} is not in the data stream or is unreadable: the extents of file {id} are placed by their page headers alone"
+                        "the {map_name} page {map_id} is not in the data stream or is unreadable: the extents of file {id} are placed by their page headers alone"
                     ));
                     continue 'files;
                 }
@@ -550,8 +617,9 @@ pub fn self_check(data: &[u8]) -> Result<(), String> {
         }
     }
     let streams = [DataStream { stripe: 0, main: true, extents: stream.iter().map(|(_, e)| e.clone()).collect() }];
-    let located =
-        locate(&streams, &[(1, pages)], false, &mut |_, offset| (offset == 2 * PAGE_SIZE as u64).then(|| gam.clone()));
+    let located = locate(&streams, &[(1, pages)], ExtentMap::Gam, false, &mut |_, offset| {
+        (offset == 2 * PAGE_SIZE as u64).then(|| gam.clone())
+    });
     let mut at: BTreeMap<PageId, u64> = BTreeMap::new();
     for p in &located.placed {
         for k in 0..u32::from(p.pages) {
@@ -602,6 +670,27 @@ pub(crate) mod tests {
         p
     }
 
+    /// A DCM page of `interval_start` with the extents `changed` (indexes in the interval).
+    pub(crate) fn dcm_page(file: u16, interval_start: u32, changed: &[u32]) -> Vec<u8> {
+        let mut p = gam_page(file, interval_start, &[]);
+        p[1] = 16;
+        p[32..36].copy_from_slice(&(interval_start + 6).to_le_bytes());
+        p[194..190 + MAP_RECORD].fill(0);
+        for &e in changed {
+            p[194 + e as usize / 8] |= 1 << (e % 8);
+        }
+        p
+    }
+
+    #[test]
+    fn a_dcm_lists_the_changed_extents_only() {
+        let dcm = dcm_page(1, 0, &[0, 3, 1011]);
+        assert_eq!(mapped_extents(ExtentMap::Dcm, &dcm, 0, 64).unwrap(), vec![0, 24]);
+        // No PFS extent is added (1:8088 is extent 1011 and listed because it changed).
+        assert_eq!(mapped_extents(ExtentMap::Dcm, &dcm, 0, 9000).unwrap(), vec![0, 24, 8088]);
+        assert_eq!(mapped_extents(ExtentMap::Dcm, &dcm_page(1, 0, &[0]), 0, 9000).unwrap(), vec![0]);
+    }
+
     #[test]
     fn copied_extents_are_the_allocated_ones_and_those_of_pfs_pages() {
         let gam = gam_page(1, 0, &[0, 1, 5]);
@@ -628,7 +717,7 @@ pub(crate) mod tests {
             blocks: 0,
         };
         let streams = [DataStream { stripe: 0, main: true, extents: vec![extent(0), extent(8), extent(16)] }];
-        let located = locate(&streams, &[(1, 64)], false, &mut |_, _| Some(gam.clone()));
+        let located = locate(&streams, &[(1, 64)], ExtentMap::Gam, false, &mut |_, _| Some(gam.clone()));
         let firsts: Vec<u32> = located.placed.iter().map(|p| p.first.page).collect();
         assert_eq!(firsts, [0, 8, 16]);
         assert!(
@@ -638,7 +727,7 @@ pub(crate) mod tests {
         );
         // Intact, the same page places extent 1:8 as allocated while the backup ran.
         let gam = gam_page(1, 0, &[0, 2]);
-        let located = locate(&streams, &[(1, 64)], false, &mut |_, _| Some(gam.clone()));
+        let located = locate(&streams, &[(1, 64)], ExtentMap::Gam, false, &mut |_, _| Some(gam.clone()));
         assert_eq!(located.placed.len(), 3);
         assert!(located.notes[0].contains("extent 1:8 is in the data stream but not in"), "{:?}", located.notes);
     }
@@ -658,7 +747,7 @@ pub(crate) mod tests {
             main: true,
             extents: vec![extent(1, 0), extent(3, 8), extent(1, 8), extent(1, 0)],
         }];
-        let located = locate(&streams, &[], false, &mut |_, _| None);
+        let located = locate(&streams, &[], ExtentMap::Gam, false, &mut |_, _| None);
         let firsts: Vec<PageId> = located.placed.iter().map(|p| p.first).collect();
         assert_eq!(firsts, [PageId::new(1, 0), PageId::new(3, 8), PageId::new(1, 8), PageId::new(1, 0)]);
     }

@@ -56,12 +56,16 @@
 //! Not read: the log portion (MSTL/MQTL). A backup is fuzzy: restore replays that log over the
 //! copied pages. Usually the copied pages alone are consistent enough to read the catalog, but
 //! chinook.bak (998) is one stripe of two (see [`header`]): the extents in the other stripe are
-//! missing, so it does not open. A file may hold several backup sets (SSET ... ESET each);
-//! [`BackupMedia`] lists them with their headers ([`header`]) and reads the one asked for by
-//! position (default: the last full database backup). Differential backups hold only changed
-//! extents and log backups no pages: both are refused by name, as are encrypted sets and striped
-//! backups with a stripe missing (the RAID stream's family count) or stripes of different media
-//! sets given together.
+//! missing, so it does not open (read for salvage, [`chain::BackupFiles::into_pages_salvaging`],
+//! a page of `sys.sysrscols` is among the missing ones: the error names it). A file may hold
+//! several backup sets (SSET ... ESET each); [`BackupMedia`] lists them with their headers
+//! ([`header`]) and reads the one asked for by position (default: the last full database
+//! backup). A differential backup holds only the extents changed since its full backup (those
+//! its DCM pages mark, see [`extents`]): read alone it is refused by name, naming its full
+//! backup; [`chain`] lays it over that full backup's pages when both are given. Log backups hold
+//! no pages and are refused by name; [`chain`] lists them in the restore plan. Encrypted sets,
+//! striped backups with a stripe missing (the RAID stream's family count) and stripes of
+//! different media sets given together are refused too.
 //!
 //! Sources: the block/stream walk and the record tags from the bytes of the corpus backups, with
 //! the MTF layouts from the MTF 1.00a specification; the SFIN field positions found by comparing
@@ -72,6 +76,7 @@
 //! the same MTF stream in compressed pieces; [`mssqlbak`] serves it decompressed, piece by piece,
 //! and everything here reads it as it reads an uncompressed file.
 
+pub mod chain;
 pub mod extents;
 pub mod header;
 pub mod mssqlbak;
@@ -79,6 +84,7 @@ pub mod mtf;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::bytes::{read_u16, read_u32, read_u64, utf16le};
 use crate::error::{Error, ErrorKind, Result};
@@ -87,7 +93,7 @@ use crate::page::{PageId, PAGE_SIZE};
 use crate::sniff::{self, FileFormat};
 use crate::source::{PageSource, SourceFile};
 
-use extents::{DataStream, StreamExtent};
+use extents::{DataStream, ExtentMap, StreamExtent};
 pub use header::{BackupDate, BackupType, Lsn, MediaFamily};
 use header::{SetBlock, SetInfo};
 use mssqlbak::CompressedBytes;
@@ -207,7 +213,7 @@ pub struct BackupSet {
 
 /// The backup sets in one backup file, or in the stripes of one striped backup.
 pub struct BackupMedia {
-    stripes: Vec<Stripe>,
+    stripes: Vec<Arc<Stripe>>,
     scans: Vec<StripeScan>,
     sets: Vec<BackupSet>,
 }
@@ -219,12 +225,7 @@ impl BackupMedia {
         if paths.is_empty() {
             return Err(Error::new(ErrorKind::NotFound, "no backup file given"));
         }
-        let mut sources = Vec::new();
-        for path in paths {
-            let path = path.as_ref();
-            sources.push((path.to_path_buf(), crate::location::open(path)?));
-        }
-        Self::from_sources(sources)
+        Self::from_sources(open_paths(paths)?)
     }
 
     /// Reads the headers of a backup from bytes already open (each stripe with the name used in
@@ -250,6 +251,7 @@ impl BackupMedia {
     }
 
     fn build(stripes: Vec<Stripe>) -> Result<Self> {
+        let stripes: Vec<Arc<Stripe>> = stripes.into_iter().map(Arc::new).collect();
         let mut scans = Vec::new();
         for stripe in &stripes {
             let path = stripe.path.as_path();
@@ -260,6 +262,11 @@ impl BackupMedia {
                 .map_err(|e| if stripe.compressed { in_decompressed_stream(e) } else { e })?;
             scans.push(scan);
         }
+        Self::assemble(stripes, scans)
+    }
+
+    /// The media of stripes already scanned, checked to be distinct stripes of one media set.
+    fn assemble(stripes: Vec<Arc<Stripe>>, scans: Vec<StripeScan>) -> Result<Self> {
         check_stripes_belong_together(&stripes, &scans)?;
         let first = &scans[0];
         let sets = first
@@ -304,16 +311,18 @@ impl BackupMedia {
     /// Differential, log and encrypted backups are refused by name, as are striped backups with
     /// a stripe missing.
     pub fn into_pages(self, position: Option<u16>) -> Result<BackupPages> {
-        self.pages_of(position, true)
+        self.pages_of(position, true, false)
     }
 
     /// Like [`BackupMedia::into_pages`], but reads a striped backup with stripes missing: only
     /// the extents in the given stripes are there (asking for another page is an error).
     pub fn into_pages_with_stripes_missing(self, position: Option<u16>) -> Result<BackupPages> {
-        self.pages_of(position, false)
+        self.pages_of(position, false, false)
     }
 
-    fn pages_of(self, position: Option<u16>, all_stripes: bool) -> Result<BackupPages> {
+    /// The pages of the set at `position`; a differential backup's (only the extents it copies)
+    /// when `differential` is set (see [`chain`], which lays them over their full backup's).
+    fn pages_of(&self, position: Option<u16>, all_stripes: bool, differential: bool) -> Result<BackupPages> {
         let first = self.first_path().to_path_buf();
         let position = match position.or(self.default_position()) {
             Some(p) => p,
@@ -334,12 +343,17 @@ impl BackupMedia {
             .in_file(&first));
         };
         let what = format!("position {position} is {}", set.backup_type.described());
-        match set.backup_type {
-            BackupType::Full => {}
+        let map = match set.backup_type {
+            BackupType::Full => ExtentMap::Gam,
+            BackupType::Differential if differential => ExtentMap::Dcm,
             BackupType::Differential => {
-                return Err(Error::unsupported(format!(
-                    "{what}: reading data out of it is not supported yet (it holds only the extents changed since its full backup); use the full backup"
-                ))
+                return Err(Error::new(
+                    ErrorKind::MissingFile,
+                    format!(
+                    "{what}: it holds only the extents changed since its full backup ({}); give that full backup too",
+                    differential_base(set)
+                ),
+                )
                 .in_file(&first))
             }
             BackupType::Log => {
@@ -351,7 +365,7 @@ impl BackupMedia {
             BackupType::Other(_) => {
                 return Err(Error::unsupported(format!("{what}: reading it is not supported yet")).in_file(&first))
             }
-        }
+        };
         if set.encrypted || set.password_protected {
             return Err(Error::unsupported(format!(
                 "position {position} is {} (backup encryption or a backup set password): reading it is not supported",
@@ -426,7 +440,7 @@ impl BackupMedia {
             .collect();
         let striped = self.stripes.len() > 1 || set.family_count > 1;
         let stripes = &self.stripes;
-        let located = extents::locate(&streams, &data_files, striped, &mut |stripe, offset| {
+        let located = extents::locate(&streams, &data_files, map, striped, &mut |stripe, offset| {
             let s = stripes.get(stripe)?;
             let mut page = vec![0u8; PAGE_SIZE];
             (offset.checked_add(PAGE_SIZE as u64)? <= s.bytes.len()).then_some(())?;
@@ -448,19 +462,46 @@ impl BackupMedia {
         if pages.is_empty() {
             return Err(Error::not_a_database("backup holds no data pages (a transaction log backup?)").in_file(&first));
         }
+        let mut notes = located.notes;
+        let missing = self.missing_stripes();
+        if !missing.is_empty() {
+            notes.insert(
+                0,
+                format!(
+                    "{}: stripe(s) {} of {} not given: {} extent(s) the allocation map lists are not in the stripes given{}",
+                    first.display(),
+                    missing.iter().map(u16::to_string).collect::<Vec<_>>().join(", "),
+                    set.family_count,
+                    located.missing.len(),
+                    located.missing.first().map_or(String::new(), |e| format!(" (first: {e})"))
+                ),
+            );
+        }
         let file_list = set.files.clone();
         let files = source_files(&first, &file_list, &pages);
         let backup_sets = self.sets.len();
         Ok(BackupPages {
-            stripes: self.stripes,
+            stripes: self.stripes.clone(),
             pages,
             files,
             file_list,
             backup_sets,
             copies,
             set,
-            notes: located.notes,
+            differential: None,
+            missing_extents: located.missing,
+            notes,
         })
+    }
+}
+
+/// The full backup a differential backup names in its header, in words.
+fn differential_base(diff: &BackupSet) -> String {
+    let lsn = diff.differential_base_lsn.unwrap_or(diff.database_backup_lsn);
+    match (lsn.is_zero(), &diff.differential_base_guid) {
+        (true, _) => "its header does not name it".to_string(),
+        (false, Some(guid)) => format!("checkpoint LSN {lsn}, backup set GUID {guid}"),
+        (false, None) => format!("checkpoint LSN {lsn}"),
     }
 }
 
@@ -473,7 +514,7 @@ fn scan_guid(scan: &StripeScan, position: u16) -> [u8; 16] {
 }
 
 /// Stripes given together must be distinct files of one media set.
-fn check_stripes_belong_together(stripes: &[Stripe], scans: &[StripeScan]) -> Result<()> {
+fn check_stripes_belong_together(stripes: &[Arc<Stripe>], scans: &[StripeScan]) -> Result<()> {
     let Some(first) = scans[0].family else { return Ok(()) };
     for (stripe, scan) in stripes.iter().zip(scans).skip(1) {
         let Some(family) = scan.family else { continue };
@@ -555,13 +596,18 @@ fn backup_set(set: &SetScan, index: usize, compressed: bool, family: Option<&Med
 
 /// The database pages inside a backup, served by address.
 pub struct BackupPages {
-    stripes: Vec<Stripe>,
+    stripes: Vec<Arc<Stripe>>,
     pages: BTreeMap<PageId, Location>,
     files: Vec<SourceFile>,
     file_list: Vec<BackupFile>,
     backup_sets: usize,
     copies: usize,
     set: BackupSet,
+    /// The differential backup whose extents are laid over the full backup's pages.
+    differential: Option<BackupSet>,
+    /// Read with stripes missing ([`BackupMedia::into_pages_with_stripes_missing`]): the extents
+    /// the allocation maps list that the given stripes lack.
+    missing_extents: Vec<PageId>,
     notes: Vec<String>,
 }
 
@@ -592,9 +638,58 @@ impl BackupPages {
         &self.file_list
     }
 
-    /// The backup set whose pages are served.
+    /// The backup set whose pages are served (the full backup when a differential is laid over
+    /// it).
     pub fn backup_set(&self) -> &BackupSet {
         &self.set
+    }
+
+    /// First pages of the extents the allocation maps list that are not in the stripes given.
+    pub fn missing_extents(&self) -> &[PageId] {
+        &self.missing_extents
+    }
+
+    /// The differential backup laid over [`BackupPages::backup_set`]'s pages, if any.
+    pub fn differential(&self) -> Option<&BackupSet> {
+        self.differential.as_ref()
+    }
+
+    /// Lays a differential backup's pages over these (a full backup's): every page the
+    /// differential copies replaces the full's; the file list and sizes become the
+    /// differential's (the database may have grown).
+    fn overlay(mut self, diff: BackupPages) -> BackupPages {
+        let base = self.stripes.len();
+        self.stripes.extend(diff.stripes);
+        for (id, location) in diff.pages {
+            self.pages.insert(id, Location { stripe: base + location.stripe, offset: location.offset });
+        }
+        self.copies += diff.copies;
+        self.notes.extend(diff.notes);
+        let pages = &self.pages;
+        self.missing_extents.retain(|e| !pages.contains_key(e));
+        // A changed extent in a missing stripe of the differential: the full's copy is stale.
+        for e in diff.missing_extents {
+            for k in 0..EXTENT_PAGES as u32 {
+                self.pages.remove(&PageId::new(e.file, e.page.saturating_add(k)));
+            }
+            self.missing_extents.push(e);
+        }
+        let mut files = diff.files;
+        for f in &mut files {
+            if let Some(full) = self.files.iter().find(|g| g.file_id == f.file_id) {
+                f.page_count = f.page_count.max(full.page_count);
+            }
+        }
+        for f in &self.files {
+            if !files.iter().any(|g| g.file_id == f.file_id) {
+                files.push(f.clone());
+            }
+        }
+        files.sort_by_key(|f| f.file_id);
+        self.files = files;
+        self.file_list = diff.file_list;
+        self.differential = Some(diff.set);
+        self
     }
 
     /// Number of distinct pages the backup holds.
@@ -617,6 +712,11 @@ impl BackupPages {
     pub fn page_location(&self, id: PageId) -> Option<(&Path, u64)> {
         self.pages.get(&id).map(|l| (self.stripes[l.stripe].path.as_path(), l.offset))
     }
+}
+
+/// Opens each backup file (a local path or a URL), with its name for messages.
+fn open_paths<P: AsRef<Path>>(paths: &[P]) -> Result<Vec<(PathBuf, Box<dyn ByteSource>)>> {
+    paths.iter().map(|p| Ok((p.as_ref().to_path_buf(), crate::location::open(p.as_ref())?))).collect()
 }
 
 /// The data files to serve: those the file list names as data, plus any file id pages carry.

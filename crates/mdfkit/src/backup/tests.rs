@@ -1,7 +1,7 @@
 //! Unit tests over backups built byte by byte.
 
 use super::*;
-use mdfkit_forge::backup::{block_header, sfin, stream_header, MtfWriter};
+use mdfkit_forge::backup::{as_stripe, block_header, sfin, MtfWriter};
 
 const LBS: usize = 1024;
 
@@ -39,8 +39,13 @@ impl std::ops::DerefMut for Builder {
 
 impl Builder {
     fn new(physical: usize) -> Self {
+        Self::with_set(physical, 0, b"SCIN\x0c\x00\x00\x00abcd".to_vec())
+    }
+
+    /// A backup whose first set has data set number `position` and the SCIN record `scin`.
+    fn with_set(physical: usize, position: u16, scin: Vec<u8>) -> Self {
         let mut b = Builder(MtfWriter::new(physical));
-        b.start_set(0, b"SCIN\x0c\x00\x00\x00abcd".to_vec());
+        b.start_set(position, scin);
         b
     }
 
@@ -404,7 +409,11 @@ fn differential_and_log_backups_are_explained() {
     let mut bytes = sample(512);
     let sset = 1536;
     bytes[sset + 52] = 0x8;
-    expect_err(bytes, ErrorKind::Unsupported, &["differential backup"]);
+    expect_err(
+        bytes,
+        ErrorKind::MissingFile,
+        &["differential backup", "its header does not name it", "give that full backup too"],
+    );
 
     let b = Builder::new(512);
     expect_err(b.finish(), ErrorKind::NotADatabase, &["no data pages"]);
@@ -554,10 +563,11 @@ fn positions_choose_the_set_read() {
     let pages = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(1)).unwrap();
     assert_eq!(marker(&pages, PageId::new(1, 0)), 0xa0);
     let e = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(3)).err().unwrap();
-    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert_eq!(e.kind(), ErrorKind::MissingFile);
     assert!(
-        e.to_string()
-            .starts_with("test.bak: position 3 is a differential backup: reading data out of it is not supported yet"),
+        e.to_string().starts_with(
+            "test.bak: position 3 is a differential backup: it holds only the extents changed since its full backup (checkpoint LSN 24000000006800099"
+        ),
         "{e}"
     );
     let e = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(4)).err().unwrap();
@@ -574,24 +584,9 @@ fn stripe(id: u8, n: u16, count: u16, first_extent: u32) -> Vec<u8> {
 
 /// Like [`stripe`], with the data stream holding `extents`.
 fn stripe_of(id: u8, n: u16, count: u16, extents: &[Vec<u8>]) -> Vec<u8> {
-    let mut raid = vec![0u8; 32];
-    raid[..16].fill(id);
-    raid[20..22].copy_from_slice(&count.to_le_bytes());
-    raid[24..26].copy_from_slice(&n.to_le_bytes());
     let mut b = Builder::new(512);
-    // Rebuild the TAPE block with the RAID stream in front of its pad.
-    let mut out = block_header(b"TAPE", 96, 0);
-    out.resize(96, 0);
-    out[52..56].copy_from_slice(&(u32::from(n) * 7).to_le_bytes());
-    out[84..86].copy_from_slice(&(LBS as u16).to_le_bytes());
-    out.extend(stream_header(b"RAID", 0, 32));
-    out.extend(raid);
-    out.resize(out.len().div_ceil(4) * 4, 0);
-    out.extend(stream_header(b"SPAD", 0, (LBS - out.len() - 22) as u64));
-    out.resize(LBS, 0);
-    b.out.splice(..LBS, out);
     b.data(extents);
-    b.finish()
+    as_stripe(b.finish(), id, n, count)
 }
 
 /// Each stripe holds some of the extents, in order; the map (in stripe 1) and the votes place
@@ -645,4 +640,155 @@ fn stripes_must_all_be_given_and_belong_together() {
     .err()
     .unwrap();
     assert!(e.to_string().starts_with("c.bak: belongs to another backup than a.bak"), "{e}");
+}
+
+/// The SCIN LSNs (vlf, block, slot) of the chain below: a full backup, a differential based on it
+/// (its base LSN, the 4th, is the full's checkpoint LSN), and log backups.
+const FULL_LSNS: [(u32, u32, u16); 4] = [(24, 68, 99), (24, 109, 1), (24, 68, 99), (0, 0, 0)];
+const DIFF_LSNS: [(u32, u32, u16); 4] = [(24, 117, 34), (24, 132, 1), (24, 117, 34), (24, 68, 99)];
+
+/// A full backup of a 4-extent file (GAM page in extent 1:0, every extent allocated): page 1:n
+/// carries marker 0xa0 + n / 8.
+fn chain_full() -> Vec<u8> {
+    let mut b = Builder::with_set(512, 1, scin(b'D', "Shop", FULL_LSNS, 0x200));
+    b.data(&full_extents());
+    b.finish()
+}
+
+fn full_extents() -> [Vec<u8>; 4] {
+    [map_extent(&[0, 1, 2, 3]), extent(1, 8, 0xa1), extent(1, 16, 0xa2), extent(1, 24, 0xa3)]
+}
+
+/// The stream of `chain_diff`: extent 1:0 with the DCM page, extent 1:16.
+fn diff_extents() -> [Vec<u8>; 2] {
+    let mut first = extent(1, 0, 0xd0);
+    first[6 * PAGE_SIZE..7 * PAGE_SIZE].copy_from_slice(&super::extents::tests::dcm_page(1, 0, &[0, 2]));
+    [first, extent(1, 16, 0xd0)]
+}
+
+/// A differential backup of `chain_full`'s database with base LSN `base`: its DCM (page 1:6)
+/// marks extents 1:0 and 1:16 changed, and its stream holds them (marker 0xd0).
+fn chain_diff(base: (u32, u32, u16)) -> Vec<u8> {
+    let mut lsns = DIFF_LSNS;
+    lsns[3] = base;
+    let mut b = Builder::with_set(512, 1, scin(b'I', "Shop", lsns, 0x200));
+    b.data(&diff_extents());
+    b.finish()
+}
+
+/// A log backup of `chain_full`'s database from `first` to `last`.
+fn chain_log(first: (u32, u32, u16), last: (u32, u32, u16)) -> Vec<u8> {
+    let b = Builder::with_set(512, 1, scin(b'L', "Shop", [first, last, (24, 68, 99), (24, 68, 99)], 0x200));
+    b.finish()
+}
+
+fn chain(files: &[(&str, Vec<u8>)]) -> chain::BackupFiles {
+    chain::BackupFiles::from_bytes(files.iter().map(|(n, b)| (PathBuf::from(n), b.clone())).collect()).unwrap()
+}
+
+#[test]
+fn a_differential_is_laid_over_its_full_backup_in_any_order() {
+    let (full, diff) = (("full.bak", chain_full()), ("diff.bak", chain_diff((24, 68, 99))));
+    for files in [[full.clone(), diff.clone()], [diff.clone(), full.clone()]] {
+        let (pages, plan) = chain(&files).into_pages(None).unwrap();
+        assert_eq!(plan.full.files, [PathBuf::from("full.bak")]);
+        assert_eq!(plan.differential.as_ref().map(|d| d.files.clone()), Some(vec![PathBuf::from("diff.bak")]));
+        assert_eq!(pages.differential().map(|d| d.backup_type), Some(BackupType::Differential));
+        // The changed extents are the differential's, the others the full's.
+        assert_eq!(marker(&pages, PageId::new(1, 0)), 0xd0);
+        assert_eq!(marker(&pages, PageId::new(1, 8)), 0xa1);
+        assert_eq!(marker(&pages, PageId::new(1, 17)), 0xd0);
+        assert_eq!(marker(&pages, PageId::new(1, 31)), 0xa3);
+        assert_eq!(pages.page_count(), 32);
+    }
+    // The full alone reads its own pages.
+    let pages = chain(&[full]).into_pages(None).unwrap().0;
+    assert_eq!(marker(&pages, PageId::new(1, 17)), 0xa2);
+}
+
+#[test]
+fn a_differential_of_another_full_backup_is_refused_by_name() {
+    let e =
+        chain(&[("full.bak", chain_full()), ("other.bak", chain_diff((24, 60, 1)))]).into_pages(None).err().unwrap();
+    assert_eq!(e.kind(), ErrorKind::MissingFile);
+    assert!(
+        e.to_string().starts_with(
+            "other.bak: position 1 is a differential backup: it holds only the extents changed since its full backup (checkpoint LSN 24000000006000001"
+        ),
+        "{e}"
+    );
+    let e = chain(&[("diff.bak", chain_diff((24, 68, 99)))]).into_pages(None).err().unwrap();
+    assert!(e.to_string().contains("which was not given; give that full backup too"), "{e}");
+    let e = chain(&[("log.trn", chain_log((24, 68, 99), (24, 140, 1)))]).into_pages(None).err().unwrap();
+    assert!(
+        e.to_string().starts_with("log.trn: position 1 is a transaction log backup: no full database backup"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_plan_lists_logs_in_lsn_order_with_their_gaps() {
+    let plan = chain(&[
+        ("late.trn", chain_log((24, 150, 1), (24, 160, 1))),
+        ("old.trn", chain_log((24, 60, 1), (24, 100, 1))),
+        ("full.bak", chain_full()),
+        ("first.trn", chain_log((24, 68, 99), (24, 140, 1))),
+    ])
+    .plan(None)
+    .unwrap();
+    let names = |sets: &[chain::PlannedSet]| sets.iter().map(|s| s.files[0].display().to_string()).collect::<Vec<_>>();
+    assert_eq!(names(&plan.logs), ["first.trn", "late.trn"]);
+    let gap = plan.log_gaps.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect::<Vec<_>>();
+    assert_eq!(gap, [("24000000014000001".to_string(), "24000000015000001".to_string())]);
+    assert_eq!(plan.skipped.len(), 1);
+    assert!(plan.skipped[0].1.contains("before the restore point"), "{:?}", plan.skipped);
+    assert!(plan.notices().iter().any(|n| n.starts_with("log backup late.trn (position 1): not applied")));
+}
+
+/// Stripe 1 of 2 holds the map extent and 1:16; stripe 2 (not given) holds 1:8 and 1:24. Read
+/// for salvage, the pages of stripe 1 are served, those of stripe 2 are missing and named.
+#[test]
+fn a_striped_backup_with_a_stripe_missing_is_read_for_salvage_only() {
+    let stripe1 = stripe_of(1, 1, 2, &[map_extent(&[0, 1, 2, 3]), extent(1, 16, 0xa2)]);
+    let e = chain(&[("a.bak", stripe1.clone())]).into_pages(None).err().unwrap();
+    assert!(e.to_string().contains("striped over 2 files and stripe 2 is missing"), "{e}");
+    let (pages, _) = chain(&[("a.bak", stripe1)]).into_pages_salvaging(None).unwrap();
+    assert_eq!(pages.missing_extents(), [PageId::new(1, 8), PageId::new(1, 24)]);
+    assert_eq!(marker(&pages, PageId::new(1, 17)), 0xa2);
+    let mut buf = vec![0u8; PAGE_SIZE];
+    let e = pages.read_raw(PageId::new(1, 9), &mut buf).unwrap_err();
+    assert!(e.to_string().contains("page 1:9 is not in the backup"), "{e}");
+    assert!(
+        pages.notes().iter().any(|n| n.starts_with(
+            "a.bak: stripe(s) 2 of 2 not given: 2 extent(s) the allocation map lists are not in the stripes given (first: 1:8)"
+        )),
+        "{:?}",
+        pages.notes()
+    );
+}
+
+/// Sets appended in one file form a chain too: by default the full (position 1) with its
+/// differential (2) and the log after it (3); `--position 1` reads the full alone.
+#[test]
+fn appended_sets_of_one_file_are_planned_like_files() {
+    let mut b = Builder::with_set(512, 1, scin(b'D', "Shop", FULL_LSNS, 0x200));
+    b.data(&full_extents());
+    b.end_set();
+    b.start_set(2, scin(b'I', "Shop", DIFF_LSNS, 0x200));
+    b.data(&diff_extents());
+    b.end_set();
+    b.start_set(3, scin(b'L', "Shop", [(24, 117, 34), (24, 140, 1), (24, 68, 99), (24, 68, 99)], 0x200));
+    let file = [("test.bak", b.finish())];
+    let plan = chain(&file).plan(None).unwrap();
+    assert_eq!(plan.full.set.position, 1);
+    assert_eq!(plan.differential.as_ref().map(|d| d.set.position), Some(2));
+    assert_eq!(plan.logs.iter().map(|l| l.set.position).collect::<Vec<_>>(), [3]);
+    assert!(plan.skipped.is_empty() && plan.log_gaps.is_empty());
+    let (pages, _) = chain(&file).into_pages(None).unwrap();
+    assert_eq!(marker(&pages, PageId::new(1, 17)), 0xd0);
+    assert_eq!(marker(&pages, PageId::new(1, 9)), 0xa1);
+    let plan = chain(&file).plan(Some(1)).unwrap();
+    assert!(plan.differential.is_none());
+    let diff = plan.skipped.iter().find(|(s, _)| s.set.position == 2).unwrap();
+    assert!(diff.1.contains("--position asked for alone"), "{}", diff.1);
 }
