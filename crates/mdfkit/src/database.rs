@@ -199,7 +199,7 @@ impl Database {
     /// A decoder for partition `partition_id` of `table`, returning the columns named in
     /// `columns` (all stored columns when `None`).
     pub fn row_decoder(&self, table: &TableInfo, partition_id: i64, columns: Option<&[String]>) -> Result<RowDecoder> {
-        RowDecoder::new(self, table, partition_id, columns)
+        RowDecoder::new(&self.catalog, &self.reader, table, partition_id, columns)
     }
 
     /// Reads `table` as Arrow record batches of `options.batch_size` rows, passing each to `each`

@@ -32,7 +32,7 @@ use crate::catalog::model::ColumnInfo;
 use crate::clrtypes::ClrKind;
 use crate::error::{Error, Result};
 use crate::types::{SqlType, TypeInfo};
-use crate::value::{civil_from_days, Value};
+use crate::value::{civil_from_days, guid_text, scaled_text, Value};
 
 /// Days from 0001-01-01 to 1970-01-01.
 const DAYS_0001_TO_1970: i64 = 719_162;
@@ -213,28 +213,6 @@ fn other_fixed_length(t: SqlType) -> i16 {
     TypeInfo { sql_type: t, max_length: 0, precision: 0, scale: 0 }.fixed_length().unwrap_or(0) as i16
 }
 
-/// `value / 10^scale` with exactly `scale` decimals, as SQL Server prints decimal and money.
-pub fn scaled_text(value: i128, scale: u8) -> String {
-    // One allocation: this runs for every money and decimal value of a CSV export.
-    let mut digits = itoa::Buffer::new();
-    let digits = digits.format(value.unsigned_abs());
-    let scale = usize::from(scale);
-    let mut out = String::with_capacity(digits.len() + scale + 3);
-    if value < 0 {
-        out.push('-');
-    }
-    if scale == 0 {
-        out.push_str(digits);
-        return out;
-    }
-    let (int, frac) = digits.split_at(digits.len().saturating_sub(scale));
-    out.push_str(if int.is_empty() { "0" } else { int });
-    out.push('.');
-    out.extend(std::iter::repeat_n('0', scale - frac.len()));
-    out.push_str(frac);
-    out
-}
-
 fn three_byte_days(b: &[u8]) -> Option<i64> {
     let b = b.get(..3)?;
     Some(i64::from(u32::from_le_bytes([b[0], b[1], b[2], 0])) - DAYS_0001_TO_1970)
@@ -265,14 +243,6 @@ fn time_text(units: u64, scale: u8) -> String {
     } else {
         format!("{hms}.{frac:0width$}", width = usize::from(scale))
     }
-}
-
-/// The canonical upper-case text of a uniqueidentifier.
-pub fn guid_text(b: &[u8]) -> String {
-    format!(
-        "{:02X}{:02X}{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}{:02X}{:02X}{:02X}{:02X}",
-        b[3], b[2], b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
-    )
 }
 
 #[cfg(test)]

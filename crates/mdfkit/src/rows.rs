@@ -39,15 +39,15 @@
 use crate::bytes::read_u16;
 use crate::catalog::model::{ColumnInfo, TableInfo};
 use crate::catalog::rowset::{stored_default, ColumnLocation, PhysicalColumn};
+use crate::catalog::Catalog;
 use crate::compressed::vardecimal;
-use crate::database::Database;
-use crate::decode::{decode_column, guid_text, variant_parts};
+use crate::decode::{decode_column, variant_parts};
 use crate::error::{Error, Result};
 use crate::lob;
 use crate::record::Record;
 use crate::source::PageReader;
 use crate::types::{SqlType, TypeInfo};
-use crate::value::Value;
+use crate::value::{guid_text, Value};
 
 /// The collation assumed for text in a declared (schema-less) layout: code page 1252.
 const DECLARED_COLLATION: u32 = 0x3400_D008;
@@ -84,10 +84,16 @@ pub struct RowDecoder {
 }
 
 impl RowDecoder {
-    /// The decoder for partition `partition_id` of `table`, returning the columns named in `only`
-    /// (all stored columns when `None`) in declaration order.
-    pub fn new(db: &Database, table: &TableInfo, partition_id: i64, only: Option<&[String]>) -> Result<Self> {
-        let catalog = db.catalog();
+    /// The decoder for partition `partition_id` of `table` as `catalog` describes it, returning the
+    /// columns named in `only` (all stored columns when `None`) in declaration order and reading
+    /// off-row values through `reader`. `Database::row_decoder` is the usual way in.
+    pub fn new(
+        catalog: &Catalog,
+        reader: &PageReader,
+        table: &TableInfo,
+        partition_id: i64,
+        only: Option<&[String]>,
+    ) -> Result<Self> {
         let name = table.qualified_name();
         let layout = catalog.base().layouts.get(&partition_id).ok_or_else(|| {
             Error::corrupt(format!("sys.sysrscols has no layout for partition {partition_id}")).in_object(name.clone())
@@ -143,7 +149,7 @@ impl RowDecoder {
             }
         }
         let has_sparse = layout.columns.iter().any(|c| c.is_sparse() && !c.is_dropped());
-        Ok(RowDecoder { table: name, columns, has_sparse, reader: db.reader().clone() })
+        Ok(RowDecoder { table: name, columns, has_sparse, reader: reader.clone() })
     }
 
     /// A decoder for records of a table the catalog cannot describe (schema-less recovery): the

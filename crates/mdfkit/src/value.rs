@@ -109,6 +109,36 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// `value / 10^scale` with exactly `scale` decimals, as SQL Server prints decimal and money.
+pub fn scaled_text(value: i128, scale: u8) -> String {
+    // One allocation: this runs for every money and decimal value of a CSV export.
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(value.unsigned_abs());
+    let scale = usize::from(scale);
+    let mut out = String::with_capacity(digits.len() + scale + 3);
+    if value < 0 {
+        out.push('-');
+    }
+    if scale == 0 {
+        out.push_str(digits);
+        return out;
+    }
+    let (int, frac) = digits.split_at(digits.len().saturating_sub(scale));
+    out.push_str(if int.is_empty() { "0" } else { int });
+    out.push('.');
+    out.extend(std::iter::repeat_n('0', scale - frac.len()));
+    out.push_str(frac);
+    out
+}
+
+/// The canonical upper-case text of a uniqueidentifier.
+pub fn guid_text(b: &[u8]) -> String {
+    format!(
+        "{:02X}{:02X}{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}{:02X}{:02X}{:02X}{:02X}",
+        b[3], b[2], b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,6 +84,7 @@
 //! [`MAX_DEPTH`], and the output to [`output_limit`] bytes.
 
 use crate::error::{Error, Result};
+use crate::value::{guid_text, scaled_text};
 
 /// Deepest nesting of elements (plus nested documents) accepted. SQL Server itself refuses
 /// documents nested deeper than 128 levels.
@@ -609,7 +610,7 @@ impl Decoder<'_> {
             0x8B => u64::from_le_bytes(fixed(self, 8)?.try_into().unwrap_or_default()).to_string(),
             0x03 => f32::from_le_bytes(fixed(self, 4)?.try_into().unwrap_or_default()).to_string(),
             0x04 => f64::from_le_bytes(fixed(self, 8)?.try_into().unwrap_or_default()).to_string(),
-            0x09 => crate::decode::guid_text(&fixed(self, 16)?),
+            0x09 => guid_text(&fixed(self, 16)?),
             0x0F | 0x0C | 0x17 | 0x1B | 0x85 => {
                 let n = self.mb32()?;
                 base64(self.take(n)?)
@@ -682,12 +683,12 @@ fn decimal_text(b: &[u8], trim: bool) -> Option<String> {
         }
     }
     let value = value as i128;
-    Some(crate::decode::scaled_text(if sign == 0 { -value } else { value }, scale))
+    Some(scaled_text(if sign == 0 { -value } else { value }, scale))
 }
 
 /// Money in 1/10000 units, with two to four decimals (as the .NET reader writes it).
 fn money_text(v: i64) -> String {
-    let mut s = crate::decode::scaled_text(v.into(), 4);
+    let mut s = scaled_text(v.into(), 4);
     for _ in 0..2 {
         if s.ends_with('0') {
             s.pop();

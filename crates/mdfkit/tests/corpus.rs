@@ -148,7 +148,7 @@ fn every_table_scans_to_its_catalog_row_count() {
         for t in db.catalog().tables(false) {
             tables += 1;
             let decoders: Result<Vec<_>, _> =
-                t.partitions.iter().map(|p| mdfkit::rows::RowDecoder::new(&db, &t, p.partition_id, None)).collect();
+                t.partitions.iter().map(|p| db.row_decoder(&t, p.partition_id, None)).collect();
             let decoders = match decoders {
                 Ok(d) => d,
                 Err(e) => {
@@ -439,7 +439,7 @@ fn read_rows(db: &Database, name: &str) -> mdfkit::Result<Vec<NamedRow>> {
     let table = db.catalog().find_table(name).ok_or_else(|| mdfkit::Error::not_found(name.to_string()))?;
     let mut rows = Vec::new();
     for partition in &table.partitions {
-        let decoder = mdfkit::rows::RowDecoder::new(db, &table, partition.partition_id, None)?;
+        let decoder = db.row_decoder(&table, partition.partition_id, None)?;
         let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
         let mut values = Vec::new();
         db.for_each_row_in_partition(&table, partition, |record, _| {

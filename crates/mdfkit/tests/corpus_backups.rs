@@ -13,7 +13,6 @@ use std::sync::Arc;
 use mdfkit::backup::chain::BackupFiles;
 use mdfkit::backup::{BackupMedia, BackupPages};
 use mdfkit::catalog::views::VIEW_NAMES;
-use mdfkit::rows::RowDecoder;
 use mdfkit::scan::Flow;
 use mdfkit::source::PageSource;
 use mdfkit::{Database, ErrorKind, PageId};
@@ -139,7 +138,7 @@ fn every_corpus_backup_opens_without_a_restore() {
         // Every table scans to its catalog row count and every value decodes.
         for t in &tables {
             let scanned = t.partitions.iter().try_fold(0u64, |n, p| {
-                let decoder = RowDecoder::new(&db, t, p.partition_id, None)?;
+                let decoder = db.row_decoder(t, p.partition_id, None)?;
                 let mut values = Vec::new();
                 let stats = db.for_each_row_in_partition(t, p, |record, _| {
                     decoder.decode(record, &mut values)?;
@@ -258,7 +257,7 @@ fn improvedk_backup_opens_checks_clean_and_reads_every_row() {
     assert_eq!(t.rows(), 50_000);
     let mut scanned = 0;
     for p in &t.partitions {
-        let decoder = RowDecoder::new(&db, t, p.partition_id, None).unwrap();
+        let decoder = db.row_decoder(t, p.partition_id, None).unwrap();
         let mut values = Vec::new();
         scanned += db
             .for_each_row_in_partition(t, p, |record, _| {
@@ -328,7 +327,7 @@ fn steps_dt(files: &[std::path::PathBuf]) -> (Vec<String>, i64) {
     let t = db.catalog().find_table("dbo.steps").expect("dbo.steps");
     let mut dts = Vec::new();
     for p in &t.partitions {
-        let decoder = RowDecoder::new(&db, &t, p.partition_id, None).unwrap();
+        let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
         let dt = decoder.column_names().iter().position(|c| c == "dt").expect("column dt");
         let mut values = Vec::new();
         db.for_each_row_in_partition(&t, p, |record, _| {

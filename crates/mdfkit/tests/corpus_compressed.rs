@@ -10,7 +10,6 @@ mod common;
 use std::collections::BTreeMap;
 
 use mdfkit::backup::BackupPages;
-use mdfkit::rows::RowDecoder;
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
 use mdfkit::Database;
@@ -37,7 +36,7 @@ fn tutorialdb_compressed_backup_matches_the_ground_truth() {
     let expected = &expected_tables[0];
     let table = &tables[0];
     assert_eq!(table.rows(), expected["row_count"].as_i64().unwrap());
-    let decoder = RowDecoder::new(&db, table, table.partitions[0].partition_id, None).unwrap();
+    let decoder = db.row_decoder(table, table.partitions[0].partition_id, None).unwrap();
     let columns: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
 
     let mut rows: Vec<Vec<Value>> = Vec::new();

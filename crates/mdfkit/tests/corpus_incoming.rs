@@ -155,7 +155,7 @@ fn table_rows(db: &Database, name: &str) -> Vec<Vec<(String, Option<String>)>> {
     let table = db.catalog().find_table(name).unwrap_or_else(|| panic!("no table {name}"));
     let mut rows = Vec::new();
     for partition in &table.partitions {
-        let decoder = mdfkit::rows::RowDecoder::new(db, &table, partition.partition_id, None).unwrap();
+        let decoder = db.row_decoder(&table, partition.partition_id, None).unwrap();
         let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.to_ascii_lowercase()).collect();
         let mut values = Vec::new();
         db.for_each_row_in_partition(&table, partition, |record, _| {

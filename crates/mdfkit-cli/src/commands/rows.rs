@@ -3,7 +3,6 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use mdfkit::rows::RowDecoder;
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
 use mdfkit::{Database, Error, PageId};
@@ -90,7 +89,7 @@ pub fn cat(
     let mut ghosts = 0;
     let mut skipped = 0;
     for partition in &table.partitions {
-        let decoder = RowDecoder::new(&db, &table, partition.partition_id, columns)?;
+        let decoder = db.row_decoder(&table, partition.partition_id, columns)?;
         let mut names = decoder.column_names();
         if include_ghosts {
             names.push(GHOST_COLUMN.to_string());

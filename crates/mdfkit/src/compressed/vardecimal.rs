@@ -112,7 +112,7 @@ pub fn to_decimal_storage(bytes: &[u8], precision: u8, scale: u8, storage_len: u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::scaled_text;
+    use crate::value::scaled_text;
 
     fn text(bytes: &[u8], precision: u8, scale: u8) -> String {
         scaled_text(unscaled(bytes, precision, scale).unwrap(), scale)
