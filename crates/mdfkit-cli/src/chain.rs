@@ -125,7 +125,7 @@ pub fn announce_plan(args: &[PathBuf], position: Option<u16>) {
 pub fn open_for_salvage(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
     let db = mdfkit::Database::open_salvaging(files, position)?;
     let source = db.reader().source();
-    let missing: Vec<&String> = source.notes().iter().filter(|n| n.contains(" not given: ")).collect();
+    let missing = source.parts_not_given();
     if missing.is_empty() {
         return Ok(db);
     }

@@ -66,8 +66,8 @@ impl Database {
     /// pages there, the error names the catalog page and the extents missing.
     pub fn open_salvaging<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
         let source = open_source_salvaging(paths, position)?;
-        let notes = source.notes().to_vec();
-        Self::from_source(source).map_err(|e| match notes.iter().find(|n| n.contains(" not given: ")) {
+        let not_given = source.parts_not_given().to_vec();
+        Self::from_source(source).map_err(|e| match not_given.first() {
             Some(missing) => {
                 Error::new(e.kind(), format!("the catalog is incomplete, nothing can be read: {e} ({missing})"))
             }

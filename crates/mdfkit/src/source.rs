@@ -48,6 +48,12 @@ pub trait PageSource: Send + Sync {
         &[]
     }
 
+    /// Those of [`PageSource::notes`] that name parts of the source that were not given (the
+    /// stripes of a backup read for salvage): their pages cannot be read. None by default.
+    fn parts_not_given(&self) -> &[String] {
+        &[]
+    }
+
     /// The backup set whose pages these are, for a source read from a backup.
     fn backup_set(&self) -> Option<&crate::backup::BackupSet> {
         None

@@ -463,19 +463,18 @@ impl BackupMedia {
             return Err(Error::not_a_database("backup holds no data pages (a transaction log backup?)").in_file(&first));
         }
         let mut notes = located.notes;
+        let mut stripes_not_given = Vec::new();
         let missing = self.missing_stripes();
         if !missing.is_empty() {
-            notes.insert(
-                0,
-                format!(
+            stripes_not_given.push(format!(
                     "{}: stripe(s) {} of {} not given: {} extent(s) the allocation map lists are not in the stripes given{}",
                     first.display(),
                     missing.iter().map(u16::to_string).collect::<Vec<_>>().join(", "),
                     set.family_count,
                     located.missing.len(),
                     located.missing.first().map_or(String::new(), |e| format!(" (first: {e})"))
-                ),
-            );
+            ));
+            notes.splice(0..0, stripes_not_given.iter().cloned());
         }
         let file_list = set.files.clone();
         let files = source_files(&first, &file_list, &pages);
@@ -490,6 +489,7 @@ impl BackupMedia {
             set,
             differential: None,
             missing_extents: located.missing,
+            stripes_not_given,
             notes,
         })
     }
@@ -608,6 +608,8 @@ pub struct BackupPages {
     /// Read with stripes missing ([`BackupMedia::into_pages_with_stripes_missing`]): the extents
     /// the allocation maps list that the given stripes lack.
     missing_extents: Vec<PageId>,
+    /// The notes (also in `notes`) naming stripes not given, for [`PageSource::parts_not_given`].
+    stripes_not_given: Vec<String>,
     notes: Vec<String>,
 }
 
@@ -665,6 +667,7 @@ impl BackupPages {
         }
         self.copies += diff.copies;
         self.notes.extend(diff.notes);
+        self.stripes_not_given.extend(diff.stripes_not_given);
         let pages = &self.pages;
         self.missing_extents.retain(|e| !pages.contains_key(e));
         // A changed extent in a missing stripe of the differential: the full's copy is stale.
@@ -1087,6 +1090,10 @@ impl PageSource for BackupPages {
     /// [`extents`]); empty for a backup whose stream follows its maps exactly.
     fn notes(&self) -> &[String] {
         &self.notes
+    }
+
+    fn parts_not_given(&self) -> &[String] {
+        &self.stripes_not_given
     }
 
     fn backup_set(&self) -> Option<&BackupSet> {
