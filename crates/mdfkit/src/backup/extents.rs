@@ -256,8 +256,8 @@ fn mapped_extents(map: ExtentMap, page: &[u8], interval_start: u32, pages: u32) 
 /// Votes of one stream extent: each extent named by a page at its own position, with its count,
 /// most voted first (ties: lowest id). Only pages inside a known data file count when `files` is
 /// not empty.
-fn votes(e: &StreamExtent, files: &BTreeMap<u16, FileMap>) -> (Vec<(PageId, u32)>, u32) {
-    let mut v: Vec<(PageId, u32)> = Vec::new();
+fn votes(e: &StreamExtent, files: &BTreeMap<u16, FileMap>) -> (Votes, u32) {
+    let mut v = Votes { counts: [(PageId::new(0, 0), 0); EXTENT as usize], len: 0 };
     let mut headers = 0;
     for (k, named) in e.named.iter().enumerate().take(usize::from(e.pages)) {
         let Some(p) = named else { continue };
@@ -269,13 +269,30 @@ fn votes(e: &StreamExtent, files: &BTreeMap<u16, FileMap>) -> (Vec<(PageId, u32)
             continue;
         }
         let base = PageId::new(p.file, p.page - k as u32);
-        match v.iter_mut().find(|(b, _)| *b == base) {
+        match v.counts[..v.len].iter_mut().find(|(b, _)| *b == base) {
             Some((_, n)) => *n += 1,
-            None => v.push((base, 1)),
+            None => {
+                v.counts[v.len] = (base, 1);
+                v.len += 1;
+            }
         }
     }
-    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v.counts[..v.len].sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     (v, headers)
+}
+
+/// The extents an extent's page headers vote for, most votes first: at most one per page, so
+/// they live on the stack (this runs for every extent of a backup).
+struct Votes {
+    counts: [(PageId, u32); EXTENT as usize],
+    len: usize,
+}
+
+impl std::ops::Deref for Votes {
+    type Target = [(PageId, u32)];
+    fn deref(&self) -> &Self::Target {
+        &self.counts[..self.len]
+    }
 }
 
 /// Places every extent of `streams`. `files`: each data file's id and size in pages (0 when
@@ -350,7 +367,7 @@ fn read_maps(
             if u32::from(e.pages) <= map_page {
                 continue;
             }
-            for (base, _) in votes(e, maps).0 {
+            for &(base, _) in votes(e, maps).0.iter() {
                 if base.page % GAM_INTERVAL == 0 {
                     starts.entry(base).or_insert((s.stripe, e.offset + u64::from(map_page) * PAGE_SIZE as u64));
                 }
@@ -620,10 +637,13 @@ pub fn self_check(data: &[u8]) -> Result<(), String> {
     let located = locate(&streams, &[(1, pages)], ExtentMap::Gam, false, &mut |_, offset| {
         (offset == 2 * PAGE_SIZE as u64).then(|| gam.clone())
     });
-    let mut at: BTreeMap<PageId, u64> = BTreeMap::new();
-    for p in &located.placed {
+    // Where each page of file 1 was placed (the stream holds no other file's pages).
+    let mut at: Vec<Option<u64>> = vec![None; pages as usize + EXTENT as usize];
+    for p in located.placed.iter().filter(|p| p.first.file == 1) {
         for k in 0..u32::from(p.pages) {
-            at.insert(PageId::new(p.first.file, p.first.page + k), p.offset + u64::from(k) * PAGE_SIZE as u64);
+            if let Some(slot) = at.get_mut((p.first.page + k) as usize) {
+                *slot = Some(p.offset + u64::from(k) * PAGE_SIZE as u64);
+            }
         }
     }
     if unlisted.is_some() {
@@ -633,10 +653,10 @@ pub fn self_check(data: &[u8]) -> Result<(), String> {
         for k in (0..8).filter(|&k| !damaged[i][k]) {
             let id = PageId::new(1, first + k as u32);
             let want = e.offset + k as u64 * PAGE_SIZE as u64;
-            if at.get(&id) != Some(&want) {
+            let placed = at.get(id.page as usize).copied().flatten();
+            if placed != Some(want) {
                 return Err(format!(
-                    "undamaged page {id} (stream extent {i}) placed at {:?}, not {want}; notes {:?}",
-                    at.get(&id),
+                    "undamaged page {id} (stream extent {i}) placed at {placed:?}, not {want}; notes {:?}",
                     located.notes
                 ));
             }
