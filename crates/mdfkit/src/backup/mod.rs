@@ -1,11 +1,19 @@
 //! SQL Server backups (`.bak`, Microsoft Tape Format, compressed or not) as a [`PageSource`].
 //!
-//! ```no_run
+//! ```
+//! # let dir = std::env::temp_dir().join(format!("mdfkit-doc-backup-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! # let files = mdfkit_forge::forge(&mdfkit_forge::samples::shop())?;
+//! # std::fs::write(dir.join("shop.bak"), mdfkit_forge::backup::full_backup(&files))?;
+//! # std::env::set_current_dir(&dir)?;
 //! use std::sync::Arc;
 //! use mdfkit::backup::BackupPages;
+//! // shop.bak: a full backup of the demo's database, written by mdfkit-forge.
 //! let db = mdfkit::Database::from_source(Arc::new(BackupPages::open("shop.bak")?))?;
 //! println!("{}", db.name());
-//! # Ok::<(), mdfkit::Error>(())
+//! assert_eq!(db.name(), "shop");
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! The container is MTF ([`mtf`]): descriptor blocks, each followed by streams. What SQL Server
