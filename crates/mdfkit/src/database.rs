@@ -45,8 +45,11 @@ pub struct Database {
 /// A data file the catalog lists but that was not given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MissingFile {
+    /// The file id the catalog gives it (sysprufiles.fileid).
     pub file_id: u16,
+    /// Its logical name (`sys.database_files.name`).
     pub logical_name: String,
+    /// The path it had where the database ran (`sys.database_files.physical_name`).
     pub physical_name: String,
 }
 
@@ -136,14 +139,17 @@ impl Database {
         &self.missing_files
     }
 
+    /// The database's name, from the boot page.
     pub fn name(&self) -> &str {
         &self.catalog.boot.name
     }
 
+    /// The catalog: system base tables, views and the table model.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }
 
+    /// The page reader everything reads through (checksums and page addresses checked).
     pub fn reader(&self) -> &PageReader {
         &self.reader
     }

@@ -179,6 +179,7 @@
 //! all. [`Database`] ([`database`], [`info`]) is the facade over them. `docs/ARCHITECTURE.md`
 //! draws the layers and what each module knows.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod backup;
 pub mod bytes;

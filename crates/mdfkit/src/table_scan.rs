@@ -19,7 +19,7 @@
 //! It knows which partitions a table scan walks, in which order, and which path decodes them:
 //! record by record in key order ([`TableScan::records`]), Arrow batches a page at a time where the
 //! layout is plain ([`crate::plain_pages`]), or in tasks of pages on several threads
-//! ([`crate::parallel`]) for batches and for text built row by row ([`TableScan::chunks`]).
+//! (`parallel`) for batches and for text built row by row ([`TableScan::chunks`]).
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
