@@ -170,14 +170,14 @@
 //!
 //! # Where things are
 //!
-//! Bytes in ([`io`], [`location`], [`sniff`], [`source`]) → pages ([`page`]) → records
-//! ([`record`], [`compressed`], [`lob`]) → backups ([`backup`]) → catalog ([`catalog`]) → scans
-//! ([`scan`], [`table_scan`], [`plain_pages`]) → column decoding ([`rows`], [`decode`], [`types`])
-//! → values ([`value`], with [`collation`] for text and [`clrtypes`], [`spatial`], [`xmlbin`] for
-//! the CLR and XML types) → Arrow ([`columnar`]) → export ([`export`]); [`check`] and
-//! [`recovery`] beside them, [`xpress`] under compressed backups, [`bytes`] and [`error`] under
-//! all. [`Database`] ([`database`], [`info`]) is the facade over them. `docs/ARCHITECTURE.md`
-//! draws the layers and what each module knows.
+//! From the bottom: bytes ([`io`], [`bytes`], [`types`], [`value`], [`collation`], [`clrtypes`],
+//! [`spatial`]) → pages and records ([`page`], [`record`], [`error`]) → sources ([`sniff`],
+//! [`location`], [`source`], [`backup`] with [`xpress`]) → the catalog and page walks
+//! ([`catalog`], [`scan`], [`lob`]) → column values ([`decode`], [`compressed`], [`xmlbin`],
+//! [`rows`]) → Arrow ([`columnar`]) and [`recovery`] → the [`Database`] facade ([`database`],
+//! [`info`], [`table_scan`] with [`plain_pages`], [`export`], [`check`]). `docs/ARCHITECTURE.md`
+//! draws these layers and says what each module knows.
+
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
