@@ -2,10 +2,9 @@
 //!
 //! ```
 //! # let dir = std::env::temp_dir().join(format!("mdfkit-doc-database-{}", std::process::id()));
-//! # let paths = mdfkit_forge::forge_to_dir(&mdfkit_forge::samples::shop(), &dir)?;
-//! # std::env::set_current_dir(&dir)?;
+//! # mdfkit_forge::forge_to_dir(&mdfkit_forge::samples::shop(), &dir)?;
 //! // shop.mdf: the demo's database, written by mdfkit-forge in SQL Server 2019's format.
-//! let db = mdfkit::Database::open(&["shop.mdf"])?;
+//! let db = mdfkit::Database::open(&[dir.join("shop.mdf")])?;
 //! println!("{} (version {})", db.name(), db.catalog().boot.version);
 //! assert_eq!((db.name(), db.catalog().boot.version), ("shop", 904));
 //! # std::fs::remove_dir_all(&dir)?;

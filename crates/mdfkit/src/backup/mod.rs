@@ -5,11 +5,10 @@
 //! # std::fs::create_dir_all(&dir)?;
 //! # let files = mdfkit_forge::forge(&mdfkit_forge::samples::shop())?;
 //! # std::fs::write(dir.join("shop.bak"), mdfkit_forge::backup::full_backup(&files))?;
-//! # std::env::set_current_dir(&dir)?;
 //! use std::sync::Arc;
 //! use mdfkit::backup::BackupPages;
 //! // shop.bak: a full backup of the demo's database, written by mdfkit-forge.
-//! let db = mdfkit::Database::from_source(Arc::new(BackupPages::open("shop.bak")?))?;
+//! let db = mdfkit::Database::from_source(Arc::new(BackupPages::open(dir.join("shop.bak"))?))?;
 //! println!("{}", db.name());
 //! assert_eq!(db.name(), "shop");
 //! # std::fs::remove_dir_all(&dir)?;
