@@ -38,6 +38,9 @@ fn cat(paths: &[PathBuf], name: &str, limit: Option<u64>, out: &mut impl Write) 
     let mut values = Vec::new();
     let mut left = limit.unwrap_or(u64::MAX);
     for (i, partition) in table.partitions.iter().enumerate() {
+        if left == 0 {
+            break;
+        }
         // A decoder knows where each column lives in this partition's records.
         let decoder = db.row_decoder(&table, partition.partition_id, None)?;
         if i == 0 {
@@ -46,20 +49,23 @@ fn cat(paths: &[PathBuf], name: &str, limit: Option<u64>, out: &mut impl Write) 
             out.write_all(line.as_bytes())?;
         }
         let mut write_error = None;
-        db.scan(&table).limit(Some(left)).partition_records(partition, |record, _location| {
+        db.scan(&table).partition_records(partition, |record, _location| {
             decoder.decode(record, &mut values)?;
             let fields: Vec<Option<String>> = values.iter().map(|v| (!v.is_null()).then(|| v.to_string())).collect();
             line.clear();
             write_csv_row(&mut line, fields.iter().map(|f| f.as_deref()));
             left -= 1;
             if let Err(e) = out.write_all(line.as_bytes()) {
-                write_error = Some(e); // a closed pipe (`| head`): stop quietly
+                write_error = Some(e);
                 return Ok(Flow::Stop);
             }
             Ok(if left == 0 { Flow::Stop } else { Flow::Continue })
         })?;
-        if write_error.is_some() || left == 0 {
-            break;
+        match write_error {
+            // The reader went away (`| head`): nothing more is wanted.
+            Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            Some(e) => return Err(e.into()),
+            None => {}
         }
     }
     Ok(())

@@ -54,15 +54,21 @@ fn export(paths: &[PathBuf], folder: &Path, format: ExportFormat, out: &mut impl
     // Decoding on every core; Parquet compressed with zstd (ExportOptions::compression).
     let options = ExportOptions { threads: all_cores(), ..Default::default() };
     let destination = LocalFolder::create(folder)?;
+    let mut write_error = None;
     let report = export_tables(&db, &tables, format, &destination, &options, |event| {
         if let ExportEvent::Finished(table) = event {
             let line = match &table.result {
                 Ok(stats) => format!("{:<30} {:>10} rows -> {}", table.table, stats.rows, stats.location.display()),
                 Err(e) => format!("{:<30} not exported: {e}", table.table),
             };
-            let _ = writeln!(out, "{line}");
+            if let Err(e) = writeln!(out, "{line}") {
+                write_error.get_or_insert(e);
+            }
         }
     })?;
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
     match report.failed().as_slice() {
         [] => Ok(()),
         failed => Err(format!("not exported: {}", failed.join(", ")).into()),
