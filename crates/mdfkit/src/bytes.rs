@@ -4,6 +4,7 @@
 macro_rules! reader {
     ($name:ident, $ty:ty) => {
         #[inline]
+        /// Reads a little-endian value at byte `at` of `b`; `None` when it runs past the end.
         pub fn $name(b: &[u8], at: usize) -> Option<$ty> {
             const N: usize = std::mem::size_of::<$ty>();
             let bytes = b.get(at..at.checked_add(N)?)?;

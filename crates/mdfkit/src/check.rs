@@ -38,9 +38,11 @@ const SLOT_PROBLEMS_NAMED: usize = 8;
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// The page concerned, when the problem is on a page.
     pub page: Option<PageId>,
     /// The table or catalog object concerned, when known.
     pub object: Option<String>,
+    /// What is wrong, in words.
     pub what: String,
 }
 
@@ -59,8 +61,11 @@ impl std::fmt::Display for Problem {
 /// What a check looked at.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CheckStats {
+    /// Pages read and verified.
     pub pages_checked: u64,
+    /// Pages not read because the allocation maps say no object owns them.
     pub pages_skipped_unallocated: u64,
+    /// Allocation units whose IAM chain and page chain were walked.
     pub allocation_units_checked: u64,
     /// Rows read back whole (every value, LOB and row-overflow links followed).
     pub rows_checked: u64,

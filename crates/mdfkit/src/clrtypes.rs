@@ -60,8 +60,11 @@ use crate::error::{Error, Result};
 /// Which system CLR type a column of system type 240 holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClrKind {
+    /// `hierarchyid` (user type id 128): a path in a tree.
     HierarchyId,
+    /// `geometry` (user type id 129): planar spatial data.
     Geometry,
+    /// `geography` (user type id 130): spatial data on the earth's ellipsoid.
     Geography,
     /// A CLR type from a user assembly: left as bytes.
     User,
@@ -78,6 +81,7 @@ impl ClrKind {
         }
     }
 
+    /// The `sys.columns.user_type_id` of the kind; `None` for user CLR types.
     pub fn user_type_id(self) -> Option<i32> {
         match self {
             ClrKind::HierarchyId => Some(128),

@@ -72,9 +72,11 @@ pub enum CodePage {
 /// A collation SQL Server lists, resolved from its id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Collation {
+    /// The collation's name, as `sys.fn_helpcollations` lists it.
     pub name: String,
     /// The Windows locale of its rules (`COLLATIONPROPERTY(name, 'LCID')`); 0 for SQL collations.
     pub lcid: u32,
+    /// The code page of its char/varchar/text values.
     pub code_page: CodePage,
 }
 

@@ -303,6 +303,7 @@ impl Bits {
 }
 
 impl BatchBuilder {
+    /// A builder of batches of the decoder's columns, room for `capacity` rows to start with.
     pub fn new(decoder: &RowDecoder, capacity: usize) -> Self {
         let schema = schema(decoder);
         let columns: Vec<ColumnInfo> = decoder.columns().iter().map(|c| c.column.clone()).collect();
@@ -319,14 +320,17 @@ impl BatchBuilder {
         }
     }
 
+    /// The Arrow schema of the batches (types as in the module documentation).
     pub fn schema(&self) -> SchemaRef {
         self.schema.clone()
     }
 
+    /// Rows appended since the last batch.
     pub fn len(&self) -> usize {
         self.rows
     }
 
+    /// Whether no row was appended since the last batch.
     pub fn is_empty(&self) -> bool {
         self.rows == 0
     }

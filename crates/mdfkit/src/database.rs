@@ -1,9 +1,14 @@
 //! [`Database`]: one SQL Server database opened from its files, the library's entry point.
 //!
-//! ```no_run
-//! let db = mdfkit::Database::open(&["shop.mdf"])?;
+//! ```
+//! # let dir = std::env::temp_dir().join(format!("mdfkit-doc-database-{}", std::process::id()));
+//! # mdfkit_forge::forge_to_dir(&mdfkit_forge::samples::shop(), &dir)?;
+//! // shop.mdf: the demo's database, written by mdfkit-forge in SQL Server 2019's format.
+//! let db = mdfkit::Database::open(&[dir.join("shop.mdf")])?;
 //! println!("{} (version {})", db.name(), db.catalog().boot.version);
-//! # Ok::<(), mdfkit::Error>(())
+//! assert_eq!((db.name(), db.catalog().boot.version), ("shop", 904));
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::collections::HashMap;
@@ -39,8 +44,11 @@ pub struct Database {
 /// A data file the catalog lists but that was not given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MissingFile {
+    /// The file id the catalog gives it (sysprufiles.fileid).
     pub file_id: u16,
+    /// Its logical name (`sys.database_files.name`).
     pub logical_name: String,
+    /// The path it had where the database ran (`sys.database_files.physical_name`).
     pub physical_name: String,
 }
 
@@ -130,14 +138,17 @@ impl Database {
         &self.missing_files
     }
 
+    /// The database's name, from the boot page.
     pub fn name(&self) -> &str {
         &self.catalog.boot.name
     }
 
+    /// The catalog: system base tables, views and the table model.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }
 
+    /// The page reader everything reads through (checksums and page addresses checked).
     pub fn reader(&self) -> &PageReader {
         &self.reader
     }

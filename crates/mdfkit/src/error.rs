@@ -50,26 +50,33 @@ pub struct Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// An error of `kind` saying `message`, with no location yet (added by `in_file`, `at_page`,
+    /// ...).
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error { kind, message: message.into(), file: None, page: None, slot: None, object: None, source: None }
     }
 
+    /// A damaged or inconsistent structure ([`ErrorKind::Corrupt`]).
     pub fn corrupt(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Corrupt, message)
     }
 
+    /// Not a SQL Server data file ([`ErrorKind::NotADatabase`]).
     pub fn not_a_database(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::NotADatabase, message)
     }
 
+    /// A feature this version does not read, named in `message` ([`ErrorKind::Unsupported`]).
     pub fn unsupported(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Unsupported, message)
     }
 
+    /// Something asked for that does not exist ([`ErrorKind::NotFound`]).
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::NotFound, message)
     }
 
+    /// A failed read or write of `path`: `what` was being done, `err` is kept as the source.
     pub fn io(path: &Path, what: &str, err: std::io::Error) -> Self {
         let mut e = Self::new(ErrorKind::Io, format!("{what}: {err}"));
         e.file = Some(path.to_path_buf());
@@ -77,22 +84,27 @@ impl Error {
         e
     }
 
+    /// What kind of problem this is.
     pub fn kind(&self) -> ErrorKind {
         self.kind
     }
 
+    /// The message alone, without the location the `Display` form adds.
     pub fn message(&self) -> &str {
         &self.message
     }
 
+    /// The file the problem is in, when known.
     pub fn file(&self) -> Option<&Path> {
         self.file.as_deref()
     }
 
+    /// The page the problem is on, when known.
     pub fn page(&self) -> Option<PageId> {
         self.page
     }
 
+    /// The slot of the record the problem is in, when known.
     pub fn slot(&self) -> Option<u16> {
         self.slot
     }
@@ -114,6 +126,7 @@ impl Error {
         self
     }
 
+    /// Adds the slot number unless one is already set.
     pub fn at_slot(mut self, slot: u16) -> Self {
         self.slot.get_or_insert(slot);
         self
@@ -153,7 +166,9 @@ impl std::error::Error for Error {
 
 /// Attaches context to errors coming out of a fallible call.
 pub trait ResultExt<T> {
+    /// Adds the page id to an error, unless one is already set ([`Error::at_page`]).
     fn at_page(self, page: PageId) -> Result<T>;
+    /// Names the object being read in an error, unless one is already named ([`Error::in_object`]).
     fn in_object(self, object: impl FnOnce() -> String) -> Result<T>;
 }
 

@@ -44,8 +44,11 @@ const ROW_GROUP_ROWS: usize = 1 << 20;
 /// Output formats of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
+    /// Apache Parquet, from Arrow batches.
     Parquet,
+    /// Comma-separated values, RFC 4180 quoting, a header line of column names.
     Csv,
+    /// JSON Lines: one JSON object per row.
     Jsonl,
     /// Arrow IPC stream.
     Arrow,
@@ -74,6 +77,7 @@ pub enum ParquetCompression {
     Snappy,
     /// LZ4 (the `LZ4_RAW` codec).
     Lz4,
+    /// No compression.
     None,
 }
 
@@ -117,8 +121,11 @@ impl ParquetCompression {
 /// What an export wrote.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ExportStats {
+    /// Rows written.
     pub rows: u64,
+    /// Bytes written.
     pub bytes: u64,
+    /// Wall-clock time of the table's export.
     pub seconds: f64,
     /// Ghost (deleted) records skipped.
     pub ghost_records: u64,
@@ -193,7 +200,9 @@ pub struct TableExport {
 /// What [`export_tables`] did: each table's outcome, in the order given.
 #[derive(Debug)]
 pub struct ExportReport {
+    /// Each table's outcome, in the order given.
     pub tables: Vec<TableExport>,
+    /// Wall-clock time of the whole run.
     pub seconds: f64,
 }
 
@@ -325,6 +334,7 @@ pub struct LocalOutput {
 }
 
 impl LocalOutput {
+    /// Creates (or truncates) the file at `path`; a URL is refused.
     pub fn create(path: &Path) -> Result<Self> {
         refuse_url(path)?;
         let file = File::create(path).map_err(|e| Error::io(path, "cannot create", e))?;

@@ -19,6 +19,7 @@ use crate::value::Value;
 /// A database's description of itself.
 #[derive(Debug, Clone)]
 pub struct DatabaseInfo {
+    /// The database's name (boot page dbi_dbname).
     pub name: String,
     /// On-disk format version (`dbi_version`), e.g. 706.
     pub version: u16,
@@ -26,7 +27,9 @@ pub struct DatabaseInfo {
     pub product: &'static str,
     /// The format version the database was created with.
     pub create_version: u16,
+    /// `SQL Server 2012` etc. for `create_version`.
     pub create_product: &'static str,
+    /// dbi_cmptlevel: 100 for SQL Server 2008, 150 for 2019, ...
     pub compatibility_level: u16,
     /// The database's default collation, by name (`Latin1_General_CI_AS`).
     pub collation: String,
@@ -40,7 +43,9 @@ pub struct DatabaseInfo {
     pub pages_in_files: i64,
     /// Pages reserved and used by allocation units, as sysallocunits counts them.
     pub pages_allocated: i64,
+    /// Pages in use by allocation units, as sysallocunits counts them.
     pub pages_used: i64,
+    /// User tables, as [`crate::catalog::Catalog::tables`] lists them.
     pub user_tables: usize,
     /// The catalog's files (`sys.database_files`: data and log), one row each.
     pub files: ViewRows,

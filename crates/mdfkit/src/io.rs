@@ -15,8 +15,10 @@ use crate::error::{Error, Result};
 
 /// Bytes that can be read at any offset.
 pub trait ByteSource: Send + Sync {
+    /// Length in bytes.
     fn len(&self) -> u64;
 
+    /// Whether there are no bytes at all.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -46,6 +48,7 @@ pub struct LocalFile {
 }
 
 impl LocalFile {
+    /// Opens the file at `path` for reading.
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(path, "cannot open", e))?;
         let len = file.metadata().map_err(|e| Error::io(path, "cannot read metadata", e))?.len();

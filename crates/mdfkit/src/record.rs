@@ -29,17 +29,26 @@ use crate::error::{Error, Result};
 /// The record type held in bits 1-3 of status byte A.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecordType {
+    /// 0: a data record (heap or clustered index leaf).
     Primary,
+    /// 1: a heap record moved to another page, pointed at by a forwarding stub.
     Forwarded,
+    /// 2: what stays at a heap record's old place when it is forwarded: a pointer to its new place.
     ForwardingStub,
+    /// 3: an index record (nonclustered index, B-tree interior level).
     Index,
+    /// 4: a LOB or row-overflow fragment (text mix and text tree pages).
     BlobFragment,
+    /// 5: a deleted index record not yet cleaned up.
     GhostIndex,
+    /// 6: a deleted data record not yet cleaned up.
     GhostData,
+    /// 7: a deleted record kept for row versioning.
     GhostVersion,
 }
 
 impl RecordType {
+    /// The type in bits 1-3 of status byte A.
     pub fn from_status(a: u8) -> Self {
         match (a >> 1) & 7 {
             0 => RecordType::Primary,
@@ -53,6 +62,7 @@ impl RecordType {
         }
     }
 
+    /// A deleted record awaiting ghost cleanup (types 5, 6 and 7).
     pub fn is_ghost(self) -> bool {
         matches!(self, RecordType::GhostIndex | RecordType::GhostData | RecordType::GhostVersion)
     }
@@ -70,7 +80,9 @@ const BACK_POINTER_TAG: [u8; 2] = [0x00, 0x04];
 /// A variable-length column's bytes, and whether they are a pointer to data stored elsewhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VarField<'a> {
+    /// The stored bytes: the value, or a pointer when `complex`.
     pub bytes: &'a [u8],
+    /// The column end offset's top bit (0x8000): the bytes are a row-overflow or LOB pointer.
     pub complex: bool,
 }
 
@@ -164,6 +176,7 @@ impl<'a> Record<'a> {
         Ok(record)
     }
 
+    /// The type in status byte A.
     pub fn record_type(&self) -> RecordType {
         self.record_type
     }

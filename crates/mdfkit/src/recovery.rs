@@ -17,13 +17,21 @@ use crate::value::Value;
 /// One page's header, as `mdfkit pages` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageSummary {
+    /// The page's address.
     pub id: PageId,
+    /// Header byte 1.
     pub page_type: PageType,
+    /// Header byte 3: 0 on leaf and data pages.
     pub level: u8,
+    /// The allocation unit the header names ([`PageHeader::allocation_unit_id`]).
     pub allocation_unit_id: i64,
+    /// Entries in the slot array.
     pub slots: u16,
+    /// Free bytes (header bytes 28-29).
     pub free_bytes: u16,
+    /// The previous page at the same level (0:0 for none).
     pub prev: PageId,
+    /// The next page at the same level (0:0 for none).
     pub next: PageId,
     /// `ok`, `unprotected`, `checksum mismatch`, `torn`, or why the header is unusable.
     pub status: String,

@@ -19,7 +19,7 @@
 //! and variable-length values are stored alike, in their usual storage form (bit as one byte). A
 //! row without a vector has every sparse column NULL. A column set (`xml COLUMN_SET FOR
 //! ALL_SPARSE_COLUMNS`) is not stored: it is the XML fragment of the row's non-NULL sparse
-//! columns, `<Name>value</Name>` in column order, NULL when there is none ([`column_set_xml`]).
+//! columns, `<Name>value</Name>` in column order, NULL when there is none (`column_set_xml`).
 //!
 //! A decimal column stored as a variable-length column (sysrscols leaf offset negative) is in the
 //! vardecimal storage format ([`crate::compressed::vardecimal`]), expanded to the decimal storage
@@ -60,7 +60,9 @@ const SPARSE_OFFSET_FLAG: u16 = 0x8000;
 /// One output column and where its bytes are stored.
 #[derive(Debug, Clone)]
 pub struct ColumnPlan {
+    /// The column as declared (name, type, collation).
     pub column: ColumnInfo,
+    /// Where the column is stored in this rowset's records.
     pub physical: PhysicalColumn,
     /// Bytes the value takes in the fixed part, worked out once (`None` for variable-length).
     fixed_len: Option<usize>,
@@ -196,6 +198,7 @@ impl RowDecoder {
         Ok(RowDecoder { table: table.to_string(), columns, has_sparse: false, reader })
     }
 
+    /// The planned columns, in output order.
     pub fn columns(&self) -> &[ColumnPlan] {
         &self.columns
     }
@@ -512,6 +515,7 @@ impl ColumnPlan {
         )
     }
 
+    /// A plan for `column`, stored where `physical` says.
     pub fn new(column: ColumnInfo, physical: PhysicalColumn) -> Self {
         let fixed_len = match physical.location() {
             ColumnLocation::Fixed(_) => physical.type_info.fixed_length(),

@@ -28,9 +28,13 @@ use crate::source::PageReader;
 /// What a scan met besides the rows it returned.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScanStats {
+    /// Rows returned.
     pub rows: u64,
+    /// Pages read.
     pub pages: u64,
+    /// Ghost (deleted, not yet cleaned up) records passed over, or returned when asked for.
     pub ghost_records: u64,
+    /// Heap rows read at their forwarded place through a forwarding stub.
     pub forwarded_rows: u64,
     /// What a salvage scan skipped (always empty otherwise: damage stops a normal scan).
     pub skipped: Vec<Skipped>,
@@ -39,12 +43,16 @@ pub struct ScanStats {
 /// A page or record a salvage scan could not read, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {
+    /// The page skipped, or holding the record skipped; `None` when the damage has no page.
     pub page: Option<PageId>,
+    /// The slot of the record skipped; `None` for a whole page.
     pub slot: Option<u16>,
+    /// What was wrong, as the error said it.
     pub reason: String,
 }
 
 impl Skipped {
+    /// What a salvage scan records for an error it skipped.
     pub fn from_error(e: &Error) -> Self {
         Skipped { page: e.page(), slot: e.slot(), reason: e.message().to_string() }
     }
@@ -74,14 +82,18 @@ impl std::ops::AddAssign for ScanStats {
 /// Whether a scan goes on after a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
+    /// Go on with the next row.
     Continue,
+    /// End the scan after this row.
     Stop,
 }
 
 /// Where a row was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowLocation {
+    /// The page holding the record.
     pub page: PageId,
+    /// The record's slot on that page.
     pub slot: u16,
     /// A ghost record: deleted, not yet cleaned up (returned only when asked for).
     pub ghost: bool,

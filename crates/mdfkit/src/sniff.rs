@@ -28,7 +28,10 @@ pub const HEAD_BYTES: usize = 2 * PAGE_SIZE;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileFormat {
     /// A data file (`.mdf`, `.ndf`), with the file id of its own pages.
-    DataFile { file_id: u16 },
+    DataFile {
+        /// The file id in its own pages' headers.
+        file_id: u16,
+    },
     /// A transaction log (`.ldf`).
     TransactionLog,
     /// An uncompressed backup (Microsoft Tape Format).

@@ -23,9 +23,11 @@ use crate::sniff::{self, FileFormat};
 /// One file of the database as a source knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceFile {
+    /// The file id, from the file's own header page.
     pub file_id: u16,
     /// Where the file was read from (a path, or a name inside a container).
     pub location: PathBuf,
+    /// Pages in the file.
     pub page_count: u32,
 }
 
@@ -190,6 +192,7 @@ pub struct PageReader {
 }
 
 impl PageReader {
+    /// A reader over `source`.
     pub fn new(source: Arc<dyn PageSource>) -> Self {
         PageReader { source, file_names: Arc::new(OnceLock::new()) }
     }
@@ -199,6 +202,7 @@ impl PageReader {
         let _ = self.file_names.set(names);
     }
 
+    /// The source the pages come from.
     pub fn source(&self) -> &dyn PageSource {
         self.source.as_ref()
     }

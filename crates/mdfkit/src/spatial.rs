@@ -124,6 +124,7 @@ impl ShapeType {
 /// A decoded value: coordinates (x, y order) and the shape tree over them.
 #[derive(Debug)]
 pub struct Spatial {
+    /// The spatial reference id (4326 for WGS 84; 0 for geometry with none).
     pub srid: i32,
     xy: Vec<[f64; 2]>,
     z: Option<Vec<f64>>,

@@ -1,20 +1,25 @@
 //! [`TableScan`]: the one way to read a table's rows, built from [`Database::scan`] and finished
 //! by what the caller wants back:
 //!
-//! ```no_run
-//! # let db = mdfkit::Database::open(&["shop.mdf"])?;
-//! # let table = db.catalog().find_table("dbo.Orders").unwrap();
-//! let stats = db.scan(&table).limit(Some(100)).threads(4).batches(|batch| {
-//!     println!("{} rows", batch.num_rows());
+//! ```
+//! # let files = mdfkit_forge::forge(&mdfkit_forge::samples::shop())?;
+//! # let source = mdfkit::source::DataFiles::from_memory(files.into_iter().map(|f| (f.name, f.bytes)).collect())?;
+//! # let db = mdfkit::Database::from_source(std::sync::Arc::new(source))?;
+//! // The demo's shop database (mdfkit-forge): dbo.Orders holds 5,000 rows.
+//! let table = db.catalog().find_table("dbo.Orders").expect("the shop's orders");
+//! let mut rows = 0;
+//! db.scan(&table).limit(Some(100)).threads(4).batches(|batch| {
+//!     rows += batch.num_rows();
 //!     Ok(mdfkit::scan::Flow::Continue)
 //! })?;
-//! # Ok::<(), mdfkit::Error>(())
+//! assert_eq!(rows, 100);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! It knows which partitions a table scan walks, in which order, and which path decodes them:
 //! record by record in key order ([`TableScan::records`]), Arrow batches a page at a time where the
 //! layout is plain ([`crate::plain_pages`]), or in tasks of pages on several threads
-//! ([`crate::parallel`]) for batches and for text built row by row ([`TableScan::chunks`]).
+//! (`parallel`) for batches and for text built row by row ([`TableScan::chunks`]).
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;

@@ -11,42 +11,75 @@
 /// A system (built-in) type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SqlType {
+    /// 34 `image`: binary stored off-row (deprecated LOB type).
     Image,
+    /// 35 `text`: single-byte text stored off-row (deprecated LOB type).
     Text,
+    /// 36 `uniqueidentifier`: a 16-byte GUID, first three groups little endian.
     UniqueIdentifier,
+    /// 40 `date`: 3 bytes, days since 0001-01-01.
     Date,
+    /// 41 `time(n)`: 3 to 5 bytes of 10^-n second units since midnight.
     Time,
+    /// 42 `datetime2(n)`: a `time(n)` then a 3-byte `date`.
     DateTime2,
+    /// 43 `datetimeoffset(n)`: a UTC `datetime2(n)` then a 2-byte offset in minutes.
     DateTimeOffset,
+    /// 48 `tinyint`: 1 byte, unsigned.
     TinyInt,
+    /// 52 `smallint`: 2 bytes.
     SmallInt,
+    /// 56 `int`: 4 bytes.
     Int,
+    /// 58 `smalldatetime`: u16 minutes since midnight, u16 days since 1900-01-01.
     SmallDateTime,
+    /// 59 `real`: IEEE 754 single precision.
     Real,
+    /// 60 `money`: 8 bytes, 1/10000 units, high 4 bytes first.
     Money,
+    /// 61 `datetime`: u32 1/300-second ticks since midnight, i32 days since 1900-01-01.
     DateTime,
+    /// 62 `float`: IEEE 754 double precision.
     Float,
+    /// 98 `sql_variant`: a base type id, its properties and a value of that type.
     SqlVariant,
+    /// 99 `ntext`: UTF-16 text stored off-row (deprecated LOB type).
     NText,
+    /// 104 `bit`: one bit of a byte shared by up to 8 bit columns.
     Bit,
+    /// 106 `decimal(p,s)`: a sign byte then a little-endian integer of 4, 8, 12 or 16 bytes.
     Decimal,
+    /// 108 `numeric(p,s)`: stored as `decimal`.
     Numeric,
+    /// 122 `smallmoney`: 4 bytes, 1/10000 units.
     SmallMoney,
+    /// 127 `bigint`: 8 bytes.
     BigInt,
+    /// 165 `varbinary(n|max)`.
     VarBinary,
+    /// 167 `varchar(n|max)`: text in the column collation's code page.
     VarChar,
+    /// 173 `binary(n)`.
     Binary,
+    /// 175 `char(n)`: text in the column collation's code page, padded with spaces.
     Char,
+    /// 189 `timestamp` / `rowversion`: 8 bytes, the database's row version counter.
     Timestamp,
+    /// 231 `nvarchar(n|max)`: UTF-16LE (or SCSU in compressed rows).
     NVarChar,
+    /// 239 `nchar(n)`: UTF-16LE, padded with spaces.
     NChar,
+    /// 241 `xml`: SQL Server's binary XML ([`crate::xmlbin`]).
     Xml,
     /// CLR types (hierarchyid, geometry, geography and user CLR types) share id 240.
     Clr,
+    /// A type id not listed in `sys.types`, kept as read.
     Unknown(u8),
 }
 
 impl SqlType {
+    /// The type of a `sys.types.system_type_id` (`syscolpars.xtype`, the low byte of
+    /// `sysrscols.ti`).
     pub fn from_id(id: u8) -> Self {
         use SqlType::*;
         match id {
@@ -85,6 +118,7 @@ impl SqlType {
         }
     }
 
+    /// The `sys.types.system_type_id`.
     pub fn id(self) -> u8 {
         use SqlType::*;
         match self {
@@ -183,10 +217,14 @@ impl SqlType {
 /// A column's type with its length, precision and scale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TypeInfo {
+    /// The system type.
     pub sql_type: SqlType,
     /// Maximum length in bytes; -1 for `(max)` types.
     pub max_length: i16,
+    /// Digits for decimal/numeric; as `sys.columns.precision` for other types.
     pub precision: u8,
+    /// Digits after the point for decimal/numeric; fractional-second digits for time, datetime2 and
+    /// datetimeoffset.
     pub scale: u8,
 }
 

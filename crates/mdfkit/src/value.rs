@@ -5,13 +5,19 @@ use std::fmt;
 /// A single value of a catalog row or view.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
+    /// SQL NULL.
     Null,
+    /// Any integer type, and bit (0 or 1).
     Int(i64),
+    /// Text, decoded from the column's code page or UTF-16.
     Text(String),
+    /// Bytes (binary, varbinary, and values kept as stored).
     Binary(Vec<u8>),
     /// `datetime`: days since 1900-01-01 and 1/300-second ticks since midnight.
     DateTime {
+        /// Days since 1900-01-01.
         days: i32,
+        /// 1/300-second ticks since midnight.
         ticks: u32,
     },
     /// The bytes of a pointer to a value stored off-row (LOB or row-overflow).
@@ -19,6 +25,7 @@ pub enum Value {
 }
 
 impl Value {
+    /// The integer, or `None` for any other kind of value.
     pub fn as_i64(&self) -> Option<i64> {
         match self {
             Value::Int(v) => Some(*v),
@@ -26,6 +33,7 @@ impl Value {
         }
     }
 
+    /// The text, or `None` for any other kind of value.
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Value::Text(s) => Some(s),
@@ -33,14 +41,17 @@ impl Value {
         }
     }
 
+    /// Whether the value is NULL.
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
 
+    /// A text value.
     pub fn text(s: impl Into<String>) -> Self {
         Value::Text(s.into())
     }
 
+    /// A bit, as the integer 0 or 1.
     pub fn bit(b: bool) -> Self {
         Value::Int(b as i64)
     }

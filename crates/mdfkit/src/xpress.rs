@@ -118,6 +118,7 @@ impl Default for Decompressor {
 }
 
 impl Decompressor {
+    /// A decompressor with its decoding table allocated.
     pub fn new() -> Self {
         Decompressor { table: Box::new([0; DECODE_ENTRIES]) }
     }

@@ -53,6 +53,7 @@ use crate::io::ByteSource;
 pub struct PlannedSet {
     /// The files (stripes) that hold it, as given.
     pub files: Vec<PathBuf>,
+    /// The set's header.
     pub set: BackupSet,
     media: usize,
 }
@@ -70,7 +71,9 @@ impl PlannedSet {
 /// other sets are not used.
 #[derive(Debug, Clone)]
 pub struct RestorePlan {
+    /// The full database backup the restore starts from.
     pub full: PlannedSet,
+    /// The latest differential based on that full backup, if any was given.
     pub differential: Option<PlannedSet>,
     /// Log backups after the full (or differential), in LSN order.
     pub logs: Vec<PlannedSet>,

@@ -136,24 +136,31 @@ impl StreamExtent {
 /// One data stream of a backup set (the MQDA pieces of one MSDA block), in stream order.
 #[derive(Debug, Clone)]
 pub struct DataStream {
+    /// Which stripe (backup file) the stream is in, by position in the stripes given.
     pub stripe: usize,
     /// The first data block of its stripe (later ones re-send extents).
     pub main: bool,
+    /// The stream's extents, in stream order.
     pub extents: Vec<StreamExtent>,
 }
 
 /// An extent placed: its first page, and where its pages are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placed {
+    /// The extent's first page.
     pub first: PageId,
+    /// The stripe its bytes are in.
     pub stripe: usize,
+    /// Byte offset of its first page in that stripe's MTF stream.
     pub offset: u64,
+    /// Pages of the extent the stream holds (up to 8).
     pub pages: u8,
 }
 
 /// Where every extent of the streams went, in stream order (later copies of a page win).
 #[derive(Debug, Clone, Default)]
 pub struct Located {
+    /// Every extent placed, in stream order.
     pub placed: Vec<Placed>,
     /// Placements that did not simply follow the map, and extents skipped, in words.
     pub notes: Vec<String>,

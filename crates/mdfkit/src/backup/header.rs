@@ -69,16 +69,21 @@ use crate::bytes::{read_u16, read_u32, read_u64, utf16le};
 /// A log sequence number as a backup header stores it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Lsn {
+    /// Virtual log file sequence number.
     pub vlf: u32,
+    /// Log block within the virtual log file.
     pub block: u32,
+    /// Log record slot within the block.
     pub slot: u16,
 }
 
 impl Lsn {
+    /// Reads the 10-byte form (u32 vlf, u32 block, u16 slot) at `at`; `None` past the end of `b`.
     pub fn parse(b: &[u8], at: usize) -> Option<Lsn> {
         Some(Lsn { vlf: read_u32(b, at)?, block: read_u32(b, at + 4)?, slot: read_u16(b, at + 8)? })
     }
 
+    /// All zeros: no LSN (unset header fields, the MSCI copy of the SCIN record).
     pub fn is_zero(&self) -> bool {
         *self == Lsn::default()
     }
@@ -98,11 +103,17 @@ impl fmt::Display for Lsn {
 /// An MTF date and time (to the second; no time zone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BackupDate {
+    /// Year, 1 to 9999 as MTF's 14-bit field holds it.
     pub year: u16,
+    /// Month, 1 to 12.
     pub month: u8,
+    /// Day of the month, 1 to 31.
     pub day: u8,
+    /// Hour, 0 to 23.
     pub hour: u8,
+    /// Minute, 0 to 59.
     pub minute: u8,
+    /// Second, 0 to 59.
     pub second: u8,
 }
 
@@ -251,14 +262,23 @@ impl MediaFamily {
 /// The SSET fields of a backup set.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SetBlock {
+    /// SSET +52: MTF set attributes (0x4 normal, 0x8 differential).
     pub attributes: u32,
+    /// SSET +56: password encryption algorithm, 0 for none.
     pub password_algorithm: u16,
+    /// SSET +62: the data set number, the set's position in the file (`WITH FILE = n`).
     pub position: u16,
+    /// SSET +64: `BACKUP ... WITH NAME`.
     pub name: String,
+    /// SSET +68: `BACKUP ... WITH DESCRIPTION`.
     pub description: String,
+    /// SSET +72: a backup set password is set (`WITH PASSWORD`; unverified on real files).
     pub has_password: bool,
+    /// SSET +76: the login that ran the backup.
     pub user_name: String,
+    /// SSET +88: when the backup started.
     pub date: Option<BackupDate>,
+    /// SSET +100: the backup set GUID (`RESTORE HEADERONLY`'s BackupSetGUID).
     pub backup_set_guid: [u8; 16],
 }
 
@@ -287,23 +307,41 @@ impl SetBlock {
 /// The SCIN record: the backup set as SQL Server describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetInfo {
+    /// SCIN +8 ([`SCIN_CHECKSUMS`]: 0x10 when the set has CSUM streams).
     pub flags: u32,
+    /// SCIN +24: SQL Server's major, minor and build numbers.
     pub software_version: (u8, u8, u16),
+    /// SCIN +32: the first LSN in the backup.
     pub first_lsn: Lsn,
+    /// SCIN +42: the LSN after the last one in the backup.
     pub last_lsn: Lsn,
+    /// SCIN +52: the checkpoint LSN the backup started from.
     pub checkpoint_lsn: Lsn,
+    /// SCIN +62: the checkpoint LSN of the last full database backup.
     pub database_backup_lsn: Lsn,
+    /// SCIN +72: when the database was created.
     pub database_creation_date: Option<BackupDate>,
+    /// SCIN +77: when the backup started.
     pub start: Option<BackupDate>,
+    /// SCIN +82: when the backup finished (empty in the MSCI copy).
     pub finish: Option<BackupDate>,
+    /// SCIN +87: the type letter, as msdb's backupset.type.
     pub backup_type: BackupType,
+    /// SCIN +91: the database's compatibility level.
     pub compatibility_level: u8,
+    /// SCIN +94: the database's on-disk format version (the boot page's dbi_version).
     pub database_version: u16,
+    /// SCIN +96: size in bytes, all stripes together.
     pub backup_size: u64,
+    /// SCIN +104: the database's name.
     pub database_name: String,
+    /// SCIN +108: `MACHINE\INSTANCE`, or `MACHINE` for a default instance.
     pub server_name: String,
+    /// SCIN +216: the database's default collation, in TDS form.
     pub collation: TdsCollation,
+    /// SCIN +260: for a differential, its full backup's checkpoint LSN.
     pub differential_base_lsn: Option<Lsn>,
+    /// SCIN +272: for a differential, its full backup's SSET GUID.
     pub differential_base_guid: Option<[u8; 16]>,
 }
 

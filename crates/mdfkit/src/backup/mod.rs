@@ -1,11 +1,18 @@
 //! SQL Server backups (`.bak`, Microsoft Tape Format, compressed or not) as a [`PageSource`].
 //!
-//! ```no_run
+//! ```
+//! # let dir = std::env::temp_dir().join(format!("mdfkit-doc-backup-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! # let files = mdfkit_forge::forge(&mdfkit_forge::samples::shop())?;
+//! # std::fs::write(dir.join("shop.bak"), mdfkit_forge::backup::full_backup(&files))?;
 //! use std::sync::Arc;
 //! use mdfkit::backup::BackupPages;
-//! let db = mdfkit::Database::from_source(Arc::new(BackupPages::open("shop.bak")?))?;
+//! // shop.bak: a full backup of the demo's database, written by mdfkit-forge.
+//! let db = mdfkit::Database::from_source(Arc::new(BackupPages::open(dir.join("shop.bak"))?))?;
 //! println!("{}", db.name());
-//! # Ok::<(), mdfkit::Error>(())
+//! assert_eq!(db.name(), "shop");
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! The container is MTF ([`mtf`]): descriptor blocks, each followed by streams. What SQL Server
@@ -115,22 +122,31 @@ const SSET_DIFFERENTIAL: u32 = 0x8;
 /// What kind of database file a backup's file list entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
+    /// SFIN file type 1: a data (ROWS) file.
     Data,
+    /// SFIN file type 2: a transaction log file.
     Log,
+    /// Another SFIN file type, kept as read (FILESTREAM and full-text files: not in the corpus).
     Other(u32),
 }
 
 /// One database file as the backup's file list (SFIN record) describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BackupFile {
+    /// SFIN +20: the file id, as in the pages' addresses.
     pub file_id: u16,
+    /// SFIN +28: data, log or other.
     pub kind: FileKind,
+    /// SFIN +48: the logical file name (`sys.database_files.name`).
     pub logical_name: String,
+    /// SFIN +52: the path the file had on the server that backed it up.
     pub physical_name: String,
+    /// SFIN +40: the file's size.
     pub size_bytes: u64,
     /// Filegroup id (0 for log files) and name (`PRIMARY`, ...; empty when the backup does not
     /// name it).
     pub filegroup_id: u32,
+    /// The filegroup's name.
     pub filegroup: String,
 }
 
@@ -165,45 +181,65 @@ impl Stripe {
 pub struct BackupSet {
     /// Position in the file (`RESTORE ... WITH FILE = n`), from 1.
     pub position: u16,
+    /// Full, differential, log, ... (SCIN +87).
     pub backup_type: BackupType,
     /// Backup name and description (`BACKUP ... WITH NAME, DESCRIPTION`).
     pub name: String,
+    /// See [`BackupSet::name`].
     pub description: String,
     /// Login that ran the backup.
     pub user_name: String,
+    /// The database's name.
     pub database_name: String,
     /// `MACHINE\INSTANCE`, or `MACHINE` for a default instance.
     pub server_name: String,
     /// The server name up to its backslash.
     pub machine_name: String,
+    /// The database's on-disk format version (the boot page's `dbi_version`), e.g. 904 for SQL
+    /// Server 2019.
     pub database_version: u16,
+    /// The database's compatibility level (100, 150, ...).
     pub compatibility_level: u8,
     /// SQL Server's version, `major.minor.build`.
     pub software_version: String,
+    /// The database's default collation, by name.
     pub collation: String,
+    /// When the database was created.
     pub database_creation_date: Option<BackupDate>,
+    /// When the backup started.
     pub start: Option<BackupDate>,
+    /// When the backup finished.
     pub finish: Option<BackupDate>,
+    /// The first LSN the backup holds.
     pub first_lsn: Lsn,
+    /// The LSN after the last one the backup holds (the next log backup's first LSN).
     pub last_lsn: Lsn,
+    /// The checkpoint LSN the backup started from.
     pub checkpoint_lsn: Lsn,
+    /// The checkpoint LSN of the database's last full backup (differentials and logs point at their
+    /// full backup by it).
     pub database_backup_lsn: Lsn,
     /// Differential backups: the checkpoint LSN and backup set GUID of their full backup.
     pub differential_base_lsn: Option<Lsn>,
+    /// See [`BackupSet::differential_base_lsn`].
     pub differential_base_guid: Option<String>,
+    /// The backup set's GUID, `XXXXXXXX-XXXX-...` as `RESTORE HEADERONLY` prints it.
     pub backup_set_guid: String,
     /// Bytes, as the header gives them (all stripes together).
     pub backup_size: u64,
+    /// A compressed backup (`WITH COMPRESSION`: the file starts with `MSSQLBAK`).
     pub compressed: bool,
     /// The backup carries checksums (`WITH CHECKSUM`).
     pub checksums: bool,
     /// Encrypted (`WITH ENCRYPTION`) or protected by a backup set password: see [`header`].
     pub encrypted: bool,
+    /// See [`BackupSet::encrypted`].
     pub password_protected: bool,
     /// The media is protected by a media password (`WITH MEDIAPASSWORD`).
     pub media_password: bool,
     /// Stripes (media families) the backup was written to, and which of them this file is.
     pub family_count: u16,
+    /// See [`BackupSet::family_count`].
     pub family_number: u16,
     /// The backup file holds the whole set (an ESET block ends it).
     pub complete: bool,

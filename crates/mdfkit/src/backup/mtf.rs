@@ -89,14 +89,23 @@ pub fn tag_name(tag: &[u8; 4]) -> String {
 /// The common block header of a descriptor block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockHeader {
+    /// Bytes 0-3: the block type, ASCII (`TAPE`, `SSET`, `MSDA`, ...).
     pub kind: [u8; 4],
+    /// Bytes 4-7: MTF block attributes.
     pub attributes: u32,
+    /// Bytes 8-9: offset of the first stream header from the block's start.
     pub first_stream: u16,
+    /// Byte 10: 14 (Windows NT) in every corpus file.
     pub os_id: u8,
+    /// Byte 11.
     pub os_version: u8,
+    /// Bytes 12-19.
     pub displayable_size: u64,
+    /// Bytes 20-27: where the block sits, in logical blocks from the SSET.
     pub logical_address: u64,
+    /// Bytes 36-39.
     pub control_block_id: u32,
+    /// Byte 48: 2 for UTF-16 strings.
     pub string_type: u8,
 }
 
@@ -127,6 +136,7 @@ impl BlockHeader {
         })
     }
 
+    /// Whether the block is of type `kind` (`b"SSET"`).
     pub fn is(&self, kind: &[u8; 4]) -> bool {
         &self.kind == kind
     }
@@ -135,11 +145,17 @@ impl BlockHeader {
 /// A stream header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamHeader {
+    /// Bytes 0-3: the stream id, ASCII (`MQDA`, `SPAD`, ...).
     pub id: [u8; 4],
+    /// Bytes 4-5: file-system attributes.
     pub fs_attributes: u16,
+    /// Bytes 6-7: media-format attributes ([`STREAM_VARIABLE`], [`STREAM_VAR_END`]).
     pub media_attributes: u16,
+    /// Bytes 8-15: length of the stream's data.
     pub length: u64,
+    /// Bytes 16-17: encryption algorithm, 0 for none.
     pub encryption: u16,
+    /// Bytes 18-19: compression algorithm, 0 for none.
     pub compression: u16,
 }
 
@@ -167,6 +183,7 @@ impl StreamHeader {
         })
     }
 
+    /// Whether the stream has id `id` (`b"MQDA"`).
     pub fn is(&self, id: &[u8; 4]) -> bool {
         &self.id == id
     }
@@ -175,6 +192,7 @@ impl StreamHeader {
 /// A stream: its header and where its data is in the backup file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stream {
+    /// The stream's header.
     pub header: StreamHeader,
     /// Byte offset of the stream header.
     pub offset: u64,
@@ -187,7 +205,9 @@ pub struct Stream {
 pub struct Block {
     /// Byte offset of the block in the file.
     pub offset: u64,
+    /// The common block header.
     pub header: BlockHeader,
+    /// The block's streams, pad stream last.
     pub streams: Vec<Stream>,
     /// Byte offset just past the block (where the next one starts).
     pub end: u64,
@@ -196,7 +216,9 @@ pub struct Block {
 /// What the TAPE block says about the media.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TapeInfo {
+    /// TAPE +84: the logical block size (1024 in every corpus file); block addresses count in it.
     pub logical_block_size: u16,
+    /// TAPE +52: the media family id, shared by the stripes of one media set.
     pub media_family_id: u32,
 }
 
@@ -252,6 +274,7 @@ pub struct Blocks<'a> {
 }
 
 impl<'a> Blocks<'a> {
+    /// Walks the blocks of `src` (named `path` in errors).
     pub fn new(src: &'a dyn ByteSource, path: &'a Path) -> Self {
         Blocks { src, path, pos: 0, done: false }
     }

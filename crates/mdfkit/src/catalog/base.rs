@@ -42,10 +42,13 @@ use crate::value::Value;
 
 /// Allocation unit (= rowset) ids of the bootstrap tables: `object id << 16`.
 pub const SYSRSCOLS_AUID: i64 = 3 << 16;
+/// sysrowsets (object id 5): one row per rowset (partition).
 pub const SYSROWSETS_AUID: i64 = 5 << 16;
+/// sysallocunits (object id 7): one row per allocation unit; its first page is on the boot page.
 pub const SYSALLOCUNITS_AUID: i64 = 7 << 16;
 /// SQL Server 2005 (611): the tables sysrscols replaced (see [`parse_syshobtcolumns_row`]).
 pub const SYSROWSETCOLUMNS_AUID: i64 = 4 << 16;
+/// syshobtcolumns (object id 13, SQL Server 2005): the physical columns of each heap or B-tree.
 pub const SYSHOBTCOLUMNS_AUID: i64 = 13 << 16;
 /// Object id of syscolpars, the table of column names.
 pub const SYSCOLPARS_ID: i32 = 41;
@@ -82,23 +85,34 @@ const COLPARS_COLUMNS: [(&str, i32); 4] = [("id", 1), ("number", 2), ("colid", 3
 /// One row of sysallocunits (`sys.system_internals_allocation_units`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AllocationUnit {
+    /// auid: `sys.allocation_units.allocation_unit_id`, the id on its pages' headers.
     pub id: i64,
     /// 1 in-row data, 2 LOB data, 3 row-overflow data.
     pub kind: u8,
+    /// ownerid: the rowset (partition) the unit belongs to.
     pub owner_id: i64,
+    /// fgid: the filegroup the unit's pages are in.
     pub filegroup_id: i16,
+    /// pgfirst: the first data page (the first leaf page of a B-tree); 0:0 when empty.
     pub first_page: PageId,
+    /// pgroot: the root page of a B-tree.
     pub root_page: PageId,
+    /// pgfirstiam: the first IAM page of the unit's IAM chain.
     pub first_iam_page: PageId,
+    /// pcused: pages in use.
     pub used_pages: i64,
+    /// pcdata: data pages in use.
     pub data_pages: i64,
+    /// pcreserved: pages reserved.
     pub total_pages: i64,
 }
 
 /// The base-table reader: page access plus the layouts learned so far.
 pub struct BaseTables {
     reader: PageReader,
+    /// Every row of sysallocunits.
     pub allocation_units: Vec<AllocationUnit>,
+    /// Rowset id → its physical columns, from sysrscols.
     pub layouts: HashMap<i64, RowsetLayout>,
     /// (object id, index id) → rowset ids, in partition order.
     pub rowsets_by_owner: HashMap<(i32, i32), Vec<i64>>,
@@ -109,7 +123,9 @@ pub struct BaseTables {
 /// A base table's rows, with its column names.
 #[derive(Debug, Clone, Default)]
 pub struct TableRows {
+    /// Column names, in column id order.
     pub names: Vec<String>,
+    /// The rows, one value per column.
     pub rows: Vec<Vec<Value>>,
 }
 
@@ -143,18 +159,22 @@ pub struct RowRef<'a> {
 }
 
 impl<'a> RowRef<'a> {
+    /// The value of column `name`; NULL when the version's table has no such column.
     pub fn get(&self, name: &str) -> &'a Value {
         self.table.column(name).and_then(|i| self.values.get(i)).unwrap_or(&Value::Null)
     }
 
+    /// The integer value of column `name`; 0 when NULL or absent.
     pub fn int(&self, name: &str) -> i64 {
         self.get(name).as_i64().unwrap_or(0)
     }
 
+    /// The integer value of column `name`; `None` when NULL or absent.
     pub fn opt_int(&self, name: &str) -> Option<i64> {
         self.get(name).as_i64()
     }
 
+    /// The text value of column `name`; empty when NULL or absent.
     pub fn text(&self, name: &str) -> &'a str {
         self.get(name).as_str().unwrap_or("")
     }
@@ -294,6 +314,7 @@ impl BaseTables {
         Ok(layouts)
     }
 
+    /// The page reader the base tables are read through.
     pub fn reader(&self) -> &PageReader {
         &self.reader
     }

@@ -2,7 +2,8 @@
 //!
 //! [`Catalog::load`] reads the boot page, bootstraps the base-table reader ([`base`]) and reads
 //! the base tables the `sys.*` views are made of. The views themselves are in [`views`]; the
-//! user-table model ([`TableInfo`], [`ColumnInfo`], [`IndexInfo`]) in [`model`].
+//! user-table model ([`TableInfo`](model::TableInfo), [`ColumnInfo`](model::ColumnInfo),
+//! [`IndexInfo`](model::IndexInfo)) in [`model`].
 
 pub mod base;
 pub mod ddl;
@@ -41,6 +42,7 @@ const CATALOG_TABLES: &[&str] = &[
 
 /// Everything read from the catalog of one database.
 pub struct Catalog {
+    /// The boot page, 1:9: the database's name, versions and options.
     pub boot: BootPage,
     base: BaseTables,
     /// sysschobjs: every object, including the base tables.
@@ -110,6 +112,7 @@ impl Catalog {
         })
     }
 
+    /// The system base tables as read, with the physical layouts of every rowset.
     pub fn base(&self) -> &BaseTables {
         &self.base
     }
@@ -136,7 +139,7 @@ impl Catalog {
 
     /// The rows of base table `table` (sysschobjs or one read at open) whose integer column
     /// `column` is `value`, in table order: through an index built once for the pairs of
-    /// [`OBJECT_KEYS`], by a scan for any other.
+    /// `OBJECT_KEYS`, by a scan for any other.
     pub fn rows_where(&self, table: &str, column: &str, value: i64) -> Vec<RowRef<'_>> {
         let rows = if table == "sysschobjs" { &self.objects } else { self.table(table) };
         let indexes = self.rows_by_object.get_or_init(|| {

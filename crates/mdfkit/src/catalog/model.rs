@@ -21,40 +21,57 @@ use crate::types::{SqlType, TypeInfo};
 /// A user table as `mdfkit tables` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableInfo {
+    /// `sys.objects.object_id` (sysschobjs.id).
     pub object_id: i32,
+    /// The schema's name (sysclsobjs class 50, by sysschobjs.nsid).
     pub schema: String,
+    /// The table's name (sysschobjs.name).
     pub name: String,
     /// `U` user table, `S` system base table, `IT` internal table.
     pub object_type: String,
+    /// Created by SQL Server itself (sysschobjs.status bit 0x1: `sys.objects.is_ms_shipped`).
     pub is_ms_shipped: bool,
     /// Clustered (index 1) or heap (index 0).
     pub is_heap: bool,
+    /// The partitions of the heap or clustered index (sysrowsets with index id 0 or 1), by
+    /// partition number.
     pub partitions: Vec<PartitionInfo>,
+    /// Holds LOB data: an allocation unit of type 2 (LOB_DATA) with pages.
     pub has_lob: bool,
+    /// Holds row-overflow data: an allocation unit of type 3 (ROW_OVERFLOW_DATA) with pages.
     pub has_row_overflow: bool,
 }
 
 /// One partition of a table's heap or clustered index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionInfo {
+    /// `sys.partitions.partition_id` (sysrowsets.rowsetid), the owner id of its allocation units.
     pub partition_id: i64,
+    /// 1-based position in the partition scheme; 1 for a table that is not partitioned.
     pub partition_number: i32,
     /// Row count as recorded in the catalog (`sys.partitions.rows`).
     pub rows: i64,
+    /// sysrowsets.cmprlevel: 0 NONE, 1 ROW, 2 PAGE, 3 COLUMNSTORE, 4 COLUMNSTORE_ARCHIVE
+    /// ([`compression_name`]).
     pub data_compression: u8,
+    /// Pages in use across its allocation units (sysallocunits.pcused).
     pub used_pages: i64,
+    /// Pages reserved across its allocation units (sysallocunits.pcreserved).
     pub total_pages: i64,
 }
 
 impl TableInfo {
+    /// `schema.name`, unquoted.
     pub fn qualified_name(&self) -> String {
         format!("{}.{}", self.schema, self.name)
     }
 
+    /// Rows of all partitions, as the catalog counts them.
     pub fn rows(&self) -> i64 {
         self.partitions.iter().map(|p| p.rows).sum()
     }
 
+    /// Pages in use by all partitions.
     pub fn used_pages(&self) -> i64 {
         self.partitions.iter().map(|p| p.used_pages).sum()
     }
@@ -83,20 +100,36 @@ pub fn compression_name(level: u8) -> &'static str {
 /// A column as declared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ColumnInfo {
+    /// `sys.columns.column_id` (syscolpars.colid).
     pub column_id: i32,
+    /// The column's name.
     pub name: String,
+    /// The system type the values are stored as, with length, precision, scale.
     pub type_info: TypeInfo,
     /// The declared type's name: the alias type's name for user-defined types.
     pub type_name: String,
+    /// syscolpars.utype: the system type id, or the alias or CLR type's id (above 256).
     pub user_type_id: i32,
+    /// syscolpars.collationid: the collation of char/varchar/text values (see
+    /// [`crate::collation`]); 0 for other types.
     pub collation_id: u32,
+    /// syscolpars.status bit 0x1 clear: NULL allowed.
     pub is_nullable: bool,
+    /// Seed and increment of an identity column (status bit 0x4).
     pub identity: Option<Identity>,
+    /// `ROWGUIDCOL` (status bit 0x8).
     pub is_rowguidcol: bool,
+    /// The T-SQL of a computed column (sysobjvalues valclass 2).
     pub computed_definition: Option<String>,
+    /// A computed column (status bit 0x10); persisted or not, only persisted ones are stored.
     pub is_computed: bool,
+    /// `SPARSE` (status bit 0x1000000): stored in the record's sparse vector, not in its fixed or
+    /// variable part.
     pub is_sparse: bool,
+    /// The `COLUMN_SET FOR ALL_SPARSE_COLUMNS` column (status bit 0x2000000): computed from the
+    /// sparse columns, not stored.
     pub is_column_set: bool,
+    /// syscolpars.dflt: the object id of the column's default constraint, 0 for none.
     pub default_object_id: i32,
 }
 
@@ -111,26 +144,37 @@ impl ColumnInfo {
 /// Identity seed and increment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
+    /// The seed, as SQL Server prints it (`sys.identity_columns.seed_value`).
     pub seed: String,
+    /// The increment, as SQL Server prints it (`sys.identity_columns.increment_value`).
     pub increment: String,
 }
 
 /// An index of a table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexInfo {
+    /// `sys.indexes.index_id` (sysidxstats.indid): 1 clustered, above 1 nonclustered.
     pub index_id: i32,
+    /// The index's name.
     pub name: String,
+    /// sysidxstats.type: `sys.indexes.type` ([`index_type_name`]).
     pub index_type: u8,
+    /// `UNIQUE` (sysidxstats.status bit 0x8).
     pub is_unique: bool,
+    /// Backs a `PRIMARY KEY` constraint (status bit 0x20).
     pub is_primary_key: bool,
+    /// Backs a `UNIQUE` constraint (status bit 0x40).
     pub is_unique_constraint: bool,
+    /// `ALTER INDEX ... DISABLE`d (status bit 0x80).
     pub is_disabled: bool,
     /// (column name, descending) in key order.
     pub key_columns: Vec<(String, bool)>,
+    /// `INCLUDE` columns of a nonclustered index (sysiscols status bit 0x10).
     pub included_columns: Vec<String>,
 }
 
 impl IndexInfo {
+    /// `sys.indexes.type_desc`: `CLUSTERED`, `NONCLUSTERED`, ...
     pub fn type_desc(&self) -> &'static str {
         index_type_name(self.index_type)
     }

@@ -52,16 +52,29 @@ use crate::value::Value;
 /// One physical column of a rowset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PhysicalColumn {
+    /// rscolid: the column's id within the rowset (= the column id for heaps and clustered
+    /// indexes).
     pub rowset_column_id: i32,
+    /// hbcolid: the column's id within the heap or B-tree.
     pub hb_column_id: i32,
+    /// ti: the type, with its length or precision and scale.
     pub type_info: TypeInfo,
+    /// cid: the collation id of text columns.
     pub collation_id: u32,
+    /// ordkey: position in the index key, 0 for a column not in the key.
     pub key_ordinal: i16,
+    /// maxinrowlen: the most bytes the column keeps in the record.
     pub max_inrow_length: i16,
+    /// status bits: 0x02 dropped, 0x10 uniquifier, 0x100 sparse.
     pub status: i32,
+    /// offset, low 16 bits: a leaf record's fixed offset, or `-n` for the n-th variable-length
+    /// column ([`PhysicalColumn::location`]).
     pub leaf_offset: i16,
+    /// offset, high 16 bits: the same in B-tree interior records.
     pub internal_offset: i16,
+    /// nullbit: the 1-based position in the leaf record's null bitmap.
     pub null_bit: u16,
+    /// bitpos: the bit within its byte of a bit column.
     pub bit_position: i16,
 }
 
@@ -71,14 +84,18 @@ const RSCOL_UNIQUIFIER: i32 = 0x10;
 const RSCOL_SPARSE: i32 = 0x100;
 
 impl PhysicalColumn {
+    /// Dropped (status 0x02): its bytes may still be in old records but it is not a column any
+    /// more.
     pub fn is_dropped(&self) -> bool {
         self.status & RSCOL_DROPPED != 0
     }
 
+    /// The uniquifier SQL Server adds to the rows of a non-unique clustered index (status 0x10).
     pub fn is_uniquifier(&self) -> bool {
         self.status & RSCOL_UNIQUIFIER != 0
     }
 
+    /// A sparse column (status 0x100): in the record's sparse vector, with no offset of its own.
     pub fn is_sparse(&self) -> bool {
         self.status & RSCOL_SPARSE != 0
     }
@@ -105,10 +122,12 @@ pub enum ColumnLocation {
 /// The physical columns of one rowset, ordered by rowset column id.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RowsetLayout {
+    /// The columns, by rowset column id.
     pub columns: Vec<PhysicalColumn>,
 }
 
 impl RowsetLayout {
+    /// The column with rowset column id `rowset_column_id`.
     pub fn column(&self, rowset_column_id: i32) -> Option<&PhysicalColumn> {
         self.columns.iter().find(|c| c.rowset_column_id == rowset_column_id)
     }
@@ -218,12 +237,17 @@ fn ti_of_parts(type_id: u8, max_length: i16, precision: u8, scale: u8) -> u32 {
 
 /// One sysrowsetcolumns row (SQL Server 2005, see [`parse_syshobtcolumns_row`]).
 pub struct RowsetColumn {
+    /// rowsetid: the rowset (partition) id.
     pub rowset: i64,
+    /// rowsetcolid: the column's id within the rowset.
     pub rowset_column_id: i32,
+    /// hobtcolid: the column's id in syshobtcolumns, which holds its layout.
     pub hobt_column_id: i32,
+    /// maxinrowlen: the most bytes the column keeps in the record.
     pub max_inrow_length: i16,
 }
 
+/// Decodes a sysrowsetcolumns row (fixed offsets of SQL Server 2005, 611, read from the corpus).
 pub fn parse_sysrowsetcolumns_row(record: &Record) -> Result<RowsetColumn> {
     let short = || Error::corrupt("sysrowsetcolumns row's fixed part is shorter than SQL Server 2005's (30 bytes)");
     let b = record.fixed(4, 30).ok_or_else(short)?;

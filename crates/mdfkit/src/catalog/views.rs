@@ -20,7 +20,9 @@ use crate::value::Value;
 /// The rows of a view, with its column names.
 #[derive(Debug, Clone, Default)]
 pub struct ViewRows {
+    /// Column names, in the view's order.
     pub columns: Vec<String>,
+    /// Rows, one value per column.
     pub rows: Vec<Vec<Value>>,
 }
 

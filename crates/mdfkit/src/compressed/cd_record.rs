@@ -65,13 +65,21 @@ const LONG_COMPLEX: u16 = 0x8000;
 /// The record type in bits 2-4 of a CD record's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CdRecordType {
+    /// 0: a data record.
     Primary,
+    /// 1: a deleted record with no data left.
     GhostEmpty,
+    /// 2: a heap record's forwarding stub.
     ForwardingStub,
+    /// 3: a deleted data record not yet cleaned up.
     GhostData,
+    /// 4: a heap record moved here from its forwarding stub.
     Forwarded,
+    /// 5: a deleted forwarded record.
     GhostForwarded,
+    /// 6: an index record.
     Index,
+    /// 7: a deleted index record.
     GhostIndex,
 }
 
@@ -89,6 +97,7 @@ impl CdRecordType {
         }
     }
 
+    /// A deleted record awaiting ghost cleanup (types 1, 3, 5 and 7).
     pub fn is_ghost(self) -> bool {
         matches!(
             self,
@@ -103,6 +112,7 @@ impl CdRecordType {
 /// One column's 4-bit code in the CD array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CdCode {
+    /// Code 0: NULL.
     Null,
     /// Zero bytes: 0, `''`, `0x`, a false bit.
     Empty,
@@ -140,7 +150,9 @@ impl CdCode {
 /// One column's stored value in a CD record, still in its compressed storage form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CdValue<'a> {
+    /// NULL (code 0).
     Null,
+    /// A bit column's 1 (code 11), which stores no bytes.
     TrueBit,
     /// The value's bytes (empty for [`CdCode::Empty`]).
     Bytes(&'a [u8]),
@@ -278,6 +290,7 @@ impl<'a> CdRecord<'a> {
         Ok(CdRecord { bytes: &b[..at], record_type, codes, cluster_starts, long_values })
     }
 
+    /// The type in bits 2-4 of the record header.
     pub fn record_type(&self) -> CdRecordType {
         self.record_type
     }

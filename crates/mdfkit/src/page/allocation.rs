@@ -35,7 +35,9 @@ const PFS_ALLOCATED: u8 = 0x40;
 /// What one IAM page says its allocation unit owns in its interval.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IamPage {
+    /// Position of the page in its IAM chain, from 0.
     pub sequence: u32,
+    /// First page of the GAM interval (511,232 pages) the page maps.
     pub start: PageId,
     /// Pages from mixed extents.
     pub single_pages: Vec<PageId>,
@@ -44,6 +46,8 @@ pub struct IamPage {
 }
 
 impl IamPage {
+    /// Decodes an IAM page: its header record (sequence, interval start, single pages) and its
+    /// extent bitmap.
     pub fn parse(page: &Page) -> Result<Self> {
         if page.header().page_type != PageType::Iam {
             return Err(Error::corrupt(format!(

@@ -39,16 +39,28 @@ pub const BOOT_PAGE: PageId = PageId::new(1, 9);
 /// The fields of the boot page mdfkit uses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BootPage {
+    /// dbi_version (+4): the on-disk format version of the files, e.g. 904 for SQL Server 2019.
     pub version: u16,
+    /// dbi_createVersion (+6): the format version of the server that created the database.
     pub create_version: u16,
+    /// dbi_status (+36): status bits ([`BootPage::recovery_model`], [`BootPage::page_verify`]).
     pub status: i32,
+    /// dbi_nextid (+40): the next object id to hand out.
     pub next_id: i32,
+    /// dbi_crdate (+44): when the database was created or restored, a `datetime`.
     pub created: Value,
+    /// dbi_dbname (+52): the database's name.
     pub name: String,
+    /// dbi_dbid (+312): the database id on the instance that last wrote the file.
     pub database_id: i16,
+    /// dbi_cmptlevel (+314): the compatibility level (80 to 170).
     pub compatibility_level: u16,
+    /// dbi_collation (+392): the database's default collation id ([`crate::collation`]).
     pub collation_id: u32,
+    /// dbi_familyGUID (+408).
     pub family_guid: [u8; 16],
+    /// dbi_firstSysIndexes (+516): the first page of sysallocunits, where the catalog bootstrap
+    /// starts.
     pub first_sys_indexes: PageId,
 }
 
@@ -72,12 +84,17 @@ pub fn product_name(version: u16) -> &'static str {
 /// The database's recovery model as recorded in dbi_status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecoveryModel {
+    /// No dbi_status bit 0x8 or 0x4: every change fully logged, log kept until backed up.
     Full,
+    /// dbi_status bit 0x4 (bulk copy) without 0x8: bulk operations minimally logged.
     BulkLogged,
+    /// dbi_status bit 0x8: the log is truncated on checkpoint.
     Simple,
 }
 
 impl RecoveryModel {
+    /// The option's T-SQL spelling (`FULL`, `BULK_LOGGED`, `SIMPLE`), as
+    /// `sys.databases.recovery_model_desc`.
     pub fn name(self) -> &'static str {
         match self {
             RecoveryModel::Full => "FULL",
@@ -90,12 +107,16 @@ impl RecoveryModel {
 /// The database's PAGE_VERIFY option as recorded in dbi_status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PageVerify {
+    /// dbi_status bit 0x10000: pages carry a checksum.
     Checksum,
+    /// dbi_status bit 0x10: pages carry torn-page bits.
     TornPageDetection,
+    /// Neither bit: pages carry no protection.
     None,
 }
 
 impl PageVerify {
+    /// The option's T-SQL spelling, as `sys.databases.page_verify_option_desc`.
     pub fn name(self) -> &'static str {
         match self {
             PageVerify::Checksum => "CHECKSUM",
@@ -111,6 +132,7 @@ const STATUS_TORN_PAGE: i32 = 0x10;
 const STATUS_CHECKSUM: i32 = 0x10000;
 
 impl BootPage {
+    /// Decodes the boot record of `page`, refusing a page of another type by name.
     pub fn parse(page: &Page) -> Result<Self> {
         if page.header().page_type != PageType::Boot {
             return Err(Error::not_a_database(format!(
@@ -153,6 +175,7 @@ impl BootPage {
 }
 
 impl BootPage {
+    /// From dbi_status: 0x8 SIMPLE, else 0x4 BULK_LOGGED, else FULL.
     pub fn recovery_model(&self) -> RecoveryModel {
         if self.status & STATUS_TRUNC_LOG_ON_CHECKPOINT != 0 {
             RecoveryModel::Simple
@@ -163,6 +186,7 @@ impl BootPage {
         }
     }
 
+    /// From dbi_status: 0x10000 CHECKSUM, else 0x10 TORN_PAGE_DETECTION, else NONE.
     pub fn page_verify(&self) -> PageVerify {
         if self.status & STATUS_CHECKSUM != 0 {
             PageVerify::Checksum

@@ -32,17 +32,26 @@ const PERCENT_GROWTH: i32 = 0x100000;
 /// The fields of a file header page mdfkit uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileHeader {
+    /// Variable column 0: the database's GUID, shared by all its files and backups.
     pub binding_id: [u8; 16],
+    /// Variable column 2: the file id, as in the addresses of its pages.
     pub file_id: i16,
+    /// Variable column 3: the filegroup the file belongs to (1 is PRIMARY).
     pub filegroup_id: i16,
+    /// Variable column 4: the file's size in pages.
     pub size_pages: i32,
+    /// Variable column 5: the maximum size in pages, -1 for unlimited.
     pub max_size_pages: i32,
+    /// Variable column 6: growth in pages, or in percent when status has 0x100000.
     pub growth: i32,
+    /// Variable column 13: status bits (0x100000 growth in percent).
     pub status: i32,
+    /// Variable column 27: the logical file name; `None` in headers written by SQL Server 2000.
     pub logical_name: Option<String>,
 }
 
 impl FileHeader {
+    /// Decodes page 0's current record, refusing a page of another type by name.
     pub fn parse(page: &Page) -> Result<Self> {
         if page.header().page_type != PageType::FileHeader {
             return Err(Error::not_a_database(format!(

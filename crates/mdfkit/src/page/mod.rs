@@ -58,11 +58,14 @@ pub const HEADER_SIZE: usize = 96;
 /// A page address: file id and page number within that file, shown as `file:page` like DBCC does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct PageId {
+    /// The file id (`sys.database_files.file_id`): 1 is the primary data file, 2 the first log.
     pub file: u16,
+    /// The page number within the file: its byte offset divided by 8192.
     pub page: u32,
 }
 
 impl PageId {
+    /// The page `file:page`.
     pub const fn new(file: u16, page: u32) -> Self {
         PageId { file, page }
     }
@@ -87,23 +90,38 @@ impl fmt::Display for PageId {
 /// Page types as stored in header byte 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PageType {
+    /// Type 1: data records of a heap or a clustered index's leaf level.
     Data,
+    /// Type 2: index records (nonclustered indexes, interior levels of clustered ones).
     Index,
+    /// Type 3: LOB and row-overflow fragments of several values (text mix).
     TextMix,
+    /// Type 4: the interior of a large LOB value's tree (text tree).
     TextTree,
+    /// Type 7: intermediate sort results.
     Sort,
+    /// Type 8: Global Allocation Map, one bit per extent, set while the extent is free.
     Gam,
+    /// Type 9: Shared GAM, one bit per mixed extent with a free page.
     Sgam,
+    /// Type 10: Index Allocation Map: the extents of one allocation unit in one GAM interval.
     Iam,
+    /// Type 11: Page Free Space, one byte per page (allocated, how full, ghosts, IAM, mixed).
     Pfs,
+    /// Type 13: the boot page, 1:9, the database's description of itself ([`boot`]).
     Boot,
+    /// Type 15: the file header, page 0 of every file ([`file_header`]).
     FileHeader,
+    /// Type 16: Differential Changed Map, extents changed since the last full backup.
     DiffMap,
+    /// Type 17: Bulk Changed Map, extents changed by minimally logged operations.
     MlMap,
+    /// A type byte not listed above, kept as read.
     Other(u8),
 }
 
 impl PageType {
+    /// The type of header byte 1 (values from Paul Randal's "Anatomy of a page").
     pub fn from_byte(b: u8) -> Self {
         match b {
             1 => PageType::Data,
@@ -123,6 +141,7 @@ impl PageType {
         }
     }
 
+    /// Lower-case name for messages (`data`, `IAM`, `text mix`).
     pub fn name(self) -> String {
         match self {
             PageType::Data => "data".into(),
@@ -151,19 +170,33 @@ pub const FLAG_CHECKSUM: u16 = 0x200;
 /// The decoded 96-byte page header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PageHeader {
+    /// Byte 0: always 1.
     pub header_version: u8,
+    /// Byte 1.
     pub page_type: PageType,
+    /// Byte 2: set on some index and allocation pages; not used here.
     pub type_flag_bits: u8,
+    /// Byte 3: 0 on leaf and data pages, the B-tree level above the leaf on index pages.
     pub level: u8,
+    /// Bytes 4-5: [`FLAG_TORN_PAGE`], [`FLAG_CHECKSUM`].
     pub flag_bits: u16,
+    /// Bytes 8-13: the previous page at the same level (0:0 for none).
     pub prev_page: PageId,
+    /// Bytes 14-15: size of the fixed-length part of the page's records.
     pub pminlen: u16,
+    /// Bytes 16-21: the next page at the same level (0:0 for none).
     pub next_page: PageId,
+    /// Bytes 22-23: entries in the slot array.
     pub slot_count: u16,
+    /// Bytes 28-29: free bytes on the page.
     pub free_count: u16,
+    /// Bytes 30-31: offset of the first byte after the last record.
     pub free_data: u16,
+    /// Bytes 32-37: the page's own address, checked against where it was read.
     pub this_page: PageId,
+    /// Bytes 58-59: ghost (deleted, not yet cleaned up) records on the page.
     pub ghost_record_count: u16,
+    /// Bytes 60-63: the checksum, or the torn-page bits saved from the sector ends.
     pub torn_bits: u32,
     /// Allocation unit id split as stored: `index_id << 48 | object_id << 16`.
     obj_id: u32,
@@ -259,18 +292,22 @@ impl Page {
         Ok(Page { bytes, header })
     }
 
+    /// The page's address, as its header states it (equal to the one it was read from).
     pub fn id(&self) -> PageId {
         self.header.this_page
     }
 
+    /// The decoded header.
     pub fn header(&self) -> &PageHeader {
         &self.header
     }
 
+    /// The page's 8192 bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
 
+    /// Entries in the slot array (deleted slots included).
     pub fn slot_count(&self) -> u16 {
         self.header.slot_count
     }

@@ -32,14 +32,23 @@ pub enum Verdict {
     /// The stored checksum matches the page's bytes.
     ChecksumOk,
     /// The stored checksum does not match: the page is damaged.
-    ChecksumMismatch { stored: u32, computed: u32 },
+    ChecksumMismatch {
+        /// The checksum stored at header offset 60.
+        stored: u32,
+        /// The checksum the page's bytes give.
+        computed: u32,
+    },
     /// Every sector carried the stamp; the original bits were restored.
     TornBitsRestored,
     /// A sector did not carry the stamp: a partial (torn) write.
-    Torn { sector: usize },
+    Torn {
+        /// The first 512-byte sector whose stamp differs.
+        sector: usize,
+    },
 }
 
 impl Verdict {
+    /// A checksum mismatch or a torn write.
     pub fn is_damaged(self) -> bool {
         matches!(self, Verdict::ChecksumMismatch { .. } | Verdict::Torn { .. })
     }
