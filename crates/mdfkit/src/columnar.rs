@@ -485,7 +485,15 @@ impl ColumnBuilder {
         text: &mut String,
     ) -> Result<usize> {
         let t = &plan.column.type_info;
-        let bad = |bytes: &[u8]| Error::corrupt(format!("{} value of {} bytes", t.spelling(), bytes.len()));
+        let bad = |bytes: &[u8]| match nanoseconds_overflow(t, bytes) {
+            true => Error::unsupported(format!(
+                "column {}: a {} value outside the years 1677 to 2262 that Arrow's nanosecond \
+                 timestamps hold; CSV and JSON Lines spell every value exactly",
+                plan.column.name,
+                t.spelling()
+            )),
+            false => Error::corrupt(format!("{} value of {} bytes", t.spelling(), bytes.len())),
+        };
         let mut total = 0usize;
         // One typed loop per builder: NULL cells append a null, the others convert with `$convert`.
         macro_rules! each_cell {
@@ -602,7 +610,15 @@ impl ColumnBuilder {
     /// geography).
     fn append_struct(&mut self, plan: &ColumnPlan, bytes: &[u8]) -> Result<()> {
         let t = &plan.column.type_info;
-        let bad = || Error::corrupt(format!("{} value of {} bytes", t.spelling(), bytes.len()));
+        let bad = || match nanoseconds_overflow(t, bytes) {
+            true => Error::unsupported(format!(
+                "column {}: a {} value outside the years 1677 to 2262 that Arrow's nanosecond \
+                 timestamps hold; CSV and JSON Lines spell every value exactly",
+                plan.column.name,
+                t.spelling()
+            )),
+            false => Error::corrupt(format!("{} value of {} bytes", t.spelling(), bytes.len())),
+        };
         match self {
             ColumnBuilder::Offset(b) => {
                 let split = bytes.len().checked_sub(2).ok_or_else(bad)?;
@@ -775,12 +791,27 @@ fn scaled(units: i64, scale: u8, digits: u32) -> i64 {
     }
 }
 
-/// datetime2 bytes (time then 3-byte date) as 10^-digits seconds since 1970-01-01.
+/// datetime2 bytes (time then 3-byte date) as 10^-digits seconds since 1970-01-01; `None` when
+/// the bytes are malformed or the instant does not fit an i64 of that unit (nanoseconds hold
+/// only the years 1677 to 2262, datetime2 goes from 0001 to 9999).
 fn datetime2(bytes: &[u8], scale: u8, digits: u32) -> Option<i64> {
     let split = bytes.len().checked_sub(3)?;
     let units = scaled(time_units(&bytes[..split])?, scale, digits);
     let days = i64::from(three_byte(&bytes[split..])?) - DAYS_0001_TO_1970;
-    Some(days * 86_400 * 10i64.pow(digits) + units)
+    days.checked_mul(86_400 * 10i64.pow(digits))?.checked_add(units)
+}
+
+/// True when `bytes` is a well-formed datetime2(7) or datetimeoffset(7) value that
+/// [`datetime2`] refused for its range alone, not for its bytes.
+fn nanoseconds_overflow(t: &TypeInfo, bytes: &[u8]) -> bool {
+    let stored = match t.sql_type {
+        SqlType::DateTime2 => bytes,
+        SqlType::DateTimeOffset => &bytes[..bytes.len().saturating_sub(2)],
+        _ => return false,
+    };
+    fine_unit(t.scale) == TimeUnit::Nanosecond
+        && datetime2(stored, t.scale, 9).is_none()
+        && datetime2(stored, t.scale, 6).is_some()
 }
 
 #[cfg(test)]
@@ -870,5 +901,21 @@ mod tests {
         b.extend_from_slice(&days.to_le_bytes()[..3]);
         assert_eq!(datetime2(&b, 1, 6), Some(86_400_000_000 + 1_500_000));
         assert_eq!(decimal_value(&[0, 0x10, 0x27, 0, 0]), Some(-10_000));
+    }
+
+    #[test]
+    fn datetime2_7_outside_nanoseconds_is_refused_by_range_not_as_damage() {
+        let t = TypeInfo { sql_type: SqlType::DateTime2, max_length: 8, precision: 27, scale: 7 };
+        // datetime2(7): 5 bytes of 100 ns ticks, then 3 bytes of days since 0001-01-01.
+        let at = |days: u32| [&[0u8; 5][..], &days.to_le_bytes()[..3]].concat();
+        let sentinel = at(3_652_058); // 9999-12-31, a common "no end" value
+        assert_eq!(datetime2(&sentinel, 7, 9), None);
+        assert!(nanoseconds_overflow(&t, &sentinel));
+        assert!(nanoseconds_overflow(&t, &at(0))); // 0001-01-01
+        let in_range = at(DAYS_0001_TO_1970 as u32 + 1);
+        assert_eq!(datetime2(&in_range, 7, 9), Some(86_400_000_000_000));
+        assert!(!nanoseconds_overflow(&t, &in_range));
+        // Malformed bytes stay damage.
+        assert!(!nanoseconds_overflow(&t, &[1, 2]));
     }
 }

@@ -8,11 +8,11 @@
 //! // The demo's shop database (mdfkit-forge): dbo.Orders holds 5,000 rows.
 //! let table = db.catalog().find_table("dbo.Orders").expect("the shop's orders");
 //! let mut rows = 0;
-//! db.scan(&table).limit(Some(100)).threads(4).batches(|batch| {
+//! let stats = db.scan(&table).limit(Some(100)).threads(4).batches(|batch| {
 //!     rows += batch.num_rows();
 //!     Ok(mdfkit::scan::Flow::Continue)
 //! })?;
-//! assert_eq!(rows, 100);
+//! assert_eq!((rows, stats.rows), (100, 100));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -261,14 +261,21 @@ impl<'a> TableScan<'a> {
                 rows_per_page,
             };
             // Hands a batch on, cut to the limit: false once no more rows are wanted.
+            let mut delivered = 0u64;
             let mut deliver = |batch: RecordBatch| -> Result<bool> {
                 let rows = batch.num_rows() as u64;
                 let batch = if rows > remaining { batch.slice(0, remaining as usize) } else { batch };
                 remaining -= (batch.num_rows() as u64).min(remaining);
+                delivered += batch.num_rows() as u64;
                 Ok(each(batch)? == Flow::Continue && remaining > 0)
             };
             let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| shared.decode_pages(pages, send);
-            if !run_in_task_order(table, &tasks, self.threads, &work, &mut deliver, &mut total)? {
+            let rows_before = total.rows;
+            let finished = run_in_task_order(table, &tasks, self.threads, &work, &mut deliver, &mut total)?;
+            // The tasks count the rows they decoded; a scan cut short by the limit or by `each`
+            // returned fewer, and the task it stopped in never reports.
+            total.rows = rows_before + delivered;
+            if !finished {
                 return Ok(total);
             }
         }
