@@ -178,3 +178,46 @@ fn splits_of_every_corpus_table_return_each_row_exactly_once() {
     assert!(covered.heaps > 0 && covered.clustered > 0 && covered.with_lobs > 0 && covered.backups > 0);
     assert!(covered.multi_split > 10, "only {} tables span several one-page splits", covered.multi_split);
 }
+
+/// A split is untrusted input: runs past the end of a file, another table's allocation unit or a
+/// table that is not there are refused by name, never read.
+#[test]
+fn a_split_that_does_not_fit_its_database_is_refused_by_name() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let path = dir.join("big/jdhj-edx__adventureworkslt2012_data.mdf");
+    let db = Database::open(&[&path]).unwrap();
+    let table = db.catalog().find_table("SalesLT.Customer").unwrap();
+    let split = db.scan(&table).splits(&[&path], None, u64::MAX).unwrap().remove(0);
+    let read = |split: &ScanSplit| split.read(&db, 100, |_| Ok(Flow::Continue)).map(|s| s.rows);
+    assert_eq!(read(&split).unwrap(), table.rows() as u64);
+
+    let pages = db.reader().file_page_count(mdfkit::PageId::new(1, 0)).unwrap();
+    let mut past_the_end = split.clone();
+    past_the_end.pages.push((1, pages - 2, 3));
+    let e = read(&past_the_end).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "SalesLT.Customer: split pages 1:{} and 2 after it lie past the end of file 1 ({pages} pages)",
+            pages - 2
+        )
+    );
+    let mut every_page = split.clone();
+    every_page.pages = vec![(1, 0, u32::MAX)];
+    assert!(read(&every_page).unwrap_err().to_string().contains("lie past the end of file 1"));
+
+    let other = db.catalog().find_table("SalesLT.Address").unwrap();
+    let mut wrong_unit = split.clone();
+    wrong_unit.allocation_unit = db.scan(&other).splits(&[&path], None, u64::MAX).unwrap()[0].allocation_unit;
+    let e = read(&wrong_unit).unwrap_err();
+    assert!(e.to_string().starts_with("SalesLT.Customer: not the table the split was planned on: allocation unit"), "{e}");
+
+    let mut gone = split.clone();
+    gone.table = "dbo.NoSuchTable".into();
+    assert_eq!(read(&gone).unwrap_err().to_string(), "no table dbo.NoSuchTable in AdventureWorksLT2012");
+
+    let mut renamed = split;
+    renamed.database = "Another".into();
+    let e = renamed.open().err().expect("another database name is refused");
+    assert!(e.to_string().ends_with("holds database \"AdventureWorksLT2012\", the split was planned on \"Another\""), "{e}");
+}
