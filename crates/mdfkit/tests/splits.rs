@@ -210,7 +210,10 @@ fn a_split_that_does_not_fit_its_database_is_refused_by_name() {
     let mut wrong_unit = split.clone();
     wrong_unit.allocation_unit = db.scan(&other).splits(&[&path], None, u64::MAX).unwrap()[0].allocation_unit;
     let e = read(&wrong_unit).unwrap_err();
-    assert!(e.to_string().starts_with("SalesLT.Customer: not the table the split was planned on: allocation unit"), "{e}");
+    assert!(
+        e.to_string().starts_with("SalesLT.Customer: not the table the split was planned on: allocation unit"),
+        "{e}"
+    );
 
     let mut gone = split.clone();
     gone.table = "dbo.NoSuchTable".into();
@@ -219,5 +222,8 @@ fn a_split_that_does_not_fit_its_database_is_refused_by_name() {
     let mut renamed = split;
     renamed.database = "Another".into();
     let e = renamed.open().err().expect("another database name is refused");
-    assert!(e.to_string().ends_with("holds database \"AdventureWorksLT2012\", the split was planned on \"Another\""), "{e}");
+    assert!(
+        e.to_string().ends_with("holds database \"AdventureWorksLT2012\", the split was planned on \"Another\""),
+        "{e}"
+    );
 }
