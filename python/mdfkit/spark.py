@@ -12,7 +12,8 @@ Options: ``table`` (required), ``columns`` (comma-separated: only these are read
 with ``.schema(...)`` naming some of the columns does the same), ``target_bytes`` (pages per
 partition, default 256 MB), ``source_column`` (a column naming each row's database; none by
 default). ``load`` takes a path, a URL, a glob of local files, or several databases separated by
-commas. Spark 4's Python data sources cannot be told which columns a query uses, hence
+commas; the splits are planned on the driver (Dask plans them on its workers). Spark 4's Python data
+sources cannot be told which columns a query uses, hence
 ``columns``. Workers need only ``pip install mdfkit`` (with object-store support for URLs).
 Types: Spark's from the Arrow schema (decimals exact, ``datetime`` as ``timestamp_ntz``), with
 the casts of :mod:`mdfkit._portable` (``tinyint`` as ``smallint``, ``time`` as a string, ...).
@@ -31,7 +32,7 @@ except ImportError as exc:  # pragma: no cover
 
 from ._portable import portable_batch, portable_schema
 from ._sources import databases, plan
-from ._split import Split, _stream_schema, iter_split
+from ._split import Split, iter_split
 
 
 def _option_list(text: Optional[str]) -> Optional[List[str]]:
@@ -72,8 +73,10 @@ class MdfkitDataSource(DataSource):
         return [s for files in self._paths() for s in plan(files, self._table(), target, columns)]
 
     def _arrow_schema(self) -> pa.Schema:
-        first = self._paths()[0]
-        schema = _stream_schema(plan(first, self._table(), 1 << 62, _option_list(self.options.get("columns")))[0])
+        from ._database import Database
+
+        with Database(self._paths()[0]) as db:
+            schema = db.table(self._table()).arrow_schema(_option_list(self.options.get("columns")))
         if self.options.get("source_column"):
             schema = schema.append(pa.field(self.options["source_column"], pa.string()))
         return schema
