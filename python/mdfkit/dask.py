@@ -20,7 +20,7 @@ from typing import Any, List, Optional, Sequence
 import pyarrow as pa
 
 from ._sources import Databases, databases, plan
-from ._split import Split, read_split_table
+from ._split import Split, _stream_schema, read_split_table
 
 
 def splits(paths_or_urls: Databases, table: str, columns: Optional[Sequence[str]] = None,
@@ -66,7 +66,8 @@ def read_table(paths_or_urls: Databases, table: str, columns: Optional[Sequence[
     import dask.dataframe as dd
 
     planned = splits(paths_or_urls, table, columns, target_bytes)
-    meta = read_split_table(planned[0]).slice(0, 0)
+    # The schema only: opening the first split's stream reads no page.
+    meta = _stream_schema(planned[0]).empty_table()
     if source_column is not None:
         meta = meta.append_column(source_column, pa.array([], pa.string()))
     return dd.from_map(_read, planned, source_column=source_column, meta=_to_pandas(meta),
