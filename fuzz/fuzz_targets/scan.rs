@@ -1,5 +1,5 @@
 //! A whole file: open, then decode every row of every table (text values and Arrow batches,
-//! serial and parallel; record by record with ghosts, stopping at damage and salvaging past it),
+//! serial, parallel and in splits; record by record with ghosts, stopping at damage and salvaging past it),
 //! then `mdfkit check` (pages and catalog). Input: sparse pages.
 #![no_main]
 
@@ -24,6 +24,17 @@ fuzz_target!(|data: &[u8]| {
             Ok(Flow::Continue)
         });
         let _ = db.scan_batches_parallel(&table, &options, 2, |_| Ok(Flow::Continue));
+        // Splits, and one made hostile as a split from elsewhere could be: runs past the file's
+        // end, a run of every page number.
+        if let Ok(splits) = db.scan(&table).splits(&["fuzz.mdf"], None, 64 << 10) {
+            for split in &splits {
+                let _ = split.read(&db, 50, |_| Ok(Flow::Continue));
+            }
+            if let Some(mut split) = splits.into_iter().next() {
+                split.pages.extend([(1, u32::MAX - 3, 8), (1, 0, u32::MAX)]);
+                let _ = split.read(&db, 50, |_| Ok(Flow::Continue));
+            }
+        }
         for partition in &table.partitions {
             let Ok(decoder) = db.row_decoder(&table, partition.partition_id, None) else { continue };
             let mut values = Vec::new();

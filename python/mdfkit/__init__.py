@@ -18,6 +18,8 @@ Tables come out as Arrow data (pyarrow, pandas, polars, DuckDB) straight from th
     >>> con = db.duckdb()                             # needs mdfkit[duckdb]
     >>> con.sql("select count(*) from dbo.Orders").fetchall()
     >>> mdfkit.export("shop.mdf", "out/", format="parquet")
+    >>> splits = t.splits(target_bytes=256 << 20)     # parts of the scan for other processes
+    >>> mdfkit.read_split(splits[0]).read_all()       # (mdfkit.dask, mdfkit.spark use them)
 
 Rows travel through the Arrow C stream interface: the Rust reader builds the Arrow buffers and
 hands them over without copies or per-value Python objects, and long scans run with the GIL
@@ -29,6 +31,7 @@ from __future__ import annotations
 from . import _native
 from ._database import Database, open
 from ._export import export
+from ._split import Split, iter_split, read_split
 from ._table import Table
 from ._types import DatabaseInfo, ExportResult, FileInfo
 from .errors import (
@@ -48,6 +51,9 @@ __all__ = [
     "export",
     "Database",
     "Table",
+    "Split",
+    "read_split",
+    "iter_split",
     "DatabaseInfo",
     "FileInfo",
     "ExportResult",

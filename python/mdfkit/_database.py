@@ -187,10 +187,11 @@ class Database:
         errors: str = "raise",
         compression: str = "zstd",
         threads: Optional[int] = None,
+        source_column: Optional[str] = None,
     ) -> List[ExportResult]:
         """Writes tables to ``out_dir`` as ``schema.name.parquet`` (or ``.arrows``, ``.csv``,
-        ``.jsonl``). See :func:`mdfkit.export`."""
-        return export_database(self, out_dir, format, tables, errors, compression, threads)
+        ``.jsonl``, or Delta Lake tables). See :func:`mdfkit.export`."""
+        return export_database(self, out_dir, format, tables, errors, compression, threads, source_column)
 
 
 def _quote(name: str) -> str:

@@ -5,9 +5,13 @@ module turns its per-table outcomes into ``ExportResult`` s and applies ``errors
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Union
 
+import pyarrow as pa
+
+from ._portable import portable_batch, portable_schema
 from ._types import ExportResult, PathLike, Paths
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -22,24 +26,73 @@ def export_database(
     errors: str,
     compression: str,
     threads: Optional[int],
+    source_column: Optional[str] = None,
 ) -> List[ExportResult]:
     """:meth:`Database.export`'s work (see :func:`export`)."""
     if errors not in ("raise", "skip"):
         raise ValueError("errors must be 'raise' or 'skip'")
     names = None if tables is None else list([tables] if isinstance(tables, str) else tables)
     target = os.fspath(out_dir)
-    done = db._native.export_tables(target, format, names, compression, threads)
-    results = [
-        ExportResult(d["table"], _output_path(target, d["name"]), d.get("rows", 0), d.get("bytes", 0),
-                     d.get("seconds", 0.0), d["error"])
-        for d in done
-    ]
+    if format == "delta":
+        results = [export_delta(db, target, name, source_column) for name in (names or [t.qualified_name for t in db.tables])]
+    else:
+        if source_column is not None:
+            raise ValueError("source_column is for format='delta'")
+        done = db._native.export_tables(target, format, names, compression, threads)
+        results = [
+            ExportResult(d["table"], _output_path(target, d["name"]), d.get("rows", 0), d.get("bytes", 0),
+                         d.get("seconds", 0.0), d["error"])
+            for d in done
+        ]
     failed = [r for r in results if r.error is not None]
     if failed and errors == "raise":
         error = failed[0].error
         error.results = results  # type: ignore[union-attr]
         raise error  # type: ignore[misc]
     return results
+
+
+def export_delta(db: "Database", out_dir: str, name: str, source_column: Optional[str]) -> ExportResult:
+    """Appends table ``name`` to the Delta table ``OUT_DIR/SCHEMA.TABLE`` (created by the first
+    export) in one commit, streaming the rows (bounded memory) with the ``deltalake`` package
+    (delta-rs). Types are cast as :mod:`mdfkit._portable` says; a table that cannot be read is
+    an ``ExportResult`` with its error, nothing committed."""
+    from .errors import Error
+
+    deltalake = _require_deltalake()
+    started = time.monotonic()
+    target = _output_path(out_dir, name.replace("/", "_"))
+    counted = [0]
+    try:
+        table = db.table(name)
+        target = _output_path(out_dir, table.qualified_name.replace("/", "_"))
+        schema = portable_schema(table.schema)
+        if source_column is not None:
+            schema = schema.append(pa.field(source_column, pa.string()))
+        source = db.paths[0]
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            for batch in table.iter_batches():
+                batch = portable_batch(batch, portable_schema(batch.schema))
+                if source_column is not None:
+                    batch = batch.append_column(pa.field(source_column, pa.string()),
+                                                pa.array([source] * batch.num_rows, pa.string()))
+                counted[0] += batch.num_rows
+                yield batch
+
+        reader = pa.RecordBatchReader.from_batches(schema, batches())
+        deltalake.write_deltalake(os.fspath(target), reader, mode="append")
+    except Error as exc:
+        return ExportResult(name, target, 0, 0, time.monotonic() - started, exc)
+    return ExportResult(table.qualified_name, target, counted[0], 0, time.monotonic() - started)
+
+
+def _require_deltalake() -> Any:
+    try:
+        import deltalake
+    except ImportError as exc:
+        raise ImportError("format='delta' needs the deltalake package: pip install deltalake") from exc
+    return deltalake
 
 
 def _output_path(out_dir: str, name: str) -> Union[Path, str]:
@@ -57,6 +110,7 @@ def export(
     errors: str = "raise",
     compression: str = "zstd",
     threads: Optional[int] = None,
+    source_column: Optional[str] = None,
 ) -> List[ExportResult]:
     """Exports tables to files in ``out_dir``, one per table: ``schema.name.parquet``.
 
@@ -65,7 +119,12 @@ def export(
         out_dir: the folder to write to (created if needed); with the object-store build
             (``mdfkit._native.object_stores``), an ``s3://bucket/prefix`` or ``az://`` prefix.
         format: ``"parquet"`` (zstd, exact types, SQL types in field metadata), ``"arrow"``
-            (Arrow IPC stream, ``.arrows``), ``"csv"`` or ``"jsonl"`` (SQL Server's spellings).
+            (Arrow IPC stream, ``.arrows``), ``"csv"`` or ``"jsonl"`` (SQL Server's spellings), or
+            ``"delta"``: each table appended to the Delta Lake table ``out_dir/schema.name`` in one
+            commit (created by the first export; export many databases into one ``out_dir`` to
+            gather them), written by the ``deltalake`` package (``pip install deltalake``), types
+            as :mod:`mdfkit._portable` casts them. ``out_dir`` may be an object URL that
+            ``deltalake`` opens (its own credentials, from the environment).
         tables: names of the tables to write; all user tables when ``None``.
         errors: ``"raise"``: write every table that can be written, then raise the first
             error (its ``results`` attribute lists what was done); ``"skip"``: return the failures
@@ -74,6 +133,7 @@ def export(
             ``"lz4"`` (faster, larger files), ``"none"``.
         threads: decoding (and formatting) threads, all cores by default. With more than one,
             rows come in page allocation order; ``threads=1`` keeps clustered tables in key order.
+        source_column: (delta) the name of a column naming each row's database (its first file).
 
     Returns:
         One :class:`ExportResult` per table.
@@ -87,4 +147,4 @@ def export(
     from ._database import Database  # imported here: the database module imports this one
 
     db = source if isinstance(source, Database) else Database(source)
-    return db.export(out_dir, format, tables, errors, compression, threads)
+    return db.export(out_dir, format, tables, errors, compression, threads, source_column)

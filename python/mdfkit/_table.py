@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
+from ._split import Split, plan_splits
 from ._types import ExportResult, PathLike
 from .errors import _stream_error
 
@@ -81,6 +82,21 @@ class Table:
         if limit is not None and limit < 0:
             raise ValueError("limit must be >= 0")
         return self._db._native.scan(self.qualified_name, _columns(columns), limit, batch_size)
+
+    def splits(self, target_bytes: int = 256 << 20, columns: Optional[Sequence[str]] = None) -> List[Split]:
+        """The table's scan cut into independent :class:`Split` s of about ``target_bytes`` of
+        pages each, for :func:`mdfkit.read_split` on other processes or machines (picklable; the
+        engines in :mod:`mdfkit.dask` and :mod:`mdfkit.spark` use them). Together they return every
+        row once, in page allocation order. Workers open the database from the same paths (made
+        absolute) or URLs.
+
+        Example::
+
+            >>> splits = db.table("dbo.Orders").splits(target_bytes=64 << 20)
+            >>> pa.concat_tables(mdfkit.read_split(s).read_all() for s in splits).num_rows
+            830
+        """
+        return plan_splits(self._db._native, self._db.paths, self.qualified_name, target_bytes, _columns(columns))
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """Arrow PyCapsule interface: a new stream of all the rows at each call, so

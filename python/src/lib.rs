@@ -30,6 +30,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::export::{export_table, export_tables, ExportDestination, ExportFormat, ExportOptions, LocalOutput};
 use mdfkit::scan::Flow;
+use mdfkit::split::ScanSplit;
 use mdfkit::value::Value;
 use mdfkit::{Database, ErrorKind, ScanOptions};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -237,6 +238,25 @@ impl NativeDatabase {
         Ok(stream)
     }
 
+    /// The scan of `table` cut into splits of about `target_bytes` of pages
+    /// ([`mdfkit::split`]), each as JSON; `sources` are the database's files as a worker will
+    /// open them.
+    #[pyo3(signature = (table, sources, target_bytes, columns = None))]
+    fn splits(
+        &self,
+        py: Python<'_>,
+        table: &str,
+        sources: Vec<String>,
+        target_bytes: u64,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<Vec<String>> {
+        let t = self.find(py, table)?;
+        let db = &self.db;
+        let splits =
+            py.detach(|| db.scan(&t).columns(columns).splits(&sources, None, target_bytes)).py_err_in(py, &t)?;
+        Ok(splits.iter().map(ScanSplit::to_json).collect())
+    }
+
     /// The rows of a catalog view (`sys.columns`) or system base table, as a one-batch stream:
     /// integer columns as int64, binary as binary, everything else as its SQL Server spelling.
     fn view(&self, py: Python<'_>, name: &str) -> PyResult<Stream> {
@@ -377,6 +397,8 @@ impl ArrowSchema {
 enum Source {
     /// A table scan, started on its own thread when the consumer asks for the first batch.
     Scan { db: Arc<Database>, table: TableInfo, options: ScanOptions },
+    /// One split of a table scan, read on its own thread like a scan.
+    Split { db: Arc<Database>, split: ScanSplit, batch_size: usize },
     /// Batches already built (catalog views).
     Batches(Vec<RecordBatch>),
 }
@@ -455,31 +477,40 @@ impl BatchReader {
         self.state = match source {
             Source::Batches(batches) => ReaderState::Batches(batches.into_iter()),
             Source::Scan { db, table, options } => {
-                // One slot: the scan builds the next batch while the consumer holds the last one.
-                let (tx, rx) = sync_channel(1);
-                let slot = Arc::clone(&self.error);
-                let spawned = std::thread::Builder::new().name("mdfkit-scan".into()).spawn(move || {
-                    let result = db.scan(&table).options(&options).batches(|batch| {
-                        // A send fails when the consumer dropped the stream: stop reading.
-                        Ok(if tx.send(Ok(batch)).is_ok() { Flow::Continue } else { Flow::Stop })
-                    });
-                    if let Err(e) = result {
-                        let message = e.to_string();
-                        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
-                        tx.send(Err(ArrowError::ExternalError(message.into()))).ok();
-                    }
-                });
-                match spawned {
-                    Ok(thread) => ReaderState::Scanning { rx, thread: Some(thread) },
-                    Err(e) => {
-                        let (tx, rx) = sync_channel(1);
-                        tx.send(Err(ArrowError::ExternalError(format!("cannot start the scan thread: {e}").into())))
-                            .ok();
-                        ReaderState::Scanning { rx, thread: None }
-                    }
-                }
+                self.spawn(move |send| db.scan(&table).options(&options).batches(send).map(drop))
+            }
+            Source::Split { db, split, batch_size } => {
+                self.spawn(move |send| split.read(&db, batch_size, send).map(drop))
             }
         };
+    }
+
+    /// Runs `read` on a thread of its own, its batches handed over a channel of one slot (the
+    /// reader builds the next batch while the consumer holds the last one); its error is kept for
+    /// `take_error`.
+    fn spawn(
+        &self,
+        read: impl FnOnce(&mut dyn FnMut(RecordBatch) -> mdfkit::Result<Flow>) -> mdfkit::Result<()> + Send + 'static,
+    ) -> ReaderState {
+        let (tx, rx) = sync_channel(1);
+        let slot = Arc::clone(&self.error);
+        let spawned = std::thread::Builder::new().name("mdfkit-scan".into()).spawn(move || {
+            // A send fails when the consumer dropped the stream: stop reading.
+            let result = read(&mut |batch| Ok(if tx.send(Ok(batch)).is_ok() { Flow::Continue } else { Flow::Stop }));
+            if let Err(e) = result {
+                let message = e.to_string();
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                tx.send(Err(ArrowError::ExternalError(message.into()))).ok();
+            }
+        });
+        match spawned {
+            Ok(thread) => ReaderState::Scanning { rx, thread: Some(thread) },
+            Err(e) => {
+                let (tx, rx) = sync_channel(1);
+                tx.send(Err(ArrowError::ExternalError(format!("cannot start the scan thread: {e}").into()))).ok();
+                ReaderState::Scanning { rx, thread: None }
+            }
+        }
     }
 }
 
@@ -518,6 +549,49 @@ impl RecordBatchReader for BatchReader {
     }
 }
 
+/// Databases this process opened for splits, by their sources: a worker reading many splits of
+/// one database opens it once. The last few are kept.
+static SPLIT_SOURCES: Mutex<Vec<(Vec<String>, Option<u16>, Arc<Database>)>> = Mutex::new(Vec::new());
+
+/// Databases [`SPLIT_SOURCES`] keeps open.
+const SPLIT_SOURCES_KEPT: usize = 4;
+
+/// The database of `split`, from [`SPLIT_SOURCES`] or opened now (and kept).
+fn split_database(split: &ScanSplit) -> mdfkit::Result<Arc<Database>> {
+    let cache = || SPLIT_SOURCES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, _, db)) = cache().iter().find(|(s, p, _)| *s == split.sources && *p == split.position) {
+        return Ok(Arc::clone(db));
+    }
+    let db = Arc::new(split.open()?);
+    let mut kept = cache();
+    kept.push((split.sources.clone(), split.position, Arc::clone(&db)));
+    if kept.len() > SPLIT_SOURCES_KEPT {
+        kept.remove(0);
+    }
+    Ok(db)
+}
+
+/// Reads one split (its JSON, from `NativeDatabase.splits`): a one-shot stream of its rows. The
+/// split's database is opened on first use in this process and kept for the next splits.
+#[pyfunction]
+#[pyo3(signature = (split, batch_size = 65_536))]
+fn read_split(py: Python<'_>, split: &str, batch_size: usize) -> PyResult<Stream> {
+    if batch_size == 0 {
+        return Err(PyValueError::new_err("batch_size must be at least 1"));
+    }
+    let split = ScanSplit::from_json(split).py_err(py)?;
+    let (db, schema) = py
+        .detach(|| {
+            let db = split_database(&split)?;
+            let schema = split.schema(&db)?;
+            Ok::<_, mdfkit::Error>((db, schema))
+        })
+        .map_err(|e| to_py_err_in(py, &e, Some(&split.table)))?;
+    let mut stream = Stream::new(schema, Source::Split { db, split: split.clone(), batch_size });
+    stream.table = Some(split.table);
+    Ok(stream)
+}
+
 /// The native core of the `mdfkit` package.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -525,6 +599,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mdfkit_cloud::register();
     m.add("object_stores", cfg!(feature = "cloud"))?;
     m.add_class::<NativeDatabase>()?;
+    m.add_function(wrap_pyfunction!(read_split, m)?)?;
     m.add_class::<Stream>()?;
     m.add_class::<ArrowSchema>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -4,6 +4,7 @@
 //! cargo run --release -p mdfkit-forge --example bench              # 1 GB database
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 8     # 8 GB
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 1,8   # both, and peak memory compared
+//! cargo run -p mdfkit-forge --example bench -- --forge-only --gb 1  # only forge (prints its path)
 //! ```
 //!
 //! Databases are generated once and cached under `$CARGO_TARGET_DIR/bench` (or
@@ -221,6 +222,13 @@ fn main() {
         None => vec![1],
         Some(list) => list.split(',').map(|g| g.trim().parse().expect("--gb takes sizes in GB: 8, or 1,8")).collect(),
     };
+    // Only the databases, for benchmarks run elsewhere (python/bench_scale.py).
+    if args.iter().any(|a| a == "--forge-only") {
+        for gb in sizes {
+            println!("{}", ensure(&big_spec(gb), &cache_dir().join(format!("{gb}g"))).display());
+        }
+        return;
+    }
     let many = ensure(&many_tables_spec(5000), &cache_dir().join("5000-tables"));
     let peaks: Vec<(u64, Vec<Run>)> = sizes.iter().map(|&gb| (gb, run_size(gb, &many))).collect();
     if let [(small, first), .., (large, last)] = peaks.as_slice() {

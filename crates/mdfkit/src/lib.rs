@@ -207,6 +207,7 @@ pub mod scan;
 pub mod sniff;
 pub mod source;
 pub mod spatial;
+pub mod split;
 pub mod table_scan;
 pub mod types;
 pub mod value;

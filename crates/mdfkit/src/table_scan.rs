@@ -99,6 +99,19 @@ impl<'a> TableScan<'a> {
         self
     }
 
+    pub(crate) fn database(&self) -> &'a Database {
+        self.db
+    }
+
+    pub(crate) fn table(&self) -> &'a TableInfo {
+        self.table
+    }
+
+    /// The columns asked for (`None`: all stored columns).
+    pub(crate) fn column_plan(&self) -> Option<&[String]> {
+        self.options.columns.as_deref()
+    }
+
     /// The Arrow schema [`TableScan::batches`] produces.
     pub fn schema(&self) -> Result<SchemaRef> {
         self.db.arrow_schema(self.table, self.options.columns.as_deref())
@@ -239,27 +252,9 @@ impl<'a> TableScan<'a> {
         let mut remaining = options.limit.unwrap_or(u64::MAX);
         for partition in &table.partitions {
             let unit = db.scannable_unit(table, partition)?;
-            let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
             // The IAM chains' allocated pages; each task keeps the data pages of the unit, so every
             // page is read once.
             let pages = scan::heap_pages(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
-            let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
-            // An empty partition (most system tables) starts no thread.
-            if tasks.is_empty() {
-                continue;
-            }
-            let plain = PlainLayout::of(&decoder);
-            // Builders are sized for a task's rows, as the catalog counts them.
-            let rows_per_page = usize::try_from(partition.rows.max(0)).unwrap_or(0) / pages.len().max(1) + 1;
-            let shared = TaskShared {
-                db,
-                table,
-                unit,
-                decoder: &decoder,
-                plain: plain.as_ref(),
-                batch_size: options.batch_size,
-                rows_per_page,
-            };
             // Hands a batch on, cut to the limit: false once no more rows are wanted.
             let mut delivered = 0u64;
             let mut deliver = |batch: RecordBatch| -> Result<bool> {
@@ -269,9 +264,8 @@ impl<'a> TableScan<'a> {
                 delivered += batch.num_rows() as u64;
                 Ok(each(batch)? == Flow::Continue && remaining > 0)
             };
-            let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| shared.decode_pages(pages, send);
             let rows_before = total.rows;
-            let finished = run_in_task_order(table, &tasks, self.threads, &work, &mut deliver, &mut total)?;
+            let finished = self.page_batches(partition, &pages, &mut deliver, &mut total)?;
             // The tasks count the rows they decoded; a scan cut short by the limit or by `each`
             // returned fewer, and the task it stopped in never reports.
             total.rows = rows_before + delivered;
@@ -280,6 +274,43 @@ impl<'a> TableScan<'a> {
             }
         }
         Ok(total)
+    }
+
+    /// Decodes the rows of the data pages of `partition`'s in-row unit among `pages` (other pages
+    /// are skipped) into batches, in tasks of pages on the scan's threads, handing them to
+    /// `deliver` in page order until it answers false (then returns false). A table's parallel
+    /// scan gives it all the partition's pages, a split ([`crate::split`]) its own.
+    pub(crate) fn page_batches(
+        &self,
+        partition: &PartitionInfo,
+        pages: &[PageId],
+        deliver: &mut dyn FnMut(RecordBatch) -> Result<bool>,
+        total: &mut ScanStats,
+    ) -> Result<bool> {
+        let (db, table, options) = (self.db, self.table, &self.options);
+        let unit = db.scannable_unit(table, partition)?;
+        let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
+        // An empty partition (most system tables) starts no thread.
+        if tasks.is_empty() {
+            return Ok(true);
+        }
+        let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
+        let plain = PlainLayout::of(&decoder);
+        // Builders are sized for a task's rows, as the catalog counts them (over the partition's
+        // pages: a split's pages are a part of them).
+        let partition_pages = usize::try_from(unit.data_pages).unwrap_or(0).max(pages.len()).max(1);
+        let rows_per_page = usize::try_from(partition.rows.max(0)).unwrap_or(0) / partition_pages + 1;
+        let shared = TaskShared {
+            db,
+            table,
+            unit,
+            decoder: &decoder,
+            plain: plain.as_ref(),
+            batch_size: options.batch_size.max(1),
+            rows_per_page,
+        };
+        let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| shared.decode_pages(pages, send);
+        run_in_task_order(table, &tasks, self.threads, &work, deliver, total)
     }
 
     /// Visits the live records of the table on the scan's threads, for outputs built row by row

@@ -1,0 +1,325 @@
+"""Past one process: splits read in other processes, Dask (a distributed.LocalCluster of 2 worker
+processes), Spark (a local[2] session through the `mdfkit` Python data source) and Delta Lake
+(written with `deltalake`, read back with it), over corpus files, a compressed backup and files
+served by a local S3 server (versitygw). Every engine's counts, integer and decimal sums and a hash
+of every column equal the single-process read, and the row and null counts equal what SQL Server
+measured (the corpus's expected-value files). A damaged page fails the job, naming the page.
+
+scripts/test-scale.sh installs PySpark, Dask and deltalake, builds the wheel with object-store
+support and runs this file with MDFKIT_SCALE_TESTS=1; elsewhere it says so and passes."""
+
+import json
+import multiprocessing
+import os
+import pickle
+import shutil
+import socket
+import subprocess
+import time
+import zlib
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import mdfkit
+from conftest import CORPUS, loud_skip
+from mdfkit._portable import portable_batch, portable_schema
+
+if not os.environ.get("MDFKIT_SCALE_TESTS"):
+    pytest.skip("scale tests not run: scripts/test-scale.sh runs them (MDFKIT_SCALE_TESTS=1)", allow_module_level=True)
+
+AW = "big/jdhj-edx__adventureworkslt2012_data.mdf"
+ENTREPOT = "bak/xxxnemesis4xxx-sql_server__entrepot.bak"
+# Compressed (MSSQLBAK), 3.7 MB.
+SHAREPOINT = "bak/dataplat-appveyor-lab__sharepoint_config.bak"
+# Small splits, so that every table of a few pages is read by several workers.
+TARGET = 16 << 10
+
+
+def engine(module: str):
+    try:
+        return __import__(module)
+    except ImportError:
+        loud_skip(f"{module} is not installed (scripts/test-scale.sh installs it)")
+
+
+def digest(table: pa.Table) -> dict:
+    """Whatever the row order: the count, and per column its null count, its sum (integers and
+    decimals: float sums depend on the order) and the sum of a CRC of each value's repr."""
+    out = {"rows": table.num_rows}
+    for name in table.column_names:
+        column = table.column(name)
+        kind = column.type
+        total = None
+        if pa.types.is_integer(kind) or pa.types.is_decimal(kind):
+            total = pc.sum(column).as_py()
+        crc = sum(zlib.crc32(repr(v).encode()) for v in column.to_pylist())
+        out[name] = (column.null_count, total, crc)
+    return out
+
+
+def portable(table: pa.Table) -> pa.Table:
+    """A single-process read with the types Spark and Delta Lake hold (mdfkit._portable)."""
+    schema = portable_schema(table.schema)
+    return pa.Table.from_batches([portable_batch(b, schema) for b in table.to_batches()], schema)
+
+
+def expected(name: str) -> dict:
+    """SQL Server's row and null counts of each table of a corpus file, by `schema.name`."""
+    data = json.loads((CORPUS / "expected" / f"{Path(name).name}.expected.json").read_text())
+    return {f"{t['schema']}.{t['name']}": t for t in data["tables"]}
+
+
+def check_against_sql_server(name: str, table: str, got: pa.Table) -> int:
+    """Checks `got` against SQL Server's counts where the expected-value file has the table:
+    1 when it did, 0 when the file does not list the table."""
+    want = expected(name).get(table)
+    if want is None:
+        return 0
+    assert got.num_rows == want["row_count"], (name, table)
+    for column in want["columns"]:
+        if column["name"] in got.column_names:
+            assert got.column(column["name"]).null_count == column["null_count"], (name, table, column["name"])
+    return 1
+
+
+def readable_tables(db) -> list:
+    """The user tables this version reads (with rows: an empty table proves nothing here)."""
+    out = []
+    for t in db.tables:
+        try:
+            t.arrow_schema()
+        except mdfkit.UnsupportedFeatureError:
+            continue
+        if t.rows > 0:
+            out.append(t)
+    return out
+
+
+def _read_pickled(blob: bytes) -> bytes:
+    """In another process: a pickled split read, its rows sent back as Arrow IPC."""
+    split = pickle.loads(blob)
+    table = mdfkit.read_split(split).read_all()
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+@pytest.fixture(scope="module")
+def corpus_here(corpus):
+    for name in (AW, ENTREPOT, SHAREPOINT):
+        if not (corpus / name).is_file():
+            pytest.fail(f"{name} is missing from the corpus")
+    return corpus
+
+
+@pytest.mark.parametrize("name", [AW, ENTREPOT, SHAREPOINT])
+def test_pickled_splits_read_in_other_processes_return_the_single_process_rows(corpus_here, name):
+    db = mdfkit.open(corpus_here / name)
+    context = multiprocessing.get_context("spawn")
+    checked = 0
+    with context.Pool(2) as pool:
+        for t in readable_tables(db):
+            splits = t.splits(target_bytes=TARGET)
+            blobs = pool.map(_read_pickled, [pickle.dumps(s) for s in splits])
+            parts = [pa.ipc.open_stream(b).read_all() for b in blobs]
+            got = pa.concat_tables(parts)
+            assert digest(got) == digest(t.to_arrow()), (name, t.qualified_name, len(splits))
+            if name != SHAREPOINT:
+                checked += check_against_sql_server(name, t.qualified_name, got)
+    assert name == SHAREPOINT or checked >= 2, f"{name}: only {checked} tables compared with SQL Server's counts"
+
+
+def versitygw() -> str:
+    tools = Path.home() / ".cache" / "mdfkit" / "tools" / "bin" / "versitygw"
+    found = shutil.which("versitygw") or (str(tools) if tools.is_file() else None)
+    if not found:
+        loud_skip("versitygw is not installed (scripts/test-cloud.sh installs it)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def bucket(tmp_path_factory):
+    """A bucket `corpus` on a fresh versitygw (object `k` is the file `root/corpus/k`), the
+    environment pointing mdfkit at it (inherited by Dask's and Spark's worker processes)."""
+    if not mdfkit._native.object_stores:
+        loud_skip("this wheel has no object-store support (maturin build --features cloud)")
+    root = tmp_path_factory.mktemp("versitygw")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    access, secret = "mdfkit-test", "mdfkit-test-secret"
+    command = [versitygw(), "--port", f"127.0.0.1:{port}", "--quiet", "--access", access, "--secret", secret]
+    server = subprocess.Popen([*command, "posix", str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while socket.socket().connect_ex(("127.0.0.1", port)) != 0:
+            assert server.poll() is None and time.monotonic() < deadline, "versitygw did not start"
+            time.sleep(0.05)
+        env = {"AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "us-east-1",
+               "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
+        with pytest.MonkeyPatch.context() as patch:
+            for key, value in env.items():
+                patch.setenv(key, value)
+            (root / "corpus").mkdir()
+            yield root / "corpus"
+    finally:
+        server.kill()
+        server.wait()
+
+
+@pytest.fixture(scope="module")
+def dask_client(bucket):
+    """Started after the S3 server, so that its workers inherit its address."""
+    engine("dask")
+    distributed = engine("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+def dask_table(paths, table, **kw) -> pa.Table:
+    import mdfkit.dask
+
+    frame = mdfkit.dask.read_table(paths, table, target_bytes=TARGET, **kw).compute()
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+@pytest.mark.parametrize("name", [AW, ENTREPOT, SHAREPOINT])
+def test_dask_on_two_worker_processes_reads_what_one_process_reads(corpus_here, dask_client, name):
+    db = mdfkit.open(corpus_here / name)
+    checked = 0
+    for t in readable_tables(db):
+        got = dask_table(str(corpus_here / name), t.qualified_name, source_column=None)
+        assert digest(got) == digest(t.to_arrow()), (name, t.qualified_name)
+        if name != SHAREPOINT:
+            checked += check_against_sql_server(name, t.qualified_name, got)
+    assert name == SHAREPOINT or checked >= 2, f"{name}: only {checked} tables compared with SQL Server's counts"
+
+
+def test_dask_reads_one_table_of_many_databases_naming_each(corpus_here, dask_client, tmp_path):
+    for copy in ("a", "b"):
+        shutil.copyfile(corpus_here / AW, tmp_path / f"{copy}.mdf")
+    got = dask_table(str(tmp_path / "*.mdf"), "SalesLT.Product", columns=["ProductID", "ListPrice"])
+    single = mdfkit.open(corpus_here / AW).table("SalesLT.Product").to_arrow(columns=["ProductID", "ListPrice"])
+    for copy in ("a", "b"):
+        mine = got.filter(pc.equal(got.column("source"), str(tmp_path / f"{copy}.mdf"))).drop_columns(["source"])
+        assert digest(mine) == digest(single), copy
+
+
+@pytest.fixture(scope="module")
+def spark(bucket):
+    """Started after the S3 server, so that its JVM and Python workers inherit its address."""
+    engine("pyspark")
+    from pyspark.sql import SparkSession
+
+    import mdfkit.spark
+
+    session = (SparkSession.builder.master("local[2]").appName("mdfkit-tests")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    mdfkit.spark.register(session)
+    yield session
+    session.stop()
+
+
+def spark_table(spark, path, table, **options) -> pa.Table:
+    reader = spark.read.format("mdfkit").option("table", table).option("target_bytes", str(TARGET))
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load(path).toArrow()
+
+
+@pytest.mark.parametrize("name", [AW, ENTREPOT])
+def test_spark_local2_reads_what_one_process_reads(corpus_here, spark, name):
+    db = mdfkit.open(corpus_here / name)
+    checked = 0
+    for t in readable_tables(db):
+        got = spark_table(spark, str(corpus_here / name), t.qualified_name)
+        assert digest(got) == digest(portable(t.to_arrow())), (name, t.qualified_name)
+        checked += check_against_sql_server(name, t.qualified_name, got)
+    assert checked >= 2, f"{name}: only {checked} tables compared with SQL Server's counts"
+
+
+def test_spark_lists_tables_prunes_columns_and_reads_many_databases(corpus_here, spark, tmp_path):
+    import mdfkit.spark
+
+    listed = mdfkit.spark.tables(spark, str(corpus_here / AW)).collect()
+    want = expected(AW)
+    assert {f"{r['schema']}.{r['name']}": r["rows"] for r in listed} == {k: t["row_count"] for k, t in want.items()}
+    for copy in ("a", "b"):
+        shutil.copyfile(corpus_here / AW, tmp_path / f"{copy}.mdf")
+    got = spark_table(spark, str(tmp_path / "*.mdf"), "SalesLT.Product", columns="ProductID,ListPrice",
+                      source_column="source")
+    assert got.column_names == ["ProductID", "ListPrice", "source"]
+    single = mdfkit.open(corpus_here / AW).table("SalesLT.Product").to_arrow(columns=["ProductID", "ListPrice"])
+    for copy in ("a", "b"):
+        mine = got.filter(pc.equal(got.column("source"), str(tmp_path / f"{copy}.mdf"))).drop_columns(["source"])
+        assert digest(mine) == digest(single), copy
+    # A schema naming some of the columns is a column plan too.
+    named = (spark.read.format("mdfkit").schema("ProductID int, ListPrice decimal(19,4)")
+             .option("table", "SalesLT.Product").load(str(corpus_here / AW)).toArrow())
+    assert digest(named) == digest(single)
+
+
+def damaged_copy(corpus: Path, tmp_path: Path, table: str):
+    """A copy of AdventureWorksLT with one data page of `table` damaged (a byte of its rows
+    flipped: the page checksum no longer matches), and that page's number."""
+    db = mdfkit.open(corpus / AW)
+    data = bytearray((corpus / AW).read_bytes())
+    for split in db.table(table).splits(target_bytes=TARGET):
+        for file_id, first, count in split._fields["pages"]:
+            for page in range(first, first + count):
+                header = data[page * 8192: page * 8192 + 96]
+                # m_type 1 (data page), level 0, at least one row.
+                if header[1] == 1 and header[3] == 0 and int.from_bytes(header[22:24], "little") > 0:
+                    data[page * 8192 + 200] ^= 0xFF
+                    path = tmp_path / "damaged.mdf"
+                    path.write_bytes(bytes(data))
+                    return path, f"1:{page}"
+    raise AssertionError(f"no data page of {table} found")
+
+
+def test_a_damaged_page_fails_the_dask_and_spark_jobs_naming_the_page(corpus_here, dask_client, spark, tmp_path):
+    path, page = damaged_copy(corpus_here, tmp_path, "SalesLT.Customer")
+    with pytest.raises(mdfkit.CorruptPageError) as caught:
+        dask_table(str(path), "SalesLT.Customer")
+    assert f"page {page}" in str(caught.value) and "SalesLT.Customer" in str(caught.value), caught.value
+    with pytest.raises(Exception) as caught:
+        spark_table(spark, str(path), "SalesLT.Customer")
+    assert f"page {page}" in str(caught.value) and "SalesLT.Customer" in str(caught.value), str(caught.value)[-2000:]
+
+
+def test_delta_export_of_two_databases_reads_back_equal(corpus_here, tmp_path):
+    deltalake = engine("deltalake")
+    shutil.copyfile(corpus_here / AW, tmp_path / "second.mdf")
+    sources = [corpus_here / AW, tmp_path / "second.mdf"]
+    lake = tmp_path / "lake"
+    for source in sources:
+        results = mdfkit.export(source, lake, format="delta", source_column="source")
+        assert all(r.error is None for r in results), [r.error for r in results if r.error]
+    db = mdfkit.open(corpus_here / AW)
+    for t in db.tables:
+        delta = deltalake.DeltaTable(str(lake / t.qualified_name))
+        assert delta.version() == 1, f"{t.qualified_name}: one commit per export"
+        back = delta.to_pyarrow_table()
+        single = portable(t.to_arrow())
+        for source in sources:
+            mine = back.filter(pc.equal(back.column("source"), str(source))).drop_columns(["source"])
+            assert digest(mine) == digest(single), (t.qualified_name, source)
+        assert back.schema.field(back.column_names[0]).metadata[b"mdfkit.sql_type"]
+
+
+def test_engines_read_objects_by_ranged_gets_as_local_files(corpus_here, bucket, dask_client, spark):
+    for name in (AW, SHAREPOINT):
+        shutil.copyfile(corpus_here / name, bucket / Path(name).name)
+        db = mdfkit.open(corpus_here / name)
+        for t in readable_tables(db)[:4]:
+            got = dask_table(f"s3://corpus/{Path(name).name}", t.qualified_name, source_column=None)
+            assert digest(got) == digest(t.to_arrow()), (name, t.qualified_name)
+    db = mdfkit.open(corpus_here / AW)
+    for t in readable_tables(db)[:4]:
+        got = spark_table(spark, f"s3://corpus/{Path(AW).name}", t.qualified_name)
+        assert digest(got) == digest(portable(t.to_arrow())), t.qualified_name
