@@ -4,8 +4,9 @@
 //!  +0x00 u8   status: parity 0x40 or 0x80 (flips each time the log wraps over the VLF),
 //!             | 0x10 on the block's first sector, | 0x08 on its last
 //!  +0x01 u8   (0)
-//!  +0x02 u16  slots, the block header itself counted as slot 0
-//!  +0x04 u16  offset of slot 0's entry: entry k is at this offset - 2k (the array grows down)
+//!  +0x02 u16  records in the block
+//!  +0x04 u16  offset of the slot array's entry 0 (0: the header); record k's offset is the u16
+//!             at this offset - 2k (the array grows down), k from 1 to the record count
 //!  +0x06 u16  block size in bytes (a multiple of 512)
 //!  +0x08 u16  (3 in every corpus block)
 //!  +0x0a u16  size of the previous block
@@ -13,7 +14,7 @@
 //!  +0x10 u32  ... and block offset in 512-byte sectors; a record's LSN is vlf:block:slot
 //!  +0x14 u32  (1)      +0x18 u32 (varies: a checksum?)      +0x1c..0x28 zero
 //!  +0x28      log records, 8-byte aligned, each where its slot entry says
-//!   ...       free space, the slot array (u16 offsets, slot 0 = 0 for the header)
+//!   ...       free space, the slot array (u16 offsets, entry 0 = 0 for the header)
 //!  end - N    the original first byte of each of the block's N sectors, whose first byte is
 //!             overwritten by the status byte: sector N-1's at end - N, sector k's (0 < k < N-1)
 //!             at end - N + k, and 0x04 in the last byte
@@ -25,8 +26,9 @@
 //! +0x0c/+0x10, sector bytes overwritten). Every other position and the place of the saved
 //! sector bytes were found on the corpus bytes (the log portions of the 2008 R2-2019 backups in
 //! `chains/` and `bak/`): with the saved bytes put back, every record's own lengths end exactly
-//! where the next slot starts (2,912 of 2,915 records; the three others are in SQL Server 2008
-//! (655) blocks, whose saved bytes sit elsewhere: such records are reported as damaged).
+//! where the next slot starts (3,445 of 3,448 records; two of the three others are in the
+//! SQL Server 2008 (655) log backup of `chains/cube-query-history`, one in `bak/...entrepot.bak`:
+//! whatever moved their saved bytes is not known, and such records are reported as damaged).
 
 use crate::backup::Lsn;
 use crate::bytes::{read_u16, read_u32};
@@ -88,7 +90,7 @@ impl BlockHeader {
         let array = usize::from(header.slot_array);
         let sectors = size / SECTOR;
         // The array's lowest entry must sit above the header and the saved sector bytes below it.
-        if slots == 0 || array + 2 > size - sectors || array + 2 < BLOCK_HEADER_SIZE + 2 * slots {
+        if array + 2 > size - sectors || array < BLOCK_HEADER_SIZE + 2 * slots {
             return Err(format!("{slots} slots with the slot array at +{array} do not fit a {size}-byte block"));
         }
         Ok(Some(header))
@@ -100,7 +102,8 @@ impl BlockHeader {
 pub struct LogBlock {
     pub header: BlockHeader,
     bytes: Vec<u8>,
-    /// Offsets of the records (slot 1 onwards) and where each ends.
+    /// Offsets of the records (slot 1 onwards) and where each ends (the next record, or the
+    /// slot array for the last).
     records: Vec<(u16, u16)>,
 }
 
@@ -130,12 +133,12 @@ impl LogBlock {
         }
         let array = usize::from(header.slot_array);
         let slots = usize::from(header.slots);
-        let array_bottom = array + 2 - 2 * slots;
-        let mut records = Vec::with_capacity(slots.saturating_sub(1));
+        let array_bottom = array - 2 * slots;
+        let mut records = Vec::with_capacity(slots);
         let mut previous_end = BLOCK_HEADER_SIZE;
-        for slot in 1..slots {
+        for slot in 1..=slots {
             let start = usize::from(read_u16(&bytes, array - 2 * slot).unwrap_or(0));
-            let end = if slot + 1 < slots {
+            let end = if slot < slots {
                 usize::from(read_u16(&bytes, array - 2 * (slot + 1)).unwrap_or(0))
             } else {
                 array_bottom
@@ -173,7 +176,7 @@ mod tests {
     pub(crate) fn forge_block(sectors: usize, lsn: (u32, u32), records: &[Vec<u8>]) -> Vec<u8> {
         let size = sectors * SECTOR;
         let mut b = vec![0u8; size];
-        let slots = records.len() + 1;
+        let slots = records.len();
         let array = size - sectors - 2 - 8;
         b[2..4].copy_from_slice(&(slots as u16).to_le_bytes());
         b[4..6].copy_from_slice(&(array as u16).to_le_bytes());
@@ -226,6 +229,7 @@ mod tests {
         let mut lying = good.clone();
         let array = usize::from(read_u16(&good, 4).unwrap());
         lying[array - 2..array].copy_from_slice(&0x3000u16.to_le_bytes());
+        assert!(LogBlock::parse(&good).unwrap().unwrap().record_bytes(1).unwrap().1.len() >= 40);
         assert!(LogBlock::parse(&lying).unwrap_err().contains("slot 1"));
         assert!(LogBlock::parse(&good[..600]).unwrap_err().contains("only 600"));
         let mut huge = good;

@@ -137,3 +137,21 @@ pub fn for_each_record(block: &LogBlock, mut each: impl FnMut(LogRecord<'_>) -> 
 pub fn lsn_text(lsn: Lsn) -> String {
     format!("{:08x}:{:08x}:{:04x}", lsn.vlf, lsn.block, lsn.slot)
 }
+
+/// The table (`schema.name`, with `:index id` for an index other than the heap or clustered
+/// index) each partition id (rowset) of a database belongs to, from its catalog: what log
+/// records' partition ids name.
+pub fn partition_names(db: &crate::Database) -> std::collections::HashMap<u64, String> {
+    let catalog = db.catalog();
+    let tables = catalog.tables(true);
+    let mut names = std::collections::HashMap::new();
+    for ((object_id, index_id), rowsets) in &catalog.base().rowsets_by_owner {
+        let Some(table) = tables.iter().find(|t| t.object_id == *object_id) else { continue };
+        let name =
+            if *index_id > 1 { format!("{}:{index_id}", table.qualified_name()) } else { table.qualified_name() };
+        for rowset in rowsets {
+            names.insert(*rowset as u64, name.clone());
+        }
+    }
+    names
+}

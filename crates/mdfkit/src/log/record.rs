@@ -8,7 +8,9 @@
 //!  +0x10 6    transaction id: u32 low, u16 high (fn_dblog shows it high:low, `0000:00000287`)
 //!  +0x16 u8   operation (LOP_*)         +0x17 u8 context (LCX_*)
 //!  page operations (LOP_* below 0x80):
-//!  +0x18 u32 page, u16 file  +0x1e u16 slot   +0x30 u64 allocation unit id  +0x38 u16 offset in row
+//!  +0x18 u32 page, u16 file  +0x1e u16 slot  +0x20 u32 (?)  +0x24 10 the page's previous LSN
+//!  +0x30 u64 partition id (the rowset: sys.partitions.partition_id; for allocation pages the
+//!            id of their rowset, 99 << 16)      +0x38 u16 offset in row
 //!  LOP_BEGIN_XACT:  +0x28 u32 ticks (1/300 s) and +0x2c u32 days since 1900-01-01: begin time
 //!  LOP_COMMIT_XACT: +0x18 u32 ticks and +0x1c u32 days: end time
 //!  fixed length: u16 count of row images, their u16 lengths, padding to 4 bytes, then the images,
@@ -18,13 +20,15 @@
 //! ```
 //!
 //! Sources: the header fields (fixed length, previous LSN, flags, transaction id, operation,
-//! context, page, slot, allocation unit, row-image count and lengths, the begin and end times)
+//! context, page, slot, partition, row-image count and lengths, the begin and end times)
 //! as public forensic readers of the log decode them; the operation and context numbers are
 //! SQL Server's own (`fn_dblog`'s Operation and Context, as published in public lists of
 //! `LOP_*` / `LCX_*` values). Checked on the corpus: every record's row images end where the
 //! next slot starts, the page ids of LCX_BOOT_PAGE_CKPT records are 1:9 (the boot page),
 //! `stopat-later-logs/StopAt_21.trn`'s LOP_BEGIN_XACT at 19:204:1 names `dbatoolstest` and
-//! begins at 2020-05-12 13:31:19.610, inside that log backup's start and finish.
+//! begins at 2020-05-12 13:31:19.610, inside that log backup's start and finish; the inserts
+//! into `dbo.steps` in RestoreTimeClean's log backups carry 72057594038845440, the
+//! `partition_id` (not the allocation unit id, 72057594039762944) `sys.partitions` gives it.
 
 use crate::backup::Lsn;
 use crate::bytes::{read_u16, read_u32, read_u64, utf16le};
@@ -66,7 +70,7 @@ impl Operation {
         OPERATIONS.iter().find(|(_, n)| *n == bare).map(|(v, _)| Operation(*v))
     }
 
-    /// Operations on one page: they carry a page id, slot and allocation unit.
+    /// Operations on one page: they carry a page id, slot and partition id.
     pub fn is_page_operation(self) -> bool {
         self.0 < 0x80
     }
@@ -274,7 +278,8 @@ impl<'a> LogRecord<'a> {
         self.page_field(0x20, |b| read_u16(b, 0x1e))
     }
 
-    pub fn allocation_unit(&self) -> Option<u64> {
+    /// The rowset (`sys.partitions.partition_id`) the page belongs to.
+    pub fn partition_id(&self) -> Option<u64> {
         self.page_field(0x38, |b| read_u64(b, 0x30))
     }
 
@@ -416,7 +421,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn insert_rows_gives_page_slot_unit_and_images() {
+    fn insert_rows_gives_page_slot_partition_and_images() {
         let fields = [
             (0x18, &153u32.to_le_bytes()[..]),
             (0x1c, &1u16.to_le_bytes()[..]),
@@ -430,7 +435,7 @@ pub(crate) mod tests {
         assert_eq!(r.context().name(), "LCX_HEAP");
         assert_eq!(r.page_id(), Some(PageId::new(1, 153)));
         assert_eq!(r.slot(), Some(7));
-        assert_eq!(r.allocation_unit(), Some(72_057_594_038_845_440));
+        assert_eq!(r.partition_id(), Some(72_057_594_038_845_440));
         let images: Vec<&[u8]> = r.row_images().unwrap().collect();
         assert_eq!(images, vec![&row[..], &[][..], &[9u8; 5][..]]);
         // Lengths that run past the record are an error, never a short read.

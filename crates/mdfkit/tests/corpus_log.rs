@@ -1,0 +1,181 @@
+//! The transaction log in the corpus backups (`MDFKIT_CORPUS`): the log portion of every full
+//! and differential backup and every log backup of `chains/` reads block by block, and what the
+//! records say agrees with facts known without our reader: the backup headers' LSNs and dates,
+//! the boot page's address, the marked transaction `dbatoolstest` of the StopAt chain (and
+//! EXPECTED.json's `AFTER '2020-05-12 13:33:35'` for its second mark), and the allocation unit
+//! of `dbo.steps` in the catalog.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use mdfkit::backup::{BackupMedia, BackupType, Lsn};
+use mdfkit::log::{for_each_record, BackupLog, Context, Operation};
+use mdfkit::{Database, PageId};
+
+struct Seen {
+    lsn: Lsn,
+    op: Operation,
+    context: Context,
+    page: Option<PageId>,
+    partition: Option<u64>,
+    name: Option<String>,
+    time: Option<String>,
+    images_fit: bool,
+}
+
+/// The records of the backup set in `file` that belong to it, and the set's header.
+fn records(file: &Path) -> (mdfkit::backup::BackupSet, Vec<Seen>) {
+    let media = BackupMedia::open(&[file]).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let position = media.sets().last().unwrap().position;
+    let log = BackupLog::new(&media, position).unwrap();
+    let set = log.backup_set().clone();
+    let mut seen = Vec::new();
+    let mut held = Vec::new();
+    for block in BackupLog::new(&media, position).unwrap() {
+        let block = block.unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        for_each_record(&block, |r| {
+            held.push(r.lsn);
+            if log.holds(r.lsn) {
+                seen.push(Seen {
+                    lsn: r.lsn,
+                    op: r.operation(),
+                    context: r.context(),
+                    page: r.page_id(),
+                    partition: r.partition_id(),
+                    name: r.transaction_name(),
+                    time: r.time().map(|t| t.to_string()),
+                    images_fit: r.row_images().is_ok(),
+                });
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    }
+    // LSNs rise through the stream, record after record.
+    assert!(held.windows(2).all(|w| w[0] < w[1]), "{}: LSNs out of order", file.display());
+    (set, seen)
+}
+
+fn chain(dir: &Path, folder: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir.join("chains").join(folder)).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files
+}
+
+/// Every log portion of the 2008 R2 and later chains reads, each record's row images end inside
+/// it, records lie within their backup's LSN range, and boot page checkpoint records name 1:9.
+#[test]
+fn every_chain_log_reads_within_its_backups_lsns() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut total = 0;
+    for folder in ["restoretimeclean", "stopat", "stopat-later-logs", "simplerecovery", "difftest", "stripe"] {
+        for file in chain(&dir, folder) {
+            let (set, seen) = records(&file);
+            for r in &seen {
+                assert!(
+                    r.lsn < set.last_lsn,
+                    "{}: {:?} at or past the last LSN {}",
+                    file.display(),
+                    r.lsn,
+                    set.last_lsn
+                );
+                if set.backup_type == BackupType::Log {
+                    assert!(r.lsn >= set.first_lsn, "{}: {:?} before the first LSN", file.display(), r.lsn);
+                }
+                assert!(
+                    r.images_fit,
+                    "{}: {:?} {}: row images run past the record",
+                    file.display(),
+                    r.lsn,
+                    r.op.name()
+                );
+                if r.context.name() == "LCX_BOOT_PAGE_CKPT" {
+                    assert_eq!(r.page, Some(PageId::new(1, 9)), "{}: {:?}", file.display(), r.lsn);
+                }
+            }
+            if set.backup_type == BackupType::Log && set.first_lsn < set.last_lsn && set.family_count == 1 {
+                assert!(!seen.is_empty(), "{}: a log backup with no records", file.display());
+            }
+            total += seen.len();
+        }
+    }
+    assert!(total > 1000, "only {total} records in the chains");
+}
+
+/// Commits recorded in each RestoreTimeClean log backup happened after the previous log backup
+/// began and no later than this one finished (the headers' dates, to the second).
+#[test]
+fn commit_times_fall_between_consecutive_log_backups() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let folder = dir.join("chains/restoretimeclean");
+    for (previous, this) in [
+        ("RestoreTimeClean_1.trn", "RestoreTimeClean_2.trn"),
+        ("RestoreTimeClean_2.trn", "RestoreTimeClean_3.trn"),
+        ("RestoreTimeClean2_1.trn", "RestoreTimeClean2_2.trn"),
+        ("RestoreTimeClean2_2.trn", "RestoreTimeClean2_3.trn"),
+    ] {
+        let (before, _) = records(&folder.join(previous));
+        let (set, seen) = records(&folder.join(this));
+        assert_eq!(before.last_lsn, set.first_lsn);
+        let from = before.start.unwrap().to_string();
+        let to = set.finish.unwrap().to_string();
+        let commits: Vec<&str> =
+            seen.iter().filter(|r| r.op == Operation::COMMIT_XACT).filter_map(|r| r.time.as_deref()).collect();
+        assert!(!commits.is_empty(), "{this}: no commits");
+        for t in commits {
+            assert!(t[..19] >= from[..19] && t[..19] <= to[..19], "{this}: commit at {t}, outside {from} .. {to}");
+        }
+    }
+}
+
+/// The StopAt chain's marked transaction: `BEGIN TRAN dbatoolstest WITH MARK` in StopAt_21.trn,
+/// between the previous log backup's finish and its own, and again in StopAt_23.trn after
+/// 2020-05-12 13:33:35 (EXPECTED.json's STOPATMARK ... AFTER).
+#[test]
+fn the_marked_transaction_appears_with_its_name_and_time() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let later = dir.join("chains/stopat-later-logs");
+    let (previous, _) = records(&dir.join("chains/stopat/StopAt_2.trn"));
+    let (set, seen) = records(&later.join("StopAt_21.trn"));
+    let marks: Vec<&Seen> = seen.iter().filter(|r| r.name.as_deref() == Some("dbatoolstest")).collect();
+    assert_eq!(marks.len(), 1, "StopAt_21.trn");
+    assert_eq!(marks[0].op, Operation::BEGIN_XACT);
+    let begin = marks[0].time.as_deref().unwrap();
+    assert!(
+        begin[..19] >= previous.finish.unwrap().to_string()[..19]
+            && begin[..19] <= set.finish.unwrap().to_string()[..19]
+    );
+    let (_, seen) = records(&later.join("StopAt_23.trn"));
+    let after: Vec<&str> = seen
+        .iter()
+        .filter(|r| r.name.as_deref() == Some("dbatoolstest"))
+        .filter_map(|r| r.time.as_deref())
+        .filter(|t| t[..19] >= *"2020-05-12 13:33:35")
+        .collect();
+    assert!(!after.is_empty(), "StopAt_23.trn: no dbatoolstest transaction after 13:33:35");
+}
+
+/// Row inserts into `dbo.steps` in the log backups carry the partition id the catalog gives
+/// dbo.steps (`sys.partitions`), and land on pages of its file.
+#[test]
+fn inserts_into_steps_name_its_partition() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let folder = dir.join("chains/restoretimeclean");
+    let db = Database::open(&[folder.join("RestoreTimeClean.bak")]).unwrap();
+    let names = mdfkit::log::partition_names(&db);
+    let steps = db.catalog().find_table("dbo.steps").unwrap().partitions[0].partition_id as u64;
+    assert_eq!(names.get(&steps).map(String::as_str), Some("dbo.steps"));
+    let mut inserts = 0;
+    for file in ["RestoreTimeClean_1.trn", "RestoreTimeClean_2.trn", "RestoreTimeClean_3.trn"] {
+        let (_, seen) = records(&folder.join(file));
+        for r in seen.iter().filter(|r| r.op == Operation::INSERT_ROWS && r.context.name() == "LCX_HEAP") {
+            if r.partition == Some(steps) {
+                inserts += 1;
+                assert_eq!(r.page.unwrap().file, 1);
+            }
+        }
+    }
+    assert!(inserts > 0, "no insert into dbo.steps in the log backups");
+}
