@@ -167,6 +167,34 @@ impl LogBlock {
     }
 }
 
+/// The blocks of a log stream held in memory, from its start until a zero header; an error
+/// names the byte offset of the block it is in (what the fuzz target and the seeds use).
+pub fn stream_blocks(stream: &[u8]) -> impl Iterator<Item = Result<LogBlock, String>> + '_ {
+    let mut at = 0usize;
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done || at + BLOCK_HEADER_SIZE > stream.len() {
+            return None;
+        }
+        let result = LogBlock::parse(&stream[at..]).map_err(|m| format!("log block at byte {at}: {m}"));
+        match result {
+            Ok(Some(block)) => {
+                // Every block is at least one sector: the walk always moves forward.
+                at += usize::from(block.header.size);
+                Some(Ok(block))
+            }
+            Ok(None) => {
+                done = true;
+                None
+            }
+            Err(m) => {
+                done = true;
+                Some(Err(m))
+            }
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
