@@ -91,7 +91,8 @@ enum Command {
     #[command(
         after_help = "Examples:\n  mdfkit log db_1.trn db_2.trn\n  mdfkit log full.bak *.trn --table dbo.Orders --operation LOP_DELETE_ROWS\n  \
         mdfkit log full.bak log.trn --transaction 0000:00000287 --format json\n  \
-        mdfkit log full.bak log.trn --from \"2017-06-01 13:00:00\" --to \"2017-06-01 13:05:00\"\n\n\
+        mdfkit log full.bak log.trn --from \"2017-06-01 13:00:00\" --to \"2017-06-01 13:05:00\"\n  \
+        mdfkit log full.bak diff.bak *.trn --changes dbo.Orders   inserted and deleted rows, decoded\n\n\
         Lists the records of the log portion of full and differential backups and of log backups,\n\
         in LSN order (a record in two of the files is listed once): LSN, operation (LOP_*),\n\
         context (LCX_*), transaction id and name, begin / end time, page, slot, partition id and,\n\
@@ -102,6 +103,10 @@ enum Command {
         /// Backup files (full, differential, log) of one database, in any order
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
+        /// Instead of the records: this table's inserted and deleted rows, decoded into its
+        /// columns, with their transaction (needs a full backup among the files)
+        #[arg(long, value_name = "TABLE")]
+        changes: Option<String>,
         /// Only records on pages of this table (needs a full backup among the files)
         #[arg(long)]
         table: Option<String>,
@@ -500,8 +505,9 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Backups { files, plan, format } => chain::backups(&files, position, plan, format),
-        Command::Log { files, table, transaction, operation, from, to, format } => {
+        Command::Log { files, changes, table, transaction, operation, from, to, format } => {
             let args = commands::LogArgs {
+                changes: changes.as_deref(),
                 table: table.as_deref(),
                 transaction: transaction.as_deref(),
                 operations: &operation,

@@ -179,3 +179,77 @@ fn inserts_into_steps_name_its_partition() {
     }
     assert!(inserts > 0, "no insert into dbo.steps in the log backups");
 }
+
+/// The chain's EXPECTED.json entry for `folder`.
+fn expected(dir: &Path, folder: &str) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap();
+    let all: serde_json::Value = serde_json::from_str(&text).unwrap();
+    all["chains"].as_array().unwrap().iter().filter(|c| c["folder"] == folder).cloned().collect()
+}
+
+/// The rows RestoreTimeClean's whole log inserted into dbo.steps (the full backup holds it
+/// empty, nothing is deleted): their `dt` span what a real restore of the chain holds, and those
+/// of transactions committed by STOPAT '2017-06-01 13:22:44' what the point-in-time restore
+/// holds (EXPECTED.json, to the second).
+#[test]
+fn the_log_inserts_the_rows_a_restore_of_the_chain_holds() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let files = chain(&dir, "restoretimeclean");
+    let db = Database::open(&[dir.join("chains/restoretimeclean/RestoreTimeClean.bak")]).unwrap();
+    let (columns, changes) = mdfkit::log::changes::table_changes(&db, &files, "dbo.steps").unwrap();
+    let dt = columns.iter().position(|c| c == "dt").unwrap();
+    assert!(changes.iter().all(|c| c.kind == "insert" && c.note.is_none() && c.committed == Some(true)));
+    let seconds = |c: &mdfkit::log::changes::RowChange| c.values[dt].to_string()[..19].to_string();
+    for case in expected(&dir, "restoretimeclean") {
+        let stopat = case["stopat"].as_str();
+        let mut dts: Vec<String> = changes
+            .iter()
+            .filter(|c| stopat.is_none_or(|s| c.end_time.as_ref().unwrap().to_string()[..19] <= *s))
+            .map(seconds)
+            .collect();
+        dts.sort();
+        assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str(), "{case}");
+        assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str(), "{case}");
+    }
+}
+
+/// The StopAt chain's marks, from the rows the log inserted into dbo.steps: the largest `step`
+/// committed up to the mark transaction `dbatoolstest` (STOPATMARK), before it
+/// (STOPBEFOREMARK), and up to its second use after 2020-05-12 13:33:35 (STOPATMARK ... AFTER):
+/// EXPECTED.json's max_step values.
+#[test]
+fn the_marks_split_the_stopat_rows_as_expected() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut files = chain(&dir, "stopat");
+    files.extend(chain(&dir, "stopat-later-logs"));
+    let db = Database::open(&[dir.join("chains/stopat/StopAt.bak")]).unwrap();
+    let (columns, changes) = mdfkit::log::changes::table_changes(&db, &files, "dbo.steps").unwrap();
+    let step = columns.iter().position(|c| c == "step").unwrap();
+    let marks: Vec<&mdfkit::log::changes::RowChange> =
+        changes.iter().filter(|c| c.transaction_name.as_deref() == Some("dbatoolstest")).collect();
+    let first = marks.first().unwrap();
+    let after =
+        marks.iter().find(|c| c.begin_time.as_ref().unwrap().to_string()[..19] >= *"2020-05-12 13:33:35").unwrap();
+    let max_step = |until: Lsn, inclusive: bool| {
+        changes
+            .iter()
+            .filter(|c| c.committed == Some(true))
+            .filter(|c| if inclusive { c.end_lsn.unwrap() <= until } else { c.end_lsn.unwrap() < until })
+            .map(|c| match c.values[step] {
+                mdfkit::value::Value::Int(v) => v,
+                ref v => panic!("step {v:?}"),
+            })
+            .max()
+            .unwrap()
+    };
+    let case = &expected(&dir, "stopat + stopat-later-logs")[0]["expect"];
+    assert_eq!(max_step(first.end_lsn.unwrap(), true), case["STOPATMARK 'dbatoolstest'"]["max_step"].as_i64().unwrap());
+    assert_eq!(
+        max_step(first.end_lsn.unwrap(), false),
+        case["STOPBEFOREMARK 'dbatoolstest'"]["max_step"].as_i64().unwrap()
+    );
+    assert_eq!(
+        max_step(after.end_lsn.unwrap(), true),
+        case["STOPATMARK 'dbatoolstest' AFTER '2020-05-12 13:33:35'"]["max_step"].as_i64().unwrap()
+    );
+}

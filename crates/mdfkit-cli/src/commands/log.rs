@@ -14,6 +14,8 @@ use crate::output::{write_rows, Format};
 
 /// The filters as the command line gives them.
 pub struct LogArgs<'a> {
+    /// `--changes TABLE`: the table's inserted and deleted rows instead of the records.
+    pub changes: Option<&'a str>,
     pub table: Option<&'a str>,
     pub transaction: Option<&'a str>,
     pub operations: &'a [String],
@@ -40,6 +42,9 @@ const COLUMNS: &[&str] = &[
 ];
 
 pub fn log(files: &[PathBuf], args: &LogArgs<'_>, format: Format) -> Outcome {
+    if let Some(table) = args.changes {
+        return changes(files, table, format);
+    }
     // The catalog, where a full backup is among the files: it names the tables.
     let names = Database::open(files).ok().map(|db| partition_names(&db));
     let mut filter = LogFilter::default();
@@ -107,4 +112,60 @@ fn row(r: &ListedRecord) -> Vec<Value> {
         text(r.user_sid.clone()),
         Value::text(r.file.display().to_string()),
     ]
+}
+
+/// `--changes TABLE`: each insert and delete of the table's rows, decoded, with its transaction.
+fn changes(files: &[PathBuf], table: &str, format: Format) -> Outcome {
+    let db = Database::open(files).map_err(|e| {
+        Error::new(
+            e.kind(),
+            format!("--changes {table}: decoding rows needs the table's catalog: give a full backup of the database too ({e})"),
+        )
+    })?;
+    let table = if table.contains('.') { table.to_string() } else { format!("dbo.{table}") };
+    let (table_columns, changes) = mdfkit::log::changes::table_changes(&db, files, &table)?;
+    let mut columns: Vec<String> = [
+        "current_lsn",
+        "change",
+        "transaction_id",
+        "transaction_name",
+        "begin_time",
+        "end_time",
+        "committed",
+        "user_sid",
+        "page_id",
+        "slot_id",
+        "note",
+    ]
+    .iter()
+    .map(|c| c.to_string())
+    .collect();
+    columns.extend(table_columns.iter().cloned());
+    let rows: Vec<Vec<Value>> = changes
+        .iter()
+        .map(|c| {
+            let text = |s: Option<String>| s.map_or(Value::Null, Value::text);
+            let mut row = vec![
+                Value::text(lsn_text(c.lsn)),
+                Value::text(c.kind),
+                Value::text(c.transaction_id.to_string()),
+                text(c.transaction_name.clone()),
+                c.begin_time.clone().unwrap_or(Value::Null),
+                c.end_time.clone().unwrap_or(Value::Null),
+                c.committed.map_or(Value::Null, Value::bit),
+                text(c.user_sid.clone()),
+                text(c.page.map(|p| format!("{:04x}:{:08x}", p.file, p.page))),
+                c.slot.map_or(Value::Null, |s| Value::Int(s.into())),
+                text(c.note.clone()),
+            ];
+            let mut values = c.values.clone();
+            values.resize(table_columns.len(), Value::Null);
+            row.extend(values);
+            row
+        })
+        .collect();
+    let mut out = stdout();
+    write_rows(&mut out, format, &columns, &rows)?;
+    out.flush()?;
+    Ok(())
 }

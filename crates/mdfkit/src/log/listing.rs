@@ -77,6 +77,7 @@ pub struct ListedRecord {
     pub flags: u16,
     /// On LOP_BEGIN_XACT records.
     pub user_sid: Option<String>,
+    pub offset_in_row: Option<u16>,
 }
 
 /// What is known of a transaction from its LOP_BEGIN_XACT.
@@ -93,6 +94,16 @@ pub fn list_log(
     names: Option<&HashMap<u64, String>>,
     filter: &LogFilter,
     mut each: impl FnMut(ListedRecord) -> Result<()>,
+) -> Result<()> {
+    list_log_with(paths, names, filter, |listed, _| each(listed))
+}
+
+/// [`list_log`], with each record's bytes too (for its row images).
+pub fn list_log_with(
+    paths: &[PathBuf],
+    names: Option<&HashMap<u64, String>>,
+    filter: &LogFilter,
+    mut each: impl FnMut(ListedRecord, &LogRecord<'_>) -> Result<()>,
 ) -> Result<()> {
     let mut sets = Vec::new();
     for path in paths {
@@ -128,7 +139,7 @@ pub fn list_log(
                     );
                 }
                 if passes(&r, filter, &begun) {
-                    each(listed(&path, &r, &begun, names))?;
+                    each(listed(&path, &r, &begun, names), &r)?;
                 }
                 Ok(())
             })
@@ -188,5 +199,6 @@ fn listed(
         length: r.length(),
         flags: r.flags(),
         user_sid: r.user_sid(),
+        offset_in_row: r.offset_in_row(),
     }
 }

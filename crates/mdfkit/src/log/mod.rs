@@ -20,6 +20,7 @@
 //! refused by name. Log records are listed, not yet redone onto pages.
 
 pub mod block;
+pub mod changes;
 pub mod listing;
 pub mod record;
 
