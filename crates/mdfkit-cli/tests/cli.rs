@@ -652,3 +652,38 @@ fn log_shows_the_marked_transaction_and_filters_by_time() {
     let out = mdfkit(&["log", marked, "--from", "yesterday"]);
     assert!(!out.status.success() && text(&out.stderr).contains("YYYY-MM-DD"));
 }
+
+/// A transaction log file (a file header page not followed by a PFS page) is refused by name:
+/// `.ldf` files are not read yet.
+#[test]
+fn log_names_an_ldf_as_not_read_yet() {
+    let Some(dir) = corpus() else { return };
+    let header_page = std::fs::read(dir.join("mdf/itsligo-sampledbs__pubs.mdf")).unwrap()[..8192].to_vec();
+    let ldf = std::env::temp_dir().join(format!("mdfkit-cli-log-{}.ldf", std::process::id()));
+    std::fs::write(&ldf, [header_page, vec![0u8; 8192 * 3]].concat()).unwrap();
+    let out = mdfkit(&["log", ldf.to_str().unwrap()]);
+    std::fs::remove_file(&ldf).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("transaction log file (.ldf)"), "{}", text(&out.stderr));
+}
+
+/// `mdfkit log --changes dbo.steps` over the RestoreTimeClean chain: the table's own columns,
+/// and the last row inserted is EXPECTED.json's max_dt of the whole chain's restore.
+#[test]
+fn log_changes_decodes_a_tables_rows() {
+    let Some(dir) = corpus() else { return };
+    let folder = dir.join("chains/restoretimeclean");
+    let mut files: Vec<String> =
+        std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path().to_str().unwrap().to_string()).collect();
+    files.sort();
+    let args: Vec<&str> = files.iter().map(String::as_str).collect();
+    let rows = log_rows(&[&args[..], &["--changes", "dbo.steps"]].concat());
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap()).unwrap();
+    let case = expected["chains"].as_array().unwrap().iter().find(|c| c["folder"] == "restoretimeclean").unwrap();
+    let mut dts: Vec<String> = rows.iter().map(|r| r["dt"].as_str().unwrap()[..19].to_string()).collect();
+    dts.sort();
+    assert!(rows.iter().all(|r| r["change"] == "insert" && r["committed"] == 1 && r["step"].is_i64()));
+    assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str());
+    assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str());
+}

@@ -107,6 +107,7 @@ pub fn list_log_with(
 ) -> Result<()> {
     let mut sets = Vec::new();
     for path in paths {
+        refuse_log_files(path)?;
         let media = BackupMedia::open(std::slice::from_ref(path))?;
         let positions: Vec<(Lsn, u16)> = media.sets().iter().map(|s| (s.first_lsn, s.position)).collect();
         for (first, position) in positions {
@@ -145,6 +146,21 @@ pub fn list_log_with(
             })
             .map_err(|e| e.in_file(&path))?;
         }
+    }
+    Ok(())
+}
+
+/// A transaction log file (`.ldf`) is named as such: its file header and virtual log files are
+/// not read yet.
+fn refuse_log_files(path: &Path) -> Result<()> {
+    let source = crate::location::open(path)?;
+    let head = crate::sniff::read_head(source.as_ref())
+        .map_err(|e| Error::io(path, "cannot read the start of the file", e))?;
+    if crate::sniff::sniff(&head) == crate::sniff::FileFormat::TransactionLog {
+        return Err(Error::unsupported(
+            "a transaction log file (.ldf): reading log files is not supported yet; give the log backups (.trn) or the full backup",
+        )
+        .in_file(path));
     }
     Ok(())
 }
