@@ -390,12 +390,12 @@ pub(crate) mod tests {
         for i in images {
             r.extend_from_slice(&(i.len() as u16).to_le_bytes());
         }
-        while r.len() % 4 != 0 {
+        while !r.len().is_multiple_of(4) {
             r.push(0);
         }
         for i in images {
             r.extend_from_slice(i);
-            while r.len() % 4 != 0 {
+            while !r.len().is_multiple_of(4) {
                 r.push(0);
             }
         }
