@@ -253,3 +253,41 @@ fn the_marks_split_the_stopat_rows_as_expected() {
         case["STOPATMARK 'dbatoolstest' AFTER '2020-05-12 13:33:35'"]["max_step"].as_i64().unwrap()
     );
 }
+
+/// A damaged log block is named, never read past: a sector whose status byte has the other
+/// parity (a stale sector) and a slot entry pointing outside its block stop the read with the
+/// byte offset and the block's LSN.
+#[test]
+fn a_damaged_log_block_is_named() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let file = dir.join("chains/restoretimeclean/RestoreTimeClean_1.trn");
+    let bytes = std::fs::read(&file).unwrap();
+    let media = BackupMedia::open(&[&file]).unwrap();
+    let piece = media.log_pieces(1)[0];
+    let first = piece.offset as usize;
+    // The first block is 0x8a00 bytes (its header's size field): it has sectors after the first.
+    let size = u16::from_le_bytes([bytes[first + 6], bytes[first + 7]]) as usize;
+    assert!(size > 512 && bytes[first + 512] & 0xc0 == 0x40);
+    let read_all = |bytes: Vec<u8>| -> Result<usize, String> {
+        let media = BackupMedia::from_bytes("damaged.trn", bytes).unwrap();
+        let mut n = 0;
+        for block in BackupLog::new(&media, 1).unwrap() {
+            for_each_record(&block.map_err(|e| e.to_string())?, |_| {
+                n += 1;
+                Ok(())
+            })
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(n)
+    };
+    assert!(read_all(bytes.clone()).unwrap() > 100);
+    let mut stale = bytes.clone();
+    stale[first + 512] ^= 0xc0;
+    let e = read_all(stale).unwrap_err();
+    assert!(e.contains("damaged.trn") && e.contains("torn or stale") && e.contains("00000019:0000003e"), "{e}");
+    let mut lying = bytes.clone();
+    let array = first + u16::from_le_bytes([bytes[first + 4], bytes[first + 5]]) as usize;
+    lying[array - 2..array].copy_from_slice(&0xfff0u16.to_le_bytes());
+    let e = read_all(lying).unwrap_err();
+    assert!(e.contains("slot 1") && e.contains("log block at byte 0"), "{e}");
+}

@@ -124,7 +124,7 @@ const MQTL_PREFIX: u64 = 2;
 pub struct LogPiece {
     stripe: usize,
     /// Byte offset of the first log block in the stripe's (decompressed) stream.
-    offset: u64,
+    pub offset: u64,
     /// Bytes of log blocks.
     pub len: u64,
 }
