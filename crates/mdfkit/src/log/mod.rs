@@ -17,14 +17,13 @@
 //! time, in stream order; a stream only moves forward, so no chain in it can cycle.
 //!
 //! Not read yet: `.ldf` files (file header, virtual log file headers): a log file given is
-//! refused by name. Log records are listed, not yet redone onto pages.
+//! refused by name. Log records are listed ([`listing`]) and a table's inserted and deleted rows
+//! decoded ([`changes`]); they are not yet redone onto pages.
 
 pub mod block;
 pub mod changes;
 pub mod listing;
 pub mod record;
-
-use std::path::Path;
 
 use crate::backup::{BackupMedia, BackupSet, BackupType, LogPiece, Lsn};
 use crate::error::{Error, Result};
@@ -94,11 +93,6 @@ impl<'a> BackupLog<'a> {
             }
         }
         Ok(None)
-    }
-
-    /// The file a block error names.
-    pub fn path(&self) -> &Path {
-        self.pieces.first().map_or_else(|| Path::new(""), |p| self.media.stripe_path(p))
     }
 }
 
