@@ -87,6 +87,45 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// The transaction log records of backups, like fn_dump_dblog
+    #[command(
+        after_help = "Examples:\n  mdfkit log db_1.trn db_2.trn\n  mdfkit log full.bak *.trn --table dbo.Orders --operation LOP_DELETE_ROWS\n  \
+        mdfkit log full.bak log.trn --transaction 0000:00000287 --format json\n  \
+        mdfkit log full.bak log.trn --from \"2017-06-01 13:00:00\" --to \"2017-06-01 13:05:00\"\n  \
+        mdfkit log full.bak diff.bak *.trn --changes dbo.Orders   inserted and deleted rows, decoded\n\n\
+        Lists the records of the log portion of full and differential backups and of log backups,\n\
+        in LSN order (a record in two of the files is listed once): LSN, operation (LOP_*),\n\
+        context (LCX_*), transaction id and name, begin / end time, page, slot, partition id and,\n\
+        where a full backup is among the files, the table it belongs to. --from / --to keep the\n\
+        records of transactions that began in that time (those whose LOP_BEGIN_XACT the files hold)."
+    )]
+    Log {
+        /// Backup files (full, differential, log) of one database, in any order
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Instead of the records: this table's inserted and deleted rows, decoded into its
+        /// columns, with their transaction (needs a full backup among the files)
+        #[arg(long, value_name = "TABLE")]
+        changes: Option<String>,
+        /// Only records on pages of this table (needs a full backup among the files)
+        #[arg(long)]
+        table: Option<String>,
+        /// Only this transaction (0000:00000287, as fn_dblog shows it)
+        #[arg(long)]
+        transaction: Option<String>,
+        /// Only these operations (LOP_INSERT_ROWS, ...; repeat or separate with commas)
+        #[arg(long)]
+        operation: Vec<String>,
+        /// Only transactions that began at or after this time (YYYY-MM-DD HH:MM:SS)
+        #[arg(long)]
+        from: Option<String>,
+        /// Only transactions that began at or before this time
+        #[arg(long)]
+        to: Option<String>,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
     /// Database name, versions, collation, options, files and page counts
     #[command(after_help = "Example:\n  mdfkit info AdventureWorksLT2012_Data.mdf")]
     Info {
@@ -466,6 +505,17 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Backups { files, plan, format } => chain::backups(&files, position, plan, format),
+        Command::Log { files, changes, table, transaction, operation, from, to, format } => {
+            let args = commands::LogArgs {
+                changes: changes.as_deref(),
+                table: table.as_deref(),
+                transaction: transaction.as_deref(),
+                operations: &operation,
+                from: from.as_deref(),
+                to: to.as_deref(),
+            };
+            commands::log(&files, &args, format)
+        }
         Command::Info { files, format } => commands::info(&files.files, position, format),
         Command::Tables { files, system, format } => commands::tables(&files.files, position, system, format),
         Command::Schema { args } => commands::schema(&args, position),

@@ -562,3 +562,128 @@ fn a_backup_with_a_damaged_page_exports_every_other_table_and_salvages_the_rest(
     assert!(report.contains(&format!("dbo.Beta,1:{page_no},")), "{report}");
     std::fs::remove_dir_all(tmp).ok();
 }
+
+/// `(vlf, block, slot)` of an LSN as `mdfkit log` prints it (`00000019:00000099:0001`), or of
+/// the decimal form `mdfkit backups` prints (`25000000017300001`).
+fn lsn_parts(lsn: &str) -> (u64, u64, u64) {
+    if let Some((vlf, rest)) = lsn.split_once(':') {
+        let (block, slot) = rest.split_once(':').unwrap();
+        let hex = |s: &str| u64::from_str_radix(s, 16).unwrap();
+        return (hex(vlf), hex(block), hex(slot));
+    }
+    let n: u128 = lsn.parse().unwrap();
+    ((n / 1_000_000_000_000_000) as u64, ((n / 100_000) % 10_000_000_000) as u64, (n % 100_000) as u64)
+}
+
+/// The header fields `mdfkit backups --format json` gives for one file.
+fn backup_header(file: &str) -> serde_json::Value {
+    let out = mdfkit(&["backups", file, "--format", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()[0].clone()
+}
+
+fn log_rows(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = mdfkit(&[&["log"], args, &["--format", "jsonl"]].concat());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// `mdfkit log` over the RestoreTimeClean full backup and its first three log backups: each
+/// record once, in LSN order, none at or past the last log backup's last LSN (its header), and
+/// the inserts into dbo.steps named by the full backup's catalog.
+#[test]
+fn log_lists_a_chain_once_in_lsn_order_with_tables_named() {
+    let Some(dir) = corpus() else { return };
+    let folder = dir.join("chains/restoretimeclean");
+    let files: Vec<String> =
+        ["RestoreTimeClean.bak", "RestoreTimeClean_3.trn", "RestoreTimeClean_1.trn", "RestoreTimeClean_2.trn"]
+            .iter()
+            .map(|f| folder.join(f).to_str().unwrap().to_string())
+            .collect();
+    let args: Vec<&str> = files.iter().map(String::as_str).collect();
+    let rows = log_rows(&args);
+    let lsns: Vec<(u64, u64, u64)> = rows.iter().map(|r| lsn_parts(r["current_lsn"].as_str().unwrap())).collect();
+    assert!(lsns.len() > 100, "{} records", lsns.len());
+    assert!(lsns.windows(2).all(|w| w[0] < w[1]), "LSNs not strictly rising");
+    let last = lsn_parts(backup_header(&files[1])["last_lsn"].as_str().unwrap());
+    assert!(*lsns.last().unwrap() < last);
+    let inserts: Vec<&serde_json::Value> =
+        rows.iter().filter(|r| r["operation"] == "LOP_INSERT_ROWS" && r["object"] == "dbo.steps").collect();
+    assert!(!inserts.is_empty());
+    assert!(inserts.iter().all(|r| r["context"] == "LCX_HEAP" && r["page_id"].as_str().unwrap().starts_with("0001:")));
+    // --table keeps those records only.
+    let only = log_rows(&[&args[..], &["--table", "dbo.steps"]].concat());
+    assert!(!only.is_empty() && only.iter().all(|r| r["object"] == "dbo.steps"));
+    assert_eq!(only.iter().filter(|r| r["operation"] == "LOP_INSERT_ROWS").count(), inserts.len());
+    // Without a full backup there is no catalog to name a table by.
+    let out = mdfkit(&["log", &files[2], "--table", "dbo.steps"]);
+    assert!(!out.status.success() && text(&out.stderr).contains("give a full backup"), "{}", text(&out.stderr));
+}
+
+/// The marked transaction of the StopAt chain: `mdfkit log` names `dbatoolstest` on its
+/// LOP_BEGIN_XACT, which began between the previous log backup's finish and StopAt_21's finish
+/// (their headers); `--from` / `--to` keep only transactions that began in that window.
+#[test]
+fn log_shows_the_marked_transaction_and_filters_by_time() {
+    let Some(dir) = corpus() else { return };
+    let previous = dir.join("chains/stopat/StopAt_2.trn");
+    let marked = dir.join("chains/stopat-later-logs/StopAt_21.trn");
+    let (previous, marked) = (previous.to_str().unwrap(), marked.to_str().unwrap());
+    let from = backup_header(previous)["finish"].as_str().unwrap().to_string();
+    let to = backup_header(marked)["finish"].as_str().unwrap().to_string();
+    let begins = log_rows(&[marked, "--operation", "LOP_BEGIN_XACT"]);
+    assert!(begins.iter().all(|r| r["operation"] == "LOP_BEGIN_XACT"));
+    let mark: Vec<&serde_json::Value> = begins.iter().filter(|r| r["transaction_name"] == "dbatoolstest").collect();
+    assert_eq!(mark.len(), 1);
+    let begin = mark[0]["begin_time"].as_str().unwrap();
+    assert!(begin[..19] >= from[..19] && begin[..19] <= to[..19], "{begin} outside {from} .. {to}");
+    // A window of one minute around the mark keeps fewer transactions, each begun inside it.
+    let start = format!("{}:00", &begin[..16]);
+    let end = format!("{}:59", &begin[..16]);
+    let window = log_rows(&[marked, "--from", &start, "--to", &end]);
+    let window_begins: Vec<&str> = window
+        .iter()
+        .filter(|r| r["operation"] == "LOP_BEGIN_XACT")
+        .map(|r| r["begin_time"].as_str().unwrap())
+        .collect();
+    assert!(window_begins.contains(&begin));
+    assert!(window_begins.iter().all(|t| *t >= start.as_str() && t[..19] <= end[..]));
+    assert!(window_begins.len() < begins.len());
+    let out = mdfkit(&["log", marked, "--from", "yesterday"]);
+    assert!(!out.status.success() && text(&out.stderr).contains("YYYY-MM-DD"));
+}
+
+/// A transaction log file (a file header page not followed by a PFS page) is refused by name:
+/// `.ldf` files are not read yet.
+#[test]
+fn log_names_an_ldf_as_not_read_yet() {
+    let Some(dir) = corpus() else { return };
+    let header_page = std::fs::read(dir.join("mdf/itsligo-sampledbs__pubs.mdf")).unwrap()[..8192].to_vec();
+    let ldf = std::env::temp_dir().join(format!("mdfkit-cli-log-{}.ldf", std::process::id()));
+    std::fs::write(&ldf, [header_page, vec![0u8; 8192 * 3]].concat()).unwrap();
+    let out = mdfkit(&["log", ldf.to_str().unwrap()]);
+    std::fs::remove_file(&ldf).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("transaction log file (.ldf)"), "{}", text(&out.stderr));
+}
+
+/// `mdfkit log --changes dbo.steps` over the RestoreTimeClean chain: the table's own columns,
+/// and the last row inserted is EXPECTED.json's max_dt of the whole chain's restore.
+#[test]
+fn log_changes_decodes_a_tables_rows() {
+    let Some(dir) = corpus() else { return };
+    let folder = dir.join("chains/restoretimeclean");
+    let mut files: Vec<String> =
+        std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path().to_str().unwrap().to_string()).collect();
+    files.sort();
+    let args: Vec<&str> = files.iter().map(String::as_str).collect();
+    let rows = log_rows(&[&args[..], &["--changes", "dbo.steps"]].concat());
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap()).unwrap();
+    let case = expected["chains"].as_array().unwrap().iter().find(|c| c["folder"] == "restoretimeclean").unwrap();
+    let mut dts: Vec<String> = rows.iter().map(|r| r["dt"].as_str().unwrap()[..19].to_string()).collect();
+    dts.sort();
+    assert!(rows.iter().all(|r| r["change"] == "insert" && r["committed"] == 1 && r["step"].is_i64()));
+    assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str());
+    assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str());
+}

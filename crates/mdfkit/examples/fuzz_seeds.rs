@@ -7,7 +7,8 @@
 //!   every table reads (a few files);
 //! - `lob`: off-row pointers with the pages reading them touches;
 //! - `xml`, `clr`: stored xml, hierarchyid, geometry and geography values (plus a few built here);
-//! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files.
+//! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files;
+//! - `log`: the log streams (MQTL pieces) of each backup, up to 256 KB each.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -212,7 +213,7 @@ fn database_seeds(out: &mut Out, name: &str, bytes: &[u8], scan_all: bool) -> Re
 /// The first 256 KB of every backup, and the compressed pieces of `MSSQLBAK` files.
 fn backup_seeds(out: &mut Out, corpus: &Path) {
     let mut files: Vec<PathBuf> = Vec::new();
-    for dir in ["bak", "gt", "chains/stripe", "chains/media-password", "chains/stopat"] {
+    for dir in ["bak", "gt", "chains/stripe", "chains/media-password", "chains/stopat", "chains/cube-query-history"] {
         if let Ok(entries) = std::fs::read_dir(corpus.join(dir)) {
             files.extend(
                 entries.map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "bak" || x == "trn")),
@@ -224,6 +225,7 @@ fn backup_seeds(out: &mut Out, corpus: &Path) {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
         let bytes = std::fs::read(&path).unwrap();
         out.write("backup", &name, &bytes[..bytes.len().min(256 << 10)]);
+        log_seeds(out, &path, &name);
         if sniff(&bytes) == FileFormat::CompressedBackup {
             // 0x21 records from offset 480: +1 size / 512, +2 payload size, payload from +28.
             let (mut at, mut pieces) = (480, 0);
@@ -245,6 +247,20 @@ fn backup_seeds(out: &mut Out, corpus: &Path) {
                 out.write("xpress", &name, &seed);
                 pieces += 1;
                 at += 28 + stored;
+            }
+        }
+    }
+}
+
+/// The log streams (MQTL pieces) of a backup, up to 256 KB each.
+fn log_seeds(out: &mut Out, path: &Path, name: &str) {
+    let Ok(media) = mdfkit::backup::BackupMedia::open(&[path]) else { return };
+    let positions: Vec<u16> = media.sets().iter().map(|s| s.position).collect();
+    for position in positions {
+        for piece in media.log_pieces(position) {
+            let mut stream = vec![0u8; piece.len.min(256 << 10) as usize];
+            if media.read_log(&piece, 0, &mut stream).is_ok() {
+                out.write("log", name, &stream);
             }
         }
     }

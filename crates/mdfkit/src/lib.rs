@@ -197,6 +197,7 @@ pub mod info;
 pub mod io;
 pub mod lob;
 pub mod location;
+pub mod log;
 pub mod page;
 mod parallel;
 pub mod plain_pages;

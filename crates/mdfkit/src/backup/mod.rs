@@ -60,7 +60,11 @@
 //! scans skip it. Backups from 2019 (904) and 2025 (998) re-send extents in a second MSDA block;
 //! where a page is in the backup more than once, the later copy wins.
 //!
-//! Not read: the log portion (MSTL/MQTL). A backup is fuzzy: restore replays that log over the
+//! **MQTL** (log stream, in MSTL blocks) pieces hold 2 bytes (zero) and then whole log blocks,
+//! the log as it is in the log file from the oldest LSN restore needs (see [`crate::log`]); the
+//! rest of the piece is zero. [`BackupMedia::log_pieces`] says where they are.
+//!
+//! Not applied: the log portion. A backup is fuzzy: restore replays that log over the
 //! copied pages. Usually the copied pages alone are consistent enough to read the catalog, but
 //! chinook.bak (998) is one stripe of two (see [`header`]): the extents in the other stripe are
 //! missing, so it does not open (read for salvage, [`chain::BackupFiles::into_pages_salvaging`],
@@ -118,6 +122,19 @@ const PAGE_HEADER_PREFIX: usize = 38;
 const PREFETCH_PAGES: u64 = 4096;
 /// SSET attribute of a differential backup.
 const SSET_DIFFERENTIAL: u32 = 0x8;
+
+/// Bytes before the log blocks of an MQTL piece (zero in every corpus backup, like MQDA's).
+const MQTL_PREFIX: u64 = 2;
+
+/// One MQTL piece of a backup's log portion: where its log blocks are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogPiece {
+    stripe: usize,
+    /// Byte offset of the first log block in the stripe's (decompressed) stream.
+    pub offset: u64,
+    /// Bytes of log blocks.
+    pub len: u64,
+}
 
 /// What kind of database file a backup's file list entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -337,6 +354,53 @@ impl BackupMedia {
         };
         let given: Vec<u16> = self.scans.iter().filter_map(|s| s.family.map(|f| f.family_number)).collect();
         (1..=count).filter(|n| !given.contains(n)).collect()
+    }
+
+    /// The log portion of the set at `position`: its MQTL pieces in stream order, in whichever
+    /// stripe holds them (see [`crate::log`], which reads the log blocks in them).
+    pub fn log_pieces(&self, position: u16) -> Vec<LogPiece> {
+        let mut pieces = Vec::new();
+        for (stripe, scan) in self.scans.iter().enumerate() {
+            let Some(set) = scan.sets.iter().enumerate().find(|(i, s)| s.position(*i) == position).map(|(_, s)| s)
+            else {
+                continue;
+            };
+            for stream in set.log_blocks.iter().flat_map(|b| &b.streams).filter(|s| s.header.is(b"MQTL")) {
+                if stream.header.length > MQTL_PREFIX {
+                    pieces.push(LogPiece {
+                        stripe,
+                        offset: stream.data + MQTL_PREFIX,
+                        len: stream.header.length - MQTL_PREFIX,
+                    });
+                }
+            }
+        }
+        pieces
+    }
+
+    /// Reads `buf.len()` bytes of a log piece from `at` (relative to the piece).
+    pub fn read_log(&self, piece: &LogPiece, at: u64, buf: &mut [u8]) -> Result<()> {
+        let stripe = &self.stripes[piece.stripe];
+        if at.saturating_add(buf.len() as u64) > piece.len {
+            return Err(error_at(
+                &stripe.path,
+                ErrorKind::Corrupt,
+                piece.offset + at,
+                format!("a log block of {} bytes runs past the end of its log stream MQTL", buf.len()),
+            ));
+        }
+        read_exact(stripe.bytes.as_ref(), &stripe.path, piece.offset + at, buf, "a log block").map_err(|e| {
+            if stripe.compressed {
+                in_decompressed_stream(e)
+            } else {
+                e
+            }
+        })
+    }
+
+    /// The file (stripe) a log piece is in.
+    pub fn stripe_path(&self, piece: &LogPiece) -> &Path {
+        &self.stripes[piece.stripe].path
     }
 
     fn first_path(&self) -> &Path {
@@ -832,6 +896,8 @@ struct SetScan {
     info_final: bool,
     files: Vec<BackupFile>,
     data_blocks: Vec<Block>,
+    /// MSTL blocks: the log portion (a log backup's whole content).
+    log_blocks: Vec<Block>,
     checksums: bool,
     encrypted_streams: bool,
     ended: bool,
@@ -877,6 +943,7 @@ fn scan_stripe(src: &dyn ByteSource, path: &Path, logical_block_size: u16) -> Re
                     info_final: false,
                     files: Vec::new(),
                     data_blocks: Vec::new(),
+                    log_blocks: Vec::new(),
                     checksums: false,
                     encrypted_streams: false,
                     ended: false,
@@ -916,6 +983,7 @@ fn scan_stripe(src: &dyn ByteSource, path: &Path, logical_block_size: u16) -> Re
                 }
             }
             b"MSDA" => set.data_blocks.push(block),
+            b"MSTL" => set.log_blocks.push(block),
             _ => {}
         }
     }

@@ -1,0 +1,220 @@
+//! The log records of several backups as one listing, in LSN order, like `fn_dump_dblog`: each
+//! record with its transaction's name and begin time, filtered by operation, transaction,
+//! table (partition) and time.
+//!
+//! Backups are read in the order of their first LSN. The log portion of a full or differential
+//! backup overlaps the log backups around it: a record already listed (an LSN not above the last
+//! one listed) is not listed again.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::backup::{BackupMedia, Lsn};
+use crate::error::{Error, Result};
+use crate::page::PageId;
+use crate::value::Value;
+
+use super::{for_each_record, BackupLog, Context, LogRecord, Operation, TransactionId};
+
+/// Which records to list; empty fields let everything through.
+#[derive(Debug, Clone, Default)]
+pub struct LogFilter {
+    pub operations: Vec<Operation>,
+    pub transaction: Option<TransactionId>,
+    /// Records on pages of these partitions (rowsets) only.
+    pub partitions: Option<HashSet<u64>>,
+    /// Records of transactions that began at or after / at or before this time
+    /// (`YYYY-MM-DD HH:MM:SS[.fff]`); records whose transaction's begin is not in the log
+    /// given (system records, transactions begun earlier) are left out when either is set.
+    pub from: Option<String>,
+    pub to: Option<String>,
+}
+
+impl LogFilter {
+    /// Checks a `--from` / `--to` time: `YYYY-MM-DD HH:MM:SS` with optional fractions.
+    pub fn check_time(text: &str) -> Result<String> {
+        let digits_at = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
+        let b = text.trim().as_bytes();
+        let shaped = b.len() >= 19
+            && digits_at.iter().all(|&i| b[i].is_ascii_digit())
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b[10] == b' '
+            && b[13] == b':'
+            && b[16] == b':'
+            && (b.len() == 19 || (b[19] == b'.' && b[20..].iter().all(u8::is_ascii_digit)));
+        if !shaped {
+            return Err(Error::new(
+                crate::ErrorKind::NotFound,
+                format!("time {text:?}: expected YYYY-MM-DD HH:MM:SS[.fff], as SQL Server writes datetime"),
+            ));
+        }
+        Ok(text.trim().to_string())
+    }
+}
+
+/// One listed record: the columns `fn_dump_dblog` shows that the log holds.
+#[derive(Debug, Clone)]
+pub struct ListedRecord {
+    pub file: PathBuf,
+    pub lsn: Lsn,
+    pub previous_lsn: Lsn,
+    pub operation: Operation,
+    pub context: Context,
+    pub transaction_id: TransactionId,
+    /// The transaction's name, from its LOP_BEGIN_XACT when the log given holds it.
+    pub transaction_name: Option<String>,
+    /// On LOP_BEGIN_XACT records.
+    pub begin_time: Option<Value>,
+    /// On LOP_COMMIT_XACT / LOP_ABORT_XACT records.
+    pub end_time: Option<Value>,
+    pub page: Option<PageId>,
+    pub slot: Option<u16>,
+    pub partition_id: Option<u64>,
+    /// The table the partition belongs to, where a catalog was given.
+    pub object: Option<String>,
+    pub length: usize,
+    pub flags: u16,
+    /// On LOP_BEGIN_XACT records.
+    pub user_sid: Option<String>,
+    pub offset_in_row: Option<u16>,
+}
+
+/// What is known of a transaction from its LOP_BEGIN_XACT.
+struct Begun {
+    name: String,
+    time: String,
+}
+
+/// Lists the records of the log portions of `paths` (backup files of one database: full,
+/// differential and log backups, in any order), calling `each` in LSN order. `names` maps
+/// partition ids to tables (see [`super::partition_names`]).
+pub fn list_log(
+    paths: &[PathBuf],
+    names: Option<&HashMap<u64, String>>,
+    filter: &LogFilter,
+    mut each: impl FnMut(ListedRecord) -> Result<()>,
+) -> Result<()> {
+    list_log_with(paths, names, filter, |listed, _| each(listed))
+}
+
+/// [`list_log`], with each record's bytes too (for its row images).
+pub fn list_log_with(
+    paths: &[PathBuf],
+    names: Option<&HashMap<u64, String>>,
+    filter: &LogFilter,
+    mut each: impl FnMut(ListedRecord, &LogRecord<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut sets = Vec::new();
+    for path in paths {
+        refuse_log_files(path)?;
+        let media = BackupMedia::open(std::slice::from_ref(path))?;
+        let positions: Vec<(Lsn, u16)> = media.sets().iter().map(|s| (s.first_lsn, s.position)).collect();
+        for (first, position) in positions {
+            sets.push((first, path.clone(), position));
+        }
+    }
+    sets.sort();
+    let mut last_listed: Option<Lsn> = None;
+    let mut begun: HashMap<TransactionId, Begun> = HashMap::new();
+    for (_, path, position) in sets {
+        let media = BackupMedia::open(std::slice::from_ref(&path))?;
+        let log = BackupLog::new(&media, position)?;
+        let bounds = (log.backup_set().backup_type, log.backup_set().first_lsn, log.backup_set().last_lsn);
+        for block in BackupLog::new(&media, position)? {
+            let block = block?;
+            for_each_record(&block, |r| {
+                let lsn = r.lsn;
+                let belongs = lsn < bounds.2 && (bounds.0 != crate::backup::BackupType::Log || lsn >= bounds.1);
+                if !belongs || last_listed.is_some_and(|l| lsn <= l) {
+                    return Ok(());
+                }
+                last_listed = Some(lsn);
+                if r.operation() == Operation::BEGIN_XACT {
+                    begun.insert(
+                        r.transaction_id(),
+                        Begun {
+                            name: r.transaction_name().unwrap_or_default(),
+                            time: r.time().map(|t| t.to_string()).unwrap_or_default(),
+                        },
+                    );
+                }
+                if passes(&r, filter, &begun) {
+                    each(listed(&path, &r, &begun, names), &r)?;
+                }
+                Ok(())
+            })
+            .map_err(|e| e.in_file(&path))?;
+        }
+    }
+    Ok(())
+}
+
+/// A transaction log file (`.ldf`) is named as such: its file header and virtual log files are
+/// not read yet.
+fn refuse_log_files(path: &Path) -> Result<()> {
+    let source = crate::location::open(path)?;
+    let head = crate::sniff::read_head(source.as_ref())
+        .map_err(|e| Error::io(path, "cannot read the start of the file", e))?;
+    if crate::sniff::sniff(&head) == crate::sniff::FileFormat::TransactionLog {
+        return Err(Error::unsupported(
+            "a transaction log file (.ldf): reading log files is not supported yet; give the log backups (.trn) or the full backup",
+        )
+        .in_file(path));
+    }
+    Ok(())
+}
+
+fn passes(r: &LogRecord<'_>, filter: &LogFilter, begun: &HashMap<TransactionId, Begun>) -> bool {
+    if !filter.operations.is_empty() && !filter.operations.contains(&r.operation()) {
+        return false;
+    }
+    if filter.transaction.is_some_and(|t| t != r.transaction_id()) {
+        return false;
+    }
+    if let Some(partitions) = &filter.partitions {
+        if !r.partition_id().is_some_and(|p| partitions.contains(&p)) {
+            return false;
+        }
+    }
+    if filter.from.is_some() || filter.to.is_some() {
+        let Some(b) = begun.get(&r.transaction_id()).filter(|b| !b.time.is_empty()) else { return false };
+        if filter.from.as_deref().is_some_and(|from| b.time.as_str() < from) {
+            return false;
+        }
+        if filter.to.as_deref().is_some_and(|to| b.time.as_str() > to) {
+            return false;
+        }
+    }
+    true
+}
+
+fn listed(
+    file: &Path,
+    r: &LogRecord<'_>,
+    begun: &HashMap<TransactionId, Begun>,
+    names: Option<&HashMap<u64, String>>,
+) -> ListedRecord {
+    let op = r.operation();
+    let time = r.time();
+    let is_begin = op == Operation::BEGIN_XACT;
+    ListedRecord {
+        file: file.to_path_buf(),
+        lsn: r.lsn,
+        previous_lsn: r.previous_lsn(),
+        operation: op,
+        context: r.context(),
+        transaction_id: r.transaction_id(),
+        transaction_name: begun.get(&r.transaction_id()).map(|b| b.name.clone()).filter(|n| !n.is_empty()),
+        begin_time: if is_begin { time.clone() } else { None },
+        end_time: if is_begin { None } else { time },
+        page: r.page_id(),
+        slot: r.slot(),
+        partition_id: r.partition_id(),
+        object: r.partition_id().and_then(|p| names?.get(&p).cloned()),
+        length: r.length(),
+        flags: r.flags(),
+        user_sid: r.user_sid(),
+        offset_in_row: r.offset_in_row(),
+    }
+}

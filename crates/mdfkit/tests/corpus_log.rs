@@ -1,0 +1,293 @@
+//! The transaction log in the corpus backups (`MDFKIT_CORPUS`): the log portion of every full
+//! and differential backup and every log backup of `chains/` reads block by block, and what the
+//! records say agrees with facts known without our reader: the backup headers' LSNs and dates,
+//! the boot page's address, the marked transaction `dbatoolstest` of the StopAt chain (and
+//! EXPECTED.json's `AFTER '2020-05-12 13:33:35'` for its second mark), and the allocation unit
+//! of `dbo.steps` in the catalog.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use mdfkit::backup::{BackupMedia, BackupType, Lsn};
+use mdfkit::log::{for_each_record, BackupLog, Context, Operation};
+use mdfkit::{Database, PageId};
+
+struct Seen {
+    lsn: Lsn,
+    op: Operation,
+    context: Context,
+    page: Option<PageId>,
+    partition: Option<u64>,
+    name: Option<String>,
+    time: Option<String>,
+    images_fit: bool,
+}
+
+/// The records of the backup set in `file` that belong to it, and the set's header.
+fn records(file: &Path) -> (mdfkit::backup::BackupSet, Vec<Seen>) {
+    let media = BackupMedia::open(&[file]).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    let position = media.sets().last().unwrap().position;
+    let log = BackupLog::new(&media, position).unwrap();
+    let set = log.backup_set().clone();
+    let mut seen = Vec::new();
+    let mut held = Vec::new();
+    for block in BackupLog::new(&media, position).unwrap() {
+        let block = block.unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        for_each_record(&block, |r| {
+            held.push(r.lsn);
+            if log.holds(r.lsn) {
+                seen.push(Seen {
+                    lsn: r.lsn,
+                    op: r.operation(),
+                    context: r.context(),
+                    page: r.page_id(),
+                    partition: r.partition_id(),
+                    name: r.transaction_name(),
+                    time: r.time().map(|t| t.to_string()),
+                    images_fit: r.row_images().is_ok(),
+                });
+            }
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    }
+    // LSNs rise through the stream, record after record.
+    assert!(held.windows(2).all(|w| w[0] < w[1]), "{}: LSNs out of order", file.display());
+    (set, seen)
+}
+
+fn chain(dir: &Path, folder: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir.join("chains").join(folder)).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files
+}
+
+/// Every log portion of the 2008 R2 and later chains reads, each record's row images end inside
+/// it, records lie within their backup's LSN range, and boot page checkpoint records name 1:9.
+#[test]
+fn every_chain_log_reads_within_its_backups_lsns() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut total = 0;
+    for folder in ["restoretimeclean", "stopat", "stopat-later-logs", "simplerecovery", "difftest", "stripe"] {
+        for file in chain(&dir, folder) {
+            let (set, seen) = records(&file);
+            for r in &seen {
+                assert!(
+                    r.lsn < set.last_lsn,
+                    "{}: {:?} at or past the last LSN {}",
+                    file.display(),
+                    r.lsn,
+                    set.last_lsn
+                );
+                if set.backup_type == BackupType::Log {
+                    assert!(r.lsn >= set.first_lsn, "{}: {:?} before the first LSN", file.display(), r.lsn);
+                }
+                assert!(
+                    r.images_fit,
+                    "{}: {:?} {}: row images run past the record",
+                    file.display(),
+                    r.lsn,
+                    r.op.name()
+                );
+                if r.context.name() == "LCX_BOOT_PAGE_CKPT" {
+                    assert_eq!(r.page, Some(PageId::new(1, 9)), "{}: {:?}", file.display(), r.lsn);
+                }
+            }
+            if set.backup_type == BackupType::Log && set.first_lsn < set.last_lsn && set.family_count == 1 {
+                assert!(!seen.is_empty(), "{}: a log backup with no records", file.display());
+            }
+            total += seen.len();
+        }
+    }
+    assert!(total > 1000, "only {total} records in the chains");
+}
+
+/// Commits recorded in each RestoreTimeClean log backup happened after the previous log backup
+/// began and no later than this one finished (the headers' dates, to the second).
+#[test]
+fn commit_times_fall_between_consecutive_log_backups() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let folder = dir.join("chains/restoretimeclean");
+    for (previous, this) in [
+        ("RestoreTimeClean_1.trn", "RestoreTimeClean_2.trn"),
+        ("RestoreTimeClean_2.trn", "RestoreTimeClean_3.trn"),
+        ("RestoreTimeClean2_1.trn", "RestoreTimeClean2_2.trn"),
+        ("RestoreTimeClean2_2.trn", "RestoreTimeClean2_3.trn"),
+    ] {
+        let (before, _) = records(&folder.join(previous));
+        let (set, seen) = records(&folder.join(this));
+        assert_eq!(before.last_lsn, set.first_lsn);
+        let from = before.start.unwrap().to_string();
+        let to = set.finish.unwrap().to_string();
+        let commits: Vec<&str> =
+            seen.iter().filter(|r| r.op == Operation::COMMIT_XACT).filter_map(|r| r.time.as_deref()).collect();
+        assert!(!commits.is_empty(), "{this}: no commits");
+        for t in commits {
+            assert!(t[..19] >= from[..19] && t[..19] <= to[..19], "{this}: commit at {t}, outside {from} .. {to}");
+        }
+    }
+}
+
+/// The StopAt chain's marked transaction: `BEGIN TRAN dbatoolstest WITH MARK` in StopAt_21.trn,
+/// between the previous log backup's finish and its own, and again in StopAt_23.trn after
+/// 2020-05-12 13:33:35 (EXPECTED.json's STOPATMARK ... AFTER).
+#[test]
+fn the_marked_transaction_appears_with_its_name_and_time() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let later = dir.join("chains/stopat-later-logs");
+    let (previous, _) = records(&dir.join("chains/stopat/StopAt_2.trn"));
+    let (set, seen) = records(&later.join("StopAt_21.trn"));
+    let marks: Vec<&Seen> = seen.iter().filter(|r| r.name.as_deref() == Some("dbatoolstest")).collect();
+    assert_eq!(marks.len(), 1, "StopAt_21.trn");
+    assert_eq!(marks[0].op, Operation::BEGIN_XACT);
+    let begin = marks[0].time.as_deref().unwrap();
+    assert!(
+        begin[..19] >= previous.finish.unwrap().to_string()[..19]
+            && begin[..19] <= set.finish.unwrap().to_string()[..19]
+    );
+    let (_, seen) = records(&later.join("StopAt_23.trn"));
+    let after: Vec<&str> = seen
+        .iter()
+        .filter(|r| r.name.as_deref() == Some("dbatoolstest"))
+        .filter_map(|r| r.time.as_deref())
+        .filter(|t| t[..19] >= *"2020-05-12 13:33:35")
+        .collect();
+    assert!(!after.is_empty(), "StopAt_23.trn: no dbatoolstest transaction after 13:33:35");
+}
+
+/// Row inserts into `dbo.steps` in the log backups carry the partition id the catalog gives
+/// dbo.steps (`sys.partitions`), and land on pages of its file.
+#[test]
+fn inserts_into_steps_name_its_partition() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let folder = dir.join("chains/restoretimeclean");
+    let db = Database::open(&[folder.join("RestoreTimeClean.bak")]).unwrap();
+    let names = mdfkit::log::partition_names(&db);
+    let steps = db.catalog().find_table("dbo.steps").unwrap().partitions[0].partition_id as u64;
+    assert_eq!(names.get(&steps).map(String::as_str), Some("dbo.steps"));
+    let mut inserts = 0;
+    for file in ["RestoreTimeClean_1.trn", "RestoreTimeClean_2.trn", "RestoreTimeClean_3.trn"] {
+        let (_, seen) = records(&folder.join(file));
+        for r in seen.iter().filter(|r| r.op == Operation::INSERT_ROWS && r.context.name() == "LCX_HEAP") {
+            if r.partition == Some(steps) {
+                inserts += 1;
+                assert_eq!(r.page.unwrap().file, 1);
+            }
+        }
+    }
+    assert!(inserts > 0, "no insert into dbo.steps in the log backups");
+}
+
+/// The chain's EXPECTED.json entry for `folder`.
+fn expected(dir: &Path, folder: &str) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap();
+    let all: serde_json::Value = serde_json::from_str(&text).unwrap();
+    all["chains"].as_array().unwrap().iter().filter(|c| c["folder"] == folder).cloned().collect()
+}
+
+/// The rows RestoreTimeClean's whole log inserted into dbo.steps (the full backup holds it
+/// empty, nothing is deleted): their `dt` span what a real restore of the chain holds, and those
+/// of transactions committed by STOPAT '2017-06-01 13:22:44' what the point-in-time restore
+/// holds (EXPECTED.json, to the second).
+#[test]
+fn the_log_inserts_the_rows_a_restore_of_the_chain_holds() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let files = chain(&dir, "restoretimeclean");
+    let db = Database::open(&[dir.join("chains/restoretimeclean/RestoreTimeClean.bak")]).unwrap();
+    let (columns, changes) = mdfkit::log::changes::table_changes(&db, &files, "dbo.steps").unwrap();
+    let dt = columns.iter().position(|c| c == "dt").unwrap();
+    assert!(changes.iter().all(|c| c.kind == "insert" && c.note.is_none() && c.committed == Some(true)));
+    let seconds = |c: &mdfkit::log::changes::RowChange| c.values[dt].to_string()[..19].to_string();
+    for case in expected(&dir, "restoretimeclean") {
+        let stopat = case["stopat"].as_str();
+        let mut dts: Vec<String> = changes
+            .iter()
+            .filter(|c| stopat.is_none_or(|s| c.end_time.as_ref().unwrap().to_string()[..19] <= *s))
+            .map(seconds)
+            .collect();
+        dts.sort();
+        assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str(), "{case}");
+        assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str(), "{case}");
+    }
+}
+
+/// The StopAt chain's marks, from the rows the log inserted into dbo.steps: the largest `step`
+/// committed up to the mark transaction `dbatoolstest` (STOPATMARK), before it
+/// (STOPBEFOREMARK), and up to its second use after 2020-05-12 13:33:35 (STOPATMARK ... AFTER):
+/// EXPECTED.json's max_step values.
+#[test]
+fn the_marks_split_the_stopat_rows_as_expected() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut files = chain(&dir, "stopat");
+    files.extend(chain(&dir, "stopat-later-logs"));
+    let db = Database::open(&[dir.join("chains/stopat/StopAt.bak")]).unwrap();
+    let (columns, changes) = mdfkit::log::changes::table_changes(&db, &files, "dbo.steps").unwrap();
+    let step = columns.iter().position(|c| c == "step").unwrap();
+    let marks: Vec<&mdfkit::log::changes::RowChange> =
+        changes.iter().filter(|c| c.transaction_name.as_deref() == Some("dbatoolstest")).collect();
+    let first = marks.first().unwrap();
+    let after =
+        marks.iter().find(|c| c.begin_time.as_ref().unwrap().to_string()[..19] >= *"2020-05-12 13:33:35").unwrap();
+    let max_step = |until: Lsn, inclusive: bool| {
+        changes
+            .iter()
+            .filter(|c| c.committed == Some(true))
+            .filter(|c| if inclusive { c.end_lsn.unwrap() <= until } else { c.end_lsn.unwrap() < until })
+            .map(|c| match c.values[step] {
+                mdfkit::value::Value::Int(v) => v,
+                ref v => panic!("step {v:?}"),
+            })
+            .max()
+            .unwrap()
+    };
+    let case = &expected(&dir, "stopat + stopat-later-logs")[0]["expect"];
+    assert_eq!(max_step(first.end_lsn.unwrap(), true), case["STOPATMARK 'dbatoolstest'"]["max_step"].as_i64().unwrap());
+    assert_eq!(
+        max_step(first.end_lsn.unwrap(), false),
+        case["STOPBEFOREMARK 'dbatoolstest'"]["max_step"].as_i64().unwrap()
+    );
+    assert_eq!(
+        max_step(after.end_lsn.unwrap(), true),
+        case["STOPATMARK 'dbatoolstest' AFTER '2020-05-12 13:33:35'"]["max_step"].as_i64().unwrap()
+    );
+}
+
+/// A damaged log block is named, never read past: a sector whose status byte has the other
+/// parity (a stale sector) and a slot entry pointing outside its block stop the read with the
+/// byte offset and the block's LSN.
+#[test]
+fn a_damaged_log_block_is_named() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let file = dir.join("chains/restoretimeclean/RestoreTimeClean_1.trn");
+    let bytes = std::fs::read(&file).unwrap();
+    let media = BackupMedia::open(&[&file]).unwrap();
+    let piece = media.log_pieces(1)[0];
+    let first = piece.offset as usize;
+    // The first block is 0x8a00 bytes (its header's size field): it has sectors after the first.
+    let size = u16::from_le_bytes([bytes[first + 6], bytes[first + 7]]) as usize;
+    assert!(size > 512 && bytes[first + 512] & 0xc0 == 0x40);
+    let read_all = |bytes: Vec<u8>| -> Result<usize, String> {
+        let media = BackupMedia::from_bytes("damaged.trn", bytes).unwrap();
+        let mut n = 0;
+        for block in BackupLog::new(&media, 1).unwrap() {
+            for_each_record(&block.map_err(|e| e.to_string())?, |_| {
+                n += 1;
+                Ok(())
+            })
+            .map_err(|e| e.to_string())?;
+        }
+        Ok(n)
+    };
+    assert!(read_all(bytes.clone()).unwrap() > 100);
+    let mut stale = bytes.clone();
+    stale[first + 512] ^= 0xc0;
+    let e = read_all(stale).unwrap_err();
+    assert!(e.contains("damaged.trn") && e.contains("torn or stale") && e.contains("00000019:0000003e"), "{e}");
+    let mut lying = bytes.clone();
+    let array = first + u16::from_le_bytes([bytes[first + 4], bytes[first + 5]]) as usize;
+    lying[array - 2..array].copy_from_slice(&0xfff0u16.to_le_bytes());
+    let e = read_all(lying).unwrap_err();
+    assert!(e.contains("slot 1") && e.contains("log block at byte 0"), "{e}");
+}
