@@ -76,7 +76,7 @@ pub enum CdRecordType {
 }
 
 impl CdRecordType {
-    fn from_header(header: u8) -> Self {
+    pub fn from_header(header: u8) -> Self {
         match (header >> 2) & 7 {
             0 => CdRecordType::Primary,
             1 => CdRecordType::GhostEmpty,
