@@ -88,6 +88,26 @@ pub struct TableSpec {
     /// SQL Server 2005 SP2 on): decimal and numeric columns stored as variable-length columns in
     /// the vardecimal encoding.
     pub vardecimal: bool,
+    /// `DATA_COMPRESSION`: ROW writes every record in the CD format (`crate::cd`).
+    pub compression: Compression,
+}
+
+/// A table's `DATA_COMPRESSION` setting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Compression {
+    #[default]
+    None,
+    Row,
+}
+
+impl Compression {
+    /// `sysrowsets.cmprlevel` (`sys.partitions.data_compression`).
+    pub fn level(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Row => 1,
+        }
+    }
 }
 
 impl TableSpec {
@@ -102,6 +122,7 @@ impl TableSpec {
             forward_every: None,
             added_after: None,
             vardecimal: false,
+            compression: Compression::None,
         }
     }
 
@@ -435,6 +456,16 @@ impl Spec {
                 }
                 if t.forward_every.is_some() {
                     return err(format!("{q}: forwarded records exist only in heaps"));
+                }
+            }
+            if t.compression != Compression::None {
+                if t.columns.len() > 127 {
+                    return err(format!("{q}: compressed tables of more than 127 columns are not written"));
+                }
+                if t.vardecimal || t.columns.iter().any(|c| c.sparse || c.ty == ColType::SmallDateTime) {
+                    return err(format!(
+                        "{q}: compressed tables with vardecimal, sparse or smalldatetime columns are not written"
+                    ));
                 }
             }
             if let Some((first, _)) = t.added_after {
