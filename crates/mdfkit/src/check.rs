@@ -4,7 +4,9 @@
 //! 1. **Pages** ([`check_pages`]), which needs no catalog: every page the PFS pages mark allocated
 //!    must pass its checksum or torn-page check, name its own address, have a slot array that fits
 //!    and records that parse. Pages not marked allocated are skipped: files keep unformatted and
-//!    freed pages (the corpus' Northwind has 50 junk pages past its last allocation).
+//!    freed pages (the corpus' Northwind has 50 junk pages past its last allocation). A PAGE
+//!    compressed page's CI structure must parse (header, anchor record, dictionary within its
+//!    size) and its records start after it; CD records (status bit 0 set) parse as CD records.
 //! 2. **Allocation and structure** ([`check_catalog`]), when the catalog opens: each allocation
 //!    unit's IAM chain is readable, no extent is owned by two units, every allocated page an IAM
 //!    chain owns belongs to that unit (or is not formatted yet), each clustered index's leaf
@@ -26,6 +28,7 @@ use crate::catalog::base::AllocationUnit;
 use crate::database::Database;
 use crate::error::Result;
 use crate::page::allocation::{pfs_intervals, pfs_page_for, IamPage, PFS_INTERVAL};
+use crate::page::compression_info::{CompressionInfo, PAGE_HAS_CI_STRUCTURE};
 use crate::page::protection::{self, Verdict};
 use crate::page::{Page, PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
 use crate::record::cd::CdRecord;
@@ -199,6 +202,14 @@ fn check_one_page(id: PageId, buf: &mut [u8], problems: &mut Vec<Problem>) {
     if header.free_data as usize > array_start || (header.free_data as usize) < HEADER_SIZE && slots > 0 {
         report(format!("free data offset {} outside the record area {HEADER_SIZE}..{array_start}", header.free_data));
     }
+    // A PAGE compressed page's CI structure comes before its records.
+    let mut records_start = HEADER_SIZE;
+    if header.page_type == PageType::Data && header.type_flag_bits & PAGE_HAS_CI_STRUCTURE != 0 {
+        match CompressionInfo::parse(buf) {
+            Ok(ci) => records_start = ci.records_start(),
+            Err(e) => report(e.message().to_string()),
+        }
+    }
     // A page whose slot array is garbage is one damaged page, not thousands of problems: the
     // first few slots are named, the rest counted.
     let mut bad_slots = 0usize;
@@ -213,9 +224,9 @@ fn check_one_page(id: PageId, buf: &mut [u8], problems: &mut Vec<Problem>) {
         if offset == 0 {
             continue;
         }
-        if offset < HEADER_SIZE || offset >= array_start {
+        if offset < records_start || offset >= array_start {
             report_slot(&|| {
-                format!("slot {slot} points at {offset}, outside the record area {HEADER_SIZE}..{array_start}")
+                format!("slot {slot} points at {offset}, outside the record area {records_start}..{array_start}")
             });
             continue;
         }

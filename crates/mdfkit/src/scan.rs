@@ -21,6 +21,7 @@ use crate::bytes::read_u16;
 use crate::catalog::base::AllocationUnit;
 use crate::error::{Error, Result};
 use crate::page::allocation::{pfs_page_for, pfs_says_allocated, IamPage};
+use crate::page::compression_info::PAGE_HAS_CI_STRUCTURE;
 use crate::page::{Page, PageId, PageType};
 use crate::record::cd::CdRecord;
 use crate::record::{Record, RecordFormat, RecordType};
@@ -279,11 +280,6 @@ pub fn visit_page(
     }
     Ok(Flow::Continue)
 }
-
-/// Type bit 0x80 of a page header: the page starts with a PAGE compression CI structure (anchor
-/// record and dictionary) that its records' values refer to (danny-sg/internals-viewer,
-/// `DataPage.IsPageCompressed`).
-pub const PAGE_HAS_CI_STRUCTURE: u8 = 0x80;
 
 /// Refuses a page whose records cannot be read in `format`: a PAGE compressed page with its CI
 /// structure (prefixes and dictionary symbols are not resolved yet; reading its records as ROW
