@@ -776,8 +776,7 @@ fn datetime2(bytes: &[u8], scale: u8, digits: u32) -> Option<i64> {
     let split = bytes.len().checked_sub(3)?;
     let units = scaled(time_units(&bytes[..split])?, scale, digits);
     let days = i64::from(three_byte(&bytes[split..])?) - DAYS_0001_TO_1970;
-    // Nanoseconds since 1970 in an i64 reach the years 1677-2262 only.
-    days.checked_mul(86_400 * 10i64.pow(digits))?.checked_add(units)
+    Some(days * 86_400 * 10i64.pow(digits) + units)
 }
 
 #[cfg(test)]
