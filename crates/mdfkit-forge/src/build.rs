@@ -266,6 +266,8 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
     let mut values: Vec<Option<Val>> = Vec::with_capacity(t.columns.len());
     let mut stored: Vec<Stored> = Vec::with_capacity(t.columns.len());
     let mut data_pages = 0u64;
+    // Data pages opened so far (PAGE compression's CI structures go on every n-th).
+    let mut opened = 0u64;
     let total = generated_rows(t);
     for row in 0..total {
         let ghost = is_ghost(t, row);
@@ -344,17 +346,15 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
                 flush_data(w, fwd.take(), false, &mut data_pages)?;
             }
             if fwd.is_none() {
-                let mut p = PageBuf::new(in_row.next_page(&mut w.space), page::TYPE_DATA, ids.in_row_unit);
-                p.pminlen = layout.fixed_end as u16;
-                fwd = Some(p);
+                let id = in_row.next_page(&mut w.space);
+                fwd = Some(data_page(t, id, ids.in_row_unit, layout.fixed_end, &mut opened));
             }
             if page.as_ref().is_some_and(|p| !p.fits(9)) {
                 flush_data(w, page.take(), true, &mut data_pages)?;
             }
             if page.is_none() {
-                let mut p = PageBuf::new(in_row.next_page(&mut w.space), page::TYPE_DATA, ids.in_row_unit);
-                p.pminlen = layout.fixed_end as u16;
-                page = Some(p);
+                let id = in_row.next_page(&mut w.space);
+                page = Some(data_page(t, id, ids.in_row_unit, layout.fixed_end, &mut opened));
             }
             let here = page.as_mut().expect("open page");
             let f = fwd.as_mut().expect("open forwarding page");
@@ -371,17 +371,15 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
                 }
                 let prev = done.id;
                 flush_data(w, Some(done), !clustered, &mut data_pages)?;
-                let mut p = PageBuf::new(next, page::TYPE_DATA, ids.in_row_unit);
-                p.pminlen = layout.fixed_end as u16;
+                let mut p = data_page(t, next, ids.in_row_unit, layout.fixed_end, &mut opened);
                 if clustered {
                     p.prev = prev;
                 }
                 page = Some(p);
             }
             if page.is_none() {
-                let mut p = PageBuf::new(in_row.next_page(&mut w.space), page::TYPE_DATA, ids.in_row_unit);
-                p.pminlen = layout.fixed_end as u16;
-                page = Some(p);
+                let id = in_row.next_page(&mut w.space);
+                page = Some(data_page(t, id, ids.in_row_unit, layout.fixed_end, &mut opened));
             }
             let p = page.as_mut().expect("open page");
             if first_page.is_null() {
@@ -436,6 +434,18 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
         min_leaf: if min_leaf == usize::MAX { 0 } else { min_leaf },
         layout: full_layout,
     })
+}
+
+/// A new data page of `t`'s in-row unit; with PAGE compression every `page_ci_every`-th one starts
+/// with a CI structure.
+fn data_page(t: &TableSpec, id: PageId, unit: i64, pminlen: usize, opened: &mut u64) -> PageBuf {
+    let mut p = PageBuf::new(id, page::TYPE_DATA, unit);
+    p.pminlen = pminlen as u16;
+    *opened += 1;
+    if t.compression == Compression::Page && t.page_ci_every.is_some_and(|n| n > 0 && *opened % n == 0) {
+        p.set_compression_info(&cd::compression_info(t.columns.len()));
+    }
+    p
 }
 
 fn flush_data(w: &mut Writer, page: Option<PageBuf>, heap: bool, pages: &mut u64) -> io::Result<()> {

@@ -222,6 +222,20 @@ fn back_pointer(stub: PageId, slot: u16) -> Vec<u8> {
     b
 }
 
+/// The CI structure of a PAGE compressed page whose values use no prefix and no dictionary: header
+/// 0x02 (anchor record, no dictionary), modification count 0, the structure's size, then an anchor
+/// record whose `columns` columns are all NULL (no column has a prefix). Layout as documented by
+/// danny-sg/internals-viewer (`CompressionInfoLoader.cs`) and rsleedbx/mssqlbak-tests
+/// (`04_ROWSTORE_COMPRESSED.md` §3.6).
+pub fn compression_info(columns: usize) -> Vec<u8> {
+    let mut anchor = Vec::new();
+    encode(&vec![CdCell::Null; columns], Kind::Primary, &mut anchor);
+    let mut ci = vec![0x02, 0, 0];
+    ci.extend_from_slice(&((5 + anchor.len()) as u16).to_le_bytes());
+    ci.extend_from_slice(&anchor);
+    ci
+}
+
 /// A compressed heap's forwarding stub: header 0x09 (CD format, record type 2), then the
 /// forwarded record's page, file, slot.
 pub fn forwarding_stub(target: PageId, slot: u16) -> Vec<u8> {

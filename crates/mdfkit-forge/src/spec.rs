@@ -88,8 +88,12 @@ pub struct TableSpec {
     /// SQL Server 2005 SP2 on): decimal and numeric columns stored as variable-length columns in
     /// the vardecimal encoding.
     pub vardecimal: bool,
-    /// `DATA_COMPRESSION`: ROW writes every record in the CD format (`crate::cd`).
+    /// `DATA_COMPRESSION`: ROW writes every record in the CD format (`crate::cd`); PAGE too, its
+    /// pages without a CI structure but every `page_ci_every`-th data page.
     pub compression: Compression,
+    /// PAGE compression: every n-th data page starts with a CI structure (an anchor record without
+    /// prefixes, no dictionary: `crate::cd::compression_info`).
+    pub page_ci_every: Option<u64>,
 }
 
 /// A table's `DATA_COMPRESSION` setting.
@@ -98,6 +102,7 @@ pub enum Compression {
     #[default]
     None,
     Row,
+    Page,
 }
 
 impl Compression {
@@ -106,6 +111,7 @@ impl Compression {
         match self {
             Compression::None => 0,
             Compression::Row => 1,
+            Compression::Page => 2,
         }
     }
 }
@@ -123,6 +129,7 @@ impl TableSpec {
             added_after: None,
             vardecimal: false,
             compression: Compression::None,
+            page_ci_every: None,
         }
     }
 

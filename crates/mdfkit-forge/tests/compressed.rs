@@ -200,3 +200,102 @@ fn ghosts_of_a_compressed_heap_are_returned_when_asked_for() {
     // Every 7th generated row is a ghost: 250 live rows take 291 generated, 41 of them ghosts.
     assert_eq!(ghosts, 41);
 }
+
+/// PAGE compressed tables: every record in the CD format; `ci_every` data pages also start with
+/// a CI structure (an anchor record without prefixes).
+fn page_spec(ci_every: Option<u64>) -> Spec {
+    let key = col("ItemID", ColType::Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never);
+    let mut t = every_type(TableSpec::new("dbo", "Paged", Layout::Clustered { key: 0 }, 300).column(key));
+    t.compression = Compression::Page;
+    t.page_ci_every = ci_every;
+    Spec::new("forge_page", Version::V904, 23).table(t)
+}
+
+fn open_bytes(files: Vec<mdfkit_forge::ForgedFile>) -> (mdfkit::Database, std::sync::Arc<mdfkit::source::DataFiles>) {
+    let source = std::sync::Arc::new(
+        mdfkit::source::DataFiles::from_memory(files.into_iter().map(|f| (f.name, f.bytes)).collect()).unwrap(),
+    );
+    (mdfkit::Database::from_source(source.clone()).unwrap(), source)
+}
+
+/// The forged data pages that start with a CI structure (header type bit 0x80): their numbers.
+fn pages_with_ci(file: &[u8]) -> Vec<usize> {
+    (0..file.len() / 8192).filter(|&p| file[p * 8192 + 1] == 1 && file[p * 8192 + 2] & 0x80 != 0).collect()
+}
+
+#[test]
+fn page_compressed_pages_without_a_ci_structure_read_as_row_compressed() {
+    let spec = page_spec(None);
+    common::assert_round_trip(&spec);
+    let (db, _) = common::open(&spec);
+    let t = db.catalog().find_table("dbo.Paged").unwrap();
+    assert_eq!(t.compression_names(), ["PAGE"]);
+    assert!(db.catalog().create_table_sql(&t).contains(") WITH (DATA_COMPRESSION = PAGE);"));
+}
+
+#[test]
+fn pages_with_a_ci_structure_are_refused_by_page_checked_and_skipped_by_salvage() {
+    let spec = page_spec(Some(3));
+    let files = mdfkit_forge::forge(&spec).unwrap();
+    let ci_pages = pages_with_ci(&files[0].bytes);
+    assert!(ci_pages.len() >= 3, "{ci_pages:?}");
+    let rows_on_ci_pages: usize = ci_pages
+        .iter()
+        .map(|&p| usize::from(u16::from_le_bytes([files[0].bytes[p * 8192 + 22], files[0].bytes[p * 8192 + 23]])))
+        .sum();
+    let (db, source) = open_bytes(files.clone());
+    let table = db.catalog().find_table("dbo.Paged").unwrap();
+
+    // Refused by name, naming the first such page in key order.
+    let err = db.for_each_row(&table, |_, _| Ok(Flow::Continue)).unwrap_err();
+    assert_eq!(err.kind(), mdfkit::ErrorKind::Unsupported, "{err}");
+    assert!(err.to_string().contains("compression information structure"), "{err}");
+    let page = err.page().expect("the page is named");
+    assert!(ci_pages.contains(&(page.page as usize)), "{err}");
+
+    // Salvage: every row of the other pages, each one the forge wrote; the CI pages listed.
+    let expected: Vec<Vec<String>> = live_rows(&spec, 0)
+        .map(|row| {
+            row.iter()
+                .zip(&spec.tables[0].columns)
+                .map(|(v, c)| v.as_ref().map_or("NULL".to_string(), |v| v.sql_text(c.ty)))
+                .collect()
+        })
+        .collect();
+    let decoder = db.row_decoder(&table, table.partitions[0].partition_id, None).unwrap();
+    let mut values = Vec::new();
+    let mut salvaged: Vec<Vec<String>> = Vec::new();
+    let stats = db
+        .scan(&table)
+        .salvage(true)
+        .records(|record, _| {
+            decoder.decode(record, &mut values)?;
+            salvaged.push(values.iter().map(|v| v.to_string()).collect());
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    assert_eq!(salvaged.len() + rows_on_ci_pages, 300);
+    assert_eq!(stats.skipped.len(), ci_pages.len());
+    assert!(stats.skipped.iter().all(|s| s.page.is_some_and(|p| ci_pages.contains(&(p.page as usize)))));
+    for row in &salvaged {
+        assert!(expected.contains(row), "a row the forge did not write: {row:?}");
+    }
+
+    // The CI structures are sound; unread values are no damage.
+    let (problems, _) = mdfkit::check::check_pages(source.as_ref(), |_| {});
+    assert!(problems.is_empty(), "{problems:?}");
+    let (problems, _) = mdfkit::check::check_catalog(&db).unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+
+    // A CI structure claiming more bytes than the page holds is a damaged page.
+    let mut damaged = files;
+    let p = ci_pages[0];
+    let page = &mut damaged[0].bytes[p * 8192..(p + 1) * 8192];
+    page[96 + 3..96 + 5].copy_from_slice(&9000u16.to_le_bytes());
+    mdfkit_forge::page::seal(page);
+    let (_, source) = open_bytes(damaged);
+    let (problems, _) = mdfkit::check::check_pages(source.as_ref(), |_| {});
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].page.map(|id| id.page as usize), Some(p));
+    assert!(problems[0].what.contains("compression information structure"), "{problems:?}");
+}

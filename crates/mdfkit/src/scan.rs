@@ -267,7 +267,15 @@ pub fn visit_page(
     each: &mut impl FnMut(&Record, RowLocation) -> Result<Flow>,
 ) -> Result<Flow> {
     stats.pages += 1;
-    check_page_format(page, mode.format)?;
+    match check_page_format(page, mode.format) {
+        Ok(()) => {}
+        // A salvage scan returns the rows it can read: the page is listed as skipped.
+        Err(e) if mode.salvage => {
+            stats.skipped.push(Skipped::from_error(&e));
+            return Ok(Flow::Continue);
+        }
+        Err(e) => return Err(e),
+    }
     for slot in 0..page.slot_count() {
         match visit_slot(reader, page, slot, is_heap, mode, stats, each) {
             Ok(Flow::Stop) => return Ok(Flow::Stop),
