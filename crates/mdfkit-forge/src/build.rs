@@ -442,7 +442,7 @@ fn data_page(t: &TableSpec, id: PageId, unit: i64, pminlen: usize, opened: &mut 
     let mut p = PageBuf::new(id, page::TYPE_DATA, unit);
     p.pminlen = pminlen as u16;
     *opened += 1;
-    if t.compression == Compression::Page && t.page_ci_every.is_some_and(|n| n > 0 && *opened % n == 0) {
+    if t.compression == Compression::Page && t.page_ci_every.is_some_and(|n| n > 0 && opened.is_multiple_of(n)) {
         p.set_compression_info(&cd::compression_info(t.columns.len()));
     }
     p
