@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use mdfkit::compressed::cd_record::{CdRecord, CdValue};
+use mdfkit::record::cd::{CdRecord, CdValue};
 use mdfkit::compressed::values::decode_compressed;
 use mdfkit::types::TypeInfo;
 

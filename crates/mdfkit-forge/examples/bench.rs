@@ -5,6 +5,7 @@
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 8     # 8 GB
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 1,8   # both, and peak memory compared
 //! cargo run -p mdfkit-forge --example bench -- --forge-only --gb 1  # only forge (prints its path)
+//! cargo run --release -p mdfkit-forge --example bench -- --compressed  # plain vs ROW compressed only
 //! ```
 //!
 //! Databases are generated once and cached under `$CARGO_TARGET_DIR/bench` (or
@@ -20,35 +21,54 @@ use std::time::Instant;
 
 use mdfkit::scan::Flow;
 use mdfkit::{Database, ScanOptions};
-use mdfkit_forge::{ColType::*, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec, Version};
+use mdfkit_forge::{ColType::*, ColumnSpec, Compression, Gen, Layout, Nulls, Spec, TableSpec, Version};
 
 fn col(name: &str, ty: mdfkit_forge::ColType, gen: Gen, nulls: Nulls) -> ColumnSpec {
     ColumnSpec::new(name, ty, gen, nulls)
 }
 
+/// The narrow fact table: integers, a date, money, a decimal, a bit.
+fn fact_table(name: &str, rows: u64) -> TableSpec {
+    TableSpec::new("dbo", name, Layout::Clustered { key: 0 }, rows)
+        .column(col("id", BigInt, Gen::Sequence { start: 1, step: 1 }, Nulls::Never))
+        .column(col("customer", Int, Gen::Range { lo: 1, hi: 100_000 }, Nulls::Never))
+        .column(col("product", Int, Gen::Range { lo: 1, hi: 5_000 }, Nulls::Never))
+        .column(col("day", Date, Gen::Random, Nulls::Never))
+        .column(col("amount", Money, Gen::Range { lo: 0, hi: 10_000_000 }, Nulls::Never))
+        .column(col("qty", Decimal(9, 2), Gen::Range { lo: 1, hi: 100_000 }, Nulls::Every(50)))
+        .column(col("returned", Bit, Gen::Random, Nulls::Never))
+}
+
+/// The wide table: text of several lengths, a timestamp, a GUID.
+fn wide_table(name: &str, rows: u64) -> TableSpec {
+    TableSpec::new("dbo", name, Layout::Clustered { key: 0 }, rows)
+        .column(col("id", Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never))
+        .column(col("name", NVarChar(Some(100)), Gen::Length { min: 10, max: 60 }, Nulls::Never))
+        .column(col("street", NVarChar(Some(100)), Gen::Length { min: 10, max: 50 }, Nulls::Every(5)))
+        .column(col("city", VarChar(Some(60)), Gen::Length { min: 4, max: 30 }, Nulls::Never))
+        .column(col("notes", VarChar(Some(400)), Gen::Length { min: 0, max: 200 }, Nulls::Random(0.3)))
+        .column(col("created", DateTime2(7), Gen::Random, Nulls::Never))
+        .column(col("token", UniqueIdentifier, Gen::Random, Nulls::Never))
+}
+
+/// The fact and wide tables plain and ROW compressed, side by side.
+fn compressed_spec(gb: u64) -> Spec {
+    let row = |mut t: TableSpec| {
+        t.compression = Compression::Row;
+        t
+    };
+    Spec::new(&format!("compressed{gb}g"), Version::V904, 1)
+        .table(fact_table("Fact", 2_000_000 * gb))
+        .table(row(fact_table("FactRow", 2_000_000 * gb)))
+        .table(wide_table("Wide", 300_000 * gb))
+        .table(row(wide_table("WideRow", 300_000 * gb)))
+}
+
 fn big_spec(gb: u64) -> Spec {
     let seq = Gen::Sequence { start: 1, step: 1 };
     Spec::new(&format!("bench{gb}g"), Version::V904, 1)
-        .table(
-            TableSpec::new("dbo", "Fact", Layout::Clustered { key: 0 }, 7_000_000 * gb)
-                .column(col("id", BigInt, seq.clone(), Nulls::Never))
-                .column(col("customer", Int, Gen::Range { lo: 1, hi: 100_000 }, Nulls::Never))
-                .column(col("product", Int, Gen::Range { lo: 1, hi: 5_000 }, Nulls::Never))
-                .column(col("day", Date, Gen::Random, Nulls::Never))
-                .column(col("amount", Money, Gen::Range { lo: 0, hi: 10_000_000 }, Nulls::Never))
-                .column(col("qty", Decimal(9, 2), Gen::Range { lo: 1, hi: 100_000 }, Nulls::Every(50)))
-                .column(col("returned", Bit, Gen::Random, Nulls::Never)),
-        )
-        .table(
-            TableSpec::new("dbo", "Wide", Layout::Clustered { key: 0 }, 1_000_000 * gb)
-                .column(col("id", Int, seq.clone(), Nulls::Never))
-                .column(col("name", NVarChar(Some(100)), Gen::Length { min: 10, max: 60 }, Nulls::Never))
-                .column(col("street", NVarChar(Some(100)), Gen::Length { min: 10, max: 50 }, Nulls::Every(5)))
-                .column(col("city", VarChar(Some(60)), Gen::Length { min: 4, max: 30 }, Nulls::Never))
-                .column(col("notes", VarChar(Some(400)), Gen::Length { min: 0, max: 200 }, Nulls::Random(0.3)))
-                .column(col("created", DateTime2(7), Gen::Random, Nulls::Never))
-                .column(col("token", UniqueIdentifier, Gen::Random, Nulls::Never)),
-        )
+        .table(fact_table("Fact", 7_000_000 * gb))
+        .table(wide_table("Wide", 1_000_000 * gb))
         .table(
             TableSpec::new("dbo", "Documents", Layout::Heap, 10_000 * gb)
                 .column(col("id", Int, seq, Nulls::Never))
@@ -224,8 +244,14 @@ fn main() {
     };
     // Only the databases, for benchmarks run elsewhere (python/bench_scale.py).
     if args.iter().any(|a| a == "--forge-only") {
-        for gb in sizes {
+        for &gb in &sizes {
             println!("{}", ensure(&big_spec(gb), &cache_dir().join(format!("{gb}g"))).display());
+        }
+        return;
+    }
+    if args.iter().any(|a| a == "--compressed") {
+        for &gb in &sizes {
+            run_compressed(gb);
         }
         return;
     }
@@ -377,4 +403,37 @@ fn run_size(gb: u64, many: &Path) -> Vec<Run> {
     );
     println!();
     results
+}
+
+/// Plain and ROW compressed copies of the fact and wide tables: rows/s and MB/s of pages on one
+/// thread and on all cores, Parquet export, and the compressed table's share of the plain one's
+/// rows/s (the issue's target for PAGE compression: at least 60% on one core).
+fn run_compressed(gb: u64) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let db = ensure(&compressed_spec(gb), &cache_dir().join(format!("compressed-{gb}g")));
+    child("raw", &db, "");
+    println!("database {}, {cores} cores: plain and ROW compressed tables", db.display());
+    println!();
+    println!(
+        "{:<10} {:<8} {:>10} {:>8} {:>9} {:>10} {:>12} {:>10}",
+        "table", "case", "rows", "pages", "seconds", "MB/s", "rows/s", "vs plain"
+    );
+    for (plain, compressed) in [("dbo.Fact", "dbo.FactRow"), ("dbo.Wide", "dbo.WideRow")] {
+        for case in ["scan1", "scanN", "parquet"] {
+            let base = child(case, &db, plain);
+            for (table, m) in [(plain, &base), (compressed, &child(case, &db, compressed))] {
+                println!(
+                    "{:<10} {:<8} {:>10} {:>8} {:>9.2} {:>10.0} {:>12.0} {:>9.0}%",
+                    table.trim_start_matches("dbo."),
+                    case,
+                    m.rows,
+                    m.bytes / 8192,
+                    m.seconds,
+                    m.mb_per_s(),
+                    m.rows as f64 / m.seconds,
+                    100.0 * (m.rows as f64 / m.seconds) / (base.rows as f64 / base.seconds)
+                );
+            }
+        }
+    }
 }

@@ -6,10 +6,11 @@ use std::collections::BTreeMap;
 use std::io;
 
 use crate::alloc::{self, Space, UnitPages, PFS_ALLOCATED, PFS_GHOST, PFS_IAM, PFS_MIXED};
+use crate::cd::{self, CdCell};
 use crate::meta::{self, Catalog, TableMeta, UnitMeta};
 use crate::page::{self, PageBuf, PageId, MAX_RECORD, PAGE_SIZE};
 use crate::record::{forwarding_stub, Cell, Kind, RecordLayout};
-use crate::spec::{ColType, Layout, Spec, TableSpec};
+use crate::spec::{ColType, Compression, Layout, Spec, TableSpec};
 use crate::systables::{self, SysRow, SysTable};
 use crate::value::{self, Val};
 
@@ -174,16 +175,19 @@ impl Stored {
 /// The physical layout of a user table: columns in declaration order (sparse ones in the
 /// sparse vector).
 pub fn user_layout(t: &TableSpec) -> RecordLayout {
-    layout_of(&t.columns, t.vardecimal)
+    layout_of(&t.columns, t)
 }
 
-/// `vardecimal`: decimal and numeric columns are variable-length (the vardecimal storage format).
-fn layout_of(columns: &[crate::ColumnSpec], vardecimal: bool) -> RecordLayout {
+/// The layout of `columns` of table `t`. With the vardecimal storage format, decimal and numeric
+/// columns are variable-length. In a compressed table every column is numbered like a
+/// variable-length one (leaf offset -n: the n-th entry of the CD array) and has no bit position.
+fn layout_of(columns: &[crate::ColumnSpec], t: &TableSpec) -> RecordLayout {
+    let compressed = t.compression != Compression::None;
     let cols: Vec<(Option<usize>, bool)> = columns
         .iter()
         .map(|c| {
-            let fixed = if vardecimal && c.ty.is_decimal() { None } else { c.ty.fixed_len() };
-            (fixed, c.ty == ColType::Bit)
+            let fixed = if compressed || t.vardecimal && c.ty.is_decimal() { None } else { c.ty.fixed_len() };
+            (fixed, c.ty == ColType::Bit && !compressed)
         })
         .collect();
     let sparse: Vec<bool> = columns.iter().map(|c| c.sparse).collect();
@@ -221,7 +225,27 @@ pub fn table_seed(spec: &Spec, t: &TableSpec) -> u64 {
 pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) -> io::Result<TableMeta> {
     let full_layout = user_layout(t);
     // Rows written before the added columns: the layout of the columns that existed then.
-    let old_layout = t.added_after.map(|(first, _)| layout_of(&t.columns[..first], t.vardecimal));
+    let old_layout = t.added_after.map(|(first, _)| layout_of(&t.columns[..first], t));
+    let compressed = t.compression != Compression::None;
+    // A row's record: CD format in a compressed table (its columns those of the row's layout).
+    let encode = |layout: &RecordLayout, stored: &[Stored], values: &[Option<Val>], kind: Kind, out: &mut Vec<u8>| {
+        if compressed {
+            let cells: Vec<CdCell> = stored
+                .iter()
+                .zip(values.iter().zip(&t.columns))
+                .take(layout.cols.len())
+                .map(|(s, (v, c))| match (s, v) {
+                    (Stored::Null, _) | (_, None) => CdCell::Null,
+                    (Stored::Pointer(b), _) => CdCell::Complex(b.clone()),
+                    (_, Some(v)) => cd::compress(v, c.ty).unwrap_or(CdCell::Null),
+                })
+                .collect();
+            cd::encode(&cells, kind, out);
+        } else {
+            let cells: Vec<Cell> = stored.iter().map(Stored::cell).collect();
+            layout.encode(&cells, kind, out);
+        }
+    };
     let seed = table_seed(w.spec, t);
     let has_lob = t.columns.iter().any(|c| c.ty.is_max());
     let mut in_row = UnitPages::new(false);
@@ -242,6 +266,8 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
     let mut values: Vec<Option<Val>> = Vec::with_capacity(t.columns.len());
     let mut stored: Vec<Stored> = Vec::with_capacity(t.columns.len());
     let mut data_pages = 0u64;
+    // Data pages opened so far (PAGE compression's CI structures go on every n-th).
+    let mut opened = 0u64;
     let total = generated_rows(t);
     for row in 0..total {
         let ghost = is_ghost(t, row);
@@ -284,8 +310,8 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
         }
         let kind_for_size = if forwarded { Kind::Forwarded { stub: PageId::NULL, slot: 0 } } else { Kind::Primary };
         loop {
-            let cells: Vec<Cell> = stored.iter().map(Stored::cell).collect();
-            if layout.size(&cells, kind_for_size) <= limit {
+            encode(layout, &stored, &values, kind_for_size, &mut record);
+            if record.len() <= limit {
                 break;
             }
             let candidate = t
@@ -311,34 +337,32 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
                 w.write_overflow(&mut overflow, &b)?
             });
         }
-        let cells: Vec<Cell> = stored.iter().map(Stored::cell).collect();
         let kind = if ghost { Kind::Ghost } else { Kind::Primary };
         if forwarded {
             // The stub stays here; the record goes to the current forwarding page.
-            let size = layout.size(&cells, kind_for_size);
+            encode(layout, &stored, &values, kind_for_size, &mut record);
+            let size = record.len();
             if fwd.as_ref().is_some_and(|p| !p.fits(size)) {
                 flush_data(w, fwd.take(), false, &mut data_pages)?;
             }
             if fwd.is_none() {
-                let mut p = PageBuf::new(in_row.next_page(&mut w.space), page::TYPE_DATA, ids.in_row_unit);
-                p.pminlen = layout.fixed_end as u16;
-                fwd = Some(p);
+                let id = in_row.next_page(&mut w.space);
+                fwd = Some(data_page(t, id, ids.in_row_unit, layout.fixed_end, &mut opened));
             }
             if page.as_ref().is_some_and(|p| !p.fits(9)) {
                 flush_data(w, page.take(), true, &mut data_pages)?;
             }
             if page.is_none() {
-                let mut p = PageBuf::new(in_row.next_page(&mut w.space), page::TYPE_DATA, ids.in_row_unit);
-                p.pminlen = layout.fixed_end as u16;
-                page = Some(p);
+                let id = in_row.next_page(&mut w.space);
+                page = Some(data_page(t, id, ids.in_row_unit, layout.fixed_end, &mut opened));
             }
             let here = page.as_mut().expect("open page");
             let f = fwd.as_mut().expect("open forwarding page");
-            layout.encode(&cells, Kind::Forwarded { stub: here.id, slot: here.slot_count() }, &mut record);
+            encode(layout, &stored, &values, Kind::Forwarded { stub: here.id, slot: here.slot_count() }, &mut record);
             let fslot = f.add(&record);
-            here.add(&forwarding_stub(f.id, fslot));
+            here.add(&if compressed { cd::forwarding_stub(f.id, fslot) } else { forwarding_stub(f.id, fslot) });
         } else {
-            layout.encode(&cells, kind, &mut record);
+            encode(layout, &stored, &values, kind, &mut record);
             if page.as_ref().is_some_and(|p| !p.fits(record.len())) {
                 let mut done = page.take().expect("open page");
                 let next = in_row.next_page(&mut w.space);
@@ -347,17 +371,15 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
                 }
                 let prev = done.id;
                 flush_data(w, Some(done), !clustered, &mut data_pages)?;
-                let mut p = PageBuf::new(next, page::TYPE_DATA, ids.in_row_unit);
-                p.pminlen = layout.fixed_end as u16;
+                let mut p = data_page(t, next, ids.in_row_unit, layout.fixed_end, &mut opened);
                 if clustered {
                     p.prev = prev;
                 }
                 page = Some(p);
             }
             if page.is_none() {
-                let mut p = PageBuf::new(in_row.next_page(&mut w.space), page::TYPE_DATA, ids.in_row_unit);
-                p.pminlen = layout.fixed_end as u16;
-                page = Some(p);
+                let id = in_row.next_page(&mut w.space);
+                page = Some(data_page(t, id, ids.in_row_unit, layout.fixed_end, &mut opened));
             }
             let p = page.as_mut().expect("open page");
             if first_page.is_null() {
@@ -412,6 +434,18 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
         min_leaf: if min_leaf == usize::MAX { 0 } else { min_leaf },
         layout: full_layout,
     })
+}
+
+/// A new data page of `t`'s in-row unit; with PAGE compression every `page_ci_every`-th one starts
+/// with a CI structure.
+fn data_page(t: &TableSpec, id: PageId, unit: i64, pminlen: usize, opened: &mut u64) -> PageBuf {
+    let mut p = PageBuf::new(id, page::TYPE_DATA, unit);
+    p.pminlen = pminlen as u16;
+    *opened += 1;
+    if t.compression == Compression::Page && t.page_ci_every.is_some_and(|n| n > 0 && opened.is_multiple_of(n)) {
+        p.set_compression_info(&cd::compression_info(t.columns.len()));
+    }
+    p
 }
 
 fn flush_data(w: &mut Writer, page: Option<PageBuf>, heap: bool, pages: &mut u64) -> io::Result<()> {

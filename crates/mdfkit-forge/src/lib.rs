@@ -18,6 +18,7 @@
 //! | row-overflow pointers, in-row LOB roots, DATA and INTERNAL LOB records | `build` | `lob.rs` |
 //! | system base tables (sysallocunits, sysrowsets, sysrscols, sysschobjs, syscolpars, sysidxstats, sysiscols, sysclsobjs, sysscalartypes, sysprufiles, ...) | [`systables`], `meta` | `catalog/base.rs`, `catalog/rowset.rs`, `catalog/model.rs` |
 //! | value storage forms | [`value`] | `decode.rs` |
+//! | ROW compressed leaf records (CD format: CD array, short data clusters, long data region, compressed value forms, SCSU; `TableSpec::compression`; the index levels above stay FixedVar records, which SQL Server writes in the CD format too) | [`cd`], `build` | `record/cd.rs`, `compressed/values.rs`, `compressed/scsu.rs`, `rows.rs` |
 //! | vardecimal storage format (`TableSpec::vardecimal`: decimals as variable-length columns; the table option's catalog flag is not written) | [`value::encode_vardecimal`], `build` | `compressed/vardecimal.rs`, `rows.rs` |
 //!
 //! Deterministic: the same spec gives the same bytes (values are a pure function of the seed,
@@ -37,6 +38,7 @@
 mod alloc;
 pub mod backup;
 mod build;
+pub mod cd;
 mod meta;
 pub mod page;
 pub mod record;
@@ -51,7 +53,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use spec::{ColType, ColumnSpec, Gen, Layout, Nulls, Spec, SpecError, TableSpec, Version};
+pub use spec::{ColType, ColumnSpec, Compression, Gen, Layout, Nulls, Spec, SpecError, TableSpec, Version};
 pub use value::Val;
 
 use page::{PageId, PAGE_SIZE};

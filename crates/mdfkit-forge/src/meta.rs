@@ -341,7 +341,7 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
                     ("status", int(if clustered { 262_726 } else { 1_074_037_250 })),
                     ("fgidfs", int(0)),
                     ("rcrows", int(m.rows as i64)),
-                    ("cmprlevel", int(0)),
+                    ("cmprlevel", int(i64::from(t.compression.level()))),
                     ("fillfact", int(0)),
                     ("maxnullbit", int(t.columns.len() as i64)),
                     ("maxleaf", int(m.max_leaf as i64)),

@@ -4,6 +4,8 @@
 
 pub const PAGE_SIZE: usize = 8192;
 pub const HEADER_SIZE: usize = 96;
+/// Page header type bit: a PAGE compression CI structure follows the header.
+pub const TYPE_FLAG_HAS_CI: u8 = 0x80;
 /// Largest record SQL Server stores on a data page.
 pub const MAX_RECORD: usize = 8060;
 
@@ -87,6 +89,15 @@ impl PageBuf {
 
     pub fn slot_count(&self) -> u16 {
         self.slots
+    }
+
+    /// Puts a PAGE compression CI structure (`crate::cd::compression_info`) before the records
+    /// and flags it in the header's type bits (0x80); only on a page without records yet.
+    pub fn set_compression_info(&mut self, ci: &[u8]) {
+        assert_eq!(self.slots, 0, "the CI structure comes before every record");
+        self.bytes[HEADER_SIZE..HEADER_SIZE + ci.len()].copy_from_slice(ci);
+        self.free_data = HEADER_SIZE + ci.len();
+        self.bytes[2] |= TYPE_FLAG_HAS_CI;
     }
 
     /// Bytes left for records and their slots.

@@ -88,6 +88,32 @@ pub struct TableSpec {
     /// SQL Server 2005 SP2 on): decimal and numeric columns stored as variable-length columns in
     /// the vardecimal encoding.
     pub vardecimal: bool,
+    /// `DATA_COMPRESSION`: ROW writes every record in the CD format (`crate::cd`); PAGE too, its
+    /// pages without a CI structure but every `page_ci_every`-th data page.
+    pub compression: Compression,
+    /// PAGE compression: every n-th data page starts with a CI structure (an anchor record without
+    /// prefixes, no dictionary: `crate::cd::compression_info`).
+    pub page_ci_every: Option<u64>,
+}
+
+/// A table's `DATA_COMPRESSION` setting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Compression {
+    #[default]
+    None,
+    Row,
+    Page,
+}
+
+impl Compression {
+    /// `sysrowsets.cmprlevel` (`sys.partitions.data_compression`).
+    pub fn level(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Row => 1,
+            Compression::Page => 2,
+        }
+    }
 }
 
 impl TableSpec {
@@ -102,6 +128,8 @@ impl TableSpec {
             forward_every: None,
             added_after: None,
             vardecimal: false,
+            compression: Compression::None,
+            page_ci_every: None,
         }
     }
 
@@ -435,6 +463,16 @@ impl Spec {
                 }
                 if t.forward_every.is_some() {
                     return err(format!("{q}: forwarded records exist only in heaps"));
+                }
+            }
+            if t.compression != Compression::None {
+                if t.columns.len() > 127 {
+                    return err(format!("{q}: compressed tables of more than 127 columns are not written"));
+                }
+                if t.vardecimal || t.columns.iter().any(|c| c.sparse || c.ty == ColType::SmallDateTime) {
+                    return err(format!(
+                        "{q}: compressed tables with vardecimal, sparse or smalldatetime columns are not written"
+                    ));
                 }
             }
             if let Some((first, _)) = t.added_after {

@@ -27,7 +27,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
-use crate::record::Record;
+use crate::record::{Record, RecordFormat};
 use crate::rows::RowDecoder;
 use crate::scan::{Flow, RowLocation, ScanMode, ScanStats};
 use crate::sniff::{self, FileFormat};
@@ -191,16 +191,21 @@ impl Database {
         self.scan(table).include_ghosts(mode.include_ghosts).salvage(mode.salvage).partition_records(partition, each)
     }
 
+    /// The record format of a partition's rows; columnstore partitions are refused by name.
+    pub(crate) fn record_format(table: &TableInfo, partition: &PartitionInfo) -> Result<RecordFormat> {
+        RecordFormat::of_compression(partition.data_compression).ok_or_else(|| {
+            Error::unsupported(format!(
+                "uses {} compression (a columnstore index): not supported",
+                compression_name(partition.data_compression)
+            ))
+            .in_object(table.qualified_name())
+        })
+    }
+
     /// The in-row allocation unit of a partition whose storage this version decodes.
     pub(crate) fn scannable_unit(&self, table: &TableInfo, partition: &PartitionInfo) -> Result<&AllocationUnit> {
         let name = table.qualified_name();
-        if partition.data_compression != 0 {
-            return Err(Error::unsupported(format!(
-                "uses {} compression: not supported yet",
-                compression_name(partition.data_compression)
-            ))
-            .in_object(name));
-        }
+        Self::record_format(table, partition)?;
         self.catalog.base().in_row_unit(partition.partition_id).ok_or_else(|| {
             Error::corrupt(format!("partition {} has no in-row allocation unit", partition.partition_id))
                 .in_object(name)

@@ -6,7 +6,8 @@
 //! (`ColumnBuilder::append_cells`, the same conversion the row-by-row path uses).
 //!
 //! Eligibility is decided in two places, both explicit:
-//! - [`PlainLayout::of`], once per partition: the layout has no sparse column (chosen or not:
+//! - [`PlainLayout::of`], once per partition: the rows are uncompressed (FixedVar records), the
+//!   layout has no sparse column (chosen or not:
 //!   rows may end with a sparse vector), and every output column is an in-row column read
 //!   straight from its bytes (no column set, no text/ntext/image, whose in-row bytes are a
 //!   text pointer), has a null bit, and a fixed-length one has a known length at an offset
@@ -25,9 +26,9 @@ use crate::catalog::rowset::ColumnLocation;
 use crate::columnar::BatchBuilder;
 use crate::error::Result;
 use crate::page::Page;
-use crate::record::{Record, RecordType, VarField};
+use crate::record::{Record, RecordFormat, RecordType, VarField};
 use crate::rows::RowDecoder;
-use crate::scan::{self, Flow, ScanStats};
+use crate::scan::{self, Flow, ScanMode, ScanStats};
 use crate::source::PageReader;
 use crate::types::SqlType;
 
@@ -74,7 +75,7 @@ impl PlainLayout {
     /// The plain layout of the decoder's partition, or `None` when its columns need the
     /// row-by-row path.
     pub fn of(decoder: &RowDecoder) -> Option<Self> {
-        if decoder.has_sparse() {
+        if decoder.has_sparse() || decoder.format() != RecordFormat::FixedVar {
             return None;
         }
         let mut columns = Vec::with_capacity(decoder.columns().len());
@@ -159,7 +160,7 @@ impl PlainLayout {
                 appended += 1;
                 Ok(Flow::Continue)
             };
-            scan::visit_slot(reader, page, slot, is_heap, false, stats, &mut append)?;
+            scan::visit_slot(reader, page, slot, is_heap, ScanMode::default(), stats, &mut append)?;
             slot += 1;
         }
         self.append_run(decoder, batch, &run, stats)?;

@@ -91,7 +91,7 @@ pub fn decode_pages(
     mut each: impl FnMut(&[Value], RowLocation) -> Result<Flow>,
 ) -> Result<ScanStats> {
     let mut stats = ScanStats::default();
-    let mode = ScanMode { include_ghosts, salvage: true };
+    let mode = ScanMode { include_ghosts, salvage: true, ..ScanMode::default() };
     let mut values = Vec::new();
     for &id in pages {
         let page: Page = match reader.read(id) {

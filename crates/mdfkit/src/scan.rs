@@ -21,8 +21,10 @@ use crate::bytes::read_u16;
 use crate::catalog::base::AllocationUnit;
 use crate::error::{Error, Result};
 use crate::page::allocation::{pfs_page_for, pfs_says_allocated, IamPage};
+use crate::page::compression_info::PAGE_HAS_CI_STRUCTURE;
 use crate::page::{Page, PageId, PageType};
-use crate::record::{Record, RecordType};
+use crate::record::cd::CdRecord;
+use crate::record::{Record, RecordFormat, RecordType};
 use crate::source::PageReader;
 
 /// What a scan met besides the rows it returned.
@@ -58,9 +60,12 @@ impl Skipped {
     }
 }
 
-/// How a scan treats ghosts and damage.
+/// How a scan treats ghosts and damage, and which record format its pages hold.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ScanMode {
+    /// FixedVar for uncompressed partitions, CD for ROW and PAGE compressed ones
+    /// ([`RecordFormat::of_compression`]).
+    pub format: RecordFormat,
     /// Return ghost (deleted, not yet cleaned up) records too, marked as such.
     pub include_ghosts: bool,
     /// Skip damaged pages and records (listed in [`ScanStats::skipped`]) instead of stopping.
@@ -274,8 +279,17 @@ pub fn visit_page(
     each: &mut impl FnMut(&Record, RowLocation) -> Result<Flow>,
 ) -> Result<Flow> {
     stats.pages += 1;
+    match check_page_format(page, mode.format) {
+        Ok(()) => {}
+        // A salvage scan returns the rows it can read: the page is listed as skipped.
+        Err(e) if mode.salvage => {
+            stats.skipped.push(Skipped::from_error(&e));
+            return Ok(Flow::Continue);
+        }
+        Err(e) => return Err(e),
+    }
     for slot in 0..page.slot_count() {
-        match visit_slot(reader, page, slot, is_heap, mode.include_ghosts, stats, each) {
+        match visit_slot(reader, page, slot, is_heap, mode, stats, each) {
             Ok(Flow::Stop) => return Ok(Flow::Stop),
             Ok(Flow::Continue) => {}
             Err(e) if mode.salvage && e.kind() == crate::error::ErrorKind::Corrupt => {
@@ -287,6 +301,38 @@ pub fn visit_page(
     Ok(Flow::Continue)
 }
 
+/// Refuses a page whose records cannot be read in `format`: a PAGE compressed page with its CI
+/// structure (prefixes and dictionary symbols are not resolved yet; reading its records as ROW
+/// compressed ones would return wrong values).
+pub fn check_page_format(page: &Page, format: RecordFormat) -> Result<()> {
+    if format == RecordFormat::Cd && page.header().type_flag_bits & PAGE_HAS_CI_STRUCTURE != 0 {
+        return Err(Error::unsupported(
+            "PAGE compressed page with a compression information structure (anchor record, dictionary): not supported yet",
+        )
+        .at_page(page.id()));
+    }
+    Ok(())
+}
+
+/// Calls `f` with the record in `bytes`, parsed in `format`.
+fn with_record<R>(bytes: &[u8], format: RecordFormat, f: impl FnOnce(&Record) -> Result<R>) -> Result<R> {
+    match format {
+        RecordFormat::FixedVar => f(&Record::parse(bytes)?),
+        RecordFormat::Cd => {
+            let cd = CdRecord::parse(bytes)?;
+            f(&Record::from_cd(&cd))
+        }
+    }
+}
+
+/// The record type of the record starting with `first`, read as `format` says.
+fn record_type(first: u8, format: RecordFormat) -> RecordType {
+    match format {
+        RecordFormat::FixedVar => RecordType::from_status(first),
+        RecordFormat::Cd => RecordType::from_cd_header(first),
+    }
+}
+
 /// Calls `each` for the live row in one slot, if any (ghosts counted or passed, forwarding stubs
 /// followed, forwarded records skipped where they are stored).
 pub(crate) fn visit_slot(
@@ -294,7 +340,7 @@ pub(crate) fn visit_slot(
     page: &Page,
     slot: u16,
     is_heap: bool,
-    include_ghosts: bool,
+    mode: ScanMode,
     stats: &mut ScanStats,
     each: &mut impl FnMut(&Record, RowLocation) -> Result<Flow>,
 ) -> Result<Flow> {
@@ -302,16 +348,16 @@ pub(crate) fn visit_slot(
         let Some(bytes) = page.slot_bytes(slot)? else { return Ok(Flow::Continue) };
         let location = RowLocation { page: page.id(), slot, ghost: false };
         let at_slot = |e: Error| e.at_page(page.id()).at_slot(slot);
-        match RecordType::from_status(bytes[0]) {
+        let format = mode.format;
+        match record_type(bytes[0], format) {
             RecordType::Primary => {
-                let record = Record::parse(bytes).map_err(at_slot)?;
-                let flow = each(&record, location).map_err(at_slot)?;
+                let flow = with_record(bytes, format, |record| each(record, location)).map_err(at_slot)?;
                 stats.rows += 1;
                 return Ok(flow);
             }
-            RecordType::GhostData if include_ghosts => {
-                let record = Record::parse(bytes).map_err(at_slot)?;
-                let flow = each(&record, RowLocation { ghost: true, ..location }).map_err(at_slot)?;
+            RecordType::GhostData if mode.include_ghosts => {
+                let flow = with_record(bytes, format, |record| each(record, RowLocation { ghost: true, ..location }))
+                    .map_err(at_slot)?;
                 stats.ghost_records += 1;
                 return Ok(flow);
             }
@@ -327,14 +373,15 @@ pub(crate) fn visit_slot(
                         target.slot, target.page
                     ))
                 })?;
-                if RecordType::from_status(target_bytes[0]) != RecordType::Forwarded {
+                if record_type(target_bytes[0], format) != RecordType::Forwarded {
                     return Err(at_slot(Error::corrupt(format!(
                         "forwarding stub points at page {} slot {}, which holds no forwarded record",
                         target.page, target.slot
                     ))));
                 }
-                let record = Record::parse(target_bytes).map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
-                let flow = each(&record, target).map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
+                check_page_format(&target_page, format)?;
+                let flow = with_record(target_bytes, format, |record| each(record, target))
+                    .map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
                 stats.rows += 1;
                 stats.forwarded_rows += 1;
                 return Ok(flow);

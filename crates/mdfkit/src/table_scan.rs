@@ -117,8 +117,9 @@ impl<'a> TableScan<'a> {
         self.db.arrow_schema(self.table, self.options.columns.as_deref())
     }
 
-    fn mode(&self) -> ScanMode {
-        ScanMode { include_ghosts: self.include_ghosts, salvage: self.options.salvage }
+    fn mode(&self, partition: &PartitionInfo) -> Result<ScanMode> {
+        let format = Database::record_format(self.table, partition)?;
+        Ok(ScanMode { include_ghosts: self.include_ghosts, salvage: self.options.salvage, format })
     }
 
     /// Calls `each` for every record of the table, partition by partition (IAM order for heaps,
@@ -154,7 +155,7 @@ impl<'a> TableScan<'a> {
         each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
     ) -> Result<ScanStats> {
         let unit = self.db.scannable_unit(self.table, partition)?;
-        scan::for_each_row(self.db.reader(), unit, self.table.is_heap, self.mode(), each)
+        scan::for_each_row(self.db.reader(), unit, self.table.is_heap, self.mode(partition)?, each)
             .map_err(|e| e.in_object(self.table.qualified_name()))
     }
 
@@ -294,6 +295,7 @@ impl<'a> TableScan<'a> {
         if tasks.is_empty() {
             return Ok(true);
         }
+        let live = ScanMode { include_ghosts: false, salvage: false, ..self.mode(partition)? };
         let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
         let plain = PlainLayout::of(&decoder);
         // Builders are sized for a task's rows, as the catalog counts them (over the partition's
@@ -306,6 +308,7 @@ impl<'a> TableScan<'a> {
             unit,
             decoder: &decoder,
             plain: plain.as_ref(),
+            live,
             batch_size: options.batch_size.max(1),
             rows_per_page,
         };
@@ -330,6 +333,7 @@ impl<'a> TableScan<'a> {
         let mut total = ScanStats::default();
         for partition in &table.partitions {
             let unit = db.scannable_unit(table, partition)?;
+            let live = ScanMode { include_ghosts: false, salvage: false, ..self.mode(partition)? };
             let decoder = db.row_decoder(table, partition.partition_id, self.options.columns.as_deref())?;
             let pages = scan::heap_pages(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
             let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
@@ -339,21 +343,14 @@ impl<'a> TableScan<'a> {
                 for &id in pages {
                     let Some(page) = task_data_page(db, unit, id)? else { continue };
                     let mut wanted = true;
-                    scan::visit_page(
-                        db.reader(),
-                        &page,
-                        table.is_heap,
-                        ScanMode::default(),
-                        &mut stats,
-                        &mut |r, _| {
-                            pending = true;
-                            if append(&mut chunk, &decoder, r)? {
-                                pending = false;
-                                wanted = send(std::mem::replace(&mut chunk, new_chunk(&decoder)));
-                            }
-                            Ok(if wanted { Flow::Continue } else { Flow::Stop })
-                        },
-                    )?;
+                    scan::visit_page(db.reader(), &page, table.is_heap, live, &mut stats, &mut |r, _| {
+                        pending = true;
+                        if append(&mut chunk, &decoder, r)? {
+                            pending = false;
+                            wanted = send(std::mem::replace(&mut chunk, new_chunk(&decoder)));
+                        }
+                        Ok(if wanted { Flow::Continue } else { Flow::Stop })
+                    })?;
                     if !wanted {
                         return Ok(stats);
                     }
@@ -380,6 +377,8 @@ struct TaskShared<'a> {
     unit: &'a AllocationUnit,
     decoder: &'a RowDecoder,
     plain: Option<&'a PlainLayout>,
+    /// Live records only, in the partition's record format.
+    live: ScanMode,
     /// Rows per batch at most.
     batch_size: usize,
     /// Rows a page holds on average (the catalog's row count over the pages).
@@ -391,7 +390,7 @@ impl TaskShared<'_> {
     /// pages of an allocated extent are skipped), handing each to `send` (which answers false
     /// when nobody wants more).
     fn decode_pages(&self, pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool) -> Result<ScanStats> {
-        let TaskShared { db, table, unit, decoder, plain, batch_size, rows_per_page } = *self;
+        let TaskShared { db, table, unit, decoder, plain, live, batch_size, rows_per_page } = *self;
         let mut stats = ScanStats::default();
         let mut batch = BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())));
         for &id in pages {
@@ -413,7 +412,7 @@ impl TaskShared<'_> {
                     batch.append(decoder, record)?;
                     Ok(Flow::Continue)
                 };
-                scan::visit_page(db.reader(), &page, table.is_heap, ScanMode::default(), &mut stats, &mut append)?;
+                scan::visit_page(db.reader(), &page, table.is_heap, live, &mut stats, &mut append)?;
             }
             if batch.is_full(batch_size) && !send(batch.finish()?) {
                 return Ok(stats);

@@ -329,7 +329,7 @@ fn corpus_data_files(dir: &std::path::Path) -> Vec<String> {
 /// pages and records are skipped instead of ending the scan.
 fn rows_by_location(db: &Database, salvage: bool) -> BTreeMap<(PageId, u16), String> {
     let mut rows = BTreeMap::new();
-    let mode = ScanMode { include_ghosts: false, salvage };
+    let mode = ScanMode { include_ghosts: false, salvage, ..ScanMode::default() };
     for table in db.catalog().tables(false) {
         for partition in &table.partitions {
             let Ok(decoder) = db.row_decoder(&table, partition.partition_id, None) else { continue };

@@ -183,7 +183,7 @@ fn push_code_point(out: &mut Vec<u8>, code_point: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compressed::cd_record::tests::hex;
+    use crate::record::cd::tests::hex;
 
     fn text(stored: &str) -> String {
         let mut out = Vec::new();

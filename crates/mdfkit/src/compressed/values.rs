@@ -30,9 +30,9 @@
 //! Server's values: Dmitri Korotkevitch, "Pro SQL Server Internals" listing 4-27 (int, varchar,
 //! bit, char) and danny-sg/internals-viewer `CdDataRecordLoaderTests.cs` (int, varchar, char).
 
-use crate::compressed::cd_record::CdValue;
 use crate::compressed::{scsu, vardecimal};
 use crate::error::{Error, Result};
+use crate::record::cd::CdValue;
 use crate::types::{SqlType, TypeInfo};
 use crate::value::Value;
 
@@ -153,8 +153,8 @@ pub fn decode_compressed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compressed::cd_record::tests::{hex, BC_BASE_ROW, BC_EXT_ROW};
-    use crate::compressed::cd_record::CdRecord;
+    use crate::record::cd::tests::{hex, BC_BASE_ROW, BC_EXT_ROW};
+    use crate::record::cd::CdRecord;
 
     fn ty(spelling: &str) -> TypeInfo {
         TypeInfo::parse(spelling).unwrap()

@@ -28,6 +28,8 @@ use crate::error::{Error, Result};
 const EXPONENT_BIAS: i32 = 64;
 /// Sign byte and 19 bytes of groups: 38 digits need 13 groups (130 bits, 17 bytes) at most.
 const MAX_LEN: usize = 20;
+/// 10-bit groups in the 19 bytes after the sign byte.
+const MAX_GROUPS: usize = ((MAX_LEN - 1) * 8).div_ceil(10);
 
 /// The value of a vardecimal as an integer count of `10^-scale`, checked against `precision`.
 pub fn unscaled(bytes: &[u8], precision: u8, scale: u8) -> Result<i128> {
@@ -39,14 +41,19 @@ pub fn unscaled(bytes: &[u8], precision: u8, scale: u8) -> Result<i128> {
     let positive = head & 0x80 != 0;
     let exponent = i32::from(head & 0x7f) - EXPONENT_BIAS;
     let group_count = (groups.len() * 8).div_ceil(10);
-    let mut digits: Vec<u16> = (0..group_count).map(|g| group(groups, g)).collect();
+    // No allocation per value: at most 16 groups in 19 bytes.
+    let mut all = [0u16; MAX_GROUPS];
+    for (g, slot) in all.iter_mut().enumerate().take(group_count) {
+        *slot = group(groups, g);
+    }
+    let mut digits = &all[..group_count];
     if let Some(g) = digits.iter().find(|g| **g > 999) {
         return Err(bad(format!("a 10-bit group holds {g}, more than three digits")));
     }
     // Trailing zero digits change nothing but the power of ten; dropping them keeps M within
     // 38 digits (38 nines take 13 groups, 39 digits with the last group's zero).
-    while digits.last() == Some(&0) {
-        digits.pop();
+    while let [rest @ .., 0] = digits {
+        digits = rest;
     }
     let mut digit_count = 3 * digits.len() as i32;
     let mut mantissa: u128 = 0;

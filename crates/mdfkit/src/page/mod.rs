@@ -42,6 +42,7 @@
 
 pub mod allocation;
 pub mod boot;
+pub mod compression_info;
 pub mod file_header;
 pub mod protection;
 

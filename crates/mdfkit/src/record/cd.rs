@@ -84,7 +84,7 @@ pub enum CdRecordType {
 }
 
 impl CdRecordType {
-    fn from_header(header: u8) -> Self {
+    pub fn from_header(header: u8) -> Self {
         match (header >> 2) & 7 {
             0 => CdRecordType::Primary,
             1 => CdRecordType::GhostEmpty,
@@ -138,13 +138,6 @@ impl CdCode {
             _ => return None,
         })
     }
-
-    fn short_len(self) -> usize {
-        match self {
-            CdCode::Short(n) => usize::from(n),
-            _ => 0,
-        }
-    }
 }
 
 /// One column's stored value in a CD record, still in its compressed storage form.
@@ -161,16 +154,45 @@ pub enum CdValue<'a> {
     Complex(&'a [u8]),
 }
 
-/// A zero-copy view of one CD record, every offset and length checked on parse.
-#[derive(Debug, Clone)]
+/// A zero-copy view of one CD record, every offset and length checked on parse. It allocates
+/// nothing: codes, cluster starts and long values are read from the record's own arrays, which
+/// parse checked.
+#[derive(Debug, Clone, Copy)]
 pub struct CdRecord<'a> {
     bytes: &'a [u8],
     record_type: CdRecordType,
-    codes: Vec<CdCode>,
-    /// Where each short-data cluster's values start.
-    cluster_starts: Vec<usize>,
-    /// The long data region's values: `(start, end, complex)` of each entry.
-    long_values: Vec<(usize, usize, bool)>,
+    columns: u8,
+    /// Where the short data region's first cluster starts (after the cluster array).
+    short_start: usize,
+    /// The long data region's end offsets, and where its values start.
+    long_ends: usize,
+    long_data: usize,
+    long_entries: usize,
+}
+
+/// The CD code of column `i` in the CD array starting at `b[CD_ARRAY]`, checked by parse.
+#[inline]
+fn nibble(b: &[u8], i: usize) -> u8 {
+    let byte = b[CD_ARRAY + i / 2];
+    if i % 2 == 0 {
+        byte & 0x0f
+    } else {
+        byte >> 4
+    }
+}
+
+/// Offset of the CD array: after the header byte and the one-byte column count.
+const CD_ARRAY: usize = 2;
+const CODE_LONG: u8 = 10;
+
+/// Bytes in the short data region of a CD code.
+#[inline]
+fn short_len(code: u8) -> usize {
+    if (2..=9).contains(&code) {
+        usize::from(code - 1)
+    } else {
+        0
+    }
 }
 
 impl<'a> CdRecord<'a> {
@@ -189,55 +211,58 @@ impl<'a> CdRecord<'a> {
             ));
         }
         let columns = usize::from(count_byte);
-        let cd_at = 2;
-        let cd_end = cd_at + columns.div_ceil(2);
+        let cd_end = CD_ARRAY + columns.div_ceil(2);
         if cd_end > b.len() {
             return Err(Error::corrupt(format!(
                 "CD array of {columns} columns runs past the record ({} bytes)",
                 b.len()
             )));
         }
-        let mut codes = Vec::with_capacity(columns);
+        let mut long_columns = 0;
         for i in 0..columns {
-            let byte = b[cd_at + i / 2];
-            let nibble = if i % 2 == 0 { byte & 0x0f } else { byte >> 4 };
-            let code = CdCode::from_nibble(nibble)
-                .ok_or_else(|| Error::corrupt(format!("column {i} has CD code {nibble}, which is never written")))?;
-            if code == CdCode::PageSymbol {
-                return Err(Error::unsupported(format!(
-                    "column {i} is a PAGE compression dictionary symbol: not supported yet"
-                )));
+            match CdCode::from_nibble(nibble(b, i)) {
+                None => {
+                    return Err(Error::corrupt(format!(
+                        "column {i} has CD code {}, which is never written",
+                        nibble(b, i)
+                    )))
+                }
+                Some(CdCode::PageSymbol) => {
+                    return Err(Error::unsupported(format!(
+                        "column {i} is a PAGE compression dictionary symbol: not supported yet"
+                    )))
+                }
+                Some(CdCode::Long) => long_columns += 1,
+                Some(_) => {}
             }
-            codes.push(code);
         }
 
         // Short data region: the cluster array, then each cluster's values.
         let full_clusters = columns.saturating_sub(1) / CLUSTER_COLUMNS;
         let clusters_at = cd_end;
-        let mut at = clusters_at + full_clusters;
-        if at > b.len() {
+        let short_start = clusters_at + full_clusters;
+        if short_start > b.len() {
             return Err(Error::corrupt(format!(
                 "short data cluster array of {full_clusters} entries runs past the record"
             )));
         }
-        let mut cluster_starts = Vec::with_capacity(full_clusters + 1);
-        for (cluster, columns_of) in codes.chunks(CLUSTER_COLUMNS).enumerate() {
-            let len: usize = columns_of.iter().map(|c| c.short_len()).sum();
+        let mut at = short_start;
+        for cluster in 0..columns.div_ceil(CLUSTER_COLUMNS) {
+            let first = cluster * CLUSTER_COLUMNS;
+            let len: usize = (first..columns.min(first + CLUSTER_COLUMNS)).map(|i| short_len(nibble(b, i))).sum();
             if cluster < full_clusters && usize::from(b[clusters_at + cluster]) != len {
                 return Err(Error::corrupt(format!(
                     "short data cluster {cluster} holds {len} bytes by its CD codes, its cluster array says {}",
                     b[clusters_at + cluster]
                 )));
             }
-            cluster_starts.push(at);
             at += len;
         }
         if at > b.len() {
             return Err(Error::corrupt(format!("short data region ends at {at}, past the record ({} bytes)", b.len())));
         }
 
-        let long_columns = codes.iter().filter(|c| **c == CdCode::Long).count();
-        let mut long_values = Vec::new();
+        let (mut long_ends, mut long_data, mut long_entries) = (at, at, 0);
         if header & HEADER_LONG_DATA != 0 {
             let flags = *b.get(at).ok_or_else(|| Error::corrupt("long data region runs past the record"))?;
             if flags & LONG_TWO_BYTE_OFFSETS == 0 {
@@ -264,7 +289,6 @@ impl<'a> CdRecord<'a> {
                 )));
             }
             let mut start = data_start;
-            long_values.reserve(entries);
             for i in 0..entries {
                 let raw = read_u16(b, ends_at + 2 * i).unwrap_or(0);
                 let end = data_start + usize::from(raw & !LONG_COMPLEX);
@@ -274,9 +298,9 @@ impl<'a> CdRecord<'a> {
                         b.len()
                     )));
                 }
-                long_values.push((start, end, raw & LONG_COMPLEX != 0));
                 start = end;
             }
+            (long_ends, long_data, long_entries) = (ends_at, data_start, entries);
             at = start;
         } else if long_columns > 0 {
             return Err(Error::corrupt(format!("{long_columns} long columns but no long data region")));
@@ -287,7 +311,15 @@ impl<'a> CdRecord<'a> {
                 return Err(Error::corrupt("versioning tag runs past the record"));
             }
         }
-        Ok(CdRecord { bytes: &b[..at], record_type, codes, cluster_starts, long_values })
+        Ok(CdRecord {
+            bytes: &b[..at],
+            record_type,
+            columns: count_byte,
+            short_start,
+            long_ends,
+            long_data,
+            long_entries,
+        })
     }
 
     /// The type in bits 2-4 of the record header.
@@ -302,37 +334,51 @@ impl<'a> CdRecord<'a> {
 
     /// Number of columns the record stores (columns added later are not counted).
     pub fn column_count(&self) -> usize {
-        self.codes.len()
+        usize::from(self.columns)
     }
 
     /// The CD code of column `index` (0-based), `None` past the record's columns.
     pub fn code(&self, index: usize) -> Option<CdCode> {
-        self.codes.get(index).copied()
+        (index < self.column_count()).then(|| CdCode::from_nibble(nibble(self.bytes, index))).flatten()
+    }
+
+    /// The `entry`-th value of the long data region: its bytes and whether it is complex.
+    fn long_value(&self, entry: usize) -> Option<(&'a [u8], bool)> {
+        if entry >= self.long_entries {
+            return None;
+        }
+        let end_of = |k: usize| usize::from(read_u16(self.bytes, self.long_ends + 2 * k).unwrap_or(0));
+        let start = if entry == 0 { 0 } else { end_of(entry - 1) & usize::from(!LONG_COMPLEX) };
+        let raw = end_of(entry);
+        let end = raw & usize::from(!LONG_COMPLEX);
+        // In range and in order: parse checked every end offset.
+        let bytes = self.bytes.get(self.long_data + start..self.long_data + end)?;
+        Some((bytes, raw & usize::from(LONG_COMPLEX) != 0))
     }
 
     /// The stored value of column `index` (0-based, physical order), `None` past the record's
     /// columns (a column added after the row was written).
     pub fn value(&self, index: usize) -> Option<CdValue<'a>> {
-        let code = *self.codes.get(index)?;
+        let code = self.code(index)?;
         Some(match code {
             CdCode::Null => CdValue::Null,
             CdCode::TrueBit => CdValue::TrueBit,
             CdCode::Empty | CdCode::PageSymbol => CdValue::Bytes(&[]),
             CdCode::Short(n) => {
                 let cluster = index / CLUSTER_COLUMNS;
-                let before: usize = self.codes[cluster * CLUSTER_COLUMNS..index].iter().map(|c| c.short_len()).sum();
-                let start = self.cluster_starts[cluster] + before;
+                let clusters_at = self.short_start - (self.column_count().saturating_sub(1) / CLUSTER_COLUMNS);
+                let cluster_start: usize = self.short_start
+                    + self.bytes[clusters_at..clusters_at + cluster].iter().map(|&l| usize::from(l)).sum::<usize>();
+                let before: usize = (cluster * CLUSTER_COLUMNS..index).map(|i| short_len(nibble(self.bytes, i))).sum();
+                let start = cluster_start + before;
                 // In range: parse summed every cluster's lengths within the record.
-                CdValue::Bytes(&self.bytes[start..start + usize::from(n)])
+                CdValue::Bytes(self.bytes.get(start..start + usize::from(n))?)
             }
             CdCode::Long => {
-                let entry = self.codes[..index].iter().filter(|c| **c == CdCode::Long).count();
-                let (start, end, complex) = self.long_values[entry];
-                let bytes = &self.bytes[start..end];
-                if complex {
-                    CdValue::Complex(bytes)
-                } else {
-                    CdValue::Bytes(bytes)
+                let entry = (0..index).filter(|&i| nibble(self.bytes, i) == CODE_LONG).count();
+                match self.long_value(entry)? {
+                    (bytes, true) => CdValue::Complex(bytes),
+                    (bytes, false) => CdValue::Bytes(bytes),
                 }
             }
         })
@@ -341,8 +387,8 @@ impl<'a> CdRecord<'a> {
     /// A forwarded record's back pointer to its forwarding stub (the complex long entry after the
     /// long columns' entries).
     pub fn back_pointer(&self) -> Option<&'a [u8]> {
-        let long_columns = self.codes.iter().filter(|c| **c == CdCode::Long).count();
-        self.long_values.get(long_columns).map(|&(start, end, _)| &self.bytes[start..end])
+        let long_columns = (0..self.column_count()).filter(|&i| nibble(self.bytes, i) == CODE_LONG).count();
+        self.long_value(long_columns).map(|(bytes, _)| bytes)
     }
 }
 

@@ -20,11 +20,41 @@
 //! record carries one extra complex variable-length column at its end: a 10-byte back pointer to
 //! its forwarding stub (`00 04`, then page, file, slot), seen in the corpus' amigos.api backup.
 //!
+//! The rows of ROW and PAGE compressed partitions are in the CD format instead
+//! ([`crate::record::cd`]): a [`Record`] then wraps the parsed [`CdRecord`]
+//! ([`Record::cd`]) and has no fixed part, null bitmap or variable-length columns of its own;
+//! which format a partition's pages hold is its [`RecordFormat`].
+//!
 //! Sources: Paul Randal, "Inside the Storage Engine: Anatomy of a record"; Kalen Delaney,
 //! "SQL Server Internals"; checked on every system table of the corpus files.
 
+pub mod cd;
+
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
+use cd::{CdRecord, CdRecordType};
+
+/// The record format of a partition's data pages, from `sys.partitions.data_compression`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RecordFormat {
+    /// Uncompressed (and vardecimal) rows.
+    #[default]
+    FixedVar,
+    /// ROW and PAGE compressed rows (data_compression 1 and 2).
+    Cd,
+}
+
+impl RecordFormat {
+    /// The format of a partition with this `data_compression`; `None` for the columnstore ones
+    /// (3, 4), which hold no rowstore records.
+    pub fn of_compression(data_compression: u8) -> Option<Self> {
+        match data_compression {
+            0 => Some(RecordFormat::FixedVar),
+            1 | 2 => Some(RecordFormat::Cd),
+            _ => None,
+        }
+    }
+}
 
 /// The record type held in bits 1-3 of status byte A.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +89,20 @@ impl RecordType {
             5 => RecordType::GhostIndex,
             6 => RecordType::GhostData,
             _ => RecordType::GhostVersion,
+        }
+    }
+
+    /// The record type a scan treats a CD record with this `header` byte as.
+    pub fn from_cd_header(header: u8) -> Self {
+        match CdRecordType::from_header(header) {
+            CdRecordType::Primary => RecordType::Primary,
+            CdRecordType::Forwarded | CdRecordType::GhostForwarded => RecordType::Forwarded,
+            CdRecordType::ForwardingStub => RecordType::ForwardingStub,
+            CdRecordType::GhostData => RecordType::GhostData,
+            // A ghost without its row's data: counted, never returned.
+            CdRecordType::GhostEmpty => RecordType::GhostVersion,
+            CdRecordType::Index => RecordType::Index,
+            CdRecordType::GhostIndex => RecordType::GhostIndex,
         }
     }
 
@@ -104,6 +148,8 @@ pub struct Record<'a> {
     /// Entries in the variable-length offset table (one more than `var_count` for a forwarded
     /// record's back pointer).
     var_entries: u16,
+    /// The record in the CD format, for rows of a compressed partition.
+    cd: Option<&'a CdRecord<'a>>,
 }
 
 impl<'a> Record<'a> {
@@ -163,6 +209,7 @@ impl<'a> Record<'a> {
             column_count,
             var_count,
             var_entries: var_count,
+            cd: None,
         };
         // A forwarded record ends with a back pointer to its stub, stored as one more
         // (complex) variable-length column: it is not a column of the table.
@@ -174,6 +221,28 @@ impl<'a> Record<'a> {
             }
         }
         Ok(record)
+    }
+
+    /// A row of a compressed partition: its values are read through [`Record::cd`]; as a
+    /// FixedVar record it has no columns (no fixed part, every null bit set, no variable columns).
+    pub fn from_cd(cd: &'a CdRecord<'a>) -> Self {
+        let record_type = RecordType::from_cd_header(cd.bytes()[0]);
+        Record {
+            bytes: cd.bytes(),
+            var_table: 0,
+            record_type,
+            fixed_end: 4,
+            column_count: 0,
+            var_count: 0,
+            var_entries: 0,
+            cd: Some(cd),
+        }
+    }
+
+    /// The CD format record of a row of a compressed partition.
+    #[inline]
+    pub fn cd(&self) -> Option<&'a CdRecord<'a>> {
+        self.cd
     }
 
     /// The type in status byte A.

@@ -1,0 +1,199 @@
+//! The compression information (CI) structure of a PAGE compressed data page: right after the
+//! page header (offset 96), before the first record, on pages whose header type bits have 0x80
+//! set.
+//!
+//! ```text
+//!  +0  header (1)         0x02 an anchor record follows, 0x04 a dictionary follows
+//!  +1  modification count (2)   changes since the page was compressed
+//!  +3  with a dictionary: where the dictionary starts, from the CI's start (2);
+//!      without: the CI's size (2)
+//!  +5  with a dictionary only: the CI's size (2)
+//!  +5 / +7  anchor record: a CD record, one column per table column, each the prefix that
+//!           column's values on the page are stored against (NULL: no prefix)
+//!  dictionary: entry count (2) | end offset of each entry, from the dictionary's start (2 each) |
+//!              entries
+//! ```
+//!
+//! Sources: danny-sg/internals-viewer (`CompressionInfoLoader.cs`, `DictionaryLoader.cs`: the
+//! header bits, the fields, the anchor at +5 or +7, the dictionary's layout; `DataPage.cs`: header
+//! type bit 0x80); rsleedbx/mssqlbak-tests `docs/spec/04_ROWSTORE_COMPRESSED.md` §3.6 (the same
+//! layout checked against `DBCC PAGE`: `CI Header Flags = CI_HAS_ANCHOR_RECORD`,
+//! `CompressionInfo size = 80`, an anchor record of 75 bytes at CI offset 5; only the headers 0x02
+//! and 0x06 seen across SQL Server 2017-2025); Dmitri Korotkevitch, "Pro SQL Server Internals"
+//! ch. 4 (header, PageModCount, offsets, anchor record in CD format, dictionary of count, offsets
+//! and values). How record values refer to the anchor (prefix lengths) and the dictionary
+//! (symbols) is not confirmed on real bytes here: scans refuse such pages by name (`scan.rs`).
+
+use crate::bytes::read_u16;
+use crate::error::{Error, Result};
+use crate::page::{HEADER_SIZE, PAGE_SIZE};
+use crate::record::cd::CdRecord;
+
+/// Type bit 0x80 of a page header: the page starts with a CI structure.
+pub const PAGE_HAS_CI_STRUCTURE: u8 = 0x80;
+
+const HAS_ANCHOR: u8 = 0x02;
+const HAS_DICTIONARY: u8 = 0x04;
+/// The header bits this reader knows; bit 0 set would make it a CD record, not a CI header.
+const KNOWN_HEADER_BITS: u8 = HAS_ANCHOR | HAS_DICTIONARY;
+
+/// A page's CI structure, every offset checked on parse.
+#[derive(Debug, Clone)]
+pub struct CompressionInfo<'a> {
+    /// Changes to the page since it was compressed.
+    pub modification_count: u16,
+    /// Bytes the structure takes from offset 96 on: records start after it.
+    pub size: usize,
+    anchor: Option<CdRecord<'a>>,
+    /// Each entry's bytes.
+    dictionary: Vec<&'a [u8]>,
+}
+
+impl<'a> CompressionInfo<'a> {
+    /// Parses the CI structure of `page` (a whole page, header included).
+    pub fn parse(page: &'a [u8]) -> Result<Self> {
+        let page = page.get(..PAGE_SIZE.min(page.len())).unwrap_or(page);
+        let ci = page.get(HEADER_SIZE..).ok_or_else(|| Error::corrupt("page too short for a CI structure"))?;
+        let bad = |what: String| Error::corrupt(format!("compression information structure: {what}"));
+        let header = *ci.first().ok_or_else(|| bad("missing".into()))?;
+        if header & !KNOWN_HEADER_BITS != 0 {
+            return Err(bad(format!("header {header:#04x} has bits other than anchor (0x02) and dictionary (0x04)")));
+        }
+        let has_dictionary = header & HAS_DICTIONARY != 0;
+        let field = |at: usize, name: &str| {
+            read_u16(ci, at).map(usize::from).ok_or_else(|| bad(format!("{name} runs past the page")))
+        };
+        let modification_count = field(1, "modification count")? as u16;
+        let (anchor_at, anchor_end, size) = if has_dictionary {
+            let dictionary_at = field(3, "dictionary offset")?;
+            (7, dictionary_at, field(5, "size")?)
+        } else {
+            let size = field(3, "size")?;
+            (5, size, size)
+        };
+        // Records and the slot array follow; two bytes of slot array at least.
+        let room = ci.len().saturating_sub(2);
+        if size > room || anchor_end > size || anchor_end < anchor_at {
+            return Err(bad(format!(
+                "{size} bytes with the anchor ending at {anchor_end} (header {anchor_at} bytes), {room} bytes of room"
+            )));
+        }
+        let anchor = if header & HAS_ANCHOR != 0 {
+            let record = CdRecord::parse(&ci[anchor_at..anchor_end]).map_err(|e| bad(format!("anchor record: {e}")))?;
+            Some(record)
+        } else if anchor_end != anchor_at {
+            return Err(bad(format!("no anchor record, yet {} bytes before the dictionary", anchor_end - anchor_at)));
+        } else {
+            None
+        };
+        let mut dictionary = Vec::new();
+        if has_dictionary {
+            let d = &ci[anchor_end..size];
+            let count = usize::from(read_u16(d, 0).ok_or_else(|| bad("dictionary entry count runs past it".into()))?);
+            let mut start = 2 + 2 * count;
+            if start > d.len() {
+                return Err(bad(format!("{count} dictionary entry offsets run past its {} bytes", d.len())));
+            }
+            dictionary.reserve(count);
+            for i in 0..count {
+                let end = usize::from(read_u16(d, 2 + 2 * i).unwrap_or(0));
+                if end < start || end > d.len() {
+                    return Err(bad(format!("dictionary entry {i} spans {start}..{end}, outside {}", d.len())));
+                }
+                dictionary.push(&d[start..end]);
+                start = end;
+            }
+        }
+        Ok(CompressionInfo { modification_count, size, anchor, dictionary })
+    }
+
+    /// The anchor record: each column's prefix.
+    pub fn anchor(&self) -> Option<&CdRecord<'a>> {
+        self.anchor.as_ref()
+    }
+
+    /// The dictionary's entries, in symbol order.
+    pub fn dictionary(&self) -> &[&'a [u8]] {
+        &self.dictionary
+    }
+
+    /// Where the first record may start on the page.
+    pub fn records_start(&self) -> usize {
+        HEADER_SIZE + self.size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// A page whose CI is `ci` (from offset 96).
+    fn page_with(ci: &[u8]) -> Vec<u8> {
+        let mut page = vec![0u8; PAGE_SIZE];
+        page[HEADER_SIZE..HEADER_SIZE + ci.len()].copy_from_slice(ci);
+        page
+    }
+
+    /// An anchor of two columns: 'ab' and NULL (CD codes 3 and 0).
+    const ANCHOR: [u8; 5] = [0x01, 0x02, 0x03, b'a', b'b'];
+
+    #[test]
+    fn reads_an_anchor_only_structure() {
+        let mut ci = vec![HAS_ANCHOR, 7, 0, 10, 0];
+        ci.extend_from_slice(&ANCHOR);
+        let page = page_with(&ci);
+        let info = CompressionInfo::parse(&page).unwrap();
+        assert_eq!(info.modification_count, 7);
+        assert_eq!(info.size, 10);
+        assert_eq!(info.records_start(), 106);
+        let anchor = info.anchor().unwrap();
+        assert_eq!(anchor.column_count(), 2);
+        assert_eq!(anchor.value(0), Some(crate::record::cd::CdValue::Bytes(b"ab")));
+        assert!(info.dictionary().is_empty());
+    }
+
+    #[test]
+    fn reads_an_anchor_and_a_dictionary() {
+        // Header 7 + anchor 5 = 12: the dictionary (two entries, "xyz" and "q") starts there.
+        let mut ci = vec![HAS_ANCHOR | HAS_DICTIONARY, 0, 0, 12, 0, 22, 0];
+        ci.extend_from_slice(&ANCHOR);
+        ci.extend_from_slice(&[2, 0, 9, 0, 10, 0]);
+        ci.extend_from_slice(b"xyzq");
+        assert_eq!(ci.len(), 22);
+        let page = page_with(&ci);
+        let info = CompressionInfo::parse(&page).unwrap();
+        assert_eq!(info.dictionary(), [&b"xyz"[..], &b"q"[..]]);
+        assert_eq!(info.size, 22);
+    }
+
+    #[test]
+    fn damaged_structures_are_corrupt_pages() {
+        let corrupt = |ci: &[u8]| CompressionInfo::parse(&page_with(ci)).unwrap_err().kind() == ErrorKind::Corrupt;
+        let mut good = vec![HAS_ANCHOR | HAS_DICTIONARY, 0, 0, 12, 0, 22, 0];
+        good.extend_from_slice(&ANCHOR);
+        good.extend_from_slice(&[2, 0, 9, 0, 10, 0]);
+        good.extend_from_slice(b"xyzq");
+        let mut unknown_bit = good.clone();
+        unknown_bit[0] |= 0x01;
+        assert!(corrupt(&unknown_bit), "bit 0 marks a CD record, not a CI header");
+        let mut huge = good.clone();
+        huge[5..7].copy_from_slice(&9000u16.to_le_bytes());
+        assert!(corrupt(&huge), "a size past the page");
+        let mut backwards = good.clone();
+        backwards[3..5].copy_from_slice(&30u16.to_le_bytes());
+        assert!(corrupt(&backwards), "a dictionary after the CI's end");
+        let mut entry = good.clone();
+        entry[12 + 2..12 + 4].copy_from_slice(&40u16.to_le_bytes());
+        assert!(corrupt(&entry), "an entry past the dictionary");
+        let mut count = good.clone();
+        count[12..14].copy_from_slice(&600u16.to_le_bytes());
+        assert!(corrupt(&count), "more offsets than the dictionary holds");
+        let mut anchor = good;
+        anchor[7 + 1] = 40;
+        assert!(corrupt(&anchor), "an anchor whose CD array runs past it");
+        for cut in 0..HEADER_SIZE + 3 {
+            assert!(CompressionInfo::parse(&vec![HAS_ANCHOR; cut]).is_err(), "cut at {cut}");
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! A PAGE compressed page's compression information structure: `CompressionInfo::parse` over a
+//! page whose bytes from offset 96 on are the input, then its anchor record's values and its
+//! dictionary's entries.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mdfkit::page::compression_info::CompressionInfo;
+use mdfkit::page::{HEADER_SIZE, PAGE_SIZE};
+
+fuzz_target!(|data: &[u8]| {
+    let mut page = vec![0u8; PAGE_SIZE];
+    let n = data.len().min(PAGE_SIZE - HEADER_SIZE);
+    page[HEADER_SIZE..HEADER_SIZE + n].copy_from_slice(&data[..n]);
+    let Ok(ci) = CompressionInfo::parse(&page) else { return };
+    assert!(ci.records_start() <= PAGE_SIZE);
+    if let Some(anchor) = ci.anchor() {
+        for i in 0..anchor.column_count() + 1 {
+            let _ = anchor.value(i);
+        }
+    }
+    let total: usize = ci.dictionary().iter().map(|e| e.len()).sum();
+    assert!(total <= ci.size);
+});
