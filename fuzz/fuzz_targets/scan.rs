@@ -41,7 +41,7 @@ fuzz_target!(|data: &[u8]| {
             // Ghosts too; then again salvaging, which takes pages from the IAM chains and goes
             // past damage instead of stopping at it.
             for salvage in [false, true] {
-                let mode = ScanMode { include_ghosts: true, salvage };
+                let mode = ScanMode { include_ghosts: true, salvage, ..ScanMode::default() };
                 let _ = db.for_each_record_in_partition(&table, partition, mode, |record, _| {
                     let _ = decoder.decode(record, &mut values);
                     for v in &values {
