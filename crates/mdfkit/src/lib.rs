@@ -1,6 +1,7 @@
 //! mdfkit: read Microsoft SQL Server data files (`.mdf`, `.ndf`) without SQL Server.
 #![forbid(unsafe_code)]
 
+pub mod anatomy;
 pub mod backup;
 pub mod bytes;
 pub mod catalog;

@@ -216,21 +216,24 @@ impl RowDecoder {
         out.clear();
         let mut off_row = Vec::new();
         for plan in &self.columns {
-            let value = self
-                .stored(record, plan, &mut off_row)
-                .and_then(|bytes| match bytes {
-                    None => Ok(Value::Null),
-                    Some(bytes) => {
-                        let collation = plan.column.collation_id;
-                        decode_column(&plan.column, bytes, plan.bit_position(), &|b| {
-                            crate::collation::decode_text(collation, b)
-                        })
-                    }
-                })
-                .map_err(|e| self.in_column(e, plan))?;
-            out.push(value);
+            out.push(self.decode_one(record, plan, &mut off_row)?);
         }
         Ok(())
+    }
+
+    /// The value of `plan`'s column in `record` (`off_row` is scratch for off-row values).
+    pub fn decode_one(&self, record: &Record, plan: &ColumnPlan, off_row: &mut Vec<u8>) -> Result<Value> {
+        self.stored(record, plan, off_row)
+            .and_then(|bytes| match bytes {
+                None => Ok(Value::Null),
+                Some(bytes) => {
+                    let collation = plan.column.collation_id;
+                    decode_column(&plan.column, bytes, plan.bit_position(), &|b| {
+                        crate::collation::decode_text(collation, b)
+                    })
+                }
+            })
+            .map_err(|e| self.in_column(e, plan))
     }
 
     /// Names the column in an error about one of its values.

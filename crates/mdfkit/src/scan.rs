@@ -377,7 +377,7 @@ pub fn leaf_head_from_iam(reader: &PageReader, unit: &AllocationUnit) -> Result<
 }
 
 /// The row a forwarding stub points to: status byte, then page (4), file (2), slot (2).
-fn forwarding_target(stub: &[u8]) -> Result<RowLocation> {
+pub fn forwarding_target(stub: &[u8]) -> Result<RowLocation> {
     let rid = stub.get(1..9).ok_or_else(|| Error::corrupt("forwarding stub shorter than 9 bytes"))?;
     let page = PageId::from_bytes(&rid[..6]).unwrap_or_default();
     let slot = read_u16(rid, 6).unwrap_or(0);
