@@ -216,6 +216,27 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// A local web studio: browse tables, rows, pages and records in the browser
+    #[command(
+        after_help = "Examples:\n  mdfkit studio shop.mdf --open\n  mdfkit studio shop.bak --port 8080\n\nServes on 127.0.0.1 (a free port unless --port), read-only, and prints a URL carrying a\nsecret token: open it (or give --open); the token becomes a cookie and leaves the address bar.\nRequests naming another host are refused. Stop with Ctrl-C."
+    )]
+    Studio {
+        #[command(flatten)]
+        files: Files,
+        /// Open the URL in the default browser
+        #[arg(long)]
+        open: bool,
+        /// Port to listen on (default: a free one)
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Address to listen on; anything but a loopback address needs --allow-remote
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+        /// Listen on a non-loopback --host and answer requests naming any host: anyone who can
+        /// reach the port and has the token can read the database
+        #[arg(long)]
+        allow_remote: bool,
+    },
     /// One page taken apart: header fields, slots, each record's parts and column values
     #[command(
         after_help = "Examples:\n  mdfkit page shop.mdf 1:153\n  mdfkit page shop.bak 1:153 --format json\n\nPrinted the way DBCC PAGE (db, 1, 153, 3) prints a page, each field with its offset and\nlength; the page's verdict (checksum ok / mismatch / torn) first. A damaged page is still shown."
@@ -448,6 +469,7 @@ impl Command {
             Command::Info { files, .. }
             | Command::Tables { files, .. }
             | Command::Pages { files, .. }
+            | Command::Studio { files, .. }
             | Command::Decode { files, .. }
             | Command::Check { files, .. }
             | Command::Export { files, .. } => Some(files.files.clone()),
@@ -484,6 +506,9 @@ fn main() -> ExitCode {
         Command::Schema { args } => commands::schema(&args, position),
         Command::Pages { files, object_id, allocation_unit, page_type, format } => {
             commands::pages(&files.files, position, object_id, allocation_unit, page_type.as_deref(), format)
+        }
+        Command::Studio { files, open, port, host, allow_remote } => {
+            commands::studio(&files.files, position, open, host, port, allow_remote)
         }
         Command::Page { args, format } => {
             let (files, page) = args.split_at(args.len() - 1);

@@ -3,6 +3,20 @@
 use mdfkit::anatomy::{ColumnAnatomy, Field, PageAnatomy, RecordAnatomy};
 use serde_json::{json, Value};
 
+/// A row as a JSON object: NULL is null, integers are numbers, every other value its SQL Server
+/// spelling (`mdfkit cat --format json`, the studio's rows).
+pub fn json_object(columns: &[String], row: &[mdfkit::value::Value]) -> Value {
+    Value::Object(columns.iter().zip(row).map(|(c, v)| (c.clone(), json_value(v))).collect())
+}
+
+pub fn json_value(v: &mdfkit::value::Value) -> Value {
+    match v {
+        mdfkit::value::Value::Null => Value::Null,
+        mdfkit::value::Value::Int(i) => (*i).into(),
+        other => other.to_string().into(),
+    }
+}
+
 fn field(f: &Field) -> Value {
     json!({"offset": f.offset, "length": f.len, "part": f.part.name(), "name": f.name, "meaning": f.meaning, "value": f.value})
 }

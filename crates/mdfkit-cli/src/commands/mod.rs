@@ -11,6 +11,7 @@ mod objects;
 mod page;
 mod pages;
 mod rows;
+mod studio;
 mod tables;
 
 use std::io::{self, BufWriter};
@@ -28,6 +29,7 @@ pub use objects::{report_fetches, rm, share};
 pub use page::{page, PageFormat};
 pub use pages::{decode, pages};
 pub use rows::{cat, parse_page_ranges, CatForensics, PageRanges};
+pub use studio::studio;
 pub use tables::{schema, sys, tables};
 
 /// Why a command failed: the library said no, stdout went away, or some of the work was done and
