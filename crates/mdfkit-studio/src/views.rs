@@ -474,7 +474,7 @@ fn rows_view(s: &Studio, name: &str, after: Option<ScanPosition>, ghosts: bool) 
         headers.push("deleted");
     }
     headers.extend(columns.iter().map(String::as_str));
-    let mut table = format!("<table class=\"rows\"><thead><tr>");
+    let mut table = String::from("<table class=\"rows\"><thead><tr>");
     for h in &headers {
         let _ = write!(table, "<th>{}</th>", esc(h));
     }
