@@ -69,6 +69,8 @@ pub fn routes() -> Router<Shared> {
         .route("/page/{id}", get(page))
         .route("/record/{id}", get(record))
         .route("/static/studio.css", get(|| async { ([(header::CONTENT_TYPE, "text/css")], html::STYLE) }))
+        // Browsers ask for it on their own: nothing to show, and no 404 in the console.
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/static/studio.js", get(|| async { ([(header::CONTENT_TYPE, "text/javascript")], html::SCRIPT) }))
 }
 
