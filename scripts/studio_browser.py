@@ -1,7 +1,11 @@
 """Drives `mdfkit studio` in Debian's Chromium (Playwright, never `playwright install`): the clicks
 issue 17 lists, checked against the CLI's own answers. Usage:
     studio_browser.py MDFKIT_BIN ARTIFACT_DIR LABEL FILE [TABLE]
+With DAMAGED_PAGE=1:49 in the environment, FILE is a damaged copy: that page must show its
+checksum mismatch, and a scan through it must be refused naming it.
 Exits non-zero with the first difference found."""
+
+import os
 
 import json
 import subprocess
@@ -49,71 +53,86 @@ try:
         assert page.url == origin + "/", page.url
         shot("overview")
 
-        # Tables: the view's JSON twin equals `mdfkit tables --format json`.
-        page.click("nav >> text=Tables")
-        shot("tables")
-        twin = json.loads(page.request.get(origin + "/tables.json").text())
-        expected_tables = cli_json("tables", db)
-        assert twin == expected_tables, "tables.json differs from mdfkit tables --format json"
-        readable = [t for t in expected_tables if t["compression"] == "NONE" and 0 < t["rows"] <= 3000]
-        table = wanted_table or min(readable, key=lambda t: t["rows"])["table"]
-        print(f"{label}: {len(expected_tables)} tables equal the CLI's; paging through {table}")
+        damaged = os.environ.get("DAMAGED_PAGE")
+        if damaged:
+            page.goto(f"{origin}/page/{damaged}")
+            shot("damaged-page")
+            verdict = page.text_content("#verdict")
+            assert verdict.startswith("checksum mismatch") and "bad" in page.get_attribute("#verdict", "class"), verdict
+            listed = next(p for p in cli_json("pages", db) if p["page"] == damaged)
+            assert listed["status"] == "checksum mismatch", listed
+            refused = page.request.get(f"{origin}/rows/{wanted_table}")
+            assert refused.status == 422 and f"page {damaged}" in refused.text(), (refused.status, refused.text())
+            print(f"{label}: page {damaged} shows {verdict!r}; the rows view refuses: {refused.text().strip()}")
+            browser.close()
+            requests = [r for r in requests if "/rows/" not in r]
 
-        # Table → rows, then "next 100" to the end: exactly `mdfkit cat`'s rows.
-        page.click(f"a[href='/table/{table}']")
-        shot("table")
-        page.click(f"main a[href='/rows/{table}']")
-        shot("rows")
-        seen, clicks = [], 0
-        while True:
-            headers = page.eval_on_selector_all("table.rows th", "els => els.map(e => e.textContent)")
-            cells = page.eval_on_selector_all(
-                "table.rows tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
-            seen += [dict(zip(headers, r)) for r in cells]
-            nxt = page.query_selector("p.pager >> text=next 100")
-            if not nxt:
-                break
-            nxt.click()
-            clicks += 1
-        expected_rows = cli_json("cat", db, table, "--with-location")
-        assert len(seen) == len(expected_rows), f"{len(seen)} rows in the browser, {len(expected_rows)} from mdfkit cat"
-        for got, want in zip(seen, expected_rows):
-            got = dict(got)
-            at = f"{want.pop('__page')}:{want.pop('__slot')}"
-            want.pop("__partition", None)
-            assert got.pop("page:slot") == at, (got, at)
-            assert got == {k: spelled(v) for k, v in want.items()}, (got, want)
-        print(f"{label}: {len(seen)} rows over {clicks + 1} pages equal mdfkit cat's, no gap, no duplicate")
+        if not damaged:
+            # Tables: the view's JSON twin equals `mdfkit tables --format json`.
+            page.click("nav >> text=Tables")
+            shot("tables")
+            twin = json.loads(page.request.get(origin + "/tables.json").text())
+            expected_tables = cli_json("tables", db)
+            assert twin == expected_tables, "tables.json differs from mdfkit tables --format json"
+            readable = [t for t in expected_tables if t["compression"] == "NONE" and 0 < t["rows"] <= 3000]
+            table = wanted_table or min(readable, key=lambda t: t["rows"])["table"]
+            print(f"{label}: {len(expected_tables)} tables equal the CLI's; paging through {table}")
 
-        # Back to the first page of rows → the first row's record → its page.
-        page.goto(f"{origin}/rows/{table}")
-        first = seen[0]
-        page.click("table.rows tbody tr >> nth=0 >> a")
-        shot("record")
-        parts = page.eval_on_selector_all("table.fields tbody tr", "rows => rows.map(r => +r.cells[1].textContent)")
-        length = int(page.text_content("main p").split(" bytes at offset")[0].split("·")[-1].strip())
-        assert sum(parts) == length, f"record parts add up to {sum(parts)}, the record is {length} bytes"
-        columns = page.eval_on_selector_all(
-            "table.columns tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[6].textContent])")
-        for name, value in columns:
-            value = value.replace(" (off-row)", "")
-            assert first[name] == value, f"record view {name} = {value!r}, grid cell {first[name]!r}"
-        print(f"{label}: record {first['page:slot']}: {len(parts)} parts add up to {length} bytes; {len(columns)} values equal the grid's")
+            # Table → rows, then "next 100" to the end: exactly `mdfkit cat`'s rows.
+            page.click(f"a[href='/table/{table}']")
+            shot("table")
+            page.click(f"main a[href='/rows/{table}']")
+            shot("rows")
+            seen, clicks = [], 0
+            while True:
+                headers = page.eval_on_selector_all("table.rows th", "els => els.map(e => e.textContent)")
+                cells = page.eval_on_selector_all(
+                    "table.rows tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+                seen += [dict(zip(headers, r)) for r in cells]
+                nxt = page.query_selector("p.pager >> text=next 100")
+                if not nxt:
+                    break
+                nxt.click()
+                clicks += 1
+            expected_rows = cli_json("cat", db, table, "--with-location")
+            assert len(seen) == len(expected_rows), f"{len(seen)} rows in the browser, {len(expected_rows)} from mdfkit cat"
+            for got, want in zip(seen, expected_rows):
+                got = dict(got)
+                at = f"{want.pop('__page')}:{want.pop('__slot')}"
+                want.pop("__partition", None)
+                assert got.pop("page:slot") == at, (got, at)
+                assert got == {k: spelled(v) for k, v in want.items()}, (got, want)
+            print(f"{label}: {len(seen)} rows over {clicks + 1} pages equal mdfkit cat's, no gap, no duplicate")
 
-        page_id = first["page:slot"].rsplit(":", 1)[0]
-        page.click(f"main a[href='/page/{page_id}']")
-        shot("page")
-        header = dict(page.eval_on_selector_all(
-            "table.fields tbody tr", "rows => rows.map(r => [r.cells[2].textContent, r.cells[3].textContent])"))
-        listed = next(p for p in cli_json("pages", db) if p["page"] == page_id)
-        assert header["m_pageId"] == listed["page"] and header["m_slotCnt"] == str(listed["slots"])
-        assert header["m_freeCnt"] == str(listed["free_bytes"]) and header["m_level"] == str(listed["level"])
-        assert header["m_prevPage"] == listed["prev"] and header["m_nextPage"] == listed["next"]
-        assert header["Metadata: AllocUnitId"] == str(listed["allocation_unit"])
-        assert page.text_content("#verdict") == listed["status"], (page.text_content("#verdict"), listed["status"])
-        print(f"{label}: page {page_id} header equals mdfkit pages ({listed['status']})")
+            # Back to the first page of rows → the first row's record → its page.
+            page.goto(f"{origin}/rows/{table}")
+            first = seen[0]
+            page.click("table.rows tbody tr >> nth=0 >> a")
+            shot("record")
+            parts = page.eval_on_selector_all("table.fields tbody tr", "rows => rows.map(r => +r.cells[1].textContent)")
+            length = int(page.text_content("main p").split(" bytes at offset")[0].split("·")[-1].strip())
+            assert sum(parts) == length, f"record parts add up to {sum(parts)}, the record is {length} bytes"
+            columns = page.eval_on_selector_all(
+                "table.columns tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[6].textContent])")
+            for name, value in columns:
+                value = value.replace(" (off-row)", "")
+                assert first[name] == value, f"record view {name} = {value!r}, grid cell {first[name]!r}"
+            print(f"{label}: record {first['page:slot']}: {len(parts)} parts add up to {length} bytes; {len(columns)} values equal the grid's")
 
-        browser.close()
+            page_id = first["page:slot"].rsplit(":", 1)[0]
+            page.click(f"main a[href='/page/{page_id}']")
+            shot("page")
+            header = dict(page.eval_on_selector_all(
+                "table.fields tbody tr", "rows => rows.map(r => [r.cells[2].textContent, r.cells[3].textContent])"))
+            listed = next(p for p in cli_json("pages", db) if p["page"] == page_id)
+            assert header["m_pageId"] == listed["page"] and header["m_slotCnt"] == str(listed["slots"])
+            assert header["m_freeCnt"] == str(listed["free_bytes"]) and header["m_level"] == str(listed["level"])
+            assert header["m_prevPage"] == listed["prev"] and header["m_nextPage"] == listed["next"]
+            assert header["Metadata: AllocUnitId"] == str(listed["allocation_unit"])
+            assert page.text_content("#verdict") == listed["status"], (page.text_content("#verdict"), listed["status"])
+            print(f"{label}: page {page_id} header equals mdfkit pages ({listed['status']})")
+
+            browser.close()
     elsewhere = [r for r in requests if urlparse(r).hostname != "127.0.0.1"]
     assert not elsewhere, f"requests to other hosts: {elsewhere}"
     assert not problems, problems

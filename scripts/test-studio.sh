@@ -22,6 +22,10 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 "$bin" demo --dir "$work/demo" >/dev/null 2>&1
 python3 scripts/studio_browser.py "$bin" "$artifacts" demo "$work/demo/shop.mdf" dbo.Customers
+# A damaged copy: one byte of page 1:49 (a dbo.Customers page, checksum-protected) changed.
+cp "$work/demo/shop.mdf" "$work/damaged.mdf"
+python3 -c "import sys; f = open(sys.argv[1], 'r+b'); f.seek(49 * 8192 + 4000); b = f.read(1); f.seek(-1, 1); f.write(bytes([b[0] ^ 0xff]))" "$work/damaged.mdf"
+DAMAGED_PAGE=1:49 python3 scripts/studio_browser.py "$bin" "$artifacts" damaged "$work/damaged.mdf" dbo.Customers
 backup="$MDFKIT_CORPUS/bak/ros1991-amigos.api__database.bak"
 if [ -f "$backup" ]; then
     python3 scripts/studio_browser.py "$bin" "$artifacts" backup "$backup"

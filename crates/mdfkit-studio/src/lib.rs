@@ -9,6 +9,7 @@
 //! CSP, no CORS headers.
 #![forbid(unsafe_code)]
 
+pub mod download;
 pub mod html;
 pub mod json;
 pub mod security;

@@ -9,6 +9,7 @@
 //! | `/rows/dbo.T?after=1:2:3`    | 100 rows after a scan position (keyset, never OFFSET)       |
 //! | `/page/1:153`                | header, verdict, slots, the 8,192 bytes by structure        |
 //! | `/record/1:153:4`            | one record's bytes per column with names, types and values  |
+//! | `/download/dbo.T.parquet`    | the table as `mdfkit export` writes it (csv, jsonl, arrows)  |
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -68,6 +69,7 @@ pub fn routes() -> Router<Shared> {
         .route("/rows/{name}", get(rows))
         .route("/page/{id}", get(page))
         .route("/record/{id}", get(record))
+        .route("/download/{name}", get(crate::download::download))
         .route("/static/studio.css", get(|| async { ([(header::CONTENT_TYPE, "text/css")], html::STYLE) }))
         // Browsers ask for it on their own: nothing to show, and no 404 in the console.
         .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
@@ -315,10 +317,15 @@ fn table_view(s: &Studio, name: &str) -> mdfkit::Result<View> {
     let t = find_table(s, name)?;
     let catalog = s.db.catalog();
     let ddl = catalog.create_table_sql(&t);
+    let downloads: Vec<String> = ["csv", "jsonl", "arrows", "parquet"]
+        .iter()
+        .map(|ext| a(&format!("/download/{}.{ext}", url(&t.qualified_name())), ext))
+        .collect();
     let mut body = format!(
-        "<p>{} rows (from the catalog) · {}</p><pre>{}</pre>",
+        "<p>{} rows (from the catalog) · {} · download {}</p><pre>{}</pre>",
         t.rows(),
         a(&format!("/rows/{}", url(&t.qualified_name())), "rows"),
+        downloads.join(" "),
         esc(&ddl)
     );
     let mut columns_json = Vec::new();
@@ -525,33 +532,50 @@ async fn page(State(s): State<Shared>, Path(id): Path<String>) -> Result<Respons
     answer(s, json_only, format!("/page/{page}.json"), move |s| page_view(s, page)).await
 }
 
-/// The class and field id of every byte of the page, for the hex view.
-fn byte_map(p: &PageAnatomy) -> Vec<(Part, String)> {
-    let mut map = vec![(Part::Undecoded, String::new()); PAGE_SIZE];
-    let mut mark = |offset: usize, len: usize, part: Part, id: String| {
+/// Whether a part holds a column's bytes: such fields get a colour of their own ([`column_class`]).
+fn is_column(part: Part) -> bool {
+    matches!(part, Part::FixedColumn | Part::VarColumn | Part::Pointer)
+}
+
+/// ` c1` .. ` c6`: the colour of the `n`-th column field of a record, so that neighbouring
+/// columns differ (the CSS gives each class a colour).
+fn column_class(n: usize) -> String {
+    format!(" c{}", n % 6 + 1)
+}
+
+/// The classes and field id of every byte of the page, for the hex view.
+fn byte_map(p: &PageAnatomy) -> Vec<(String, String)> {
+    let mut map = vec![(format!("p-{}", Part::Undecoded.name()), String::new()); PAGE_SIZE];
+    let mut mark = |offset: usize, len: usize, class: String, id: String| {
         for b in map.iter_mut().skip(offset).take(len) {
-            *b = (part, id.clone());
+            *b = (class.clone(), id.clone());
         }
     };
     for (i, f) in p.header_fields.iter().enumerate() {
-        mark(f.offset, f.len, Part::Header, format!("h{i}"));
+        mark(f.offset, f.len, format!("p-{}", Part::Header.name()), format!("h{i}"));
     }
     if let Some((o, l)) = p.free_space {
-        mark(o, l, Part::FreeSpace, "free".into());
+        mark(o, l, format!("p-{}", Part::FreeSpace.name()), "free".into());
     }
     for r in &p.records {
+        let mut columns = 0;
         for (i, f) in r.fields.iter().enumerate() {
-            mark(f.offset, f.len, f.part, format!("s{}f{i}", r.slot));
+            let mut class = format!("p-{}", f.part.name());
+            if is_column(f.part) {
+                class.push_str(&column_class(columns));
+                columns += 1;
+            }
+            mark(f.offset, f.len, class, format!("s{}f{i}", r.slot));
         }
     }
     for (i, f) in p.slot_array.iter().enumerate() {
-        mark(f.offset, f.len, Part::SlotArray, format!("sa{i}"));
+        mark(f.offset, f.len, format!("p-{}", Part::SlotArray.name()), format!("sa{i}"));
     }
     map
 }
 
 /// Bytes `range` of the page as hex, 32 a line, each run of one field one span.
-fn hex_view(p: &PageAnatomy, map: &[(Part, String)], range: std::ops::Range<usize>) -> String {
+fn hex_view(p: &PageAnatomy, map: &[(String, String)], range: std::ops::Range<usize>) -> String {
     let mut out = String::from("<div class=\"hex\">");
     for line in range.clone().step_by(32) {
         let _ = write!(out, "<div><span class=\"row-offset\">{line:04x}</span>");
@@ -564,8 +588,7 @@ fn hex_view(p: &PageAnatomy, map: &[(Part, String)], range: std::ops::Range<usiz
                 run += 1;
             }
             let bytes: Vec<String> = p.bytes[at..run].iter().map(|b| format!("{b:02x}")).collect();
-            let _ =
-                write!(out, "<span class=\"p-{}\" data-field=\"{}\">{}</span> ", part.name(), esc(id), bytes.join(" "));
+            let _ = write!(out, "<span class=\"{part}\" data-field=\"{}\">{}</span> ", esc(id), bytes.join(" "));
             at = run;
         }
         out.push_str("</div>");
@@ -658,10 +681,17 @@ fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
 
 fn fields_table(fields: &[anatomy::Field], prefix: &str, base: usize) -> String {
     let mut out = String::from("<table class=\"fields\"><thead><tr><th>offset</th><th>length</th><th>field</th><th>value</th><th>meaning</th></tr></thead><tbody>");
+    let mut columns = 0;
     for (i, f) in fields.iter().enumerate() {
+        let colour = if is_column(f.part) {
+            columns += 1;
+            column_class(columns - 1)
+        } else {
+            String::new()
+        };
         let _ = write!(
             out,
-            "<tr data-field=\"{prefix}{i}\"><td>{}</td><td>{}</td><td class=\"p-{}\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr data-field=\"{prefix}{i}\"><td>{}</td><td>{}</td><td class=\"p-{}{colour}\">{}</td><td>{}</td><td>{}</td></tr>",
             f.offset.saturating_sub(base),
             f.len,
             f.part.name(),

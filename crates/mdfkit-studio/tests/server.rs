@@ -249,7 +249,7 @@ fn page_and_record_json_are_the_anatomy() {
         assert_eq!(shown, cell, "{at} {}", column["name"]);
     }
     let html = get(&s, &format!("/record/{at}")).text();
-    assert!(html.contains("class=\"p-fixed-column\"") && html.contains("CustomerID"), "{html}");
+    assert!(html.contains("class=\"p-fixed-column c1\"") && html.contains("CustomerID"), "{html}");
     assert_eq!(get(&s, "/record/1:48:9999.json").status, StatusCode::NOT_FOUND);
     assert_eq!(get(&s, "/page/banana").status, StatusCode::NOT_FOUND);
 }
@@ -274,4 +274,66 @@ fn overview_and_table_json_are_the_library_answers() {
     let root = t["allocation_units"][0]["root_page"].as_str().unwrap();
     assert!(get(&s, "/table/dbo.Orders").text().contains(&format!("href=\"/page/{root}\"")));
     assert_eq!(get(&s, "/table/dbo.NoSuchTable").status, StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn downloads_are_the_bytes_export_writes() {
+    let s = studio();
+    let dir = std::env::temp_dir().join(format!("mdfkit-studio-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let formats = [
+        ("csv", mdfkit::export::ExportFormat::Csv),
+        ("jsonl", mdfkit::export::ExportFormat::Jsonl),
+        ("arrows", mdfkit::export::ExportFormat::Arrow),
+        ("parquet", mdfkit::export::ExportFormat::Parquet),
+    ];
+    // Not sales.EventLog: its datetime2(7) values past 2262 overflow the Arrow export (a library
+    // bug of its own, reported: `mdfkit export --table sales.EventLog --format parquet` panics).
+    for table in ["dbo.Products", "dbo.Customers"] {
+        let info = s.db.catalog().find_table(table).unwrap();
+        for (ext, format) in formats {
+            let a = get(&s, &format!("/download/{table}.{ext}"));
+            assert_eq!(a.status, StatusCode::OK, "{table}.{ext}");
+            let name = mdfkit::export::output_name(&info, format);
+            assert_eq!(a.headers[header::CONTENT_DISPOSITION], format!("attachment; filename=\"{name}\""));
+            let path = dir.join(&name);
+            let out = Box::new(mdfkit::export::LocalOutput::create(&path).unwrap());
+            let options = mdfkit::export::ExportOptions { threads: 1, ..Default::default() };
+            mdfkit::export::export_table(&s.db, &info, format, out, &options, |_| {}).unwrap();
+            let expected = std::fs::read(&path).unwrap();
+            assert!(expected.len() > 1000, "{name}");
+            assert!(a.body == expected, "{name}: {} bytes downloaded, {} exported", a.body.len(), expected.len());
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(get(&s, "/download/dbo.Products.xlsx").status, StatusCode::NOT_FOUND);
+    assert_eq!(get(&s, "/download/dbo.Nothing.csv").status, StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn a_download_that_fails_midway_does_not_end_as_if_whole() {
+    // A copy of the shop with one byte of page 1:49 (dbo.Customers' second page) flipped: its
+    // checksum no longer matches, and the export stops there.
+    let damaged = std::env::temp_dir().join(format!("mdfkit-studio-damaged-{}.mdf", std::process::id()));
+    let mut bytes = std::fs::read(shop()).unwrap();
+    bytes[49 * 8192 + 4000] ^= 0xff;
+    std::fs::write(&damaged, bytes).unwrap();
+    let s = Arc::new(Studio::open(vec![damaged.clone()], None).unwrap());
+    for ext in ["csv", "parquet"] {
+        let req = Request::builder()
+            .uri(format!("/download/dbo.Customers.{ext}"))
+            .header(header::HOST, "127.0.0.1")
+            .header(header::COOKIE, format!("{}={}", mdfkit_studio::security::COOKIE, s.token))
+            .body(Body::empty())
+            .unwrap();
+        let cut = runtime().block_on(async {
+            let res = router(s.clone()).oneshot(req).await.unwrap();
+            axum::body::to_bytes(res.into_body(), 1 << 26).await
+        });
+        let err = cut.expect_err("the body ended cleanly").to_string();
+        assert!(err.contains("1:49") || err.contains("checksum"), "{ext}: {err}");
+    }
+    let page = get(&s, "/page/1:49.json").json();
+    assert!(page["verdict"].as_str().unwrap().starts_with("checksum mismatch") && page["damaged"] == true);
+    std::fs::remove_file(&damaged).unwrap();
 }
