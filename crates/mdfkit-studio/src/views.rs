@@ -543,12 +543,21 @@ fn column_class(n: usize) -> String {
     format!(" c{}", n % 6 + 1)
 }
 
-/// The classes and field id of every byte of the page, for the hex view.
-fn byte_map(p: &PageAnatomy) -> Vec<(String, String)> {
-    let mut map = vec![(format!("p-{}", Part::Undecoded.name()), String::new()); PAGE_SIZE];
+/// The fields of a page for the hex view: each field's classes and id, and for every byte the
+/// index of the field it belongs to (one small integer a byte, no string per byte).
+struct ByteMap {
+    fields: Vec<(String, String)>,
+    owner: Vec<u32>,
+}
+
+fn byte_map(p: &PageAnatomy) -> ByteMap {
+    let mut map =
+        ByteMap { fields: vec![(format!("p-{}", Part::Undecoded.name()), String::new())], owner: vec![0; PAGE_SIZE] };
     let mut mark = |offset: usize, len: usize, class: String, id: String| {
-        for b in map.iter_mut().skip(offset).take(len) {
-            *b = (class.clone(), id.clone());
+        let index = map.fields.len() as u32;
+        map.fields.push((class, id));
+        for b in map.owner.iter_mut().skip(offset).take(len) {
+            *b = index;
         }
     };
     for (i, f) in p.header_fields.iter().enumerate() {
@@ -575,20 +584,29 @@ fn byte_map(p: &PageAnatomy) -> Vec<(String, String)> {
 }
 
 /// Bytes `range` of the page as hex, 32 a line, each run of one field one span.
-fn hex_view(p: &PageAnatomy, map: &[(String, String)], range: std::ops::Range<usize>) -> String {
-    let mut out = String::from("<div class=\"hex\">");
+fn hex_view(p: &PageAnatomy, map: &ByteMap, range: std::ops::Range<usize>) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(range.len() * 4);
+    out.push_str("<div class=\"hex\">");
     for line in range.clone().step_by(32) {
         let _ = write!(out, "<div><span class=\"row-offset\">{line:04x}</span>");
         let end = (line + 32).min(range.end);
         let mut at = line;
         while at < end {
-            let (part, id) = &map[at];
+            let field = map.owner[at];
+            let (class, id) = &map.fields[field as usize];
+            let _ = write!(out, "<span class=\"{class}\" data-field=\"{}\">", esc(id));
             let mut run = at;
-            while run < end && map[run].1 == *id && map[run].0 == *part {
+            while run < end && map.owner[run] == field {
+                if run > at {
+                    out.push(' ');
+                }
+                let b = p.bytes[run];
+                out.push(HEX[usize::from(b >> 4)] as char);
+                out.push(HEX[usize::from(b & 15)] as char);
                 run += 1;
             }
-            let bytes: Vec<String> = p.bytes[at..run].iter().map(|b| format!("{b:02x}")).collect();
-            let _ = write!(out, "<span class=\"{part}\" data-field=\"{}\">{}</span> ", esc(id), bytes.join(" "));
+            out.push_str("</span> ");
             at = run;
         }
         out.push_str("</div>");
