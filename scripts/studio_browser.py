@@ -64,6 +64,8 @@ try:
             refused = page.request.get(f"{origin}/rows/{wanted_table}")
             assert refused.status == 422 and f"page {damaged}" in refused.text(), (refused.status, refused.text())
             print(f"{label}: page {damaged} shows {verdict!r}; the rows view refuses: {refused.text().strip()}")
+            page.click("nav >> text=Map")
+            shot("damaged-map")
             browser.close()
             requests = [r for r in requests if "/rows/" not in r]
 
@@ -131,6 +133,16 @@ try:
             assert header["Metadata: AllocUnitId"] == str(listed["allocation_unit"])
             assert page.text_content("#verdict") == listed["status"], (page.text_content("#verdict"), listed["status"])
             print(f"{label}: page {page_id} header equals mdfkit pages ({listed['status']})")
+
+            # The map: a click on the page's cell opens that page.
+            page.click("nav >> text=Map")
+            shot("map")
+            file_id, number = (int(x) for x in page_id.split(":"))
+            img = page.locator(f"img.map[data-file='{file_id}']")
+            cell, columns = int(img.get_attribute("data-cell")), int(img.get_attribute("data-columns"))
+            img.click(position={"x": (number % columns) * cell + 1, "y": (number // columns) * cell + 1})
+            page.wait_for_url(f"{origin}/page/{page_id}")
+            print(f"{label}: the map's cell of page {page_id} opens it")
 
             browser.close()
     elsewhere = [r for r in requests if urlparse(r).hostname != "127.0.0.1"]

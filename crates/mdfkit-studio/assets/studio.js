@@ -9,3 +9,13 @@ document.addEventListener("mouseover", (event) => {
     el.classList.add("hl");
   }
 });
+
+// The allocation map: a click on a cell opens its page (page n is cell n, COLUMNS a row).
+document.addEventListener("click", (event) => {
+  const map = event.target.closest("img.map");
+  if (!map) return;
+  const cell = +map.dataset.cell, columns = +map.dataset.columns;
+  const scale = map.naturalWidth / map.clientWidth;
+  const x = Math.floor((event.offsetX * scale) / cell), y = Math.floor((event.offsetY * scale) / cell);
+  location.href = `/page/${map.dataset.file}:${y * columns + x}`;
+});

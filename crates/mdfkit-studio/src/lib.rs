@@ -12,6 +12,7 @@
 pub mod download;
 pub mod html;
 pub mod json;
+pub mod map;
 pub mod security;
 pub mod views;
 
@@ -32,13 +33,15 @@ pub struct Studio {
     pub token: String,
     /// Whether requests may name a non-loopback Host (`--host` with `--allow-remote`).
     pub allow_remote: bool,
+    /// The allocation map, read once on first use.
+    pub map: std::sync::OnceLock<map::AllocationMap>,
 }
 
 impl Studio {
     /// Opens the files (data files or backups) as every command does.
     pub fn open(files: Vec<PathBuf>, position: Option<u16>) -> mdfkit::Result<Self> {
         let db = Database::open_at(&files, position)?;
-        Ok(Studio { db, files, position, token: security::new_token()?, allow_remote: false })
+        Ok(Studio { db, files, position, token: security::new_token()?, allow_remote: false, map: Default::default() })
     }
 
     /// `mdfkit` followed by the files, quoted for a shell where needed.

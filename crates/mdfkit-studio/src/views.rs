@@ -9,6 +9,7 @@
 //! | `/rows/dbo.T?after=1:2:3`    | 100 rows after a scan position (keyset, never OFFSET)       |
 //! | `/page/1:153`                | header, verdict, slots, the 8,192 bytes by structure        |
 //! | `/record/1:153:4`            | one record's bytes per column with names, types and values  |
+//! | `/map`, `/map/1.png`         | one cell per page of each file, by page type; click → page   |
 //! | `/download/dbo.T.parquet`    | the table as `mdfkit export` writes it (csv, jsonl, arrows)  |
 
 use std::fmt::Write;
@@ -70,6 +71,9 @@ pub fn routes() -> Router<Shared> {
         .route("/page/{id}", get(page))
         .route("/record/{id}", get(record))
         .route("/download/{name}", get(crate::download::download))
+        .route("/map", get(map))
+        .route("/map.json", get(map_json))
+        .route("/map/{file}", get(map_png))
         .route("/static/studio.css", get(|| async { ([(header::CONTENT_TYPE, "text/css")], html::STYLE) }))
         // Browsers ask for it on their own: nothing to show, and no 404 in the console.
         .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
@@ -784,4 +788,67 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
     json["bytes"] = Value::String(p.bytes[r.offset..r.offset + r.len].iter().map(|b| format!("{b:02x}")).collect());
     let cli = s.cli("page") + &format!(" {}", at.page);
     Ok(View { title: format!("Record {at}"), json, body, cli })
+}
+
+// ---- allocation map ----
+
+async fn map(State(s): State<Shared>) -> Result<Response, Failure> {
+    answer(s, false, "/map.json".into(), map_view).await
+}
+
+async fn map_json(State(s): State<Shared>) -> Result<Response, Failure> {
+    answer(s, true, String::new(), map_view).await
+}
+
+fn map_view(s: &Studio) -> mdfkit::Result<View> {
+    use crate::map::{AllocationMap, Kind, CELL, COLUMNS};
+    let m = s.map.get_or_init(|| AllocationMap::read(&s.db));
+    let counts = m.counts();
+    let mut body = String::from("<p class=\"legend\">");
+    for kind in Kind::ALL {
+        let [r, g, b] = kind.rgb();
+        let _ = write!(
+            body,
+            "<span class=\"swatch k-{r:02x}{g:02x}{b:02x}\">&nbsp;&nbsp;</span> {} ({}) ",
+            esc(kind.name()),
+            counts.get(&kind).copied().unwrap_or(0)
+        );
+    }
+    body.push_str("</p>");
+    for (file, cells) in &m.files {
+        let _ = write!(
+            body,
+            "<h2>File {file}: {} pages</h2><img class=\"map\" src=\"/map/{file}.png\" alt=\"allocation map of file {file}\" \
+             data-file=\"{file}\" data-columns=\"{COLUMNS}\" data-cell=\"{CELL}\" width=\"{}\">",
+            cells.len(),
+            COLUMNS * CELL
+        );
+    }
+    let json = json!({
+        "columns": COLUMNS,
+        "cell_pixels": CELL,
+        "counts": counts.iter().map(|(k, n)| (k.name().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
+        "files": m.files.iter().map(|(f, cells)| json!({
+            "file_id": f,
+            "pages": cells.len(),
+            "kinds": cells.iter().map(|k| Kind::ALL.iter().position(|a| a == k).unwrap_or(0)).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "kind_names": Kind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
+    });
+    Ok(View { title: "Allocation map".into(), json, body, cli: s.cli("pages") })
+}
+
+async fn map_png(State(s): State<Shared>, Path(file): Path<String>) -> Result<Response, Failure> {
+    let file: u16 = file
+        .strip_suffix(".png")
+        .and_then(|f| f.parse().ok())
+        .ok_or_else(|| Error::not_found(format!("{file}: ask for FILE_ID.png")))?;
+    let studio = s.clone();
+    let png = tokio::task::spawn_blocking(move || {
+        studio.map.get_or_init(|| crate::map::AllocationMap::read(&studio.db)).png(file)
+    })
+    .await
+    .map_err(|e| Failure(Error::new(ErrorKind::Io, format!("the map failed: {e}"))))?
+    .ok_or_else(|| Error::not_found(format!("no file id {file}")))?;
+    Ok(([(header::CONTENT_TYPE, "image/png")], png).into_response())
 }

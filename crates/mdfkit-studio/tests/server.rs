@@ -335,5 +335,56 @@ fn a_download_that_fails_midway_does_not_end_as_if_whole() {
     }
     let page = get(&s, "/page/1:49.json").json();
     assert!(page["verdict"].as_str().unwrap().starts_with("checksum mismatch") && page["damaged"] == true);
+    // The map paints it red, its neighbour as the data page it is.
+    let png = get(&s, "/map/1.png").body;
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png)).read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let pixel = |page: u32| {
+        let (cell, columns) = (mdfkit_studio::map::CELL, mdfkit_studio::map::COLUMNS);
+        let at = ((((page / columns) * cell) * info.width + (page % columns) * cell) * 3) as usize;
+        [pixels[at], pixels[at + 1], pixels[at + 2]]
+    };
+    assert_eq!(pixel(49), mdfkit_studio::map::Kind::Damaged.rgb());
+    assert_eq!(pixel(48), mdfkit_studio::map::Kind::Data.rgb());
     std::fs::remove_file(&damaged).unwrap();
+}
+
+#[test]
+fn the_allocation_map_paints_each_page_by_its_header() {
+    let s = studio();
+    let png = get(&s, "/map/1.png");
+    assert_eq!(png.status, StatusCode::OK);
+    assert_eq!(png.headers[header::CONTENT_TYPE], "image/png");
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png.body)).read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let pixel = |page: u32| {
+        let (cell, columns) = (mdfkit_studio::map::CELL, mdfkit_studio::map::COLUMNS);
+        let (x, y) = ((page % columns) * cell, (page / columns) * cell);
+        let at = ((y * info.width + x) * 3) as usize;
+        [pixels[at], pixels[at + 1], pixels[at + 2]]
+    };
+    use mdfkit_studio::map::Kind;
+    // Page 1:1 is always the first PFS page, 1:0 the file header, 1:9 the boot page.
+    assert_eq!(pixel(1), Kind::Allocation.rgb());
+    assert_eq!(pixel(0), Kind::System.rgb());
+    assert_eq!(pixel(9), Kind::System.rgb());
+    let listed = mdfkit::recovery::list_pages(s.db.reader().source(), |_| true);
+    for p in listed.iter().filter(|p| p.id.file == 1) {
+        let want = match p.page_type {
+            mdfkit::page::PageType::Data => Kind::Data,
+            mdfkit::page::PageType::Index => Kind::Index,
+            mdfkit::page::PageType::TextMix | mdfkit::page::PageType::TextTree => Kind::Lob,
+            _ => continue,
+        };
+        assert_eq!(pixel(p.id.page), want.rgb(), "page {}", p.id);
+    }
+    let json = get(&s, "/map.json").json();
+    assert_eq!(
+        json["counts"][Kind::Data.name()],
+        listed.iter().filter(|p| p.page_type == mdfkit::page::PageType::Data).count()
+    );
+    assert!(get(&s, "/map").text().contains("src=\"/map/1.png\""));
+    assert_eq!(get(&s, "/map/7.png").status, StatusCode::NOT_FOUND);
 }
