@@ -117,7 +117,7 @@ try:
             columns = page.eval_on_selector_all(
                 "table.columns tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[6].textContent])")
             for name, value in columns:
-                value = value.replace(" (off-row)", "")
+                value = value.split(" (off-row")[0]
                 assert first[name] == value, f"record view {name} = {value!r}, grid cell {first[name]!r}"
             print(f"{label}: record {first['page:slot']}: {len(parts)} parts add up to {length} bytes; {len(columns)} values equal the grid's")
 
@@ -133,6 +133,25 @@ try:
             assert header["Metadata: AllocUnitId"] == str(listed["allocation_unit"])
             assert page.text_content("#verdict") == listed["status"], (page.text_content("#verdict"), listed["status"])
             print(f"{label}: page {page_id} header equals mdfkit pages ({listed['status']})")
+
+            # An off-row value: its pointer's link opens the LOB record it leads to.
+            lob_table = next((t["table"] for t in expected_tables if t["lob"] and t["rows"]), None)
+            if lob_table:
+                located = json.loads(page.request.get(f"{origin}/rows/{lob_table}.json").text())["locations"]
+                for at in located[:20]:
+                    page.goto(f"{origin}/record/{at}")
+                    links = page.locator("table.columns small a")
+                    if links.count():
+                        target = links.first.text_content()
+                        links.first.click()
+                        page.wait_for_url(f"{origin}/record/{target}")
+                        shot("lob")
+                        kind = page.text_content("main p").split(" · ")[0]
+                        assert kind == "BLOB_FRAGMENT", kind
+                        print(f"{label}: {lob_table} row {at}'s off-row value links to {target}, a {kind}")
+                        break
+                else:
+                    print(f"{label}: {lob_table}'s first 20 rows hold their LOB values in row")
 
             # The map: a click on the page's cell opens that page.
             page.click("nav >> text=Map")

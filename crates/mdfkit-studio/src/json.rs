@@ -31,6 +31,7 @@ fn column(c: &ColumnAnatomy) -> Value {
         "offset": c.span.map(|s| s.0),
         "length": c.span.map(|s| s.1),
         "off_row": c.off_row,
+        "links": c.links.iter().map(|(p, s)| format!("{p}:{s}")).collect::<Vec<_>>(),
         "value": c.value.as_ref().ok(),
         "error": c.value.as_ref().err(),
     })

@@ -778,7 +778,13 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
                 esc(&c.type_name),
                 esc(&c.storage),
                 c.null_bit,
-                if c.off_row { " <small>(off-row)</small>" } else { "" },
+                if c.off_row {
+                    let links: Vec<String> =
+                        c.links.iter().map(|(p, s)| a(&format!("/record/{p}:{s}"), &format!("{p}:{s}"))).collect();
+                    format!(" <small>(off-row: {})</small>", links.join(" "))
+                } else {
+                    String::new()
+                },
             );
         }
         body.push_str("</tbody></table>");

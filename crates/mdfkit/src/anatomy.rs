@@ -115,6 +115,9 @@ pub struct ColumnAnatomy {
     pub span: Option<(usize, usize)>,
     /// The stored bytes are a pointer to the value elsewhere.
     pub off_row: bool,
+    /// The records an off-row value's pointer links to (page, slot): its LOB root or fragments,
+    /// or its row-overflow parts.
+    pub links: Vec<(PageId, u16)>,
     /// The decoded value, spelled as SQL Server prints it, or why it could not be decoded.
     pub value: std::result::Result<String, String>,
 }
@@ -657,6 +660,18 @@ fn columns(d: &RowDecoder, rec: &Record, at: usize) -> Vec<ColumnAnatomy> {
             let is_null = p.null_bit > 0 && rec.is_null(usize::from(p.null_bit));
             let span = stored.filter(|_| !is_null).map(|(s, _)| (at + offset_in(rec.bytes(), s), s.len()));
             let value = d.decode_one(rec, plan, &mut scratch).map(|v| v.to_string()).map_err(|e| e.to_string());
+            let links = match stored {
+                Some((bytes, complex)) if !is_null => {
+                    let text_pointer =
+                        crate::lob::is_text_pointer(plan.column.type_info.sql_type, complex, bytes.len());
+                    if complex || text_pointer {
+                        crate::lob::pointer_links(bytes, text_pointer).unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    }
+                }
+                _ => Vec::new(),
+            };
             ColumnAnatomy {
                 name: plan.column.name.clone(),
                 type_name: plan.column.type_info.spelling(),
@@ -664,7 +679,8 @@ fn columns(d: &RowDecoder, rec: &Record, at: usize) -> Vec<ColumnAnatomy> {
                 null_bit: p.null_bit,
                 is_null,
                 span,
-                off_row: stored.is_some_and(|(_, complex)| complex),
+                off_row: stored.is_some_and(|(_, complex)| complex) || !links.is_empty(),
+                links,
                 value,
             }
         })

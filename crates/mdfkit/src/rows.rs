@@ -305,13 +305,7 @@ impl RowDecoder {
                 }
                 None if p.null_bit > 0 => &[],
                 None => return self.absent(plan),
-                // text/ntext/image hold a 16-byte text pointer (flagged complex too), and so do
-                // (max) values of tables with "large value types out of row" set; in-row LOB
-                // roots and row-overflow pointers are 12 + 12n bytes, never 16.
-                Some(v)
-                    if matches!(ty.sql_type, SqlType::Text | SqlType::NText | SqlType::Image)
-                        || (v.complex && v.bytes.len() == lob::TEXT_POINTER_SIZE) =>
-                {
+                Some(v) if lob::is_text_pointer(ty.sql_type, v.complex, v.bytes.len()) => {
                     off_row.clear();
                     lob::read_text_pointer(&self.reader, v.bytes, off_row)?;
                     off_row

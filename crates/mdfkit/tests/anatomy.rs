@@ -18,7 +18,7 @@ const DATA_PAGES_PER_FILE: usize = 150;
 fn anatomy_agrees_with_the_page_list_and_the_scan() {
     let Some(dir) = common::corpus_dir() else { return };
     let rows = common::manifest(&dir.join("MANIFEST.tsv"));
-    let (mut pages_checked, mut records_checked, mut values_checked) = (0, 0, 0);
+    let (mut pages_checked, mut records_checked, mut values_checked, mut links_followed) = (0, 0, 0, 0);
     for row in rows.iter().filter(|r| r.kind == "mdf") {
         let path = dir.join(&row.file);
         let Ok(db) = Database::open(&[&path]) else { continue };
@@ -100,11 +100,25 @@ fn anatomy_agrees_with_the_page_list_and_the_scan() {
                         if let Some((o, len)) = c.span {
                             assert!(o >= r.offset && o + len <= r.offset + r.len, "{at} slot {} {}", r.slot, c.name);
                         }
+                        // An off-row value's links lead to LOB or row-overflow records.
+                        if c.off_row {
+                            assert!(!c.links.is_empty(), "{at} slot {} {}: no links", r.slot, c.name);
+                            let (page, slot) = c.links[0];
+                            let target = read_database_page(&db, page).unwrap();
+                            let record = target.records.iter().find(|t| t.slot == slot).unwrap();
+                            assert_eq!(
+                                record.record_type,
+                                Some(mdfkit::record::RecordType::BlobFragment),
+                                "{at} {}",
+                                c.name
+                            );
+                            links_followed += 1;
+                        }
                     }
                 }
             }
         }
     }
-    println!("{pages_checked} pages, {records_checked} records, {values_checked} values checked");
-    assert!(pages_checked > 1000 && records_checked > 10_000 && values_checked > 10_000);
+    println!("{pages_checked} pages, {records_checked} records, {values_checked} values checked, {links_followed} off-row links followed");
+    assert!(pages_checked > 1000 && records_checked > 10_000 && values_checked > 10_000 && links_followed > 10);
 }
