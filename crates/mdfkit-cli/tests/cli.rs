@@ -596,3 +596,10 @@ fn page_prints_a_page_like_dbcc_page_and_as_json() {
     assert!(dbcc.contains("m_slotCnt") && dbcc.contains("Record Type = PRIMARY_RECORD"), "{dbcc}");
     assert!(dbcc.contains(&format!("au_id = {}", first["au_id"].as_str().unwrap())), "{dbcc}");
 }
+
+#[test]
+fn studio_refuses_a_non_loopback_host_without_allow_remote() {
+    let out = mdfkit(&["studio", "shop.mdf", "--host", "0.0.0.0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--allow-remote"), "{}", text(&out.stderr));
+}

@@ -388,3 +388,29 @@ fn the_allocation_map_paints_each_page_by_its_header() {
     assert!(get(&s, "/map").text().contains("src=\"/map/1.png\""));
     assert_eq!(get(&s, "/map/7.png").status, StatusCode::NOT_FOUND);
 }
+
+#[test]
+fn deleted_rows_show_on_demand_marked_in_words() {
+    let dir = std::env::var_os("MDFKIT_CORPUS")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
+    let file = dir.join("mdf/sirratul-chef-zilla__app_data-2c9f8707-aspnet-chef-zilla-20200724080934.mdf");
+    if !file.is_file() {
+        assert!(std::env::var_os("CI").is_none(), "corpus not found at {}: CI must run this test", dir.display());
+        eprintln!("\n*** SKIPPED: corpus not found at {} (set MDFKIT_CORPUS) ***\n", dir.display());
+        return;
+    }
+    let s = Arc::new(Studio::open(vec![file], None).unwrap());
+    // dbo.Carts has no live row, only ghosts (the CLI test of `cat --include-ghosts` reads them).
+    let live = get(&s, "/rows/dbo.Carts.json").json();
+    assert_eq!(live["rows"].as_array().unwrap().len(), 0);
+    let all = get(&s, "/rows/dbo.Carts.json?ghosts=1").json();
+    let ghosts = all["ghost"].as_array().unwrap();
+    assert!(!ghosts.is_empty() && ghosts.iter().all(|g| g == true));
+    assert!(
+        all["rows"].as_array().unwrap().iter().any(|r| r["CartID"] == 22 && r["ProductName"] == "Air Fryer Beef Chops"),
+        "{all}"
+    );
+    let html = get(&s, "/rows/dbo.Carts?ghosts=1").text();
+    assert!(html.contains("<th>deleted</th>") && html.contains("<td>deleted</td>") && html.contains("class=\"ghost\""));
+}
