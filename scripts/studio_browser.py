@@ -8,6 +8,7 @@ Exits non-zero with the first difference found."""
 import os
 
 import json
+import shlex
 import subprocess
 import sys
 import time
@@ -133,6 +134,13 @@ try:
             assert header["Metadata: AllocUnitId"] == str(listed["allocation_unit"])
             assert page.text_content("#verdict") == listed["status"], (page.text_content("#verdict"), listed["status"])
             print(f"{label}: page {page_id} header equals mdfkit pages ({listed['status']})")
+            # The footer's command prints the same page: its JSON equals the view's twin.
+            command = shlex.split(page.text_content("footer code"))
+            assert command[0] == "mdfkit" and command[1] == "page", command
+            printed = json.loads(subprocess.run([mdfkit, *command[1:], "--format", "json"], check=True,
+                                                capture_output=True).stdout)
+            assert printed == json.loads(page.request.get(f"{origin}/page/{page_id}.json").text())
+            print(f"{label}: the footer's `{' '.join(command[:2])} ...` prints the page view's JSON twin")
 
             # An off-row value: its pointer's link opens the LOB record it leads to.
             lob_table = next((t["table"] for t in expected_tables if t["lob"] and t["rows"]), None)

@@ -44,8 +44,9 @@ impl Studio {
         Ok(Studio { db, files, position, token: security::new_token()?, allow_remote: false, map: Default::default() })
     }
 
-    /// `mdfkit` followed by the files, quoted for a shell where needed.
-    pub fn cli(&self, command: &str) -> String {
+    /// The command line printing the same as a view: `mdfkit COMMAND [--position N] FILE...`
+    /// then `rest` (a table name, a page, options), as the CLI wants its arguments.
+    pub fn cli(&self, command: &str, rest: &str) -> String {
         let mut out = format!("mdfkit {command}");
         if let Some(p) = self.position {
             out.push_str(&format!(" --position {p}"));
@@ -53,6 +54,10 @@ impl Studio {
         for f in &self.files {
             out.push(' ');
             out.push_str(&shell_word(&f.to_string_lossy()));
+        }
+        if !rest.is_empty() {
+            out.push(' ');
+            out.push_str(rest);
         }
         out
     }

@@ -225,7 +225,7 @@ fn overview_view(s: &Studio) -> mdfkit::Result<View> {
         "backup": backup,
         "refused_tables": refused.iter().map(|(t, why)| json!({"table": t, "reason": why})).collect::<Vec<_>>(),
     });
-    Ok(View { title: "Overview".into(), json, body, cli: s.cli("info") })
+    Ok(View { title: "Overview".into(), json, body, cli: s.cli("info", "") })
 }
 
 // ---- tables ----
@@ -298,7 +298,7 @@ fn tables_view(s: &Studio) -> mdfkit::Result<View> {
         body.push_str("</ul></li>");
     }
     body.push_str("</ul>");
-    Ok(View { title: "Tables".into(), json, body, cli: s.cli("tables --format json") })
+    Ok(View { title: "Tables".into(), json, body, cli: s.cli("tables", "--format json") })
 }
 
 // ---- one table ----
@@ -409,7 +409,7 @@ fn table_view(s: &Studio, name: &str) -> mdfkit::Result<View> {
         "indexes": indexes.iter().map(|i| json!({"index_id": i.index_id, "name": i.name, "type": i.type_desc(), "unique": i.is_unique, "keys": i.key_columns.iter().map(|k| &k.0).collect::<Vec<_>>()})).collect::<Vec<_>>(),
         "allocation_units": partitions_json,
     });
-    let cli = s.cli(&format!("schema {}", crate::shell_word(&t.qualified_name())));
+    let cli = s.cli("schema", &crate::shell_word(&t.qualified_name()));
     Ok(View { title: t.qualified_name(), json, body, cli })
 }
 
@@ -524,7 +524,7 @@ fn rows_view(s: &Studio, name: &str, after: Option<ScanPosition>, ghosts: bool) 
         "after": after.map(|a| a.to_string()),
         "next_after": next.map(|n| n.to_string()),
     });
-    let cli = s.cli(&format!("cat {} --with-location", crate::shell_word(&t.qualified_name())));
+    let cli = s.cli("cat", &format!("{} --with-location", crate::shell_word(&t.qualified_name())));
     Ok(View { title: format!("{} rows", t.qualified_name()), json, body, cli })
 }
 
@@ -695,9 +695,7 @@ fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
     body.push_str(&legend());
     body.push_str(&hex_view(&p, &map, 0..PAGE_SIZE));
     let json = crate::json::page(&p);
-    let cli = s.cli(&format!("page {id}"));
-    // `mdfkit page FILE... 1:153`: the page id goes last.
-    let cli = cli.replacen(&format!("page {id}"), "page", 1) + &format!(" {id}");
+    let cli = s.cli("page", &id.to_string());
     Ok(View { title: format!("Page {id}"), json, body, cli })
 }
 
@@ -792,7 +790,7 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
     let mut json = crate::json::record(r);
     json["page"] = Value::String(at.page.to_string());
     json["bytes"] = Value::String(p.bytes[r.offset..r.offset + r.len].iter().map(|b| format!("{b:02x}")).collect());
-    let cli = s.cli("page") + &format!(" {}", at.page);
+    let cli = s.cli("page", &at.page.to_string());
     Ok(View { title: format!("Record {at}"), json, body, cli })
 }
 
@@ -841,7 +839,7 @@ fn map_view(s: &Studio) -> mdfkit::Result<View> {
         })).collect::<Vec<_>>(),
         "kind_names": Kind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
     });
-    Ok(View { title: "Allocation map".into(), json, body, cli: s.cli("pages") })
+    Ok(View { title: "Allocation map".into(), json, body, cli: s.cli("pages", "") })
 }
 
 async fn map_png(State(s): State<Shared>, Path(file): Path<String>) -> Result<Response, Failure> {

@@ -271,6 +271,9 @@ fn overview_and_table_json_are_the_library_answers() {
     let names: Vec<String> = s.db.catalog().columns(table.object_id).into_iter().map(|c| c.name).collect();
     let got: Vec<&str> = t["columns"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(got, names);
+    let file = shop().to_str().unwrap();
+    let footer = get(&s, "/table/dbo.Orders").text();
+    assert!(footer.contains(&format!("<code>mdfkit schema {file} dbo.Orders</code>")), "{footer}");
     let root = t["allocation_units"][0]["root_page"].as_str().unwrap();
     assert!(get(&s, "/table/dbo.Orders").text().contains(&format!("href=\"/page/{root}\"")));
     assert_eq!(get(&s, "/table/dbo.NoSuchTable").status, StatusCode::NOT_FOUND);
