@@ -19,7 +19,9 @@
 //!
 //! This module holds no format knowledge of its own: the header fields are those of
 //! [`crate::page`] (whose documentation gives the layout and its sources; the DBCC PAGE names
-//! `m_type`, `m_slotCnt`... are those Paul Randal's "Anatomy of a page" shows), the record parts
+//! `m_type`, `m_slotCnt`... are those Paul Randal's "Anatomy of a page" shows; the few fields
+//! [`PageHeader`] does not keep are read at the offsets that table gives, the LSN as a
+//! [`crate::backup::Lsn`], the 6-byte xdes id shown as `(last 2 bytes:first 4 bytes)`), the record parts
 //! come from [`crate::record::Record`]'s parse, the verdict from [`crate::page::protection`], the
 //! column values from [`crate::rows::RowDecoder`] and stubs from [`crate::scan::forwarding_target`].
 //! Records it does not take apart (index records, LOB fragments) are shown whole and named, from
