@@ -110,7 +110,7 @@ try:
             # Back to the first page of rows → the first row's record → its page.
             page.goto(f"{origin}/rows/{table}")
             first = seen[0]
-            page.click("table.rows tbody tr >> nth=0 >> a")
+            page.click("table.rows tbody tr >> nth=0 >> a[href^='/record/']")
             shot("record")
             parts = page.eval_on_selector_all("table.fields tbody tr", "rows => rows.map(r => +r.cells[1].textContent)")
             length = int(page.text_content("main p").split(" bytes at offset")[0].split("·")[-1].strip())

@@ -496,9 +496,10 @@ fn rows_view(s: &Studio, name: &str, after: Option<ScanPosition>, ghosts: bool) 
         let at = format!("{}:{}", location.page, location.slot);
         let _ = write!(
             table,
-            "<tr{}><td>{}</td>",
+            "<tr{}><td>{}:{}</td>",
             if location.ghost { " class=\"ghost\"" } else { "" },
-            a(&format!("/record/{at}"), &at)
+            a(&format!("/page/{}", location.page), &location.page.to_string()),
+            a(&format!("/record/{at}"), &location.slot.to_string())
         );
         if ghosts {
             let _ = write!(table, "<td>{}</td>", if location.ghost { "deleted" } else { "" });

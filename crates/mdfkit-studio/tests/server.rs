@@ -208,7 +208,10 @@ fn rows_paged_by_position_to_the_end_are_the_whole_scan() {
     }
     // The HTML view links each row's page:slot to its record and the next 100 by position.
     let html = get(&s, "/rows/dbo.Orders").text();
-    assert!(html.contains("href=\"/record/1:") && html.contains("?after=1:"), "{html}");
+    assert!(
+        html.contains("href=\"/record/1:") && html.contains("href=\"/page/1:") && html.contains("?after=1:"),
+        "{html}"
+    );
     assert_eq!(get(&s, "/rows/dbo.Orders?after=nonsense").status, StatusCode::NOT_FOUND);
 }
 
