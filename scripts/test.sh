@@ -31,3 +31,6 @@ export MDFKIT_UNAVAILABLE="$unavailable"
 pip_install --force-reinstall --no-deps "$wheels"/mdfkit-*.whl
 
 MDFKIT_BIN="$CARGO_TARGET_DIR/debug/mdfkit" python3 -m pytest -q python/tests
+
+# The studio in a real browser: Debian's Chromium driven by Playwright (installs both if missing).
+scripts/test-studio.sh

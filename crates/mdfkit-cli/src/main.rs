@@ -255,6 +255,39 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
+    /// A local web studio: browse tables, rows, pages and records in the browser
+    #[command(
+        after_help = "Examples:\n  mdfkit studio shop.mdf --open\n  mdfkit studio shop.bak --port 8080\n\nServes on 127.0.0.1 (a free port unless --port), read-only, and prints a URL carrying a\nsecret token: open it (or give --open); the token becomes a cookie and leaves the address bar.\nRequests naming another host are refused. Stop with Ctrl-C."
+    )]
+    Studio {
+        #[command(flatten)]
+        files: Files,
+        /// Open the URL in the default browser
+        #[arg(long)]
+        open: bool,
+        /// Port to listen on (default: a free one)
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Address to listen on; anything but a loopback address needs --allow-remote
+        #[arg(long, default_value = "127.0.0.1")]
+        host: std::net::IpAddr,
+        /// Listen on a non-loopback --host and answer requests naming any host: anyone who can
+        /// reach the port and has the token can read the database
+        #[arg(long)]
+        allow_remote: bool,
+    },
+    /// One page taken apart: header fields, slots, each record's parts and column values
+    #[command(
+        after_help = "Examples:\n  mdfkit page shop.mdf 1:153\n  mdfkit page shop.bak 1:153 --format json\n\nPrinted the way DBCC PAGE (db, 1, 153, 3) prints a page, each field with its offset and\nlength; the page's verdict (checksum ok / mismatch / torn) first. A damaged page is still shown."
+    )]
+    Page {
+        /// The .mdf (and any .ndf) or backup, then the page as FILE:PAGE (e.g. 1:153)
+        #[arg(required = true, num_args = 2.., value_name = "FILE... PAGE")]
+        args: Vec<String>,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = commands::PageFormat::Text)]
+        format: commands::PageFormat,
+    },
     /// Decode a table's records with a schema you declare (when the catalog is damaged)
     #[command(
         after_help = "Example:\n  mdfkit decode shop.mdf --allocation-unit 72057594040549376 \\\n      --columns \"id int, name varchar(50), price decimal(10,2), created datetime\"\n\nColumns in declaration order, for a table created with them and never altered. Data pages\nare found by the allocation unit id in their headers (see `mdfkit pages`); damaged pages and\nrecords are skipped and listed on stderr."
@@ -475,12 +508,14 @@ impl Command {
             Command::Info { files, .. }
             | Command::Tables { files, .. }
             | Command::Pages { files, .. }
+            | Command::Studio { files, .. }
             | Command::Decode { files, .. }
             | Command::Check { files, .. }
             | Command::Export { files, .. } => Some(files.files.clone()),
-            Command::Schema { args } | Command::Sys { args, .. } | Command::Cat { args, .. } => {
-                Some(args.iter().map(PathBuf::from).collect())
-            }
+            Command::Schema { args }
+            | Command::Sys { args, .. }
+            | Command::Cat { args, .. }
+            | Command::Page { args, .. } => Some(args.iter().map(PathBuf::from).collect()),
             _ => None,
         }
     }
@@ -521,6 +556,14 @@ fn main() -> ExitCode {
         Command::Schema { args } => commands::schema(&args, position),
         Command::Pages { files, object_id, allocation_unit, page_type, format } => {
             commands::pages(&files.files, position, object_id, allocation_unit, page_type.as_deref(), format)
+        }
+        Command::Studio { files, open, port, host, allow_remote } => {
+            commands::studio(&files.files, position, open, host, port, allow_remote)
+        }
+        Command::Page { args, format } => {
+            let (files, page) = args.split_at(args.len() - 1);
+            let files: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+            commands::page(&files, position, &page[0], format)
         }
         Command::Decode { files, allocation_unit, columns, include_ghosts, format } => {
             commands::decode(&files.files, position, allocation_unit, &columns, include_ghosts, format)

@@ -1,5 +1,6 @@
 //! Rendering rows: an aligned table for people, CSV / JSON / JSON Lines for scripts.
 
+use mdfkit_studio::json::json_object;
 use std::io::{self, Write};
 
 use clap::ValueEnum;
@@ -91,19 +92,6 @@ fn csv_field(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
-    }
-}
-
-fn json_object(columns: &[String], row: &[Value]) -> serde_json::Value {
-    let map = columns.iter().zip(row).map(|(c, v)| (c.clone(), json_value(v))).collect();
-    serde_json::Value::Object(map)
-}
-
-fn json_value(v: &Value) -> serde_json::Value {
-    match v {
-        Value::Null => serde_json::Value::Null,
-        Value::Int(i) => (*i).into(),
-        other => other.to_string().into(),
     }
 }
 

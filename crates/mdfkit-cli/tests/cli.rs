@@ -793,3 +793,44 @@ fn row_compressed_tables_read_through_every_command() {
     assert_eq!(body(&salvaged).len(), 399, "{}", text(&salvaged.stderr));
     std::fs::remove_dir_all(tmp).ok();
 }
+
+#[test]
+fn page_prints_a_page_like_dbcc_page_and_as_json() {
+    let Some(dir) = corpus() else { return };
+    let pubs = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
+    let pubs = pubs.to_str().unwrap();
+    let listed = mdfkit(&["pages", pubs, "--type", "data", "--format", "json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let authors = mdfkit(&["cat", pubs, "dbo.authors", "--with-location", "--format", "json"]);
+    let authors: serde_json::Value = serde_json::from_slice(&authors.stdout).unwrap();
+    let first = &authors[0];
+    let page_id = first["__page"].as_str().unwrap();
+    let summary = listed.as_array().unwrap().iter().find(|p| p["page"] == page_id).unwrap();
+
+    let out = mdfkit(&["page", pubs, page_id, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let page: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (ours, theirs) in [("page", "page"), ("type", "type"), ("level", "level"), ("slots", "slots")] {
+        assert_eq!(page[ours], summary[theirs], "{ours}");
+    }
+    assert_eq!(page["free_bytes"], summary["free_bytes"]);
+    assert_eq!(page["allocation_unit"], summary["allocation_unit"]);
+    assert_eq!(page["owner"], "dbo.authors");
+    let record = &page["records"][first["__slot"].as_u64().unwrap() as usize];
+    let parts: u64 = record["fields"].as_array().unwrap().iter().map(|f| f["length"].as_u64().unwrap()).sum();
+    assert_eq!(parts, record["length"].as_u64().unwrap());
+    let au_id = record["columns"].as_array().unwrap().iter().find(|c| c["name"] == "au_id").unwrap();
+    assert_eq!(au_id["value"], first["au_id"]);
+
+    let dbcc = text(&mdfkit(&["page", pubs, page_id]).stdout);
+    assert!(dbcc.starts_with(&format!("PAGE: ({page_id})\n")), "{dbcc}");
+    assert!(dbcc.contains("m_slotCnt") && dbcc.contains("Record Type = PRIMARY_RECORD"), "{dbcc}");
+    assert!(dbcc.contains(&format!("au_id = {}", first["au_id"].as_str().unwrap())), "{dbcc}");
+}
+
+#[test]
+fn studio_refuses_a_non_loopback_host_without_allow_remote() {
+    let out = mdfkit(&["studio", "shop.mdf", "--host", "0.0.0.0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("--allow-remote"), "{}", text(&out.stderr));
+}

@@ -116,6 +116,7 @@ fn raw_seeds(out: &mut Out, name: &str, bytes: &[u8]) {
         if *n < 2 {
             *n += 1;
             out.write("page", name, page);
+            out.write("anatomy", name, page);
         }
         if page[1] == 1 && records < 12 {
             let slots = u16::from_le_bytes([page[22], page[23]]) as usize;

@@ -181,6 +181,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod anatomy;
 pub mod backup;
 pub mod bytes;
 pub mod catalog;

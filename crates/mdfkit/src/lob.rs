@@ -109,6 +109,36 @@ pub fn read_complex(reader: &PageReader, pointer: &[u8], out: &mut Vec<u8>) -> R
     }
 }
 
+/// Whether a stored variable-length value of type `sql_type` is a 16-byte text pointer:
+/// text/ntext/image hold one (flagged complex too), and so do (max) values of tables with "large
+/// value types out of row" set; in-row LOB roots and row-overflow pointers are 12 + 12n bytes,
+/// never 16.
+pub fn is_text_pointer(sql_type: crate::types::SqlType, complex: bool, len: usize) -> bool {
+    use crate::types::SqlType;
+    matches!(sql_type, SqlType::Text | SqlType::NText | SqlType::Image) || (complex && len == TEXT_POINTER_SIZE)
+}
+
+/// The LOB or row-overflow records a pointer links to (page, slot), without reading them: the
+/// root of a text pointer, the links of an in-row complex pointer.
+pub fn pointer_links(pointer: &[u8], text_pointer: bool) -> Result<Vec<(PageId, u16)>> {
+    if text_pointer {
+        let rid = pointer
+            .get(8..16)
+            .ok_or_else(|| Error::corrupt(format!("text pointer of {} bytes, expected 16", pointer.len())))?;
+        let link = parse_link(rid, 0)?;
+        return Ok(vec![(link.page, link.slot)]);
+    }
+    match pointer.first() {
+        Some(&(ROW_OVERFLOW | INLINE_ROOT | INLINE_ROOT_ALT)) => {}
+        Some(other) => return Err(Error::unsupported(format!("off-row pointer of type {other}"))),
+        None => return Err(Error::corrupt("empty off-row pointer")),
+    }
+    let links = pointer.get(12..).filter(|l| !l.is_empty() && l.len() % 12 == 0).ok_or_else(|| {
+        Error::corrupt(format!("off-row pointer of {} bytes is not a whole number of links", pointer.len()))
+    })?;
+    links.chunks_exact(12).map(|l| parse_link(&l[4..], 0).map(|k| (k.page, k.slot))).collect()
+}
+
 /// Appends the value a 16-byte text pointer (text, ntext, image) refers to.
 pub fn read_text_pointer(reader: &PageReader, pointer: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let rid = pointer
@@ -252,6 +282,26 @@ fn read_node(reader: &PageReader, link: Link, depth: usize, seen: &mut Seen, out
 mod tests {
 
     use super::*;
+
+    #[test]
+    fn names_the_records_a_pointer_links_to_without_reading_them() {
+        let mut overflow = vec![ROW_OVERFLOW, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0];
+        for (page, slot) in [(300u32, 5u16), (301, 0)] {
+            overflow.extend_from_slice(&100u32.to_le_bytes());
+            overflow.extend_from_slice(&page.to_le_bytes());
+            overflow.extend_from_slice(&1u16.to_le_bytes());
+            overflow.extend_from_slice(&slot.to_le_bytes());
+        }
+        assert_eq!(pointer_links(&overflow, false).unwrap(), vec![(PageId::new(1, 300), 5), (PageId::new(1, 301), 0)]);
+        assert!(pointer_links(&overflow[..20], false).is_err(), "half a link");
+        assert!(pointer_links(&[9; 24], false).is_err(), "unknown pointer type");
+        let text = [0, 0, 0, 0, 0, 0, 0, 0, 0x2c, 1, 0, 0, 3, 0, 7, 0];
+        assert_eq!(pointer_links(&text, true).unwrap(), vec![(PageId::new(3, 300), 7)]);
+        assert!(pointer_links(&[0u8; 16], true).is_err(), "a link to 0:0");
+        assert!(is_text_pointer(crate::types::SqlType::Image, false, 16));
+        assert!(is_text_pointer(crate::types::SqlType::VarChar, true, 16));
+        assert!(!is_text_pointer(crate::types::SqlType::VarChar, true, 24));
+    }
     use crate::page::tests::build_page;
     use crate::page::PAGE_SIZE;
     use crate::source::tests::reader;

@@ -251,21 +251,24 @@ impl RowDecoder {
         out.clear();
         let mut off_row = Vec::new();
         for plan in &self.columns {
-            let value = self
-                .stored(record, plan, &mut off_row)
-                .and_then(|bytes| match bytes {
-                    None => Ok(Value::Null),
-                    Some(bytes) => {
-                        let collation = plan.column.collation_id;
-                        decode_column(&plan.column, bytes, plan.bit_position(), &|b| {
-                            crate::collation::decode_text(collation, b)
-                        })
-                    }
-                })
-                .map_err(|e| self.in_column(e, plan))?;
-            out.push(value);
+            out.push(self.decode_one(record, plan, &mut off_row)?);
         }
         Ok(())
+    }
+
+    /// The value of `plan`'s column in `record` (`off_row` is scratch for off-row values).
+    pub fn decode_one(&self, record: &Record, plan: &ColumnPlan, off_row: &mut Vec<u8>) -> Result<Value> {
+        self.stored(record, plan, off_row)
+            .and_then(|bytes| match bytes {
+                None => Ok(Value::Null),
+                Some(bytes) => {
+                    let collation = plan.column.collation_id;
+                    decode_column(&plan.column, bytes, plan.bit_position(), &|b| {
+                        crate::collation::decode_text(collation, b)
+                    })
+                }
+            })
+            .map_err(|e| self.in_column(e, plan))
     }
 
     /// Names the column in an error about one of its values.
@@ -345,13 +348,7 @@ impl RowDecoder {
                 }
                 None if p.null_bit > 0 => &[],
                 None => return self.absent(plan),
-                // text/ntext/image hold a 16-byte text pointer (flagged complex too), and so do
-                // (max) values of tables with "large value types out of row" set; in-row LOB
-                // roots and row-overflow pointers are 12 + 12n bytes, never 16.
-                Some(v)
-                    if matches!(ty.sql_type, SqlType::Text | SqlType::NText | SqlType::Image)
-                        || (v.complex && v.bytes.len() == lob::TEXT_POINTER_SIZE) =>
-                {
+                Some(v) if lob::is_text_pointer(ty.sql_type, v.complex, v.bytes.len()) => {
                     off_row.clear();
                     lob::read_text_pointer(&self.reader, v.bytes, off_row)?;
                     off_row

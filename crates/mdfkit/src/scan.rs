@@ -193,16 +193,105 @@ pub fn for_each_row(
     Ok(stats)
 }
 
+/// Where a scan stands: the page and slot it visited last. For a heap's forwarded row it is its
+/// forwarding stub's address, not the row's: the order a scan visits slots in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ScanPosition {
+    pub page: PageId,
+    pub slot: u16,
+}
+
+impl std::fmt::Display for ScanPosition {
+    /// `1:1776:7`: file, page, slot.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.page, self.slot)
+    }
+}
+
+impl std::str::FromStr for ScanPosition {
+    type Err = Error;
+
+    /// Parses `1:1776:7` (file, page, slot).
+    fn from_str(text: &str) -> Result<Self> {
+        let bad = || Error::not_found(format!("position {text:?}: expected FILE:PAGE:SLOT, e.g. 1:1776:7"));
+        let mut parts = text.trim().split(':').map(|p| p.trim().parse::<u32>().map_err(|_| bad()));
+        let (Some(file), Some(page), Some(slot), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        let (file, slot) = (u16::try_from(file?).map_err(|_| bad())?, u16::try_from(slot?).map_err(|_| bad())?);
+        Ok(ScanPosition { page: PageId::new(file, page?), slot })
+    }
+}
+
+/// Calls `each` for every live row of the partition whose in-row allocation unit is `unit` that
+/// a scan visits after `after` (from the start when `None`), with the position it visited: a
+/// keyset cursor on the physical address, resumed without reading the rows before it. Damage
+/// stops it (no salvage). `after` must be a page this scan visits: a heap page the unit's IAM
+/// chain maps, or a leaf page of the clustered index (its page chain is followed from there).
+pub fn for_each_row_after(
+    reader: &PageReader,
+    unit: &AllocationUnit,
+    is_heap: bool,
+    mode: ScanMode,
+    after: Option<ScanPosition>,
+    mut each: impl FnMut(&Record, RowLocation, ScanPosition) -> Result<Flow>,
+) -> Result<ScanStats> {
+    let mut stats = ScanStats::default();
+    let mut found = after.is_none();
+    walk_pages(reader, unit, is_heap, after.map(|a| a.page), |page| {
+        let first = match after {
+            Some(a) if a.page == page.id() => {
+                found = true;
+                u32::from(a.slot) + 1
+            }
+            _ => 0,
+        };
+        stats.pages += 1;
+        for slot in (first..u32::from(page.slot_count())).map(|s| s as u16) {
+            let position = ScanPosition { page: page.id(), slot };
+            let mut with_position = |record: &Record, location: RowLocation| each(record, location, position);
+            if visit_slot(reader, page, slot, is_heap, mode, &mut stats, &mut with_position)? == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
+    })?;
+    match after {
+        Some(a) if !found => {
+            Err(Error::not_found(format!("page {} is not a page a scan of allocation unit {} visits", a.page, unit.id)))
+        }
+        _ => Ok(stats),
+    }
+}
+
 /// Calls `each` for every data page of the partition whose in-row allocation unit is `unit`: a
 /// heap's pages in IAM order, a clustered index's leaf level along its page chain.
 pub fn for_each_page(
     reader: &PageReader,
     unit: &AllocationUnit,
     is_heap: bool,
+    each: impl FnMut(&Page) -> Result<Flow>,
+) -> Result<()> {
+    walk_pages(reader, unit, is_heap, None, each)
+}
+
+/// [`for_each_page`] from page `start` on (a heap's pages before it in IAM order are passed
+/// over unread; a clustered index's chain starts there).
+fn walk_pages(
+    reader: &PageReader,
+    unit: &AllocationUnit,
+    is_heap: bool,
+    start: Option<PageId>,
     mut each: impl FnMut(&Page) -> Result<Flow>,
 ) -> Result<()> {
     if is_heap {
-        for id in heap_pages(reader, unit)? {
+        let pages = heap_pages(reader, unit)?;
+        let from = match start {
+            Some(start) => pages.iter().position(|&p| p == start).unwrap_or(pages.len()),
+            None => 0,
+        };
+        for &id in &pages[from..] {
             let page = reader.read(id)?;
             let h = page.header();
             // Extents also hold pages not (or no longer) formatted for this unit.
@@ -215,7 +304,10 @@ pub fn for_each_page(
         }
     } else {
         let mut seen = HashSet::new();
-        let mut next = first_leaf(reader, unit)?;
+        let mut next = match start {
+            Some(start) => start,
+            None => first_leaf(reader, unit)?,
+        };
         while !next.is_null() {
             if !seen.insert(next) {
                 return Err(Error::corrupt(format!("leaf page chain returns to page {next}: a cycle")));
@@ -436,7 +528,7 @@ pub fn leaf_head_from_iam(reader: &PageReader, unit: &AllocationUnit) -> Result<
 }
 
 /// The row a forwarding stub points to: status byte, then page (4), file (2), slot (2).
-fn forwarding_target(stub: &[u8]) -> Result<RowLocation> {
+pub fn forwarding_target(stub: &[u8]) -> Result<RowLocation> {
     let rid = stub.get(1..9).ok_or_else(|| Error::corrupt("forwarding stub shorter than 9 bytes"))?;
     let page = PageId::from_bytes(&rid[..6]).unwrap_or_default();
     let slot = read_u16(rid, 6).unwrap_or(0);

@@ -28,13 +28,13 @@ use crate::catalog::base::AllocationUnit;
 use crate::catalog::model::{PartitionInfo, TableInfo};
 use crate::columnar::BatchBuilder;
 use crate::database::{check_has_storage, Database, ScanOptions};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::page::{Page, PageId, PageType};
 use crate::parallel::{run_in_task_order, PAGES_PER_TASK};
 use crate::plain_pages::PlainLayout;
 use crate::record::Record;
 use crate::rows::RowDecoder;
-use crate::scan::{self, Flow, RowLocation, ScanMode, ScanStats};
+use crate::scan::{self, Flow, RowLocation, ScanMode, ScanPosition, ScanStats};
 
 /// A scan of one table being set up; see the module documentation.
 #[derive(Clone)]
@@ -140,6 +140,62 @@ impl<'a> TableScan<'a> {
                 stopped = flow == Flow::Stop;
                 Ok(if stopped || remaining == 0 { Flow::Stop } else { Flow::Continue })
             })?;
+            total += stats;
+            if stopped {
+                break;
+            }
+        }
+        Ok(total)
+    }
+
+    /// Like [`TableScan::records`], resuming after the position `after` (a keyset cursor on the
+    /// physical address: `after` is the position the previous call passed with its last row, and
+    /// nothing before it is read again), passing each row's position too. Damage stops it (no
+    /// salvage). A position on a page no partition of the table owns is refused.
+    pub fn records_after(
+        &self,
+        after: Option<ScanPosition>,
+        mut each: impl FnMut(&Record, RowLocation, ScanPosition) -> Result<Flow>,
+    ) -> Result<ScanStats> {
+        check_has_storage(self.table)?;
+        let name = self.table.qualified_name();
+        let units = self
+            .table
+            .partitions
+            .iter()
+            .map(|p| Ok((p, self.db.scannable_unit(self.table, p)?)))
+            .collect::<Result<Vec<(&PartitionInfo, &AllocationUnit)>>>()?;
+        let start = match after {
+            None => 0,
+            Some(a) => {
+                let page = self.db.reader().read(a.page).map_err(|e| e.in_object(name.clone()))?;
+                units.iter().position(|(_, u)| page.header().belongs_to(u.id)).ok_or_else(|| {
+                    Error::not_found(format!("page {} holds no row of the table", a.page)).in_object(name.clone())
+                })?
+            }
+        };
+        let mut total = ScanStats::default();
+        let mut remaining = self.options.limit.unwrap_or(u64::MAX);
+        for (i, &(partition, unit)) in units.iter().enumerate().skip(start) {
+            if remaining == 0 {
+                break;
+            }
+            let mut stopped = false;
+            let from = if i == start { after } else { None };
+            let stats = scan::for_each_row_after(
+                self.db.reader(),
+                unit,
+                self.table.is_heap,
+                ScanMode { salvage: false, ..self.mode(partition)? },
+                from,
+                |r, l, p| {
+                    let flow = each(r, l, p)?;
+                    remaining -= 1;
+                    stopped = flow == Flow::Stop;
+                    Ok(if stopped || remaining == 0 { Flow::Stop } else { Flow::Continue })
+                },
+            )
+            .map_err(|e| e.in_object(name.clone()))?;
             total += stats;
             if stopped {
                 break;

@@ -9,8 +9,10 @@ mod export;
 mod info;
 mod log;
 mod objects;
+mod page;
 mod pages;
 mod rows;
+mod studio;
 mod tables;
 
 use std::io::{self, BufWriter};
@@ -26,8 +28,10 @@ pub use export::export;
 pub use info::info;
 pub use log::{log, LogArgs};
 pub use objects::{report_fetches, rm, share};
+pub use page::{page, PageFormat};
 pub use pages::{decode, pages};
 pub use rows::{cat, parse_page_ranges, CatForensics, PageRanges};
+pub use studio::studio;
 pub use tables::{schema, sys, tables};
 
 /// Why a command failed: the library said no, stdout went away, or some of the work was done and

@@ -13,41 +13,12 @@ use crate::output::{write_rows, Format};
 
 pub fn tables(files: &[PathBuf], position: Option<u16>, system: bool, format: Format) -> Outcome {
     let db = Database::open_at(files, position)?;
-    let columns: Vec<String> = [
-        "table",
-        "object_id",
-        "type",
-        "layout",
-        "partitions",
-        "rows",
-        "used_pages",
-        "compression",
-        "lob",
-        "row_overflow",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let rows: Vec<Vec<Value>> = db.catalog().tables(system).iter().map(table_row).collect();
+    let columns: Vec<String> = TableInfo::LISTING_COLUMNS.iter().map(|s| s.to_string()).collect();
+    let rows: Vec<Vec<Value>> = db.catalog().tables(system).iter().map(TableInfo::listing_row).collect();
     let mut out = stdout();
     write_rows(&mut out, format, &columns, &rows)?;
     out.flush()?;
     Ok(())
-}
-
-fn table_row(t: &TableInfo) -> Vec<Value> {
-    vec![
-        Value::text(t.qualified_name()),
-        Value::Int(t.object_id.into()),
-        Value::text(&t.object_type),
-        Value::text(if t.is_heap { "heap" } else { "clustered" }),
-        Value::Int(t.partitions.len() as i64),
-        Value::Int(t.rows()),
-        Value::Int(t.used_pages()),
-        Value::text(t.compression_names().join(",")),
-        Value::bit(t.has_lob),
-        Value::bit(t.has_row_overflow),
-    ]
 }
 
 pub fn sys(args: &[String], position: Option<u16>, format: Format) -> Outcome {

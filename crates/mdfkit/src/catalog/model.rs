@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use super::base::RowRef;
 use super::Catalog;
 use crate::types::{SqlType, TypeInfo};
+use crate::value::Value;
 
 /// A user table as `mdfkit tables` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +62,36 @@ pub struct PartitionInfo {
 }
 
 impl TableInfo {
+    /// The columns of a table list (`mdfkit tables`, the studio's tables view).
+    pub const LISTING_COLUMNS: [&'static str; 10] = [
+        "table",
+        "object_id",
+        "type",
+        "layout",
+        "partitions",
+        "rows",
+        "used_pages",
+        "compression",
+        "lob",
+        "row_overflow",
+    ];
+
+    /// The table's row in a table list, one value per [`Self::LISTING_COLUMNS`].
+    pub fn listing_row(&self) -> Vec<Value> {
+        vec![
+            Value::text(self.qualified_name()),
+            Value::Int(self.object_id.into()),
+            Value::text(&self.object_type),
+            Value::text(if self.is_heap { "heap" } else { "clustered" }),
+            Value::Int(self.partitions.len() as i64),
+            Value::Int(self.rows()),
+            Value::Int(self.used_pages()),
+            Value::text(self.compression_names().join(",")),
+            Value::bit(self.has_lob),
+            Value::bit(self.has_row_overflow),
+        ]
+    }
+
     /// `schema.name`, unquoted.
     pub fn qualified_name(&self) -> String {
         format!("{}.{}", self.schema, self.name)

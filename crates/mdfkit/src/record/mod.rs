@@ -112,11 +112,15 @@ impl RecordType {
     }
 }
 
-const HAS_NULL_BITMAP: u8 = 0x10;
-const HAS_VAR_COLUMNS: u8 = 0x20;
-const HAS_VERSION_TAG: u8 = 0x40;
-const VERSION_TAG_SIZE: usize = 14;
-const COMPLEX_COLUMN: u16 = 0x8000;
+/// Status byte A: a null bitmap follows the fixed part.
+pub const HAS_NULL_BITMAP: u8 = 0x10;
+/// Status byte A: variable-length columns are present.
+pub const HAS_VAR_COLUMNS: u8 = 0x20;
+/// Status byte A: a 14-byte versioning tag ends the record.
+pub const HAS_VERSION_TAG: u8 = 0x40;
+pub const VERSION_TAG_SIZE: usize = 14;
+/// Top bit of a variable-length end offset: the column's bytes are a pointer.
+pub const COMPLEX_COLUMN: u16 = 0x8000;
 /// A forwarded record's back pointer: tag 0x0400, then the stub's page (4), file (2), slot (2).
 const BACK_POINTER_SIZE: usize = 10;
 const BACK_POINTER_TAG: [u8; 2] = [0x00, 0x04];
@@ -313,11 +317,31 @@ impl<'a> Record<'a> {
         self.null_bitmap().get(i / 8).is_some_and(|byte| byte & (1 << (i % 8)) != 0)
     }
 
+    /// Where the variable-length column count is (`None`: the record has no variable part).
+    pub fn var_count_offset(&self) -> Option<usize> {
+        (self.bytes[0] & HAS_VAR_COLUMNS != 0).then(|| self.var_table - 2)
+    }
+
+    /// Entries in the variable-length offset table, a forwarded record's back pointer included.
+    pub fn var_entry_count(&self) -> usize {
+        usize::from(self.var_entries)
+    }
+
     /// The `index`-th (0-based) variable-length column, or `None` when it is not stored.
     #[inline]
     pub fn var(&self, index: usize) -> Result<Option<VarField<'a>>> {
         if index >= usize::from(self.var_count) {
             return Ok(None);
+        }
+        self.var_entry(index).map(Some)
+    }
+
+    /// The bytes of entry `index` of the variable-length offset table (below
+    /// [`Self::var_entry_count`]; a forwarded record's back pointer is the last), checked to lie in
+    /// the record's variable data.
+    pub fn var_entry(&self, index: usize) -> Result<VarField<'a>> {
+        if index >= usize::from(self.var_entries) {
+            return Err(Error::corrupt(format!("no variable column entry {index}")));
         }
         let data_start = self.var_table + 2 * usize::from(self.var_entries);
         let start = if index == 0 {
@@ -333,7 +357,7 @@ impl<'a> Record<'a> {
                 self.bytes.len()
             )));
         }
-        Ok(Some(VarField { bytes: &self.bytes[start..end], complex: raw_end & COMPLEX_COLUMN != 0 }))
+        Ok(VarField { bytes: &self.bytes[start..end], complex: raw_end & COMPLEX_COLUMN != 0 })
     }
 }
 

@@ -1,0 +1,108 @@
+//! mdfkit studio (issue 17): a local web studio to browse a database file or backup, down to the
+//! bytes of a record, served from the `mdfkit` library's own answers (the CLI gives the same).
+//!
+//! A small axum server on tokio, HTML rendered on the server ([`html`]), one hand-written script
+//! and style sheet compiled into the binary, no outbound request ever. Every view has a permalink
+//! and a `.json` twin ([`views`]); library calls run off the async threads (`spawn_blocking`).
+//! Security ([`security`]): loopback only unless asked, a random token exchanged for an HttpOnly
+//! SameSite=Strict cookie, Host checked against loopback names (DNS rebinding), GET only, a strict
+//! CSP, no CORS headers.
+#![forbid(unsafe_code)]
+
+pub mod download;
+pub mod html;
+pub mod json;
+pub mod map;
+pub mod security;
+pub mod views;
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::Router;
+use mdfkit::{Database, Error};
+
+/// What `mdfkit studio` was started on.
+pub struct Studio {
+    pub db: Database,
+    /// The files as given, for the equivalent CLI commands.
+    pub files: Vec<PathBuf>,
+    pub position: Option<u16>,
+    /// The session token: in the printed URL, then in the cookie.
+    pub token: String,
+    /// Whether requests may name a non-loopback Host (`--host` with `--allow-remote`).
+    pub allow_remote: bool,
+    /// The allocation map, read once on first use.
+    pub map: std::sync::OnceLock<map::AllocationMap>,
+}
+
+impl Studio {
+    /// Opens the files (data files or backups) as every command does.
+    pub fn open(files: Vec<PathBuf>, position: Option<u16>) -> mdfkit::Result<Self> {
+        let db = Database::open_at(&files, position)?;
+        Ok(Studio { db, files, position, token: security::new_token()?, allow_remote: false, map: Default::default() })
+    }
+
+    /// The command line printing the same as a view: `mdfkit COMMAND [--position N] FILE...`
+    /// then `rest` (a table name, a page, options), as the CLI wants its arguments.
+    pub fn cli(&self, command: &str, rest: &str) -> String {
+        let mut out = format!("mdfkit {command}");
+        if let Some(p) = self.position {
+            out.push_str(&format!(" --position {p}"));
+        }
+        for f in &self.files {
+            out.push(' ');
+            out.push_str(&shell_word(&f.to_string_lossy()));
+        }
+        if !rest.is_empty() {
+            out.push(' ');
+            out.push_str(rest);
+        }
+        out
+    }
+}
+
+/// `word`, single-quoted when it holds anything a shell would interpret.
+pub fn shell_word(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "/._-:=@+,".contains(c)) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The studio's routes with its security layer: what `serve` runs and what tests call.
+pub fn router(studio: Arc<Studio>) -> Router {
+    views::routes().layer(axum::middleware::from_fn_with_state(studio.clone(), security::guard)).with_state(studio)
+}
+
+/// Where to listen.
+pub struct Listen {
+    pub host: IpAddr,
+    /// 0: a free port.
+    pub port: u16,
+}
+
+/// Serves `studio` until the process ends; `ready` is called with the URL (token included) once
+/// the socket listens.
+pub fn serve(studio: Studio, listen: Listen, ready: impl FnOnce(&str)) -> mdfkit::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_io()
+        .build()
+        .map_err(|e| Error::new(mdfkit::ErrorKind::Io, format!("cannot start the server's runtime: {e}")))?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::new(listen.host, listen.port)).await.map_err(|e| {
+            Error::new(mdfkit::ErrorKind::Io, format!("cannot listen on {}:{}: {e}", listen.host, listen.port))
+        })?;
+        let addr = listener.local_addr().map_err(|e| Error::new(mdfkit::ErrorKind::Io, e.to_string()))?;
+        let host =
+            if addr.ip().is_loopback() && addr.is_ipv4() { "127.0.0.1".to_string() } else { addr.ip().to_string() };
+        let url = format!("http://{host}:{}/?token={}", addr.port(), studio.token);
+        ready(&url);
+        axum::serve(listener, router(Arc::new(studio)))
+            .await
+            .map_err(|e| Error::new(mdfkit::ErrorKind::Io, format!("server stopped: {e}")))
+    })
+}

@@ -1,0 +1,819 @@
+//! Page anatomy: every field of a page and of each of its records, with its offset, length, name,
+//! meaning and decoded value. It backs `mdfkit page` (printed the way `DBCC PAGE (db, file, page,
+//! 3)` prints a page) and the studio's page and record views.
+//!
+//! ```text
+//!  0         96                                         free_data       8192 - 2n      8192
+//!  +---------+------------------------------------------+---------------+-------------+
+//!  | header  | record | record | ...                    | free space    | slot array  |
+//!  +---------+------------------------------------------+---------------+-------------+
+//!
+//!  a FixedVar data record, each part one field (offsets from the record's start):
+//!  +----------+----------+-----------+--------------------+-------+--------+-------+---------+------+---------+
+//!  | status A | status B | fixed end | fixed columns,     | col   | null   | var   | var end | var  | version |
+//!  | (1)      | (1)      | (2)       | one field a column | count | bitmap | count | offsets | cols | tag (14)|
+//!  +----------+----------+-----------+--------------------+-------+--------+-------+---------+------+---------+
+//!
+//!  a forwarding stub:  | status (1) | page (4) | file (2) | slot (2) |
+//! ```
+//!
+//! This module holds no format knowledge of its own: the header fields are those of
+//! [`crate::page`] (whose documentation gives the layout and its sources; the DBCC PAGE names
+//! `m_type`, `m_slotCnt`... are those Paul Randal's "Anatomy of a page" shows; the few fields
+//! [`PageHeader`] does not keep are read at the offsets that table gives, the LSN as a
+//! [`crate::backup::Lsn`], the 6-byte xdes id shown as `(last 2 bytes:first 4 bytes)`), the record parts
+//! come from [`crate::record::Record`]'s parse, the verdict from [`crate::page::protection`], the
+//! column values from [`crate::rows::RowDecoder`] and stubs from [`crate::scan::forwarding_target`].
+//! Records it does not take apart (index records, LOB fragments) are shown whole and named, from
+//! their slot offset to the next record's start.
+//!
+//! Every offset is checked: a damaged page gives an anatomy with the damage named in it, never a
+//! panic, and every field lies inside the page.
+
+use crate::backup::Lsn;
+use crate::bytes::{read_u16, read_u32};
+use crate::catalog::base::AllocationUnit;
+use crate::catalog::model::TableInfo;
+use crate::catalog::rowset::ColumnLocation;
+use crate::database::Database;
+use crate::error::{Error, Result};
+use crate::page::protection::{self, Verdict};
+use crate::page::{PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
+use crate::record::{
+    Record, RecordType, COMPLEX_COLUMN, HAS_NULL_BITMAP, HAS_VAR_COLUMNS, HAS_VERSION_TAG, VERSION_TAG_SIZE,
+};
+use crate::rows::RowDecoder;
+use crate::scan::forwarding_target;
+use crate::source::PageSource;
+
+/// What a span of bytes is, for colouring and for a reader of the JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Header,
+    Status,
+    FixedEnd,
+    FixedColumn,
+    /// Fixed-part bytes no stored column claims (dropped columns).
+    FixedUnused,
+    ColumnCount,
+    NullBitmap,
+    VarCount,
+    VarOffset,
+    VarColumn,
+    /// A variable-length column holding a pointer: LOB root, row-overflow or back pointer.
+    Pointer,
+    VersionTag,
+    /// A record this module does not take apart, shown whole.
+    Undecoded,
+    FreeSpace,
+    SlotArray,
+}
+
+impl Part {
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Header => "header",
+            Part::Status => "status",
+            Part::FixedEnd => "fixed-end",
+            Part::FixedColumn => "fixed-column",
+            Part::FixedUnused => "fixed-unused",
+            Part::ColumnCount => "column-count",
+            Part::NullBitmap => "null-bitmap",
+            Part::VarCount => "var-count",
+            Part::VarOffset => "var-offset",
+            Part::VarColumn => "var-column",
+            Part::Pointer => "pointer",
+            Part::VersionTag => "version-tag",
+            Part::Undecoded => "undecoded",
+            Part::FreeSpace => "free-space",
+            Part::SlotArray => "slot-array",
+        }
+    }
+}
+
+/// One field: `len` bytes at page offset `offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub offset: usize,
+    pub len: usize,
+    pub part: Part,
+    pub name: String,
+    pub meaning: String,
+    pub value: String,
+}
+
+/// One column of a decoded record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnAnatomy {
+    pub name: String,
+    /// The SQL type as T-SQL spells it.
+    pub type_name: String,
+    /// `fixed at 4` or `variable 2` (1-based, as the offset table counts).
+    pub storage: String,
+    /// The column's 1-based null bit (0: none).
+    pub null_bit: u16,
+    pub is_null: bool,
+    /// The page offset and length of the column's stored bytes (`None`: NULL or not stored).
+    pub span: Option<(usize, usize)>,
+    /// The stored bytes are a pointer to the value elsewhere.
+    pub off_row: bool,
+    /// The records an off-row value's pointer links to (page, slot): its LOB root or fragments,
+    /// or its row-overflow parts.
+    pub links: Vec<(PageId, u16)>,
+    /// The decoded value, spelled as SQL Server prints it, or why it could not be decoded.
+    pub value: std::result::Result<String, String>,
+}
+
+/// One slot and the record it points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordAnatomy {
+    pub slot: u16,
+    /// Page offset of the record (0: a deleted slot, no record).
+    pub offset: usize,
+    /// Bytes the record takes.
+    pub len: usize,
+    pub record_type: Option<RecordType>,
+    /// The parts of the record, in order, covering its `len` bytes exactly.
+    pub fields: Vec<Field>,
+    /// The table's columns (empty when the page's owner is unknown or the record is not a row).
+    pub columns: Vec<ColumnAnatomy>,
+    /// For a forwarding stub: the row it points at.
+    pub forwarded_to: Option<(PageId, u16)>,
+    /// Why the record could not be taken apart.
+    pub error: Option<String>,
+}
+
+/// A page taken apart.
+#[derive(Debug, Clone)]
+pub struct PageAnatomy {
+    pub id: PageId,
+    pub verdict: Verdict,
+    /// `None` when the bytes do not hold a page header naming this page (unformatted, damaged).
+    pub header: Option<PageHeader>,
+    /// Why the page could not be taken apart further than its bytes.
+    pub error: Option<String>,
+    pub header_fields: Vec<Field>,
+    pub records: Vec<RecordAnatomy>,
+    /// The free space between the records and the slot array (offset, length), from the header.
+    pub free_space: Option<(usize, usize)>,
+    /// One field a slot.
+    pub slot_array: Vec<Field>,
+    /// The table owning the page's rows, as `schema.table`, when the catalog says.
+    pub owner: Option<String>,
+    /// The page's 8,192 bytes (torn-page bits restored).
+    pub bytes: Box<[u8]>,
+}
+
+impl PageAnatomy {
+    /// The verdict as `mdfkit pages` spells it.
+    pub fn verdict_text(&self) -> String {
+        match self.verdict {
+            Verdict::ChecksumOk | Verdict::TornBitsRestored => "ok".into(),
+            Verdict::Unprotected => "unprotected".into(),
+            Verdict::ChecksumMismatch { stored, computed } => {
+                format!("checksum mismatch: page says {stored:#010x}, its bytes give {computed:#010x}")
+            }
+            Verdict::Torn { sector } => format!("torn (sector {sector})"),
+        }
+    }
+}
+
+/// Reads page `id` from `source` and takes it apart; rows are decoded with `decoder` when given
+/// (it must be the decoder of the page's partition).
+pub fn read_page(source: &dyn PageSource, id: PageId, decoder: Option<&RowDecoder>) -> Result<PageAnatomy> {
+    let mut bytes = vec![0u8; PAGE_SIZE].into_boxed_slice();
+    source.read_raw(id, &mut bytes).map_err(|e| e.at_page(id))?;
+    let verdict = protection::verify_and_restore(&mut bytes);
+    Ok(take_apart(bytes, id, verdict, decoder))
+}
+
+/// Reads page `id` of `db` and takes it apart, decoding the rows of a data page with its
+/// table's columns when the catalog names the page's owner and its storage is decoded.
+pub fn read_database_page(db: &Database, id: PageId) -> Result<PageAnatomy> {
+    let mut anatomy = read_page(db.reader().source(), id, None)?;
+    let Some(header) = anatomy.header else { return Ok(anatomy) };
+    let Some((table, unit)) = owner_of(db, &header) else { return Ok(anatomy) };
+    anatomy.owner = Some(table.qualified_name());
+    let is_leaf_row_page = header.page_type == PageType::Data && header.level == 0 && unit.kind == 1;
+    let uncompressed = table.partitions.iter().any(|p| p.partition_id == unit.owner_id && p.data_compression == 0);
+    if is_leaf_row_page && uncompressed {
+        match db.row_decoder(&table, unit.owner_id, None) {
+            Ok(decoder) => anatomy = take_apart(anatomy.bytes, id, anatomy.verdict, Some(&decoder)),
+            Err(e) => anatomy.error = Some(format!("rows not decoded: {e}")),
+        }
+        anatomy.owner = Some(table.qualified_name());
+    }
+    Ok(anatomy)
+}
+
+/// The table and allocation unit a page belongs to ([`PageHeader::belongs_to`]: pages last
+/// written by SQL Server 2000 name their table instead).
+pub fn owner_of(db: &Database, header: &PageHeader) -> Option<(TableInfo, AllocationUnit)> {
+    let units = &db.catalog().base().allocation_units;
+    let unit = units
+        .iter()
+        .find(|u| u.id == header.allocation_unit_id())
+        .or_else(|| units.iter().find(|u| header.belongs_to(u.id)))?
+        .clone();
+    let table =
+        db.catalog().tables(true).into_iter().find(|t| t.partitions.iter().any(|p| p.partition_id == unit.owner_id))?;
+    Some((table, unit))
+}
+
+/// Takes apart the 8 KB `bytes` read from `id`.
+pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Option<&RowDecoder>) -> PageAnatomy {
+    let mut anatomy = PageAnatomy {
+        id,
+        verdict,
+        header: None,
+        error: None,
+        header_fields: Vec::new(),
+        records: Vec::new(),
+        free_space: None,
+        slot_array: Vec::new(),
+        owner: None,
+        bytes,
+    };
+    let header = match PageHeader::parse(&anatomy.bytes) {
+        Ok(h) => h,
+        Err(e) => {
+            anatomy.error = Some(e.to_string());
+            return anatomy;
+        }
+    };
+    anatomy.header_fields = header_fields(&anatomy.bytes, &header);
+    if header.this_page != id {
+        anatomy.error = Some(format!(
+            "the header says it is page {} ({} page): not taken apart further",
+            header.this_page,
+            header.page_type.name()
+        ));
+        return anatomy;
+    }
+    anatomy.header = Some(header);
+    let slots = usize::from(header.slot_count);
+    if HEADER_SIZE + 2 * slots > PAGE_SIZE {
+        anatomy.error = Some(format!("slot count {slots} does not fit in a page"));
+        return anatomy;
+    }
+    let array_start = PAGE_SIZE - 2 * slots;
+    let offsets: Vec<usize> =
+        (0..slots).map(|s| usize::from(read_u16(&anatomy.bytes, PAGE_SIZE - 2 * (s + 1)).unwrap_or(0))).collect();
+    for (slot, &offset) in offsets.iter().enumerate() {
+        anatomy.slot_array.push(Field {
+            offset: PAGE_SIZE - 2 * (slot + 1),
+            len: 2,
+            part: Part::SlotArray,
+            name: format!("slot {slot}"),
+            meaning: "offset of the slot's record (0: deleted)".into(),
+            value: format!("{offset} (0x{offset:x})"),
+        });
+    }
+    let free_data = usize::from(header.free_data);
+    if (HEADER_SIZE..=array_start).contains(&free_data) {
+        anatomy.free_space = Some((free_data, array_start - free_data));
+    }
+    // Where a record not taken apart ends: the next record's start, or the free space.
+    let mut starts: Vec<usize> = offsets.iter().copied().filter(|&o| o >= HEADER_SIZE && o < array_start).collect();
+    starts.push(free_data.clamp(HEADER_SIZE, array_start));
+    starts.sort_unstable();
+    for (slot, &offset) in offsets.iter().enumerate() {
+        let slot = slot as u16;
+        if offset == 0 {
+            anatomy.records.push(RecordAnatomy::empty(slot, 0, Some("deleted slot".into())));
+            continue;
+        }
+        if offset < HEADER_SIZE || offset >= array_start {
+            anatomy.records.push(RecordAnatomy::empty(
+                slot,
+                offset,
+                Some(format!("slot points at offset {offset}, outside the record area {HEADER_SIZE}..{array_start}")),
+            ));
+            continue;
+        }
+        let end = starts.iter().copied().find(|&s| s > offset).unwrap_or(array_start);
+        anatomy.records.push(record(&anatomy.bytes[..array_start], slot, offset, end, header.page_type, decoder));
+    }
+    anatomy
+}
+
+impl RecordAnatomy {
+    fn empty(slot: u16, offset: usize, error: Option<String>) -> Self {
+        RecordAnatomy {
+            slot,
+            offset,
+            len: 0,
+            record_type: None,
+            fields: Vec::new(),
+            columns: Vec::new(),
+            forwarded_to: None,
+            error,
+        }
+    }
+}
+
+fn field(offset: usize, len: usize, part: Part, name: &str, meaning: &str, value: String) -> Field {
+    Field { offset, len, part, name: name.to_string(), meaning: meaning.to_string(), value }
+}
+
+fn header_fields(b: &[u8], h: &PageHeader) -> Vec<Field> {
+    let u16_at = |o| read_u16(b, o).unwrap_or(0);
+    let u32_at = |o| read_u32(b, o).unwrap_or(0);
+    let lsn = Lsn::parse(b, 40).unwrap_or_default();
+    let h_ =
+        |offset, len, name: &str, meaning: &str, value: String| field(offset, len, Part::Header, name, meaning, value);
+    vec![
+        h_(0, 1, "m_headerVersion", "header version (1)", h.header_version.to_string()),
+        h_(1, 1, "m_type", "page type", format!("{} ({})", b[1], h.page_type.name())),
+        h_(2, 1, "m_typeFlagBits", "type flag bits", format!("0x{:x}", h.type_flag_bits)),
+        h_(3, 1, "m_level", "B-tree level (0: leaf or data page)", h.level.to_string()),
+        h_(4, 2, "m_flagBits", "flag bits: 0x100 torn-page protected, 0x200 checksum", format!("0x{:x}", h.flag_bits)),
+        h_(6, 2, "m_indexId", "allocation unit id, high part", u16_at(6).to_string()),
+        h_(8, 6, "m_prevPage", "previous page in the chain (0:0: none)", h.prev_page.to_string()),
+        h_(14, 2, "pminlen", "fixed-length part of the records", h.pminlen.to_string()),
+        h_(16, 6, "m_nextPage", "next page in the chain (0:0: none)", h.next_page.to_string()),
+        h_(22, 2, "m_slotCnt", "slots in the slot array", h.slot_count.to_string()),
+        h_(24, 4, "m_objId", "allocation unit id, middle part", u32_at(24).to_string()),
+        h_(28, 2, "m_freeCnt", "bytes free", h.free_count.to_string()),
+        h_(30, 2, "m_freeData", "offset of the first free byte", h.free_data.to_string()),
+        h_(32, 6, "m_pageId", "the page's own address", h.this_page.to_string()),
+        h_(38, 2, "m_reservedCnt", "bytes reserved by transactions", u16_at(38).to_string()),
+        h_(
+            40,
+            10,
+            "m_lsn",
+            "log sequence number of the last change",
+            format!("({}:{}:{})", lsn.vlf, lsn.block, lsn.slot),
+        ),
+        h_(50, 2, "m_xactReserved", "bytes reserved by the last transaction", u16_at(50).to_string()),
+        h_(52, 6, "m_xdesId", "transaction id of the last change", format!("({}:{})", u16_at(56), u32_at(52))),
+        h_(58, 2, "m_ghostRecCnt", "ghost (deleted) records", h.ghost_record_count.to_string()),
+        h_(
+            60,
+            4,
+            "m_tornBits",
+            "checksum, or the saved torn-page bits",
+            format!("{} (0x{:08x})", h.torn_bits as i32, h.torn_bits),
+        ),
+        h_(64, 32, "(unused)", "rest of the header", String::new()),
+        field(
+            0,
+            0,
+            Part::Header,
+            "Metadata: AllocUnitId",
+            "allocation unit id: m_indexId << 48 | m_objId << 16",
+            h.allocation_unit_id().to_string(),
+        ),
+    ]
+    .into_iter()
+    .filter(|f| f.len > 0 || f.name.starts_with("Metadata"))
+    .collect()
+}
+
+/// Takes apart the record at page offset `offset`; `page` ends at the slot array and `end` is
+/// where the next record starts (the length of records not taken apart).
+fn record(
+    page: &[u8],
+    slot: u16,
+    offset: usize,
+    end: usize,
+    page_type: PageType,
+    decoder: Option<&RowDecoder>,
+) -> RecordAnatomy {
+    let status = page[offset];
+    let record_type = RecordType::from_status(status);
+    let mut out = RecordAnatomy::empty(slot, offset, None);
+    out.record_type = Some(record_type);
+    let is_data_page = page_type == PageType::Data;
+    match record_type {
+        RecordType::Primary | RecordType::Forwarded | RecordType::GhostData if is_data_page => {
+            match Record::parse(&page[offset..]) {
+                Ok(rec) => data_record(&mut out, &rec, offset, decoder),
+                Err(e) => out.error = Some(e.to_string()),
+            }
+        }
+        RecordType::ForwardingStub if is_data_page => {
+            let stub = &page[offset..];
+            match forwarding_target(stub) {
+                Ok(target) => {
+                    out.len = 9;
+                    out.forwarded_to = Some((target.page, target.slot));
+                    out.fields = vec![
+                        status_field(offset, status),
+                        field(
+                            offset + 1,
+                            6,
+                            Part::Pointer,
+                            "forwarded to page",
+                            "page (4) + file (2)",
+                            target.page.to_string(),
+                        ),
+                        field(
+                            offset + 7,
+                            2,
+                            Part::Pointer,
+                            "forwarded to slot",
+                            "slot of the forwarded record",
+                            target.slot.to_string(),
+                        ),
+                    ];
+                }
+                Err(e) => out.error = Some(e.to_string()),
+            }
+        }
+        other => {
+            out.len = end.saturating_sub(offset);
+            out.fields = vec![field(
+                offset,
+                out.len,
+                Part::Undecoded,
+                &format!("{} record", record_type_name(other)),
+                "not taken apart by this version: shown up to the next record",
+                String::new(),
+            )];
+        }
+    }
+    out
+}
+
+/// DBCC PAGE's spelling of a record type.
+pub fn record_type_name(t: RecordType) -> &'static str {
+    match t {
+        RecordType::Primary => "PRIMARY_RECORD",
+        RecordType::Forwarded => "FORWARDED_RECORD",
+        RecordType::ForwardingStub => "FORWARDING_STUB",
+        RecordType::Index => "INDEX_RECORD",
+        RecordType::BlobFragment => "BLOB_FRAGMENT",
+        RecordType::GhostIndex => "GHOST_INDEX_RECORD",
+        RecordType::GhostData => "GHOST_DATA_RECORD",
+        RecordType::GhostVersion => "GHOST_VERSION_RECORD",
+    }
+}
+
+fn status_field(offset: usize, a: u8) -> Field {
+    let mut bits = vec![record_type_name(RecordType::from_status(a)).to_string()];
+    for (bit, name) in
+        [(HAS_NULL_BITMAP, "NULL_BITMAP"), (HAS_VAR_COLUMNS, "VARIABLE_COLUMNS"), (HAS_VERSION_TAG, "VERSIONING_INFO")]
+    {
+        if a & bit != 0 {
+            bits.push(name.to_string());
+        }
+    }
+    field(
+        offset,
+        1,
+        Part::Status,
+        "status A",
+        "record type (bits 1-3) and what follows",
+        format!("0x{a:02x}: {}", bits.join(" | ")),
+    )
+}
+
+fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option<&RowDecoder>) {
+    let b = rec.bytes();
+    out.len = b.len();
+    let mut fields = vec![
+        status_field(at, b[0]),
+        field(at + 1, 1, Part::Status, "status B", "0x01: ghost forwarded record", format!("0x{:02x}", b[1])),
+        field(at + 2, 2, Part::FixedEnd, "fixed end", "where the fixed-length part ends", rec.fixed_end().to_string()),
+    ];
+    // The fixed part, one field per stored column (bit columns share their byte), the rest unused.
+    let fixed: Vec<(usize, usize, String)> = decoder
+        .map(|d| {
+            d.columns()
+                .iter()
+                .filter_map(|p| match (p.physical.location(), p.fixed_len()) {
+                    (ColumnLocation::Fixed(o), Some(len)) if o >= 4 && o + len <= rec.fixed_end() => {
+                        Some((o, len, p.column.name.clone()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut cursor = 4;
+    let mut sorted = fixed.clone();
+    sorted.sort_by_key(|(o, len, _)| (*o, *len));
+    let mut i = 0;
+    while i < sorted.len() {
+        let (o, len, _) = &sorted[i];
+        if *o < cursor {
+            i += 1; // overlaps a field already placed: a damaged layout, the column list shows it
+            continue;
+        }
+        if *o > cursor {
+            fields.push(field(
+                at + cursor,
+                o - cursor,
+                Part::FixedUnused,
+                "fixed bytes",
+                "no stored column (dropped?)",
+                String::new(),
+            ));
+        }
+        let names: Vec<&str> =
+            sorted[i..].iter().take_while(|(o2, l2, _)| o2 == o && l2 == len).map(|(_, _, n)| n.as_str()).collect();
+        let n = names.len();
+        fields.push(field(at + o, *len, Part::FixedColumn, &names.join(", "), "fixed-length column", String::new()));
+        cursor = o + len;
+        i += n;
+    }
+    if cursor < rec.fixed_end() {
+        let name = if decoder.is_some() { "fixed bytes" } else { "fixed-length columns" };
+        fields.push(field(at + cursor, rec.fixed_end() - cursor, Part::FixedUnused, name, "", String::new()));
+    }
+    let mut pos = rec.fixed_end();
+    if b[0] & HAS_NULL_BITMAP != 0 {
+        fields.push(field(
+            at + pos,
+            2,
+            Part::ColumnCount,
+            "column count",
+            "columns in the null bitmap",
+            rec.column_count().to_string(),
+        ));
+        pos += 2;
+        let bitmap = rec.null_bitmap();
+        let value = bitmap.iter().map(|x| format!("{x:08b}")).rev().collect::<Vec<_>>().join(" ");
+        fields.push(field(
+            at + pos,
+            bitmap.len(),
+            Part::NullBitmap,
+            "null bitmap",
+            "bit n-1 set: column n is NULL",
+            value,
+        ));
+        pos += bitmap.len();
+    }
+    if let Some(count_at) = rec.var_count_offset() {
+        let entries = rec.var_entry_count();
+        fields.push(field(
+            at + count_at,
+            2,
+            Part::VarCount,
+            "variable column count",
+            "entries in the offset table",
+            entries.to_string(),
+        ));
+        let table = count_at + 2;
+        for i in 0..entries {
+            let raw = read_u16(b, table + 2 * i).unwrap_or(0);
+            let complex = if raw & COMPLEX_COLUMN != 0 { " (complex: a pointer)" } else { "" };
+            fields.push(field(
+                at + table + 2 * i,
+                2,
+                Part::VarOffset,
+                &format!("variable end {}", i + 1),
+                "where variable column n ends, from the record's start",
+                format!("{}{complex}", raw & !COMPLEX_COLUMN),
+            ));
+        }
+        pos = table + 2 * entries;
+        let names: Vec<(usize, String)> = decoder
+            .map(|d| {
+                d.columns()
+                    .iter()
+                    .filter_map(|p| match p.physical.location() {
+                        ColumnLocation::Variable(i) => Some((i, p.column.name.clone())),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for i in 0..entries {
+            let Ok(v) = rec.var_entry(i) else {
+                out.error = Some(format!("variable column {} lies outside the record", i + 1));
+                break;
+            };
+            let start = offset_in(b, v.bytes);
+            let is_back_pointer = i >= rec.var_column_count() && out.record_type == Some(RecordType::Forwarded);
+            let name = if is_back_pointer {
+                "back pointer".to_string()
+            } else {
+                names
+                    .iter()
+                    .find(|(n, _)| *n == i)
+                    .map_or_else(|| format!("variable column {}", i + 1), |(_, n)| n.clone())
+            };
+            let (part, meaning, value) = if is_back_pointer {
+                let stub = v.bytes.get(2..10).map(|p| {
+                    format!("{} slot {}", PageId::from_bytes(p).unwrap_or_default(), read_u16(p, 6).unwrap_or(0))
+                });
+                (Part::Pointer, "the forwarding stub pointing here", stub.unwrap_or_default())
+            } else if v.complex {
+                (Part::Pointer, "pointer to the value stored elsewhere (LOB or row-overflow)", hex(v.bytes))
+            } else {
+                (Part::VarColumn, "variable-length column", String::new())
+            };
+            if start > pos {
+                fields.push(field(
+                    at + pos,
+                    start - pos,
+                    Part::Undecoded,
+                    "gap",
+                    "bytes no offset claims",
+                    String::new(),
+                ));
+            }
+            fields.push(field(at + start, v.bytes.len(), part, &name, meaning, value));
+            pos = pos.max(start + v.bytes.len());
+        }
+    }
+    if b[0] & HAS_VERSION_TAG != 0 && b.len() >= VERSION_TAG_SIZE {
+        let tag_at = b.len() - VERSION_TAG_SIZE;
+        if tag_at > pos {
+            fields.push(field(at + pos, tag_at - pos, Part::Undecoded, "gap", "bytes no offset claims", String::new()));
+        }
+        fields.push(field(
+            at + tag_at,
+            VERSION_TAG_SIZE,
+            Part::VersionTag,
+            "version tag",
+            "row versioning (snapshot isolation)",
+            hex(&b[tag_at..]),
+        ));
+    }
+    if let Some(d) = decoder {
+        out.columns = columns(d, rec, at);
+        // A field holding one column shows its value beside its bytes.
+        for f in fields.iter_mut().filter(|f| matches!(f.part, Part::FixedColumn | Part::VarColumn)) {
+            if let Some(Ok(v)) = out.columns.iter().find(|c| c.name == f.name).map(|c| &c.value) {
+                f.value = v.clone();
+            }
+        }
+    }
+    out.fields = fields;
+}
+
+fn columns(d: &RowDecoder, rec: &Record, at: usize) -> Vec<ColumnAnatomy> {
+    let mut scratch = Vec::new();
+    d.columns()
+        .iter()
+        .map(|plan| {
+            let p = &plan.physical;
+            let (storage, stored) = match p.location() {
+                ColumnLocation::Fixed(o) => {
+                    (format!("fixed at {o}"), plan.fixed_len().and_then(|len| rec.fixed(o, len)).map(|s| (s, false)))
+                }
+                ColumnLocation::Variable(i) => {
+                    (format!("variable {}", i + 1), rec.var(i).ok().flatten().map(|v| (v.bytes, v.complex)))
+                }
+            };
+            let is_null = p.null_bit > 0 && rec.is_null(usize::from(p.null_bit));
+            let span = stored.filter(|_| !is_null).map(|(s, _)| (at + offset_in(rec.bytes(), s), s.len()));
+            let value = d.decode_one(rec, plan, &mut scratch).map(|v| v.to_string()).map_err(|e| e.to_string());
+            let links = match stored {
+                Some((bytes, complex)) if !is_null => {
+                    let text_pointer =
+                        crate::lob::is_text_pointer(plan.column.type_info.sql_type, complex, bytes.len());
+                    if complex || text_pointer {
+                        crate::lob::pointer_links(bytes, text_pointer).unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    }
+                }
+                _ => Vec::new(),
+            };
+            ColumnAnatomy {
+                name: plan.column.name.clone(),
+                type_name: plan.column.type_info.spelling(),
+                storage,
+                null_bit: p.null_bit,
+                is_null,
+                span,
+                off_row: stored.is_some_and(|(_, complex)| complex) || !links.is_empty(),
+                links,
+                value,
+            }
+        })
+        .collect()
+}
+
+/// Where `part` (a sub-slice of `whole`) starts within `whole`.
+fn offset_in(whole: &[u8], part: &[u8]) -> usize {
+    (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize).min(whole.len())
+}
+
+fn hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + 2 * b.len());
+    s.push_str("0x");
+    for x in b {
+        s.push_str(&format!("{x:02X}"));
+    }
+    s
+}
+
+/// Parses `1:153` (file:page).
+pub fn parse_page_id(text: &str) -> Result<PageId> {
+    let bad = || Error::not_found(format!("page {text:?}: expected FILE:PAGE, e.g. 1:153"));
+    let (file, page) = text.trim().trim_matches(|c| c == '(' || c == ')').split_once(':').ok_or_else(bad)?;
+    Ok(PageId::new(file.trim().parse().map_err(|_| bad())?, page.trim().parse().map_err(|_| bad())?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::tests::build_page;
+    use crate::record::tests::build_record;
+    use crate::types::TypeInfo;
+
+    fn decoder() -> RowDecoder {
+        RowDecoder::from_declaration(
+            crate::source::tests::reader(Vec::new()),
+            "t",
+            &[("id".into(), TypeInfo::parse("int").unwrap()), ("name".into(), TypeInfo::parse("varchar(10)").unwrap())],
+        )
+        .unwrap()
+    }
+
+    /// Every record's fields tile it: in order, no gap, no overlap, summing to its length.
+    fn assert_tiles(r: &RecordAnatomy) {
+        let mut at = r.offset;
+        for f in &r.fields {
+            assert_eq!(f.offset, at, "slot {} field {} starts at {}, expected {at}", r.slot, f.name, f.offset);
+            at += f.len;
+        }
+        assert_eq!(at - r.offset, r.len, "slot {}", r.slot);
+    }
+
+    #[test]
+    fn takes_a_data_page_apart() {
+        let id = PageId::new(1, 153);
+        let row1 = build_record(&7i32.to_le_bytes(), 2, &[], &[b"abc"]);
+        let row2 = build_record(&9i32.to_le_bytes(), 2, &[2], &[]);
+        let mut b = build_page(id, 1, &[&row1, &row2]);
+        b[28..30].copy_from_slice(&1234u16.to_le_bytes());
+        let d = decoder();
+        let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, Some(&d));
+        assert!(a.error.is_none(), "{:?}", a.error);
+        let h = a.header.unwrap();
+        assert_eq!(h.slot_count, 2);
+        let field = |name: &str| a.header_fields.iter().find(|f| f.name == name).unwrap().value.clone();
+        assert_eq!(field("m_pageId"), "1:153");
+        assert_eq!(field("m_type"), "1 (data)");
+        assert_eq!(field("m_freeCnt"), "1234");
+        assert_eq!(a.records.len(), 2);
+        let r = &a.records[0];
+        assert_eq!((r.offset, r.len), (96, row1.len()));
+        assert_tiles(r);
+        assert_eq!(r.columns[0].value, Ok("7".into()));
+        assert_eq!(r.columns[0].span, Some((96 + 4, 4)));
+        assert_eq!(r.columns[1].value, Ok("abc".into()));
+        assert_eq!(r.columns[1].span, Some((96 + row1.len() - 3, 3)));
+        let id_field = r.fields.iter().find(|f| f.part == Part::FixedColumn).unwrap();
+        assert_eq!((id_field.name.as_str(), id_field.value.as_str()), ("id", "7"));
+        let r = &a.records[1];
+        assert_eq!(r.offset, 96 + row1.len());
+        assert_tiles(r);
+        assert!(r.columns[1].is_null && r.columns[1].span.is_none());
+        assert_eq!(r.columns[1].value, Ok("NULL".into()));
+        assert_eq!(a.free_space, Some((96 + row1.len() + row2.len(), PAGE_SIZE - 4 - (96 + row1.len() + row2.len()))));
+        assert_eq!(a.slot_array[1].offset, PAGE_SIZE - 4);
+    }
+
+    #[test]
+    fn names_what_it_does_not_take_apart() {
+        let id = PageId::new(1, 9);
+        let stub = [2u8 << 1, 0x24, 1, 0, 0, 1, 0, 3, 0];
+        let index = [3u8 << 1, 1, 2, 3, 4];
+        let mut b = build_page(id, 1, &[&stub, &index]);
+        b[PAGE_SIZE - 6..PAGE_SIZE - 4].copy_from_slice(&0u16.to_le_bytes());
+        b[22] = 3; // a third slot, deleted
+        let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
+        assert_eq!(a.records[0].forwarded_to, Some((PageId::new(1, 292), 3)));
+        assert_tiles(&a.records[0]);
+        assert_eq!(a.records[1].fields[0].name, "INDEX_RECORD record");
+        assert_eq!(a.records[1].len, index.len());
+        assert_eq!(a.records[2].error.as_deref(), Some("deleted slot"));
+    }
+
+    #[test]
+    fn survives_any_damage() {
+        let id = PageId::new(1, 5);
+        let row = build_record(&7i32.to_le_bytes(), 2, &[], &[b"abc"]);
+        let good = build_page(id, 1, &[&row, &row]);
+        let d = decoder();
+        for at in (0..200).chain(PAGE_SIZE - 8..PAGE_SIZE) {
+            for x in [0u8, 0x7f, 0xff] {
+                let mut b = good.clone();
+                b[at] = x;
+                let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, Some(&d));
+                for r in &a.records {
+                    for f in &r.fields {
+                        assert!(f.offset + f.len <= PAGE_SIZE);
+                    }
+                }
+            }
+        }
+        let a = take_apart(vec![0u8; PAGE_SIZE].into_boxed_slice(), id, Verdict::Unprotected, Some(&d));
+        assert!(a.error.unwrap().contains("says it is page 0:0"));
+    }
+
+    #[test]
+    fn parses_page_ids() {
+        assert_eq!(parse_page_id("1:153").unwrap(), PageId::new(1, 153));
+        assert_eq!(parse_page_id("(3:7)").unwrap(), PageId::new(3, 7));
+        assert!(parse_page_id("153").is_err());
+        assert!(parse_page_id("1:x").is_err());
+    }
+}

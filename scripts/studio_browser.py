@@ -1,0 +1,181 @@
+"""Drives `mdfkit studio` in Debian's Chromium (Playwright, never `playwright install`): the clicks
+issue 17 lists, checked against the CLI's own answers. Usage:
+    studio_browser.py MDFKIT_BIN ARTIFACT_DIR LABEL FILE [TABLE]
+With DAMAGED_PAGE=1:49 in the environment, FILE is a damaged copy: that page must show its
+checksum mismatch, and a scan through it must be refused naming it.
+Exits non-zero with the first difference found."""
+
+import os
+
+import json
+import shlex
+import subprocess
+import sys
+import time
+from urllib.parse import urlparse
+
+from playwright.sync_api import sync_playwright
+
+mdfkit, artifacts, label, db = sys.argv[1:5]
+wanted_table = sys.argv[5] if len(sys.argv) > 5 else None
+
+
+def cli_json(*args):
+    return json.loads(subprocess.run([mdfkit, *args, "--format", "json"], check=True, capture_output=True).stdout)
+
+
+def spelled(v):
+    """A CLI JSON value as the studio's grid shows it."""
+    return "NULL" if v is None else str(v)
+
+
+server = subprocess.Popen([mdfkit, "studio", db], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+try:
+    started = time.monotonic()
+    line = server.stdout.readline()
+    assert line.startswith("mdfkit studio: http://127.0.0.1:"), line
+    url = line.split(": ", 1)[1].strip()
+    print(f"{label}: URL printed after {1000 * (time.monotonic() - started):.0f} ms: {url.split('?')[0]}")
+    origin = url.split("/?")[0]
+    problems, requests = [], []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("response", lambda r: r.status >= 400 and problems.append(f"{r.status} for {r.url}"))
+
+        def shot(name):
+            page.screenshot(path=f"{artifacts}/{label}-{name}.png", full_page=False)
+
+        page.goto(url)
+        assert "token" not in page.url, f"token still in the address bar: {page.url}"
+        assert page.url == origin + "/", page.url
+        shot("overview")
+
+        damaged = os.environ.get("DAMAGED_PAGE")
+        if damaged:
+            page.goto(f"{origin}/page/{damaged}")
+            shot("damaged-page")
+            verdict = page.text_content("#verdict")
+            assert verdict.startswith("checksum mismatch") and "bad" in page.get_attribute("#verdict", "class"), verdict
+            listed = next(p for p in cli_json("pages", db) if p["page"] == damaged)
+            assert listed["status"] == "checksum mismatch", listed
+            refused = page.request.get(f"{origin}/rows/{wanted_table}")
+            assert refused.status == 422 and f"page {damaged}" in refused.text(), (refused.status, refused.text())
+            print(f"{label}: page {damaged} shows {verdict!r}; the rows view refuses: {refused.text().strip()}")
+            page.click("nav >> text=Map")
+            shot("damaged-map")
+            browser.close()
+            requests = [r for r in requests if "/rows/" not in r]
+
+        if not damaged:
+            # Tables: the view's JSON twin equals `mdfkit tables --format json`.
+            page.click("nav >> text=Tables")
+            shot("tables")
+            twin = json.loads(page.request.get(origin + "/tables.json").text())
+            expected_tables = cli_json("tables", db)
+            assert twin == expected_tables, "tables.json differs from mdfkit tables --format json"
+            readable = [t for t in expected_tables if t["compression"] == "NONE" and 0 < t["rows"] <= 3000]
+            table = wanted_table or min(readable, key=lambda t: t["rows"])["table"]
+            print(f"{label}: {len(expected_tables)} tables equal the CLI's; paging through {table}")
+
+            # Table → rows, then "next 100" to the end: exactly `mdfkit cat`'s rows.
+            page.click(f"a[href='/table/{table}']")
+            shot("table")
+            page.click(f"main a[href='/rows/{table}']")
+            shot("rows")
+            seen, clicks = [], 0
+            while True:
+                headers = page.eval_on_selector_all("table.rows th", "els => els.map(e => e.textContent)")
+                cells = page.eval_on_selector_all(
+                    "table.rows tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+                seen += [dict(zip(headers, r)) for r in cells]
+                nxt = page.query_selector("p.pager >> text=next 100")
+                if not nxt:
+                    break
+                nxt.click()
+                clicks += 1
+            expected_rows = cli_json("cat", db, table, "--with-location")
+            assert len(seen) == len(expected_rows), f"{len(seen)} rows in the browser, {len(expected_rows)} from mdfkit cat"
+            for got, want in zip(seen, expected_rows):
+                got = dict(got)
+                at = f"{want.pop('__page')}:{want.pop('__slot')}"
+                want.pop("__partition", None)
+                assert got.pop("page:slot") == at, (got, at)
+                assert got == {k: spelled(v) for k, v in want.items()}, (got, want)
+            print(f"{label}: {len(seen)} rows over {clicks + 1} pages equal mdfkit cat's, no gap, no duplicate")
+
+            # Back to the first page of rows → the first row's record → its page.
+            page.goto(f"{origin}/rows/{table}")
+            first = seen[0]
+            page.click("table.rows tbody tr >> nth=0 >> a[href^='/record/']")
+            shot("record")
+            parts = page.eval_on_selector_all("table.fields tbody tr", "rows => rows.map(r => +r.cells[1].textContent)")
+            length = int(page.text_content("main p").split(" bytes at offset")[0].split("·")[-1].strip())
+            assert sum(parts) == length, f"record parts add up to {sum(parts)}, the record is {length} bytes"
+            columns = page.eval_on_selector_all(
+                "table.columns tbody tr", "rows => rows.map(r => [r.cells[0].textContent, r.cells[6].textContent])")
+            for name, value in columns:
+                value = value.split(" (off-row")[0]
+                assert first[name] == value, f"record view {name} = {value!r}, grid cell {first[name]!r}"
+            print(f"{label}: record {first['page:slot']}: {len(parts)} parts add up to {length} bytes; {len(columns)} values equal the grid's")
+
+            page_id = first["page:slot"].rsplit(":", 1)[0]
+            page.click(f"main a[href='/page/{page_id}']")
+            shot("page")
+            header = dict(page.eval_on_selector_all(
+                "table.fields tbody tr", "rows => rows.map(r => [r.cells[2].textContent, r.cells[3].textContent])"))
+            listed = next(p for p in cli_json("pages", db) if p["page"] == page_id)
+            assert header["m_pageId"] == listed["page"] and header["m_slotCnt"] == str(listed["slots"])
+            assert header["m_freeCnt"] == str(listed["free_bytes"]) and header["m_level"] == str(listed["level"])
+            assert header["m_prevPage"] == listed["prev"] and header["m_nextPage"] == listed["next"]
+            assert header["Metadata: AllocUnitId"] == str(listed["allocation_unit"])
+            assert page.text_content("#verdict") == listed["status"], (page.text_content("#verdict"), listed["status"])
+            print(f"{label}: page {page_id} header equals mdfkit pages ({listed['status']})")
+            # The footer's command prints the same page: its JSON equals the view's twin.
+            command = shlex.split(page.text_content("footer code"))
+            assert command[0] == "mdfkit" and command[1] == "page", command
+            printed = json.loads(subprocess.run([mdfkit, *command[1:], "--format", "json"], check=True,
+                                                capture_output=True).stdout)
+            assert printed == json.loads(page.request.get(f"{origin}/page/{page_id}.json").text())
+            print(f"{label}: the footer's `{' '.join(command[:2])} ...` prints the page view's JSON twin")
+
+            # An off-row value: its pointer's link opens the LOB record it leads to.
+            lob_table = next((t["table"] for t in expected_tables if t["lob"] and t["rows"]), None)
+            if lob_table:
+                located = json.loads(page.request.get(f"{origin}/rows/{lob_table}.json").text())["locations"]
+                for at in located[:20]:
+                    page.goto(f"{origin}/record/{at}")
+                    links = page.locator("table.columns small a")
+                    if links.count():
+                        target = links.first.text_content()
+                        links.first.click()
+                        page.wait_for_url(f"{origin}/record/{target}")
+                        shot("lob")
+                        kind = page.text_content("main p").split(" · ")[0]
+                        assert kind == "BLOB_FRAGMENT", kind
+                        print(f"{label}: {lob_table} row {at}'s off-row value links to {target}, a {kind}")
+                        break
+                else:
+                    print(f"{label}: {lob_table}'s first 20 rows hold their LOB values in row")
+
+            # The map: a click on the page's cell opens that page.
+            page.click("nav >> text=Map")
+            shot("map")
+            file_id, number = (int(x) for x in page_id.split(":"))
+            img = page.locator(f"img.map[data-file='{file_id}']")
+            cell, columns = int(img.get_attribute("data-cell")), int(img.get_attribute("data-columns"))
+            img.click(position={"x": (number % columns) * cell + 1, "y": (number // columns) * cell + 1})
+            page.wait_for_url(f"{origin}/page/{page_id}")
+            print(f"{label}: the map's cell of page {page_id} opens it")
+
+            browser.close()
+    elsewhere = [r for r in requests if urlparse(r).hostname != "127.0.0.1"]
+    assert not elsewhere, f"requests to other hosts: {elsewhere}"
+    assert not problems, problems
+    print(f"{label}: {len(requests)} requests, all to 127.0.0.1; no console errors")
+finally:
+    server.terminate()
+    server.wait()
