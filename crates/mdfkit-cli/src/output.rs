@@ -1,9 +1,11 @@
-//! Rendering rows: an aligned table for people, CSV / JSON / JSON Lines for scripts.
+//! Rendering rows: an aligned table for people, CSV / JSON / JSON Lines for scripts, spelled by
+//! the library's writers (the same bytes as `export`).
 
 use mdfkit_studio::json::json_object;
 use std::io::{self, Write};
 
 use clap::ValueEnum;
+use mdfkit::export::{write_csv_row, write_json_object};
 use mdfkit::value::Value;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -23,7 +25,9 @@ pub fn write_rows(out: &mut impl Write, format: Format, columns: &[String], rows
     match format {
         Format::Table => write_table(out, columns, rows),
         Format::Csv => {
-            writeln!(out, "{}", columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","))?;
+            let mut header = String::new();
+            write_csv_row(&mut header, columns.iter().map(|c| Some(c.as_str())));
+            out.write_all(header.as_bytes())?;
             write_rows_without_header(out, rows)
         }
         Format::Json => {
@@ -32,9 +36,11 @@ pub fn write_rows(out: &mut impl Write, format: Format, columns: &[String], rows
             writeln!(out)
         }
         Format::Jsonl => {
+            let mut line = String::new();
             for row in rows {
-                serde_json::to_writer(&mut *out, &json_object(columns, row))?;
-                writeln!(out)?;
+                line.clear();
+                write_json_object(&mut line, columns, row);
+                out.write_all(line.as_bytes())?;
             }
             Ok(())
         }
@@ -43,10 +49,12 @@ pub fn write_rows(out: &mut impl Write, format: Format, columns: &[String], rows
 
 /// CSV rows only, for the batches after the first of a streamed output. NULL is an empty field.
 pub fn write_rows_without_header(out: &mut impl Write, rows: &[Vec<Value>]) -> io::Result<()> {
+    let mut line = String::new();
     for row in rows {
-        let fields: Vec<String> =
-            row.iter().map(|v| if v.is_null() { String::new() } else { csv_field(&v.to_string()) }).collect();
-        writeln!(out, "{}", fields.join(","))?;
+        let spelled: Vec<Option<String>> = row.iter().map(|v| (!v.is_null()).then(|| v.to_string())).collect();
+        line.clear();
+        write_csv_row(&mut line, spelled.iter().map(Option::as_deref));
+        out.write_all(line.as_bytes())?;
     }
     Ok(())
 }
@@ -85,14 +93,6 @@ fn write_table(out: &mut impl Write, columns: &[String], rows: &[Vec<Value>]) ->
 /// Table cells stay on one line: definitions with newlines are shown with `↵`.
 fn one_line(s: &str) -> String {
     s.replace("\r\n", "↵").replace(['\n', '\r'], "↵")
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 #[cfg(test)]

@@ -3,18 +3,10 @@
 use mdfkit::anatomy::{ColumnAnatomy, Field, PageAnatomy, RecordAnatomy};
 use serde_json::{json, Value};
 
-/// A row as a JSON object: NULL is null, integers are numbers, every other value its SQL Server
-/// spelling (`mdfkit cat --format json`, the studio's rows).
+/// A row as a JSON object of its columns in order, each value spelled by
+/// [`mdfkit::value::Value::to_json`] (`mdfkit cat --format json`, the studio's rows).
 pub fn json_object(columns: &[String], row: &[mdfkit::value::Value]) -> Value {
-    Value::Object(columns.iter().zip(row).map(|(c, v)| (c.clone(), json_value(v))).collect())
-}
-
-pub fn json_value(v: &mdfkit::value::Value) -> Value {
-    match v {
-        mdfkit::value::Value::Null => Value::Null,
-        mdfkit::value::Value::Int(i) => (*i).into(),
-        other => other.to_string().into(),
-    }
+    Value::Object(columns.iter().zip(row).map(|(c, v)| (c.clone(), v.to_json())).collect())
 }
 
 fn field(f: &Field) -> Value {

@@ -801,7 +801,8 @@ fn push_csv_field(line: &mut String, f: &str) {
     }
 }
 
-/// Appends one JSON object line: integers as numbers, NULL as null, the rest as strings.
+/// Appends one JSON object line, each value spelled as [`Value::to_json`] spells it (written
+/// here without building JSON values: this runs for every row of an export).
 pub fn write_json_object(line: &mut String, names: &[String], values: &[Value]) {
     line.push('{');
     for (i, (name, value)) in names.iter().zip(values).enumerate() {
@@ -1011,6 +1012,25 @@ mod tests {
         let mut line = String::new();
         write_csv_row(&mut line, [Some("a"), None, Some("b,\"c\""), Some("")].into_iter());
         assert_eq!(line, "a,,\"b,\"\"c\"\"\",\n");
+    }
+
+    #[test]
+    fn json_lines_spell_values_as_value_to_json_does() {
+        let names: Vec<String> = ["n", "i", "t", "b", "d", "c"].iter().map(|s| s.to_string()).collect();
+        let values = vec![
+            Value::Null,
+            Value::Int(-42),
+            Value::text("tab\there \"quoted\" \u{1} back\\slash é"),
+            Value::Binary(vec![0xde, 0xad]),
+            Value::DateTime { days: 40_000, ticks: 300 },
+            Value::text("line\r\nbreak"),
+        ];
+        let mut line = String::new();
+        write_json_object(&mut line, &names, &values);
+        let parsed: serde_json::Value = serde_json::from_str(&line).unwrap();
+        for (name, value) in names.iter().zip(&values) {
+            assert_eq!(parsed[name], value.to_json(), "{name}");
+        }
     }
 
     #[test]

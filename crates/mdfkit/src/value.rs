@@ -25,6 +25,18 @@ pub enum Value {
 }
 
 impl Value {
+    /// The value's JSON spelling, the one every JSON output uses (`cat --format json|jsonl`,
+    /// `export --format jsonl`, the studio's `.json` views): NULL is null, integers (and bit)
+    /// are numbers, everything else is its SQL Server spelling as a string (decimals and money
+    /// keep their exact digits that way).
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Value::Null => serde_json::Value::Null,
+            Value::Int(v) => (*v).into(),
+            other => other.to_string().into(),
+        }
+    }
+
     /// The integer, or `None` for any other kind of value.
     pub fn as_i64(&self) -> Option<i64> {
         match self {
