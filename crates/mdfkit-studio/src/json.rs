@@ -9,6 +9,7 @@ pub fn json_object(columns: &[String], row: &[mdfkit::value::Value]) -> Value {
     Value::Object(columns.iter().zip(row).map(|(c, v)| (c.clone(), json_value(v))).collect())
 }
 
+/// One value as [`json_object`] spells it.
 pub fn json_value(v: &mdfkit::value::Value) -> Value {
     match v {
         mdfkit::value::Value::Null => Value::Null,
