@@ -85,12 +85,15 @@ pub fn table(headers: &[&str], rows: &[Vec<Cell>], class: &str) -> String {
 
 /// One cell of [`table`].
 pub enum Cell {
+    /// Text, escaped when rendered.
     Text(String),
+    /// A SQL NULL, shown as a styled `NULL` (distinct from the text "NULL").
     Null,
     /// Markup built by the caller from escaped parts.
     Html(String),
 }
 
+/// A text cell holding `t`'s display form.
 pub fn text(t: impl ToString) -> Cell {
     Cell::Text(t.to_string())
 }

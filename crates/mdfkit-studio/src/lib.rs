@@ -8,6 +8,7 @@
 //! SameSite=Strict cookie, Host checked against loopback names (DNS rebinding), GET only, a strict
 //! CSP, no CORS headers.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod download;
 pub mod html;
@@ -25,9 +26,11 @@ use mdfkit::{Database, Error};
 
 /// What `mdfkit studio` was started on.
 pub struct Studio {
+    /// The database every view reads.
     pub db: Database,
     /// The files as given, for the equivalent CLI commands.
     pub files: Vec<PathBuf>,
+    /// The backup set read (`--position`; `None`: the last full database backup, or data files).
     pub position: Option<u16>,
     /// The session token: in the printed URL, then in the cookie.
     pub token: String,
@@ -79,6 +82,7 @@ pub fn router(studio: Arc<Studio>) -> Router {
 
 /// Where to listen.
 pub struct Listen {
+    /// The address to bind (loopback unless `--allow-remote`).
     pub host: IpAddr,
     /// 0: a free port.
     pub port: u16,

@@ -18,19 +18,28 @@ pub const CELL: u32 = 4;
 /// What a cell shows, with its colour (RGB).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
+    /// A data page (type 1).
     Data,
+    /// An index page (type 2).
     Index,
+    /// A text mix or text tree page (types 3 and 4).
     Lob,
+    /// A GAM, SGAM, IAM, PFS, differential or minimally logged map page.
     Allocation,
+    /// Any other page type: boot, file header, sort...
     System,
+    /// A checksum mismatch or torn write, whatever the page type.
     Damaged,
+    /// No header naming the page itself: never formatted, or unreadable.
     Unformatted,
 }
 
 impl Kind {
+    /// Every kind, in the legend's order; a kind's index here is its number in `/map.json`.
     pub const ALL: [Kind; 7] =
         [Kind::Data, Kind::Index, Kind::Lob, Kind::Allocation, Kind::System, Kind::Damaged, Kind::Unformatted];
 
+    /// The legend's label.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Data => "data",
@@ -43,6 +52,7 @@ impl Kind {
         }
     }
 
+    /// The cell colour.
     pub fn rgb(self) -> [u8; 3] {
         match self {
             Kind::Data => [0x43, 0xa0, 0x47],
@@ -73,6 +83,7 @@ impl Kind {
 
 /// Each file's cells: file id → one kind per page.
 pub struct AllocationMap {
+    /// File id → the kind of each page, by page number.
     pub files: BTreeMap<u16, Vec<Kind>>,
 }
 

@@ -60,6 +60,8 @@ impl IntoResponse for Failure {
     }
 }
 
+/// The routes of every view (each with its `.json` twin), the download and the static assets;
+/// [`crate::router`] adds the security guard.
 pub fn routes() -> Router<Shared> {
     Router::new()
         .route("/", get(overview))

@@ -49,27 +49,42 @@ use crate::source::PageSource;
 /// What a span of bytes is, for colouring and for a reader of the JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
+    /// A field of the 96-byte page header.
     Header,
+    /// Status byte A (record type in bits 1-3, then which optional parts follow) or B.
     Status,
+    /// The 2-byte offset, from the record's start, where the fixed-length part ends.
     FixedEnd,
+    /// The bytes of one fixed-length column.
     FixedColumn,
     /// Fixed-part bytes no stored column claims (dropped columns).
     FixedUnused,
+    /// The 2-byte count of columns the record was written with.
     ColumnCount,
+    /// One bit a column, `(count + 7) / 8` bytes; a set bit: the column is NULL.
     NullBitmap,
+    /// The 2-byte count of variable-length columns stored.
     VarCount,
+    /// One variable-length column's 2-byte end offset from the record's start (top bit 0x8000:
+    /// its bytes are a pointer).
     VarOffset,
+    /// The bytes of one variable-length column.
     VarColumn,
     /// A variable-length column holding a pointer: LOB root, row-overflow or back pointer.
     Pointer,
+    /// The 14-byte row versioning tag that status bit 0x40 announces, ending the record.
     VersionTag,
     /// A record this module does not take apart, shown whole.
     Undecoded,
+    /// The unused bytes between the last record (the header's `m_freeData`) and the slot array.
     FreeSpace,
+    /// One 2-byte slot array entry: its record's page offset. Slot 0 is the page's last two
+    /// bytes; the array grows towards the records.
     SlotArray,
 }
 
 impl Part {
+    /// The part's name in the JSON (and, after `p-`, the CSS class the studio colours it by).
     pub fn name(self) -> &'static str {
         match self {
             Part::Header => "header",
@@ -94,17 +109,25 @@ impl Part {
 /// One field: `len` bytes at page offset `offset`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
+    /// Offset from the page's first byte.
     pub offset: usize,
+    /// Length in bytes.
     pub len: usize,
+    /// What kind of bytes these are.
     pub part: Part,
+    /// The field's name: the DBCC PAGE name for header fields (`m_type`), else `status A`,
+    /// `slot 3`, a column's name...
     pub name: String,
+    /// What the field holds, in words (with the meaning of its bits where it has some).
     pub meaning: String,
+    /// The decoded value, as text.
     pub value: String,
 }
 
 /// One column of a decoded record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ColumnAnatomy {
+    /// The column's name, from the catalog.
     pub name: String,
     /// The SQL type as T-SQL spells it.
     pub type_name: String,
@@ -112,6 +135,7 @@ pub struct ColumnAnatomy {
     pub storage: String,
     /// The column's 1-based null bit (0: none).
     pub null_bit: u16,
+    /// The record's null bitmap marks the column NULL.
     pub is_null: bool,
     /// The page offset and length of the column's stored bytes (`None`: NULL or not stored).
     pub span: Option<(usize, usize)>,
@@ -127,11 +151,14 @@ pub struct ColumnAnatomy {
 /// One slot and the record it points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordAnatomy {
+    /// The slot number, from 0 as DBCC PAGE counts.
     pub slot: u16,
     /// Page offset of the record (0: a deleted slot, no record).
     pub offset: usize,
     /// Bytes the record takes.
     pub len: usize,
+    /// The record type in bits 1-3 of status byte A (`None`: a deleted slot, or one pointing
+    /// outside the record area).
     pub record_type: Option<RecordType>,
     /// The parts of the record, in order, covering its `len` bytes exactly.
     pub fields: Vec<Field>,
@@ -146,13 +173,17 @@ pub struct RecordAnatomy {
 /// A page taken apart.
 #[derive(Debug, Clone)]
 pub struct PageAnatomy {
+    /// The page asked for (the header may name another one: see `error`).
     pub id: PageId,
+    /// What the page's checksum or torn-page bits say of its bytes.
     pub verdict: Verdict,
     /// `None` when the bytes do not hold a page header naming this page (unformatted, damaged).
     pub header: Option<PageHeader>,
     /// Why the page could not be taken apart further than its bytes.
     pub error: Option<String>,
+    /// The header's fields in offset order (empty when the bytes hold no page header).
     pub header_fields: Vec<Field>,
+    /// One entry a slot, in slot order.
     pub records: Vec<RecordAnatomy>,
     /// The free space between the records and the slot array (offset, length), from the header.
     pub free_space: Option<(usize, usize)>,

@@ -197,7 +197,9 @@ pub fn for_each_row(
 /// forwarding stub's address, not the row's: the order a scan visits slots in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ScanPosition {
+    /// The page the slot is on.
     pub page: PageId,
+    /// The slot on the page, from 0.
     pub slot: u16,
 }
 

@@ -84,6 +84,7 @@ pub enum CdRecordType {
 }
 
 impl CdRecordType {
+    /// The type that bits 2-4 of `header`, a CD record's first byte, give.
     pub fn from_header(header: u8) -> Self {
         match (header >> 2) & 7 {
             0 => CdRecordType::Primary,

@@ -118,6 +118,9 @@ pub const HAS_NULL_BITMAP: u8 = 0x10;
 pub const HAS_VAR_COLUMNS: u8 = 0x20;
 /// Status byte A: a 14-byte versioning tag ends the record.
 pub const HAS_VERSION_TAG: u8 = 0x40;
+/// Bytes of the versioning tag ending a record whose status byte A has [`HAS_VERSION_TAG`]: the
+/// pointer to the row's previous version in the version store and the sequence number of the
+/// transaction that wrote it (Microsoft, "Row versioning-based isolation levels").
 pub const VERSION_TAG_SIZE: usize = 14;
 /// Top bit of a variable-length end offset: the column's bytes are a pointer.
 pub const COMPLEX_COLUMN: u16 = 0x8000;
