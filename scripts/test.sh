@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
 # The whole test suite: Rust unit and corpus tests, then the Python tests (python/tests): the
 # Python package, built as a wheel from this tree and installed, and the round trip of
-# `mdfkit export` through pyarrow. Installs the Python packages it needs if they are missing.
+# `mdfkit export` through pyarrow, then the studio in Chromium. Installs the Python packages it
+# needs if they are missing.
+#
+#   scripts/test.sh         # all of the above
+#   scripts/test.sh --all   # and then the object-store tests (scripts/test-cloud.sh: local S3,
+#                           # Azure and a fault proxy) and the scale tests (scripts/test-scale.sh:
+#                           # Spark, Dask, Delta Lake), as CI runs them
 set -euo pipefail
+all=""
+case "${1:-}" in
+    --all) all=1 ;;
+    "") ;;
+    *) echo "usage: scripts/test.sh [--all]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mdfkit/target}"
 export MDFKIT_CORPUS="${MDFKIT_CORPUS:-$(pwd)/../shared/corpus}"
@@ -34,3 +46,8 @@ MDFKIT_BIN="$CARGO_TARGET_DIR/debug/mdfkit" python3 -m pytest -q python/tests
 
 # The studio in a real browser: Debian's Chromium driven by Playwright (installs both if missing).
 scripts/test-studio.sh
+
+if [ -n "$all" ]; then
+    scripts/test-cloud.sh
+    scripts/test-scale.sh
+fi
