@@ -94,7 +94,7 @@ final_stat() { sed -n "s/^stat::$2: *\([0-9]*\).*/\1/p" "$1" | tail -1; }
 status_field() { grep -E '^#[0-9]+' "$1" | grep -o "$2: [0-9]*" | tail -1 | cut -d' ' -f2; }
 
 failed=()
-table="$(printf '%-8s %12s %9s %7s %12s %7s %7s %7s %7s\n' target inputs inputs/s cpu-s inputs/cpu-s cov ft corpus crashes)"
+table="$(printf '%-16s %12s %9s %7s %12s %7s %7s %7s %7s\n' target inputs inputs/s cpu-s inputs/cpu-s cov ft corpus crashes)"
 for t in "${targets[@]}"; do
     log="$work/$t.log"
     crashes=$(find "$work/artifacts/$t" -type f | wc -l)
@@ -109,7 +109,7 @@ for t in "${targets[@]}"; do
     inputs="$(final_stat "$log" number_of_executed_units)"
     cpu="$(cat "$work/$t.cpu")"
     per_cpu="$(awk -v n="${inputs:-0}" -v s="$cpu" 'BEGIN { if (s > 0) printf "%d", n / s; else print "-" }')"
-    table+="$(printf '\n%-8s %12s %9s %7s %12s %7s %7s %7s %7s' "$t" "$inputs" "$(final_stat "$log" average_exec_per_sec)" \
+    table+="$(printf '\n%-16s %12s %9s %7s %12s %7s %7s %7s %7s' "$t" "$inputs" "$(final_stat "$log" average_exec_per_sec)" \
         "$cpu" "$per_cpu" "$(status_field "$log" cov)" "$(status_field "$log" ft)" \
         "$(find "$work/corpus/$t" -type f | wc -l)" "$crashes")"
 done
