@@ -6,7 +6,7 @@ import os
 import pytest
 
 import mdfkit
-from conftest import with_page_compression
+from conftest import with_columnstore_compression
 
 PUBS = "mdf/itsligo-sampledbs__pubs.mdf"
 ADVENTUREWORKS = "big/jdhj-edx__adventureworkslt2012_data.mdf"
@@ -69,13 +69,13 @@ def test_undecoded_storage_names_the_table_and_feature(corpus, tmp_path):
     authors = db.table("dbo.authors")
     pid = next(p["partition_id"] for p in partitions if p["object_id"] == authors.object_id and p["index_id"] == 1)
     path = tmp_path / "compressed.mdf"
-    path.write_bytes(with_page_compression((corpus / PUBS).read_bytes(), pid))
+    path.write_bytes(with_columnstore_compression((corpus / PUBS).read_bytes(), pid))
     t = mdfkit.open(path).table("dbo.authors")
     for read in (t.to_arrow, lambda: next(t.iter_batches())):
         with pytest.raises(mdfkit.UnsupportedFeatureError) as info:
             read()
         assert info.value.table == "dbo.authors"
-        assert "PAGE compression" in info.value.feature
+        assert "columnstore" in info.value.feature
     # The other tables still read.
     assert mdfkit.open(path).table("dbo.titles").to_arrow().num_rows == 18
 
