@@ -83,10 +83,10 @@ def page_checksum(page):
     return total
 
 
-def with_columnstore_compression(data, partition_id):
-    """pubs with one partition's sysrowsets row saying COLUMNSTORE compression (cmprlevel 3,
-    fixed offset 39 of the row: what a clustered columnstore index's rowsets say, a storage
-    mdfkit refuses by name), its page's checksum recomputed."""
+def with_compression(data, partition_id, level):
+    """pubs with one partition's sysrowsets row saying compression `level` (cmprlevel, fixed
+    offset 39 of the row: 1 ROW, 2 PAGE, 3 COLUMNSTORE), its page's checksum recomputed; the
+    partition's pages stay as they were."""
     data = bytearray(data)
     key = partition_id.to_bytes(8, "little")
     for start in range(0, len(data), 8192):
@@ -97,7 +97,7 @@ def with_columnstore_compression(data, partition_id):
         at = page.find(key, 96)
         if at < 0:
             continue
-        data[start + at - 4 + 39] = 3
+        data[start + at - 4 + 39] = level
         data[start + 60 : start + 64] = page_checksum(data[start : start + 8192]).to_bytes(4, "little")
         return bytes(data)
     raise AssertionError("sysrowsets row not found")

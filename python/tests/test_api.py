@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import mdfkit
-from conftest import with_columnstore_compression
+from conftest import with_compression
 from conftest import optional
 
 PUBS = "mdf/itsligo-sampledbs__pubs.mdf"
@@ -188,7 +188,7 @@ def test_export_all_with_a_refused_table(corpus, tmp_path):
     partitions = pubs.sys("sys.partitions").to_pylist()
     pid = next(p["partition_id"] for p in partitions if p["object_id"] == authors.object_id and p["index_id"] == 1)
     path = tmp_path / "compressed.mdf"
-    path.write_bytes(with_columnstore_compression((corpus / PUBS).read_bytes(), pid))
+    path.write_bytes(with_compression((corpus / PUBS).read_bytes(), pid, 3))
     db = mdfkit.open(path)
     with pytest.raises(mdfkit.UnsupportedFeatureError) as info:
         db.export(tmp_path / "a")

@@ -6,7 +6,7 @@ import os
 import pytest
 
 import mdfkit
-from conftest import with_columnstore_compression
+from conftest import with_compression
 
 PUBS = "mdf/itsligo-sampledbs__pubs.mdf"
 ADVENTUREWORKS = "big/jdhj-edx__adventureworkslt2012_data.mdf"
@@ -69,7 +69,7 @@ def test_undecoded_storage_names_the_table_and_feature(corpus, tmp_path):
     authors = db.table("dbo.authors")
     pid = next(p["partition_id"] for p in partitions if p["object_id"] == authors.object_id and p["index_id"] == 1)
     path = tmp_path / "compressed.mdf"
-    path.write_bytes(with_columnstore_compression((corpus / PUBS).read_bytes(), pid))
+    path.write_bytes(with_compression((corpus / PUBS).read_bytes(), pid, 3))
     t = mdfkit.open(path).table("dbo.authors")
     for read in (t.to_arrow, lambda: next(t.iter_batches())):
         with pytest.raises(mdfkit.UnsupportedFeatureError) as info:
@@ -78,6 +78,20 @@ def test_undecoded_storage_names_the_table_and_feature(corpus, tmp_path):
         assert "columnstore" in info.value.feature
     # The other tables still read.
     assert mdfkit.open(path).table("dbo.titles").to_arrow().num_rows == 18
+
+
+def test_rows_not_in_the_format_of_a_compressed_partition_are_damage(corpus, tmp_path):
+    """A catalog saying ROW compression over FixedVar pages: the first record is named as not in
+    the CD format, never read as some other record type and skipped."""
+    db = mdfkit.open(corpus / PUBS)
+    authors = db.table("dbo.authors")
+    partitions = db.sys("sys.partitions").to_pylist()
+    pid = next(p["partition_id"] for p in partitions if p["object_id"] == authors.object_id and p["index_id"] == 1)
+    path = tmp_path / "row.mdf"
+    path.write_bytes(with_compression((corpus / PUBS).read_bytes(), pid, 1))
+    with pytest.raises(mdfkit.CorruptPageError) as info:
+        mdfkit.open(path).table("dbo.authors").to_arrow()
+    assert "not in the CD format" in str(info.value) and "slot 0" in str(info.value)
 
 
 def test_xml_columns_decode_to_text(corpus):

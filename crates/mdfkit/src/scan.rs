@@ -443,6 +443,14 @@ pub(crate) fn visit_slot(
         let location = RowLocation { page: page.id(), slot, ghost: false };
         let at_slot = |e: Error| e.at_page(page.id()).at_slot(slot);
         let format = mode.format;
+        // Every record of a compressed partition is a CD record, ghosts and forwarded ones too:
+        // one without the format bit would otherwise pass for whatever type its bits spell.
+        if format == RecordFormat::Cd && bytes[0] & crate::record::cd::HEADER_CD_FORMAT == 0 {
+            return Err(at_slot(Error::corrupt(format!(
+                "record header {:#04x} is not in the CD format (bit 0 clear) of its compressed partition",
+                bytes[0]
+            ))));
+        }
         match record_type(bytes[0], format) {
             RecordType::Primary => {
                 let flow = with_record(bytes, format, |record| each(record, location)).map_err(at_slot)?;

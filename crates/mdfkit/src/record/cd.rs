@@ -56,7 +56,7 @@ use crate::error::{Error, Result};
 const CLUSTER_COLUMNS: usize = 30;
 const VERSION_TAG_SIZE: usize = 14;
 
-const HEADER_CD_FORMAT: u8 = 0x01;
+pub(crate) const HEADER_CD_FORMAT: u8 = 0x01;
 const HEADER_VERSION_TAG: u8 = 0x02;
 const HEADER_LONG_DATA: u8 = 0x20;
 const LONG_TWO_BYTE_OFFSETS: u8 = 0x01;
