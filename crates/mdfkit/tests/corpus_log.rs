@@ -164,7 +164,7 @@ fn inserts_into_steps_name_its_partition() {
     let Some(dir) = common::corpus_dir() else { return };
     let folder = dir.join("chains/restoretimeclean");
     let db = Database::open(&[folder.join("RestoreTimeClean.bak")]).unwrap();
-    let names = mdfkit::log::partition_names(&db);
+    let names = mdfkit::log_changes::partition_names(&db);
     let steps = db.catalog().find_table("dbo.steps").unwrap().partitions[0].partition_id as u64;
     assert_eq!(names.get(&steps).map(String::as_str), Some("dbo.steps"));
     let mut inserts = 0;
@@ -196,10 +196,10 @@ fn the_log_inserts_the_rows_a_restore_of_the_chain_holds() {
     let Some(dir) = common::corpus_dir() else { return };
     let files = chain(&dir, "restoretimeclean");
     let db = Database::open(&[dir.join("chains/restoretimeclean/RestoreTimeClean.bak")]).unwrap();
-    let (columns, changes) = mdfkit::log::changes::table_changes(&db, &files, "dbo.steps").unwrap();
+    let (columns, changes) = mdfkit::log_changes::table_changes(&db, &files, "dbo.steps").unwrap();
     let dt = columns.iter().position(|c| c == "dt").unwrap();
     assert!(changes.iter().all(|c| c.kind == "insert" && c.note.is_none() && c.committed == Some(true)));
-    let seconds = |c: &mdfkit::log::changes::RowChange| c.values[dt].to_string()[..19].to_string();
+    let seconds = |c: &mdfkit::log_changes::RowChange| c.values[dt].to_string()[..19].to_string();
     for case in expected(&dir, "restoretimeclean") {
         let stopat = case["stopat"].as_str();
         let mut dts: Vec<String> = changes
@@ -223,9 +223,9 @@ fn the_marks_split_the_stopat_rows_as_expected() {
     let mut files = chain(&dir, "stopat");
     files.extend(chain(&dir, "stopat-later-logs"));
     let db = Database::open(&[dir.join("chains/stopat/StopAt.bak")]).unwrap();
-    let (columns, changes) = mdfkit::log::changes::table_changes(&db, &files, "dbo.steps").unwrap();
+    let (columns, changes) = mdfkit::log_changes::table_changes(&db, &files, "dbo.steps").unwrap();
     let step = columns.iter().position(|c| c == "step").unwrap();
-    let marks: Vec<&mdfkit::log::changes::RowChange> =
+    let marks: Vec<&mdfkit::log_changes::RowChange> =
         changes.iter().filter(|c| c.transaction_name.as_deref() == Some("dbatoolstest")).collect();
     let first = marks.first().unwrap();
     let after =

@@ -5,7 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mdfkit::log::listing::{list_log, ListedRecord, LogFilter};
-use mdfkit::log::{lsn_text, partition_names, Operation, TransactionId};
+use mdfkit::log::{lsn_text, Operation, TransactionId};
+use mdfkit::log_changes::partition_names;
 use mdfkit::value::Value;
 use mdfkit::{Database, Error, ErrorKind};
 
@@ -123,7 +124,7 @@ fn changes(files: &[PathBuf], table: &str, format: Format) -> Outcome {
         )
     })?;
     let table = if table.contains('.') { table.to_string() } else { format!("dbo.{table}") };
-    let (table_columns, changes) = mdfkit::log::changes::table_changes(&db, files, &table)?;
+    let (table_columns, changes) = mdfkit::log_changes::table_changes(&db, files, &table)?;
     let mut columns: Vec<String> = [
         "current_lsn",
         "change",
