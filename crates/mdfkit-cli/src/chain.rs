@@ -4,13 +4,37 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use mdfkit::backup::chain::{BackupFiles, PlannedSet};
+use mdfkit::log::redo::StopPoint;
+use mdfkit::source::PageSource;
 use mdfkit::value::Value;
 use mdfkit::Error;
 
 use crate::commands::{date_value, Outcome};
 use crate::output::{write_rows, Format};
+
+/// The stop point `--stopat` gives, for every command that opens files (set once, by `main`).
+static STOP_POINT: OnceLock<StopPoint> = OnceLock::new();
+
+pub fn set_stop_point(stop: StopPoint) {
+    let _ = STOP_POINT.set(stop);
+}
+
+fn stop_point() -> StopPoint {
+    STOP_POINT.get().copied().unwrap_or_default()
+}
+
+/// Opens the database the files hold, a backup chain rolled forward to the stop point.
+pub fn open(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
+    mdfkit::Database::open_until(files, position, stop_point())
+}
+
+/// The page source of the files, a backup chain rolled forward to the stop point.
+pub fn open_source(files: &[PathBuf], position: Option<u16>) -> Result<Arc<dyn PageSource>, Error> {
+    mdfkit::database::open_source_until(files, position, stop_point())
+}
 
 /// `mdfkit backups`: one row per backup set of every file given; with `plan`, the restore plan.
 pub fn backups(files: &[PathBuf], position: Option<u16>, plan: bool, format: Format) -> Outcome {
@@ -123,6 +147,9 @@ pub fn announce_plan(args: &[PathBuf], position: Option<u16>) {
 /// per table, how many of its in-row pages (those its IAM pages list and its PFS pages mark
 /// allocated) the stripes given hold; the scan skips the others and lists them.
 pub fn open_for_salvage(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
+    if stop_point() != StopPoint::End {
+        return Err(Error::new(mdfkit::ErrorKind::NotFound, "--stopat with --salvage is not supported yet"));
+    }
     let db = mdfkit::Database::open_salvaging(files, position)?;
     let source = db.reader().source();
     let missing = source.parts_not_given();

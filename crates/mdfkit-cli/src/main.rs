@@ -39,6 +39,11 @@ struct Cli {
     /// lists them; default: the last full database backup)
     #[arg(long, global = true, value_name = "N")]
     position: Option<u16>,
+    /// With backups: roll their log forward only up to this time, as RESTORE ... WITH STOPAT
+    /// does: transactions committed by then are read, the others are not ("YYYY-MM-DD
+    /// HH:MM:SS[.fff]"; default: the end of the log given)
+    #[arg(long, global = true, value_name = "TIME")]
+    stopat: Option<String>,
     /// With s3:// or az:// URLs: the server to use instead of the cloud's own, e.g.
     /// http://127.0.0.1:7070 for an S3-compatible server (also AWS_ENDPOINT_URL /
     /// AZURE_STORAGE_ENDPOINT)
@@ -500,6 +505,15 @@ fn main() -> ExitCode {
         });
     }
     let fetch_report = cli.fetch_report;
+    if let Some(text) = &cli.stopat {
+        match mdfkit::log::redo::StopPoint::parse_time(text) {
+            Ok(stop) => chain::set_stop_point(stop),
+            Err(e) => {
+                eprintln!("mdfkit: --stopat: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     if let Some(args) = cli.command.file_arguments() {
         chain::announce_plan(&args, position);
     }

@@ -19,13 +19,13 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use crate::backup::chain::BackupFiles;
-use crate::log::redo::StopPoint;
 use crate::catalog::base::AllocationUnit;
 use crate::catalog::model::{compression_name, PartitionInfo, TableInfo};
 use crate::catalog::Catalog;
 use crate::columnar;
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
+use crate::log::redo::StopPoint;
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
 use crate::record::Record;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use mdfkit::backup::chain::BackupFiles;
 use mdfkit::backup::{BackupMedia, BackupPages};
 use mdfkit::catalog::views::VIEW_NAMES;
+use mdfkit::log::redo::StopPoint;
 use mdfkit::scan::Flow;
 use mdfkit::source::PageSource;
 use mdfkit::{Database, ErrorKind, PageId};
@@ -417,8 +418,9 @@ fn every_corpus_differential_follows_its_dcm() {
 }
 
 /// RestoreTimeClean: the plan is the one EXPECTED.json describes (the full, the differential
-/// RestoreTimeClean2.bak and the three logs after it: 5 files); the logs are not applied yet,
-/// so only the rows up to the differential are read (EXPECTED's max_dt needs the logs).
+/// RestoreTimeClean2.bak and the three logs after it: 5 files), and the database it restores,
+/// the logs rolled forward onto the differential's pages, holds EXPECTED's min and max of
+/// dbo.steps.dt (the max is in the last log backup).
 #[test]
 fn the_restore_plan_takes_the_logs_after_the_differential() {
     let Some(dir) = common::corpus_dir() else { return };
@@ -433,9 +435,52 @@ fn the_restore_plan_takes_the_logs_after_the_differential() {
     let logs: Vec<_> = plan.logs.iter().map(|l| l.files[0].file_name().unwrap().to_str().unwrap()).collect();
     assert_eq!(logs, ["RestoreTimeClean2_1.trn", "RestoreTimeClean2_2.trn", "RestoreTimeClean2_3.trn"]);
     assert!(plan.log_gaps.is_empty());
-    assert!(plan.notices().iter().any(|n| n.contains("RestoreTimeClean2_1.trn (position 1): not applied")));
+    assert!(plan.notices().iter().any(
+        |n| n.contains("rolled forward with the log backup") && n.contains("RestoreTimeClean2_1.trn (position 1)")
+    ));
     let (dts, _) = steps_dt(&files);
     assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());
+    assert_eq!(dts.last().map(String::as_str), expected["max_dt"].as_str());
+    // The full and the differential alone hold only the rows up to the differential.
+    let (base, _) = steps_dt(&[folder.join("RestoreTimeClean.bak"), folder.join("RestoreTimeClean2.bak")]);
+    assert!(base.last() < dts.last(), "{:?} {:?}", base.last(), dts.last());
+}
+
+/// RestoreTimeClean at `STOPAT '2017-06-01 13:22:44'`: EXPECTED.json's min and max of
+/// dbo.steps.dt (transactions committed after the stop time are not read).
+#[test]
+fn stopat_reads_the_transactions_committed_by_then() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let text = std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap();
+    let all: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let expected = all["chains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["folder"] == "restoretimeclean" && c["stopat"].is_string())
+        .cloned()
+        .expect("the STOPAT entry");
+    let folder = dir.join("chains/restoretimeclean");
+    let mut files: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let stop = StopPoint::parse_time(expected["stopat"].as_str().unwrap()).unwrap();
+    let db = Database::open_until(&files, None, stop).unwrap();
+    let t = db.catalog().find_table("dbo.steps").expect("dbo.steps");
+    let mut dts: Vec<String> = Vec::new();
+    for p in &t.partitions {
+        let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
+        let dt = decoder.column_names().iter().position(|c| c == "dt").unwrap();
+        let mut values = Vec::new();
+        db.for_each_row_in_partition(&t, p, |record, _| {
+            decoder.decode(record, &mut values)?;
+            dts.push(values[dt].to_string().chars().take(19).collect());
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    }
+    dts.sort();
+    assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());
+    assert_eq!(dts.last().map(String::as_str), expected["max_dt"].as_str());
 }
 
 /// chinook.bak is stripe 1 of 2: read for salvage, its catalog is incomplete (a page of a

@@ -30,7 +30,7 @@ pub fn export(
     let db = if options.salvage {
         crate::chain::open_for_salvage(files, position)?
     } else {
-        Database::open_at(files, position)?
+        crate::chain::open(files, position)?
     };
     let catalog = db.catalog();
     let tables = if all {

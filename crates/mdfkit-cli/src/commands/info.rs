@@ -12,7 +12,7 @@ use crate::output::{write_rows, Format};
 
 /// `mdfkit info`: [`Database::info`], as labelled lines and the files (a table), or one record.
 pub fn info(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
-    let info = match Database::open_at(files, position) {
+    let info = match crate::chain::open(files, position) {
         Ok(db) => db.info()?,
         Err(e) => {
             // A backup set's header reads where the database inside does not (a differential

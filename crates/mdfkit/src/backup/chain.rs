@@ -319,19 +319,25 @@ impl BackupFiles {
             Some(d) => full.overlay(media(d)?.pages_of(Some(d.set.position), all_stripes, true)?),
             None => full,
         };
-        let mut pages = pages;
-        if plan.differential.is_some() || !plan.logs.is_empty() || !plan.skipped.is_empty() {
-            let mut notes = plan.notices();
-            notes.append(&mut pages.notes);
-            pages.notes = notes;
-        }
         Ok((pages, plan))
     }
 
     /// The plan's pages as a page source, with the plan's notices in its notes; `salvage`: see
     /// [`BackupFiles::into_pages_salvaging`].
     pub fn into_source(self, position: Option<u16>, salvage: bool) -> Result<Arc<BackupPages>> {
-        Ok(Arc::new(self.read(position, !salvage)?.0))
+        Ok(Arc::new(self.read_noted(position, salvage)?.0))
+    }
+
+    /// Like [`BackupFiles::read`] (`salvage`: not every stripe needed), with the plan's notices
+    /// first in the pages' notes.
+    pub fn read_noted(&self, position: Option<u16>, salvage: bool) -> Result<(BackupPages, RestorePlan)> {
+        let (mut pages, plan) = self.read(position, !salvage)?;
+        if plan.differential.is_some() || !plan.logs.is_empty() || !plan.skipped.is_empty() {
+            let mut notes = plan.notices();
+            notes.append(&mut pages.notes);
+            pages.notes = notes;
+        }
+        Ok((pages, plan))
     }
 }
 

@@ -78,9 +78,7 @@ pub enum StopPoint {
 impl StopPoint {
     /// `YYYY-MM-DD HH:MM:SS[.fff]` (or with a `T`) as a [`StopPoint::Time`].
     pub fn parse_time(text: &str) -> Result<StopPoint> {
-        let bad = || {
-            Error::new(ErrorKind::NotFound, format!("stop time {text:?}: expected YYYY-MM-DD HH:MM:SS[.fff]"))
-        };
+        let bad = || Error::new(ErrorKind::NotFound, format!("stop time {text:?}: expected YYYY-MM-DD HH:MM:SS[.fff]"));
         let t = text.trim();
         let (date, time) = t.split_once([' ', 'T']).unwrap_or((t, "00:00:00"));
         let d: Vec<&str> = date.split('-').collect();
@@ -328,7 +326,7 @@ impl RedoPages {
 /// without a gap, up to `stop`, committed transactions only. `salvage`: see
 /// [`BackupFiles::into_pages_salvaging`].
 pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: StopPoint) -> Result<RedoPages> {
-    let (pages, plan) = files.read(position, !salvage)?;
+    let (pages, plan) = files.read_noted(position, salvage)?;
     let data = plan.differential.as_ref().unwrap_or(&plan.full);
     let mut sets = vec![data];
     let mut reached = data.set.last_lsn;
@@ -343,7 +341,9 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
     }
     let each_record = |each: &mut dyn FnMut(&LogRecord<'_>)| -> Result<()> {
         for set in &sets {
-            let media = files.media_of(set).ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))?;
+            let media = files
+                .media_of(set)
+                .ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))?;
             let log = BackupLog::new(media, set.set.position)?;
             let held = BackupLog::new(media, set.set.position)?;
             for block in log {
@@ -523,7 +523,13 @@ fn mark_ghost(page: &mut [u8], slot: u16) -> std::result::Result<(), String> {
     Ok(())
 }
 
-fn modify_row(page: &mut [u8], slot: u16, offset: usize, before: &[u8], after: &[u8]) -> std::result::Result<(), String> {
+fn modify_row(
+    page: &mut [u8],
+    slot: u16,
+    offset: usize,
+    before: &[u8],
+    after: &[u8],
+) -> std::result::Result<(), String> {
     let at = row_at(page, slot)? + offset;
     let free_data = layout(page)?.free_data;
     if before.len() != after.len() {
@@ -539,11 +545,8 @@ fn modify_row(page: &mut [u8], slot: u16, offset: usize, before: &[u8], after: &
 impl PageSource for RedoPages {
     fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
         if let Some(r) = self.refused.get(&id) {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                format!("page {id} {} (LSN {})", r.why, lsn_text(r.lsn)),
-            )
-            .at_page(id));
+            return Err(Error::new(ErrorKind::Unsupported, format!("page {id} {} (LSN {})", r.why, lsn_text(r.lsn)))
+                .at_page(id));
         }
         match self.changed.get(&id) {
             Some(p) => {
