@@ -1,6 +1,6 @@
 //! Several backups given together: `mdfkit backups FILES... [--plan]`, and the notice every
 //! other command prints on stderr when it reads a restore chain (which full, which differential,
-//! which logs are not applied, which sets are skipped and why).
+//! which logs are rolled forward, which sets are skipped and why).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -27,8 +27,13 @@ fn stop_point() -> StopPoint {
 }
 
 /// Opens the database the files hold, a backup chain rolled forward to the stop point.
+/// Says on stderr what the roll forward could not do (a log that cannot be read).
 pub fn open(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
-    mdfkit::Database::open_until(files, position, stop_point())
+    let db = mdfkit::Database::open_until(files, position, stop_point())?;
+    for note in db.reader().source().notes().iter().filter(|n| n.starts_with(mdfkit::log::redo::WARNING)) {
+        eprintln!("{note}");
+    }
+    Ok(db)
 }
 
 /// The page source of the files, a backup chain rolled forward to the stop point.
@@ -86,7 +91,10 @@ pub fn backups(files: &[PathBuf], position: Option<u16>, plan: bool, format: For
             row(Some("differential"), d, "laid over the full backup");
         }
         for l in &plan.logs {
-            row(Some("log"), l, "not applied: reading log records is not supported yet");
+            match plan.after_gap(l) {
+                Some(gap) => row(Some("log"), l, &format!("not applied: {gap}")),
+                None => row(Some("log"), l, "rolled forward (committed transactions, up to --stopat)"),
+            }
         }
         for (s, why) in &plan.skipped {
             row(Some("skipped"), s, why);

@@ -79,7 +79,8 @@ enum Command {
         size, LSNs, compression, checksums and stripes. `--position N` on any other command reads\n\
         that set; without it they read the latest full database backup with the latest\n\
         differential based on it. `--plan` shows that restore plan: the full, the differential,\n\
-        the log backups in LSN order (not applied yet), any log gap, and the sets skipped and why."
+        the log backups in LSN order (rolled forward up to --stopat), any log gap, and the sets\n\
+        skipped and why."
     )]
     Backups {
         /// The backup files: stripes, full, differential and log backups, in any order

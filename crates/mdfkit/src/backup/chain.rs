@@ -84,6 +84,12 @@ pub struct RestorePlan {
 }
 
 impl RestorePlan {
+    /// Why a log backup of the plan cannot be applied: it comes after a gap in the log.
+    pub fn after_gap(&self, log: &PlannedSet) -> Option<String> {
+        let (from, to) = self.log_gaps.first()?;
+        (log.set.first_lsn >= *to).then(|| format!("it follows the log gap from LSN {from} to LSN {to}"))
+    }
+
     /// What the plan reads and skips, one line each (the log backups are named as not applied).
     pub fn notices(&self) -> Vec<String> {
         let mut out = vec![format!("reading the full backup {}", self.full.name())];
@@ -91,7 +97,10 @@ impl RestorePlan {
             out.push(format!("with the differential backup {} laid over it", d.name()));
         }
         for l in &self.logs {
-            out.push(format!("rolled forward with the log backup {}", l.name()));
+            out.push(match self.after_gap(l) {
+                Some(gap) => format!("log backup {}: not applied: {gap}", l.name()),
+                None => format!("rolled forward with the log backup {}", l.name()),
+            });
         }
         for (s, why) in &self.skipped {
             out.push(format!("skipped {}: {why}", s.name()));

@@ -73,6 +73,9 @@ pub enum StopPoint {
     Time { days: u32, ticks: u32 },
     /// `STOPATLSN`: records before this LSN.
     Lsn(Lsn),
+    /// No log at all: the pages as the backups copied them (fuzzy, like a restore before its
+    /// redo pass); what `mdfkit log` reads the catalog from to name tables.
+    NoLog,
 }
 
 impl StopPoint {
@@ -183,6 +186,9 @@ pub struct RedoPages {
     notes: Vec<String>,
 }
 
+/// How the notes a reader must be told begin ([`RedoPages::warn`]).
+pub const WARNING: &str = "warning: ";
+
 impl RedoPages {
     pub fn new(base: Arc<dyn PageSource>) -> Self {
         let notes = base.notes().to_vec();
@@ -210,6 +216,12 @@ impl RedoPages {
     /// Adds a line to the notes the source gives.
     pub fn note(&mut self, line: String) {
         self.notes.push(line);
+    }
+
+    /// Adds a note a reader must be told, starting `warning: `: the database read may differ
+    /// from what a restore would give (front ends show these lines).
+    pub fn warn(&mut self, line: String) {
+        self.notes.push(format!("{WARNING}{line}"));
     }
 
     /// Applies one record of the second pass (records come in LSN order; a record at or before
@@ -339,14 +351,14 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         reached = reached.max(l.set.last_lsn);
         sets.push(l);
     }
+    // Both passes read the same records: up to the first that cannot be read, if any.
     let each_record = |each: &mut dyn FnMut(&LogRecord<'_>)| -> Result<()> {
         for set in &sets {
             let media = files
                 .media_of(set)
                 .ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))?;
-            let log = BackupLog::new(media, set.set.position)?;
             let held = BackupLog::new(media, set.set.position)?;
-            for block in log {
+            for block in BackupLog::new(media, set.set.position)? {
                 let block = block.map_err(|e| e.in_file(&set.files[0]))?;
                 for_each_record(&block, |r| {
                     if held.holds(r.lsn) {
@@ -359,10 +371,28 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         }
         Ok(())
     };
-    let mut commits = Commits::default();
-    each_record(&mut |r| commits.see(stop, r))?;
     let mut redo = RedoPages::new(Arc::new(pages));
-    each_record(&mut |r| redo.apply(&commits, r))?;
+    if stop == StopPoint::NoLog {
+        redo.note("the log is not rolled forward: the pages as the backups copied them".to_string());
+        return Ok(redo);
+    }
+    let mut commits = Commits::default();
+    let mut last = Lsn::default();
+    let unreadable = each_record(&mut |r| {
+        last = r.lsn;
+        commits.see(stop, r)
+    })
+    .err();
+    if let Some(e) = &unreadable {
+        // Like a restore whose log ends early: what was read is applied (the second pass stops
+        // at the same record), committed transactions only, and the reader is told.
+        let from =
+            if last.is_zero() { "from its first block".to_string() } else { format!("past LSN {}", lsn_text(last)) };
+        redo.warn(format!(
+            "the log cannot be read {from} ({e}): rolled forward up to there only; changes logged after it are missing"
+        ));
+    }
+    let _ = each_record(&mut |r| redo.apply(&commits, r));
     if let Some((at, next)) = gap {
         redo.note(format!(
             "log backups end at LSN {at}, the next given ({}) starts at LSN {}: rolled forward up to LSN {at} only",
@@ -571,5 +601,230 @@ impl PageSource for RedoPages {
 
     fn backup_set(&self) -> Option<&BackupSet> {
         self.base.backup_set()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::record::tests::forge_record;
+    use std::path::PathBuf;
+
+    const PAGE: PageId = PageId { file: 1, page: 153 };
+    const BASE_LSN: Lsn = Lsn { vlf: 25, block: 0xbd, slot: 2 };
+    const NEXT_LSN: Lsn = Lsn { vlf: 25, block: 0xbe, slot: 2 };
+
+    /// One page in memory, the base of a redo.
+    struct OnePage(Vec<u8>, Vec<SourceFile>);
+
+    impl PageSource for OnePage {
+        fn read_raw(&self, id: PageId, buf: &mut [u8]) -> Result<()> {
+            if id != PAGE {
+                return Err(Error::not_found(format!("no page {id}")));
+            }
+            buf[..PAGE_SIZE].copy_from_slice(&self.0);
+            Ok(())
+        }
+        fn files(&self) -> &[SourceFile] {
+            &self.1
+        }
+    }
+
+    /// A data page at `lsn` holding `rows` in slots 0, 1, ... (an empty row: an empty slot).
+    fn page(rows: &[&[u8]], lsn: Lsn, flags: u16) -> Vec<u8> {
+        let mut p = vec![0u8; PAGE_SIZE];
+        p[0] = 1;
+        p[1] = 1;
+        p[4..6].copy_from_slice(&flags.to_le_bytes());
+        p[22..24].copy_from_slice(&(rows.len() as u16).to_le_bytes());
+        p[32..36].copy_from_slice(&PAGE.page.to_le_bytes());
+        p[36..38].copy_from_slice(&PAGE.file.to_le_bytes());
+        p[40..50].copy_from_slice(&lsn_bytes(lsn));
+        let mut at = HEADER_SIZE;
+        for (slot, row) in rows.iter().enumerate() {
+            let offset = if row.is_empty() { 0 } else { at };
+            p[at..at + row.len()].copy_from_slice(row);
+            at += row.len();
+            p[slot_entry(slot)..slot_entry(slot) + 2].copy_from_slice(&(offset as u16).to_le_bytes());
+        }
+        p[30..32].copy_from_slice(&(at as u16).to_le_bytes());
+        let free = PAGE_SIZE - at - 2 * rows.len();
+        p[28..30].copy_from_slice(&(free as u16).to_le_bytes());
+        if flags & FLAG_CHECKSUM != 0 {
+            let sum = page_checksum(&p);
+            p[60..64].copy_from_slice(&sum.to_le_bytes());
+        }
+        p
+    }
+
+    /// A page operation on [`PAGE`] at `lsn`, changing it from `previous`.
+    fn op(op: u8, context: u8, xact: u64, slot: u16, previous: Lsn, offset: u16, images: &[&[u8]]) -> Vec<u8> {
+        let fields = [
+            (0x18, &PAGE.page.to_le_bytes()[..]),
+            (0x1c, &PAGE.file.to_le_bytes()[..]),
+            (0x1e, &slot.to_le_bytes()[..]),
+            (0x24, &lsn_bytes(previous)[..]),
+            (0x38, &offset.to_le_bytes()[..]),
+        ];
+        forge_record(op, context, xact, &fields, 0x3c, images)
+    }
+
+    /// A LOP_COMMIT_XACT of `xact` at 2017-06-01 `hh:mm:ss`.
+    fn commit(xact: u64, hh: u32, mm: u32, ss: u32) -> Vec<u8> {
+        let ticks = ((hh * 60 + mm) * 60 + ss) * 300;
+        forge_record(
+            0x81,
+            0,
+            xact,
+            &[(0x18, &ticks.to_le_bytes()[..]), (0x1c, &42_885u32.to_le_bytes()[..])],
+            0x20,
+            &[],
+        )
+    }
+
+    /// Redoes `records` (bytes, LSN) onto `base` up to `stop`; returns the redo and the page
+    /// read back (or the error reading it).
+    fn run(base: Vec<u8>, records: &[(Lsn, Vec<u8>)], stop: StopPoint) -> (RedoPages, Result<Vec<u8>>) {
+        let files = vec![SourceFile { file_id: 1, location: PathBuf::from("t.mdf"), page_count: 200 }];
+        let parsed: Vec<LogRecord<'_>> = records.iter().map(|(lsn, b)| LogRecord::parse(*lsn, b).unwrap()).collect();
+        let mut commits = Commits::default();
+        parsed.iter().for_each(|r| commits.see(stop, r));
+        let mut redo = RedoPages::new(Arc::new(OnePage(base, files)));
+        parsed.iter().for_each(|r| redo.apply(&commits, r));
+        let mut buf = vec![0u8; PAGE_SIZE];
+        let read = redo.read_raw(PAGE, &mut buf).map(|()| buf);
+        (redo, read)
+    }
+
+    fn slot_row(p: &[u8], slot: usize, len: usize) -> Option<&[u8]> {
+        let offset = usize::from(read_u16(p, slot_entry(slot)).unwrap());
+        (offset != 0).then(|| &p[offset..offset + len])
+    }
+
+    const LSN_A: Lsn = Lsn { vlf: 25, block: 0xbe, slot: 3 };
+
+    #[test]
+    fn insert_appends_a_heap_row_and_moves_the_page_lsn() {
+        let base = page(&[b"row-0", b"row-1"], BASE_LSN, FLAG_CHECKSUM);
+        let records = [(NEXT_LSN, op(0x02, LCX_HEAP, 7, 2, BASE_LSN, 0, &[b"row-2"])), (LSN_A, commit(7, 13, 0, 0))];
+        let (redo, read) = run(base, &records, StopPoint::End);
+        let p = read.unwrap();
+        assert_eq!(read_u16(&p, 22), Some(3));
+        assert_eq!(slot_row(&p, 0, 5), Some(&b"row-0"[..]));
+        assert_eq!(slot_row(&p, 2, 5), Some(&b"row-2"[..]));
+        assert_eq!(read_u16(&p, 30), Some(96 + 15));
+        assert_eq!(read_u16(&p, 28), Some((PAGE_SIZE - 96 - 15 - 6) as u16));
+        assert_eq!(Lsn::parse(&p, 40), Some(NEXT_LSN));
+        assert_eq!(crate::bytes::read_u32(&p, 60), Some(page_checksum(&p)));
+        assert_eq!((redo.applied(), redo.changed_pages()), (1, 1));
+    }
+
+    #[test]
+    fn heap_insert_takes_an_empty_slot_and_index_insert_moves_later_slots_up() {
+        let heap = page(&[b"row-0", b"", b"row-2"], BASE_LSN, 0);
+        let records = [(NEXT_LSN, op(0x02, LCX_HEAP, 0, 1, BASE_LSN, 0, &[b"new-1"]))];
+        let p = run(heap, &records, StopPoint::End).1.unwrap();
+        assert_eq!(read_u16(&p, 22), Some(3));
+        assert_eq!(slot_row(&p, 1, 5), Some(&b"new-1"[..]));
+        assert_eq!(slot_row(&p, 2, 5), Some(&b"row-2"[..]));
+        // LCX_INDEX_LEAF (0x02): slots stay in key order.
+        let index = page(&[b"key-b", b"key-c"], BASE_LSN, 0);
+        let records = [(NEXT_LSN, op(0x02, 0x02, 0, 0, BASE_LSN, 0, &[b"key-a"]))];
+        let p = run(index, &records, StopPoint::End).1.unwrap();
+        let rows: Vec<_> = (0..3).map(|s| slot_row(&p, s, 5).unwrap()).collect();
+        assert_eq!(rows, [&b"key-a"[..], b"key-b", b"key-c"]);
+    }
+
+    #[test]
+    fn deletes_empty_a_heap_slot_remove_an_index_slot_or_mark_a_ghost() {
+        let rows: [&[u8]; 3] = [b"\x10row0", b"\x10row1", b"\x10row2"];
+        let delete = |context: u8| {
+            let records = [(NEXT_LSN, op(0x03, context, 0, 1, BASE_LSN, 0, &[rows[1]]))];
+            run(page(&rows, BASE_LSN, 0), &records, StopPoint::End).1.unwrap()
+        };
+        let heap = delete(LCX_HEAP);
+        assert_eq!((read_u16(&heap, 22), slot_row(&heap, 1, 5)), (Some(3), None));
+        assert_eq!(slot_row(&heap, 2, 5), Some(rows[2]));
+        let index = delete(0x02);
+        assert_eq!(read_u16(&index, 22), Some(2));
+        assert_eq!(slot_row(&index, 1, 5), Some(rows[2]));
+        let ghost = delete(LCX_MARK_AS_GHOST);
+        // Status byte 0x10 (primary record) becomes 0x1a: record type 5, a ghost data record.
+        assert_eq!(slot_row(&ghost, 1, 5), Some(&b"\x1arow1"[..]));
+    }
+
+    #[test]
+    fn modify_row_replaces_its_before_image_and_refuses_other_bytes() {
+        let base = page(&[b"abcdefgh"], BASE_LSN, 0);
+        let records = [(NEXT_LSN, op(0x04, LCX_HEAP, 0, 0, BASE_LSN, 2, &[b"cde", b"XYZ"]))];
+        let p = run(base.clone(), &records, StopPoint::End).1.unwrap();
+        assert_eq!(slot_row(&p, 0, 8), Some(&b"abXYZfgh"[..]));
+        let records = [(NEXT_LSN, op(0x04, LCX_HEAP, 0, 0, BASE_LSN, 2, &[b"zzz", b"XYZ"]))];
+        let e = run(base, &records, StopPoint::End).1.unwrap_err().to_string();
+        assert!(e.contains("LOP_MODIFY_ROW") && e.contains("other bytes than its before image"), "{e}");
+    }
+
+    #[test]
+    fn a_page_at_another_lsn_is_refused_and_one_past_the_record_is_left_alone() {
+        let gap = Lsn { vlf: 25, block: 0xb0, slot: 1 };
+        let records = [(NEXT_LSN, op(0x02, LCX_HEAP, 0, 1, gap, 0, &[b"row-1"]))];
+        let e = run(page(&[b"row-0"], BASE_LSN, 0), &records, StopPoint::End).1.unwrap_err().to_string();
+        assert!(e.contains("page 1:153 is at LSN 00000019:000000bd:0002") && e.contains("were not given"), "{e}");
+        // The backup copied the page after this change: redo skips it.
+        let base = page(&[b"row-0", b"row-1"], NEXT_LSN, 0);
+        let p = run(base.clone(), &records, StopPoint::End).1.unwrap();
+        assert_eq!(p, base);
+    }
+
+    #[test]
+    fn uncommitted_and_late_transactions_stay_out() {
+        let base = page(&[b"row-0"], BASE_LSN, 0);
+        let insert = op(0x02, LCX_HEAP, 9, 1, BASE_LSN, 0, &[b"row-1"]);
+        // Never committed.
+        let p = run(base.clone(), &[(NEXT_LSN, insert.clone())], StopPoint::End).1.unwrap();
+        assert_eq!(p, base);
+        // Committed at 13:22:45, after the stop time.
+        let records = [(NEXT_LSN, insert.clone()), (LSN_A, commit(9, 13, 22, 45))];
+        let stop = StopPoint::parse_time("2017-06-01 13:22:44").unwrap();
+        assert_eq!(run(base.clone(), &records, stop).1.unwrap(), base);
+        let stop = StopPoint::parse_time("2017-06-01 13:22:45").unwrap();
+        assert_eq!(read_u16(&run(base.clone(), &records, stop).1.unwrap(), 22), Some(2));
+        // Before the record's LSN.
+        let stop = StopPoint::Lsn(NEXT_LSN);
+        assert_eq!(run(base.clone(), &records, stop).1.unwrap(), base);
+        // The backup holds the uncommitted change: refused, naming the transaction.
+        let holding = page(&[b"row-0", b"row-1"], NEXT_LSN, 0);
+        let e = run(holding, &[(NEXT_LSN, insert)], StopPoint::End).1.unwrap_err().to_string();
+        assert!(e.contains("transaction 0000:00000009") && e.contains("not committed"), "{e}");
+    }
+
+    #[test]
+    fn other_operations_refuse_the_page_and_count_deltas_are_left_out() {
+        let base = page(&[b"row-0"], BASE_LSN, 0);
+        let records = [(NEXT_LSN, op(0x12, 0x02, 0, 0, BASE_LSN, 0, &[]))];
+        let (redo, read) = run(base.clone(), &records, StopPoint::End);
+        assert_eq!(read.unwrap(), base);
+        assert!(redo.finish().notes().iter().any(|n| n.contains("1 LOP_COUNT_DELTA")));
+        let records = [(NEXT_LSN, op(0x01, LCX_HEAP, 0, 0, BASE_LSN, 0, &[&[0u8; 96]]))];
+        let e = run(base, &records, StopPoint::End).1.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported);
+        assert!(e.to_string().contains("LOP_FORMAT_PAGE at LSN 00000019:000000be:0002"), "{e}");
+    }
+
+    #[test]
+    fn a_stop_time_is_a_datetime() {
+        // 2017-06-01 is 42,885 days after 1900-01-01 (117 years, 29 of them leap, then 151
+        // days of 2017); 13:22:44 is 48,164 s, 300 ticks each.
+        assert_eq!(
+            StopPoint::parse_time("2017-06-01 13:22:44").unwrap(),
+            StopPoint::Time { days: 42_885, ticks: 14_449_200 }
+        );
+        assert_eq!(
+            StopPoint::parse_time("2017-06-01T13:22:44.010").unwrap(),
+            StopPoint::Time { days: 42_885, ticks: 14_449_203 }
+        );
+        for bad in ["yesterday", "2017-13-01 00:00:00", "2017-06-01 24:00:00", "2017-06-01 12:00:00.x"] {
+            assert!(StopPoint::parse_time(bad).is_err(), "{bad}");
+        }
     }
 }
