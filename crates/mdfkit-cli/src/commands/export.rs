@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::export::{export_tables, ExportEvent, ExportFormat, ExportOptions};
-use mdfkit::{Database, Error};
+use mdfkit::Error;
 
 use super::{Failure, Outcome};
 

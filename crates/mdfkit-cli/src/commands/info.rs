@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mdfkit::value::Value;
-use mdfkit::Database;
 
 use super::backups::{backup_set_fields, write_backup_header};
 use super::{stdout, Outcome};

@@ -5,7 +5,7 @@ use std::io::{self, IsTerminal, Write};
 
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
-use mdfkit::{Database, Error, PageId};
+use mdfkit::{Error, PageId};
 
 use super::{describe_skip, split_files_and_name, stdout, Outcome, GHOST_COLUMN};
 use crate::output::{write_rows, write_rows_without_header, Format};

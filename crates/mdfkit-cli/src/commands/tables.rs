@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::value::Value;
-use mdfkit::{Database, Error};
+use mdfkit::Error;
 
 use super::{split_files_and_name, stdout, Outcome};
 use crate::output::{write_rows, Format};

@@ -287,6 +287,11 @@ impl<'a> LogRecord<'a> {
         self.page_field(0x3a, |b| read_u16(b, 0x38))
     }
 
+    /// The record's bytes, as the log block holds them.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
     /// The LSN the page carried before this change (+0x24): redo applies the record only to a
     /// page at exactly that LSN.
     pub fn previous_page_lsn(&self) -> Option<Lsn> {

@@ -70,7 +70,12 @@ pub enum StopPoint {
     End,
     /// `STOPAT`: transactions committed at or before this `datetime` (days since 1900-01-01,
     /// ticks of 1/300 s, as SQL Server stores commit times).
-    Time { days: u32, ticks: u32 },
+    Time {
+        /// Days since 1900-01-01.
+        days: u32,
+        /// 1/300 s since midnight.
+        ticks: u32,
+    },
     /// `STOPATLSN`: records before this LSN.
     Lsn(Lsn),
     /// No log at all: the pages as the backups copied them (fuzzy, like a restore before its
@@ -190,6 +195,7 @@ pub struct RedoPages {
 pub const WARNING: &str = "warning: ";
 
 impl RedoPages {
+    /// No change yet: every page is the base's.
     pub fn new(base: Arc<dyn PageSource>) -> Self {
         let notes = base.notes().to_vec();
         RedoPages {
