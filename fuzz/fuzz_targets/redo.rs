@@ -45,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
     let files = vec![SourceFile { file_id: 1, location: PathBuf::from("fuzz.mdf"), page_count: u32::MAX }];
     for stop in [StopPoint::End, StopPoint::Time { days: 42_885, ticks: 14_449_200 }] {
         let mut commits = Commits::default();
-        parsed.iter().for_each(|r| commits.see(stop, r));
+        parsed.iter().for_each(|r| commits.see(&stop, r));
         let mut redo = RedoPages::new(Arc::new(AnyPage(page.to_vec(), files.clone())));
         parsed.iter().for_each(|r| redo.apply(&commits, r));
         let mut buf = vec![0u8; PAGE_SIZE];

@@ -23,7 +23,7 @@ pub fn set_stop_point(stop: StopPoint) {
 }
 
 fn stop_point() -> StopPoint {
-    STOP_POINT.get().copied().unwrap_or_default()
+    STOP_POINT.get().cloned().unwrap_or_default()
 }
 
 /// Opens the database the files hold, a backup chain rolled forward to the stop point.
