@@ -318,6 +318,13 @@ fn the_restore_plan_lists_the_logs_after_the_differential() {
     let bad = mdfkit(&["cat", &files[0], "dbo.steps", "--stopat", "yesterday"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("--stopat"), "{}", text(&bad.stderr));
+    // No such mark in the log: refused by name.
+    let mut args = vec!["cat"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["dbo.steps", "--stopatmark", "nosuchmark"]);
+    let run = mdfkit(&args);
+    assert_ne!(run.status.code(), Some(0));
+    assert!(text(&run.stderr).contains("no mark \"nosuchmark\""), "{}", text(&run.stderr));
 }
 
 /// One stripe of two with `--salvage`: chinook.bak's catalog has pages in the missing stripe, and
