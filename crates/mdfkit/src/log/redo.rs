@@ -299,7 +299,10 @@ impl RedoPages {
         if self.refused.contains_key(&page_id) {
             return;
         }
-        let mut page = match self.page_copy(page_id) {
+        // Taken out of the changed pages (no copy), put back where the record leaves it alone.
+        let held = self.changed.remove(&page_id);
+        let was_changed = held.is_some();
+        let mut page = match held.map_or_else(|| self.base_copy(page_id), Ok) {
             Ok(p) => p,
             // A page the base lacks: reading it fails in the base's own words.
             Err(_) => return,
@@ -318,10 +321,15 @@ impl RedoPages {
                         op.name()
                     ),
                 );
+            } else if was_changed {
+                self.changed.insert(page_id, page);
             }
             return;
         }
         if !kept {
+            if was_changed {
+                self.changed.insert(page_id, page);
+            }
             return;
         }
         let Some(previous) = record.previous_page_lsn() else {
@@ -362,12 +370,9 @@ impl RedoPages {
         self.refused.insert(page, Refusal { lsn: record.lsn, why });
     }
 
-    /// The page as the log has left it so far, in a copy to change: sector bits of a torn-page
-    /// protected page restored first.
-    fn page_copy(&self, id: PageId) -> Result<Box<[u8]>> {
-        if let Some(p) = self.changed.get(&id) {
-            return Ok(p.clone());
-        }
+    /// A base page in a copy to change: sector bits of a torn-page protected page restored
+    /// first.
+    fn base_copy(&self, id: PageId) -> Result<Box<[u8]>> {
         let mut buf = vec![0u8; PAGE_SIZE].into_boxed_slice();
         self.base.read_raw(id, &mut buf)?;
         crate::page::protection::verify_and_restore(&mut buf);
