@@ -1,16 +1,45 @@
 //! Several backups given together: `mdfkit backups FILES... [--plan]`, and the notice every
 //! other command prints on stderr when it reads a restore chain (which full, which differential,
-//! which logs are not applied, which sets are skipped and why).
+//! which logs are rolled forward, which sets are skipped and why).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use mdfkit::backup::chain::{BackupFiles, PlannedSet};
+use mdfkit::log::redo::StopPoint;
+use mdfkit::source::PageSource;
 use mdfkit::value::Value;
 use mdfkit::Error;
 
 use crate::commands::{date_value, Outcome};
 use crate::output::{write_rows, Format};
+
+/// The stop point `--stopat` gives, for every command that opens files (set once, by `main`).
+static STOP_POINT: OnceLock<StopPoint> = OnceLock::new();
+
+pub fn set_stop_point(stop: StopPoint) {
+    let _ = STOP_POINT.set(stop);
+}
+
+fn stop_point() -> StopPoint {
+    STOP_POINT.get().cloned().unwrap_or_default()
+}
+
+/// Opens the database the files hold, a backup chain rolled forward to the stop point.
+/// Says on stderr what the roll forward could not do (a log that cannot be read).
+pub fn open(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
+    let db = mdfkit::Database::open_until(files, position, stop_point())?;
+    for note in db.reader().source().notes().iter().filter(|n| n.starts_with(mdfkit::log::redo::WARNING)) {
+        eprintln!("{note}");
+    }
+    Ok(db)
+}
+
+/// The page source of the files, a backup chain rolled forward to the stop point.
+pub fn open_source(files: &[PathBuf], position: Option<u16>) -> Result<Arc<dyn PageSource>, Error> {
+    mdfkit::database::open_source_until(files, position, stop_point())
+}
 
 /// `mdfkit backups`: one row per backup set of every file given; with `plan`, the restore plan.
 pub fn backups(files: &[PathBuf], position: Option<u16>, plan: bool, format: Format) -> Outcome {
@@ -62,7 +91,10 @@ pub fn backups(files: &[PathBuf], position: Option<u16>, plan: bool, format: For
             row(Some("differential"), d, "laid over the full backup");
         }
         for l in &plan.logs {
-            row(Some("log"), l, "not applied: reading log records is not supported yet");
+            match plan.after_gap(l) {
+                Some(gap) => row(Some("log"), l, &format!("not applied: {gap}")),
+                None => row(Some("log"), l, "rolled forward (committed transactions, up to --stopat)"),
+            }
         }
         for (s, why) in &plan.skipped {
             row(Some("skipped"), s, why);
@@ -123,6 +155,9 @@ pub fn announce_plan(args: &[PathBuf], position: Option<u16>) {
 /// per table, how many of its in-row pages (those its IAM pages list and its PFS pages mark
 /// allocated) the stripes given hold; the scan skips the others and lists them.
 pub fn open_for_salvage(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
+    if stop_point() != StopPoint::End {
+        return Err(Error::new(mdfkit::ErrorKind::NotFound, "--stopat with --salvage is not supported yet"));
+    }
     let db = mdfkit::Database::open_salvaging(files, position)?;
     let source = db.reader().source();
     let missing = source.parts_not_given();

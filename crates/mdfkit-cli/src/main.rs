@@ -39,6 +39,22 @@ struct Cli {
     /// lists them; default: the last full database backup)
     #[arg(long, global = true, value_name = "N")]
     position: Option<u16>,
+    /// With backups: roll their log forward only up to this time, as RESTORE ... WITH STOPAT
+    /// does: transactions committed by then are read, the others are not ("YYYY-MM-DD
+    /// HH:MM:SS[.fff]"; default: the end of the log given)
+    #[arg(long, global = true, value_name = "TIME")]
+    stopat: Option<String>,
+    /// With backups: roll their log forward up to the marked transaction NAME, included (as
+    /// RESTORE ... WITH STOPATMARK)
+    #[arg(long, global = true, value_name = "NAME", conflicts_with_all = ["stopat", "stopbeforemark"])]
+    stopatmark: Option<String>,
+    /// With backups: roll their log forward up to the marked transaction NAME, not included
+    #[arg(long, global = true, value_name = "NAME", conflicts_with = "stopat")]
+    stopbeforemark: Option<String>,
+    /// With --stopatmark / --stopbeforemark: the first mark of that name that began at or after
+    /// this time ("YYYY-MM-DD HH:MM:SS")
+    #[arg(long, global = true, value_name = "TIME")]
+    after: Option<String>,
     /// With s3:// or az:// URLs: the server to use instead of the cloud's own, e.g.
     /// http://127.0.0.1:7070 for an S3-compatible server (also AWS_ENDPOINT_URL /
     /// AZURE_STORAGE_ENDPOINT)
@@ -74,7 +90,8 @@ enum Command {
         size, LSNs, compression, checksums and stripes. `--position N` on any other command reads\n\
         that set; without it they read the latest full database backup with the latest\n\
         differential based on it. `--plan` shows that restore plan: the full, the differential,\n\
-        the log backups in LSN order (not applied yet), any log gap, and the sets skipped and why."
+        the log backups in LSN order (rolled forward up to --stopat), any log gap, and the sets\n\
+        skipped and why."
     )]
     Backups {
         /// The backup files: stripes, full, differential and log backups, in any order
@@ -521,6 +538,25 @@ impl Command {
     }
 }
 
+/// The stop point `--stopat`, `--stopatmark` or `--stopbeforemark` (with `--after`) gives.
+fn stop_point(cli: &Cli) -> Result<Option<mdfkit::log::redo::StopPoint>, String> {
+    use mdfkit::log::redo::StopPoint;
+    let time = |flag: &str, text: &str| StopPoint::parse_time(text).map_err(|e| format!("{flag}: {e}"));
+    let mark = cli.stopatmark.as_ref().map(|n| (n, false)).or(cli.stopbeforemark.as_ref().map(|n| (n, true)));
+    match (&cli.stopat, mark, &cli.after) {
+        (Some(t), None, None) => time("--stopat", t).map(Some),
+        (None, Some((name, before)), after) => {
+            let after = match after.as_deref().map(|t| time("--after", t)).transpose()? {
+                Some(StopPoint::Time { days, ticks }) => Some((days, ticks)),
+                _ => None,
+            };
+            Ok(Some(StopPoint::Mark { name: name.clone(), before, after }))
+        }
+        (None, None, None) => Ok(None),
+        _ => Err("--after goes with --stopatmark or --stopbeforemark".to_string()),
+    }
+}
+
 fn main() -> ExitCode {
     keep_large_buffers_out_of_the_heap();
     // Every file argument may be an object URL.
@@ -535,6 +571,14 @@ fn main() -> ExitCode {
         });
     }
     let fetch_report = cli.fetch_report;
+    match stop_point(&cli) {
+        Ok(Some(stop)) => chain::set_stop_point(stop),
+        Ok(None) => {}
+        Err(e) => {
+            eprintln!("mdfkit: {e}");
+            return ExitCode::from(2);
+        }
+    }
     if let Some(args) = cli.command.file_arguments() {
         chain::announce_plan(&args, position);
     }

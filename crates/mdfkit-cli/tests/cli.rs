@@ -269,7 +269,9 @@ fn a_full_backup_and_its_differential_read_together() {
 }
 
 /// RestoreTimeClean: `backups --plan` over the whole folder takes the full, the differential and
-/// the three logs after it (EXPECTED.json: 5 files), the logs marked as not applied.
+/// the three logs after it (EXPECTED.json: 5 files), the logs rolled forward; `cat` of the folder
+/// reads EXPECTED.json's min and max of dbo.steps.dt, and with `--stopat` those of the STOPAT
+/// restore.
 #[test]
 fn the_restore_plan_lists_the_logs_after_the_differential() {
     let Some(dir) = corpus() else { return };
@@ -288,8 +290,41 @@ fn the_restore_plan_lists_the_logs_after_the_differential() {
     for (line, log) in
         used[2..].iter().zip(["RestoreTimeClean2_1.trn", "RestoreTimeClean2_2.trn", "RestoreTimeClean2_3.trn"])
     {
-        assert!(line.starts_with("log,") && line.contains(log) && line.contains("not applied"), "{out}");
+        assert!(line.starts_with("log,") && line.contains(log) && line.contains("rolled forward"), "{out}");
     }
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap()).unwrap();
+    let cases: Vec<&serde_json::Value> =
+        expected["chains"].as_array().unwrap().iter().filter(|c| c["folder"] == "restoretimeclean").collect();
+    assert_eq!(cases.len(), 2);
+    for case in cases {
+        let mut args = vec!["cat", "--format", "csv"];
+        args.extend(files.iter().map(String::as_str));
+        args.push("dbo.steps");
+        if let Some(stop) = case["stopat"].as_str() {
+            args.extend(["--stopat", stop]);
+        }
+        let run = mdfkit(&args);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+        let mut dts: Vec<String> = text(&run.stdout)
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect())
+            .collect();
+        dts.sort();
+        assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str(), "{case}");
+        assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str(), "{case}");
+    }
+    let bad = mdfkit(&["cat", &files[0], "dbo.steps", "--stopat", "yesterday"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("--stopat"), "{}", text(&bad.stderr));
+    // No such mark in the log: refused by name.
+    let mut args = vec!["cat"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["dbo.steps", "--stopatmark", "nosuchmark"]);
+    let run = mdfkit(&args);
+    assert_ne!(run.status.code(), Some(0));
+    assert!(text(&run.stderr).contains("no mark \"nosuchmark\""), "{}", text(&run.stderr));
 }
 
 /// One stripe of two with `--salvage`: chinook.bak's catalog has pages in the missing stripe, and

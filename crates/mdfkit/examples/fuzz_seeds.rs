@@ -8,7 +8,9 @@
 //! - `lob`: off-row pointers with the pages reading them touches;
 //! - `xml`, `clr`: stored xml, hierarchyid, geometry and geography values (plus a few built here);
 //! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files;
-//! - `log`: the log streams (MQTL pieces) of each backup, up to 256 KB each.
+//! - `log`: the log streams (MQTL pieces) of each backup, up to 256 KB each;
+//! - `redo`: heap page 1:153 of RestoreTimeClean2.bak and the log records of the log backup
+//!   after it that change it (u16 length, bytes each).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -98,6 +100,7 @@ fn main() {
         }
     }
     backup_seeds(&mut out, corpus);
+    redo_seeds(&mut out, corpus);
     built_seeds(&mut out);
     let mut counts: Vec<_> = out.counts.into_iter().collect();
     counts.sort();
@@ -265,6 +268,39 @@ fn log_seeds(out: &mut Out, path: &Path, name: &str) {
             }
         }
     }
+}
+
+/// A data page as the differential RestoreTimeClean2.bak holds it, followed by the records of
+/// RestoreTimeClean2_1.trn (and their transactions' commits) that roll it forward.
+fn redo_seeds(out: &mut Out, corpus: &Path) {
+    use mdfkit::log::{for_each_record, BackupLog, Operation};
+    use mdfkit::source::PageSource;
+    let folder = corpus.join("chains/restoretimeclean");
+    let page_id = mdfkit::PageId::new(1, 153);
+    let Ok(files) = mdfkit::backup::chain::BackupFiles::open(&[
+        folder.join("RestoreTimeClean.bak"),
+        folder.join("RestoreTimeClean2.bak"),
+    ]) else {
+        return;
+    };
+    let Ok((pages, _)) = files.read(None, true) else { return };
+    let mut seed = vec![0u8; 8192];
+    if pages.read_raw(page_id, &mut seed).is_err() {
+        return;
+    }
+    let Ok(media) = mdfkit::backup::BackupMedia::open(&[folder.join("RestoreTimeClean2_1.trn")]) else { return };
+    let Ok(log) = BackupLog::new(&media, 1) else { return };
+    for block in log.flatten() {
+        let _ = for_each_record(&block, |r| {
+            if r.page_id() == Some(page_id) || r.operation() == Operation::COMMIT_XACT {
+                let bytes = r.bytes();
+                seed.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+                seed.extend_from_slice(bytes);
+            }
+            Ok(())
+        });
+    }
+    out.write("redo", "restoretimeclean-1-153", &seed);
 }
 
 /// Values the corpus lacks, built by hand: hierarchyid paths and small shapes.

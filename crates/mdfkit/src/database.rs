@@ -25,6 +25,7 @@ use crate::catalog::Catalog;
 use crate::columnar;
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
+use crate::log::redo::StopPoint;
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
 use crate::record::{Record, RecordFormat};
@@ -66,6 +67,12 @@ impl Database {
     /// last full database backup in the file). A position with data files is an error.
     pub fn open_at<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
         Self::from_source(open_source(paths, position)?)
+    }
+
+    /// Like [`Database::open_at`], with the backups' log rolled forward only up to `stop`
+    /// (`RESTORE ... WITH STOPAT`; see [`crate::log::redo`]).
+    pub fn open_until<P: AsRef<Path>>(paths: &[P], position: Option<u16>, stop: StopPoint) -> Result<Self> {
+        Self::from_source(open_source_until(paths, position, stop)?)
     }
 
     /// Like [`Database::open_at`], for salvage: a striped backup with stripes missing is read
@@ -302,19 +309,29 @@ pub(crate) fn check_has_storage(table: &TableInfo) -> Result<()> {
 /// latest differential based on it: see [`crate::backup::chain`]). Each file is opened once and
 /// told apart by its first bytes.
 pub fn open_source<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
-    open_source_reading(paths, position, false)
+    open_source_reading(paths, position, false, StopPoint::End)
+}
+
+/// Like [`open_source`], with the backups' log rolled forward only up to `stop` (`STOPAT`).
+pub fn open_source_until<P: AsRef<Path>>(
+    paths: &[P],
+    position: Option<u16>,
+    stop: StopPoint,
+) -> Result<Arc<dyn PageSource>> {
+    open_source_reading(paths, position, false, stop)
 }
 
 /// Like [`open_source`], but a striped backup with stripes missing is read from the stripes
 /// given: the pages in the others are missing, and reading them is an error naming them.
 pub fn open_source_salvaging<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Arc<dyn PageSource>> {
-    open_source_reading(paths, position, true)
+    open_source_reading(paths, position, true, StopPoint::End)
 }
 
 fn open_source_reading<P: AsRef<Path>>(
     paths: &[P],
     position: Option<u16>,
     salvage: bool,
+    stop: StopPoint,
 ) -> Result<Arc<dyn PageSource>> {
     let opened: Vec<(PathBuf, Result<Sniffed>)> =
         paths.iter().map(|p| (p.as_ref().to_path_buf(), open_and_sniff(p.as_ref()))).collect();
@@ -328,7 +345,11 @@ fn open_source_reading<P: AsRef<Path>>(
             ));
         }
         let stripes = inputs.collect::<Result<Vec<_>>>()?;
-        return Ok(BackupFiles::from_sources(stripes)?.into_source(position, salvage)?);
+        let files = BackupFiles::from_sources(stripes)?;
+        return Ok(Arc::new(crate::log::redo::restore(&files, position, salvage, stop)?));
+    }
+    if stop != StopPoint::End {
+        return Err(Error::new(ErrorKind::NotFound, "a stop point is given, but no backup file was given"));
     }
     if let Some(p) = position {
         return Err(Error::new(

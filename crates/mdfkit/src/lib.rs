@@ -199,6 +199,7 @@ pub mod io;
 pub mod lob;
 pub mod location;
 pub mod log;
+pub mod log_changes;
 pub mod page;
 mod parallel;
 pub mod plain_pages;

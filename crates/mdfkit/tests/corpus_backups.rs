@@ -13,6 +13,7 @@ use std::sync::Arc;
 use mdfkit::backup::chain::BackupFiles;
 use mdfkit::backup::{BackupMedia, BackupPages};
 use mdfkit::catalog::views::VIEW_NAMES;
+use mdfkit::log::redo::{StopPoint, WARNING};
 use mdfkit::scan::Flow;
 use mdfkit::source::PageSource;
 use mdfkit::{Database, ErrorKind, PageId};
@@ -348,6 +349,87 @@ fn expected_chain(dir: &Path, folder: &str) -> serde_json::Value {
     all["chains"].as_array().unwrap().iter().find(|c| c["folder"] == folder).cloned().expect("chain listed")
 }
 
+/// Rows of every user table, by name, or the error reading them.
+fn table_rows(db: &Database) -> Vec<(String, Result<usize, String>)> {
+    let mut out = Vec::new();
+    for t in db.catalog().tables(false) {
+        let mut rows = Ok(0);
+        for p in &t.partitions {
+            let counted = db.for_each_row_in_partition(&t, p, |_, _| Ok(Flow::Continue));
+            rows = match (rows, counted) {
+                (Ok(n), Ok(c)) => Ok(n + c.rows as usize),
+                (Err(e), _) => Err(e),
+                (_, Err(e)) => Err(e.to_string()),
+            };
+        }
+        out.push((t.qualified_name(), rows));
+    }
+    out
+}
+
+/// Every corpus backup that opens reads the same rows with its own log portion rolled forward
+/// (RESTORE WITH RECOVERY) as without it: none of them logged row changes while it ran (their
+/// log portions hold checkpoint records and count deltas only), so any difference is a redo
+/// fault. Single chain backups are included (full and differential alone). Three backups' log
+/// portions cannot be read whole (named below): those roll forward up to the unreadable block
+/// and say so.
+#[test]
+fn every_backup_reads_the_same_rows_with_its_own_log_rolled_forward() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let mut files: Vec<std::path::PathBuf> = backups(&dir)
+        .into_iter()
+        .filter(|row| !KNOWN_GAPS.iter().any(|(f, _)| *f == row.file))
+        .map(|row| dir.join(row.file))
+        .collect();
+    for chain in ["restoretimeclean", "simplerecovery", "difftest", "stopat", "cube-query-history"] {
+        for e in std::fs::read_dir(dir.join("chains").join(chain)).unwrap() {
+            let path = e.unwrap().path();
+            if path.extension().is_some_and(|x| x == "bak") {
+                files.push(path);
+            }
+        }
+    }
+    let mut mismatches = Vec::new();
+    let mut compared = 0;
+    let mut unreadable_logs = Vec::new();
+    for path in &files {
+        let Ok(plain) = Database::open_until(std::slice::from_ref(path), None, StopPoint::NoLog) else { continue };
+        let recovered = match Database::open(std::slice::from_ref(path)) {
+            Ok(db) => db,
+            Err(e) => {
+                mismatches.push(format!("{}: opens without its log, not with it: {e}", path.display()));
+                continue;
+            }
+        };
+        let (before, after) = (table_rows(&plain), table_rows(&recovered));
+        let warnings: Vec<&String> =
+            recovered.reader().source().notes().iter().filter(|n| n.starts_with(WARNING)).collect();
+        if !warnings.is_empty() {
+            println!("{}: {warnings:?}", path.display());
+            unreadable_logs.push(path.file_name().unwrap().to_str().unwrap().to_string());
+        }
+        if before != after {
+            mismatches.push(format!("{}: {before:?} became {after:?}", path.display()));
+        }
+        compared += 1;
+    }
+    println!("{compared} backups read the same with their own log portion rolled forward");
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    // Log portions whose blocks or records our reader refuses (a limit of the log reader, not
+    // of redo): read up to there, said on stderr. The list shows when one is fixed.
+    unreadable_logs.sort();
+    assert_eq!(
+        unreadable_logs,
+        [
+            "aasmand-clinicproject__21b5578d-database.bak",
+            "denissfloww-bd__db.bak",
+            "xxxnemesis4xxx-sql_server__entrepot.bak"
+        ]
+    );
+    // 10 from the manifest and 7 full or differential backups of the chains, today.
+    assert!(compared >= 17, "only {compared} backups compared");
+}
+
 /// SimpleBackTest (SIMPLE recovery): the full backup plus its differential SimpleBackTest_1.bak
 /// restore what a real restore holds (EXPECTED.json: min and max of dbo.steps.dt); the full
 /// backup alone holds an empty dbo.steps. Given in either order, and with the later
@@ -417,8 +499,9 @@ fn every_corpus_differential_follows_its_dcm() {
 }
 
 /// RestoreTimeClean: the plan is the one EXPECTED.json describes (the full, the differential
-/// RestoreTimeClean2.bak and the three logs after it: 5 files); the logs are not applied yet,
-/// so only the rows up to the differential are read (EXPECTED's max_dt needs the logs).
+/// RestoreTimeClean2.bak and the three logs after it: 5 files), and the database it restores,
+/// the logs rolled forward onto the differential's pages, holds EXPECTED's min and max of
+/// dbo.steps.dt (the max is in the last log backup).
 #[test]
 fn the_restore_plan_takes_the_logs_after_the_differential() {
     let Some(dir) = common::corpus_dir() else { return };
@@ -433,9 +516,52 @@ fn the_restore_plan_takes_the_logs_after_the_differential() {
     let logs: Vec<_> = plan.logs.iter().map(|l| l.files[0].file_name().unwrap().to_str().unwrap()).collect();
     assert_eq!(logs, ["RestoreTimeClean2_1.trn", "RestoreTimeClean2_2.trn", "RestoreTimeClean2_3.trn"]);
     assert!(plan.log_gaps.is_empty());
-    assert!(plan.notices().iter().any(|n| n.contains("RestoreTimeClean2_1.trn (position 1): not applied")));
+    assert!(plan.notices().iter().any(
+        |n| n.contains("rolled forward with the log backup") && n.contains("RestoreTimeClean2_1.trn (position 1)")
+    ));
     let (dts, _) = steps_dt(&files);
     assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());
+    assert_eq!(dts.last().map(String::as_str), expected["max_dt"].as_str());
+    // The full and the differential alone hold only the rows up to the differential.
+    let (base, _) = steps_dt(&[folder.join("RestoreTimeClean.bak"), folder.join("RestoreTimeClean2.bak")]);
+    assert!(base.last() < dts.last(), "{:?} {:?}", base.last(), dts.last());
+}
+
+/// RestoreTimeClean at `STOPAT '2017-06-01 13:22:44'`: EXPECTED.json's min and max of
+/// dbo.steps.dt (transactions committed after the stop time are not read).
+#[test]
+fn stopat_reads_the_transactions_committed_by_then() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let text = std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap();
+    let all: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let expected = all["chains"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["folder"] == "restoretimeclean" && c["stopat"].is_string())
+        .cloned()
+        .expect("the STOPAT entry");
+    let folder = dir.join("chains/restoretimeclean");
+    let mut files: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let stop = StopPoint::parse_time(expected["stopat"].as_str().unwrap()).unwrap();
+    let db = Database::open_until(&files, None, stop).unwrap();
+    let t = db.catalog().find_table("dbo.steps").expect("dbo.steps");
+    let mut dts: Vec<String> = Vec::new();
+    for p in &t.partitions {
+        let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
+        let dt = decoder.column_names().iter().position(|c| c == "dt").unwrap();
+        let mut values = Vec::new();
+        db.for_each_row_in_partition(&t, p, |record, _| {
+            decoder.decode(record, &mut values)?;
+            dts.push(values[dt].to_string().chars().take(19).collect());
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    }
+    dts.sort();
+    assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());
+    assert_eq!(dts.last().map(String::as_str), expected["max_dt"].as_str());
 }
 
 /// chinook.bak is stripe 1 of 2: read for salvage, its catalog is incomplete (a page of a

@@ -11,7 +11,7 @@ use super::{stdout, Failure, Outcome};
 use crate::output::{write_rows, Format};
 
 pub fn check(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
-    let source = mdfkit::database::open_source(files, position)?;
+    let source = crate::chain::open_source(files, position)?;
     let total: u64 = source.files().iter().map(|f| u64::from(f.page_count)).sum();
     let bar = if io::stderr().is_terminal() { ProgressBar::new(total) } else { ProgressBar::hidden() };
     bar.set_style(

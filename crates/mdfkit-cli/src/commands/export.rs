@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressStyle};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::export::{export_tables, ExportEvent, ExportFormat, ExportOptions};
-use mdfkit::{Database, Error};
+use mdfkit::Error;
 
 use super::{Failure, Outcome};
 
@@ -30,7 +30,7 @@ pub fn export(
     let db = if options.salvage {
         crate::chain::open_for_salvage(files, position)?
     } else {
-        Database::open_at(files, position)?
+        crate::chain::open(files, position)?
     };
     let catalog = db.catalog();
     let tables = if all {

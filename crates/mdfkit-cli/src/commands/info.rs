@@ -4,7 +4,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mdfkit::value::Value;
-use mdfkit::Database;
 
 use super::backups::{backup_set_fields, write_backup_header};
 use super::{stdout, Outcome};
@@ -12,7 +11,7 @@ use crate::output::{write_rows, Format};
 
 /// `mdfkit info`: [`Database::info`], as labelled lines and the files (a table), or one record.
 pub fn info(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
-    let info = match Database::open_at(files, position) {
+    let info = match crate::chain::open(files, position) {
         Ok(db) => db.info()?,
         Err(e) => {
             // A backup set's header reads where the database inside does not (a differential

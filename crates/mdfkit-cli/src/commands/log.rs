@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use mdfkit::log::listing::{list_log, ListedRecord, LogFilter};
-use mdfkit::log::{lsn_text, partition_names, Operation, TransactionId};
+use mdfkit::log::redo::StopPoint;
+use mdfkit::log::{lsn_text, Operation, TransactionId};
+use mdfkit::log_changes::partition_names;
 use mdfkit::value::Value;
 use mdfkit::{Database, Error, ErrorKind};
 
@@ -46,7 +48,8 @@ pub fn log(files: &[PathBuf], args: &LogArgs<'_>, format: Format) -> Outcome {
         return changes(files, table, format);
     }
     // The catalog, where a full backup is among the files: it names the tables.
-    let names = Database::open(files).ok().map(|db| partition_names(&db));
+    // The catalog as the backups hold it: the log's own records name the tables.
+    let names = Database::open_until(files, None, StopPoint::NoLog).ok().map(|db| partition_names(&db));
     let mut filter = LogFilter::default();
     for op in args.operations.iter().flat_map(|o| o.split(',')) {
         let operation = Operation::from_name(op).ok_or_else(|| {
@@ -116,14 +119,14 @@ fn row(r: &ListedRecord) -> Vec<Value> {
 
 /// `--changes TABLE`: each insert and delete of the table's rows, decoded, with its transaction.
 fn changes(files: &[PathBuf], table: &str, format: Format) -> Outcome {
-    let db = Database::open(files).map_err(|e| {
+    let db = Database::open_until(files, None, StopPoint::NoLog).map_err(|e| {
         Error::new(
             e.kind(),
             format!("--changes {table}: decoding rows needs the table's catalog: give a full backup of the database too ({e})"),
         )
     })?;
     let table = if table.contains('.') { table.to_string() } else { format!("dbo.{table}") };
-    let (table_columns, changes) = mdfkit::log::changes::table_changes(&db, files, &table)?;
+    let (table_columns, changes) = mdfkit::log_changes::table_changes(&db, files, &table)?;
     let mut columns: Vec<String> = [
         "current_lsn",
         "change",

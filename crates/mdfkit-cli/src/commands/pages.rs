@@ -20,7 +20,7 @@ pub fn pages(
     page_type: Option<&str>,
     format: Format,
 ) -> Outcome {
-    let source = mdfkit::database::open_source(files, position)?;
+    let source = crate::chain::open_source(files, position)?;
     let units: Option<Vec<i64>> = match object_id {
         Some(id) => {
             let db = Database::from_source(source.clone()).map_err(|e| {
@@ -124,7 +124,7 @@ pub fn decode(
     format: Option<Format>,
 ) -> Outcome {
     let declared = parse_declaration(declaration)?;
-    let source = mdfkit::database::open_source(files, position)?;
+    let source = crate::chain::open_source(files, position)?;
     let reader = mdfkit::source::PageReader::new(source.clone());
     let pages: Vec<mdfkit::PageId> = mdfkit::recovery::list_pages(source.as_ref(), |p| {
         p.allocation_unit_id == allocation_unit && p.page_type == mdfkit::page::PageType::Data && p.level == 0

@@ -5,7 +5,7 @@ use std::io::{self, IsTerminal, Write};
 
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
-use mdfkit::{Database, Error, PageId};
+use mdfkit::{Error, PageId};
 
 use super::{describe_skip, split_files_and_name, stdout, Outcome, GHOST_COLUMN};
 use crate::output::{write_rows, write_rows_without_header, Format};
@@ -71,7 +71,7 @@ pub fn cat(
     let CatForensics { include_ghosts, where_page, with_location } = forensics;
     let (files, table) = split_files_and_name(args, true);
     let db =
-        if salvage { crate::chain::open_for_salvage(&files, position)? } else { Database::open_at(&files, position)? };
+        if salvage { crate::chain::open_for_salvage(&files, position)? } else { crate::chain::open(&files, position)? };
     let name = table.unwrap_or_default();
     let table = db
         .catalog()

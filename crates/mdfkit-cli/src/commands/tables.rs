@@ -6,13 +6,13 @@ use std::path::PathBuf;
 
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::value::Value;
-use mdfkit::{Database, Error};
+use mdfkit::Error;
 
 use super::{split_files_and_name, stdout, Outcome};
 use crate::output::{write_rows, Format};
 
 pub fn tables(files: &[PathBuf], position: Option<u16>, system: bool, format: Format) -> Outcome {
-    let db = Database::open_at(files, position)?;
+    let db = crate::chain::open(files, position)?;
     let columns: Vec<String> = TableInfo::LISTING_COLUMNS.iter().map(|s| s.to_string()).collect();
     let rows: Vec<Vec<Value>> = db.catalog().tables(system).iter().map(TableInfo::listing_row).collect();
     let mut out = stdout();
@@ -23,7 +23,7 @@ pub fn tables(files: &[PathBuf], position: Option<u16>, system: bool, format: Fo
 
 pub fn sys(args: &[String], position: Option<u16>, format: Format) -> Outcome {
     let (files, view) = split_files_and_name(args, true);
-    let db = Database::open_at(&files, position)?;
+    let db = crate::chain::open(&files, position)?;
     let rows = db.catalog().view(view.as_deref().unwrap_or_default())?;
     let mut out = stdout();
     write_rows(&mut out, format, &rows.columns, &rows.rows)?;
@@ -33,7 +33,7 @@ pub fn sys(args: &[String], position: Option<u16>, format: Format) -> Outcome {
 
 pub fn schema(args: &[String], position: Option<u16>) -> Outcome {
     let (files, table) = split_files_and_name(args, false);
-    let db = Database::open_at(&files, position)?;
+    let db = crate::chain::open(&files, position)?;
     let catalog = db.catalog();
     let tables = match &table {
         Some(name) => vec![catalog

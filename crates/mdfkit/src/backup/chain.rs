@@ -16,8 +16,8 @@
 //! - A differential's data stream holds exactly the extents its DCM pages mark changed, in file
 //!   order (see [`super::extents`]); those pages replace the full's, every other page is the
 //!   full's.
-//! - Log backups hold no data pages; their log records are not applied yet (nor are the log
-//!   portions of the full and differential backups). They are listed in the plan: the first log
+//! - Log backups hold no data pages; their log records (and the log portion of the full or
+//!   differential read) are redone onto the pages by [`crate::log::redo`]. The plan lists them: the first log
 //!   needed is the one whose LSN range holds the last LSN of the full or differential
 //!   (`first_lsn <= last_lsn < its last_lsn`), each next one starts where the previous ended
 //!   (`first_lsn == previous last_lsn`), and a log that starts later leaves a gap, named by its
@@ -84,6 +84,12 @@ pub struct RestorePlan {
 }
 
 impl RestorePlan {
+    /// Why a log backup of the plan cannot be applied: it comes after a gap in the log.
+    pub fn after_gap(&self, log: &PlannedSet) -> Option<String> {
+        let (from, to) = self.log_gaps.first()?;
+        (log.set.first_lsn >= *to).then(|| format!("it follows the log gap from LSN {from} to LSN {to}"))
+    }
+
     /// What the plan reads and skips, one line each (the log backups are named as not applied).
     pub fn notices(&self) -> Vec<String> {
         let mut out = vec![format!("reading the full backup {}", self.full.name())];
@@ -91,7 +97,10 @@ impl RestorePlan {
             out.push(format!("with the differential backup {} laid over it", d.name()));
         }
         for l in &self.logs {
-            out.push(format!("log backup {}: not applied (reading log records is not supported yet)", l.name()));
+            out.push(match self.after_gap(l) {
+                Some(gap) => format!("log backup {}: not applied: {gap}", l.name()),
+                None => format!("rolled forward with the log backup {}", l.name()),
+            });
         }
         for (s, why) in &self.skipped {
             out.push(format!("skipped {}: {why}", s.name()));
@@ -146,6 +155,11 @@ impl BackupFiles {
     /// The backups given (stripes of one backup together), in the order first given.
     pub fn media(&self) -> &[BackupMedia] {
         &self.media
+    }
+
+    /// The backup (media) that holds a planned set.
+    pub fn media_of(&self, set: &PlannedSet) -> Option<&BackupMedia> {
+        self.media.get(set.media)
     }
 
     /// Every set of every backup given.
@@ -299,7 +313,10 @@ impl BackupFiles {
         self.read(position, false)
     }
 
-    fn read(self, position: Option<u16>, all_stripes: bool) -> Result<(BackupPages, RestorePlan)> {
+    /// The plan's base pages (full with the differential over it) without taking the files:
+    /// their media still serve the log ([`BackupFiles::media_of`]). `all_stripes`: every stripe
+    /// must be given (otherwise salvage, see [`BackupFiles::into_pages_salvaging`]).
+    pub fn read(&self, position: Option<u16>, all_stripes: bool) -> Result<(BackupPages, RestorePlan)> {
         let plan = self.plan(position)?;
         let media = |s: &PlannedSet| {
             self.media
@@ -317,13 +334,19 @@ impl BackupFiles {
     /// The plan's pages as a page source, with the plan's notices in its notes; `salvage`: see
     /// [`BackupFiles::into_pages_salvaging`].
     pub fn into_source(self, position: Option<u16>, salvage: bool) -> Result<Arc<BackupPages>> {
+        Ok(Arc::new(self.read_noted(position, salvage)?.0))
+    }
+
+    /// Like [`BackupFiles::read`] (`salvage`: not every stripe needed), with the plan's notices
+    /// first in the pages' notes.
+    pub fn read_noted(&self, position: Option<u16>, salvage: bool) -> Result<(BackupPages, RestorePlan)> {
         let (mut pages, plan) = self.read(position, !salvage)?;
         if plan.differential.is_some() || !plan.logs.is_empty() || !plan.skipped.is_empty() {
             let mut notes = plan.notices();
             notes.append(&mut pages.notes);
             pages.notes = notes;
         }
-        Ok(Arc::new(pages))
+        Ok((pages, plan))
     }
 }
 

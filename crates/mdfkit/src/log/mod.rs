@@ -17,13 +17,14 @@
 //! time, in stream order; a stream only moves forward, so no chain in it can cycle.
 //!
 //! Not read yet: `.ldf` files (file header, virtual log file headers): a log file given is
-//! refused by name. Log records are listed ([`listing`]) and a table's inserted and deleted rows
-//! decoded ([`changes`]); they are not yet redone onto pages.
+//! refused by name. Log records are listed ([`listing`]) and redone onto pages ([`redo`]); a
+//! table's inserted and deleted rows are decoded in [`crate::log_changes`], which needs the
+//! catalog of a [`crate::Database`] (this module stays below it: opening a chain redoes its log).
 
 pub mod block;
-pub mod changes;
 pub mod listing;
 pub mod record;
+pub mod redo;
 
 use crate::backup::{BackupMedia, BackupSet, BackupType, LogPiece, Lsn};
 use crate::error::{Error, Result};
@@ -132,22 +133,4 @@ pub fn for_each_record(block: &LogBlock, mut each: impl FnMut(LogRecord<'_>) -> 
 /// An LSN as `fn_dblog` shows it: `00000019:0000008c:0001`.
 pub fn lsn_text(lsn: Lsn) -> String {
     format!("{:08x}:{:08x}:{:04x}", lsn.vlf, lsn.block, lsn.slot)
-}
-
-/// The table (`schema.name`, with `:index id` for an index other than the heap or clustered
-/// index) each partition id (rowset) of a database belongs to, from its catalog: what log
-/// records' partition ids name.
-pub fn partition_names(db: &crate::Database) -> std::collections::HashMap<u64, String> {
-    let catalog = db.catalog();
-    let tables = catalog.tables(true);
-    let mut names = std::collections::HashMap::new();
-    for ((object_id, index_id), rowsets) in &catalog.base().rowsets_by_owner {
-        let Some(table) = tables.iter().find(|t| t.object_id == *object_id) else { continue };
-        let name =
-            if *index_id > 1 { format!("{}:{index_id}", table.qualified_name()) } else { table.qualified_name() };
-        for rowset in rowsets {
-            names.insert(*rowset as u64, name.clone());
-        }
-    }
-    names
 }

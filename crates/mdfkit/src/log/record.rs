@@ -287,6 +287,24 @@ impl<'a> LogRecord<'a> {
         self.page_field(0x3a, |b| read_u16(b, 0x38))
     }
 
+    /// The record's bytes, as the log block holds them.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The LSN the page carried before this change (+0x24): redo applies the record only to a
+    /// page at exactly that LSN.
+    pub fn previous_page_lsn(&self) -> Option<Lsn> {
+        self.page_field(0x2e, |b| Lsn::parse(b, 0x24))
+    }
+
+    /// The end time of a LOP_COMMIT_XACT / LOP_ABORT_XACT as SQL Server stores a `datetime`:
+    /// (days since 1900-01-01, ticks of 1/300 s), for exact comparison with a stop time.
+    pub fn end_time_raw(&self) -> Option<(u32, u32)> {
+        matches!(self.operation(), Operation::COMMIT_XACT | Operation::ABORT_XACT)
+            .then(|| Some((read_u32(self.bytes, 0x1c)?, read_u32(self.bytes, 0x18)?)))?
+    }
+
     /// Begin time of a LOP_BEGIN_XACT, end time of a LOP_COMMIT_XACT / LOP_ABORT_XACT.
     pub fn time(&self) -> Option<Value> {
         let at = match self.operation() {

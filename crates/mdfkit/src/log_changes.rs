@@ -19,8 +19,8 @@ use crate::record::Record;
 use crate::value::Value;
 use crate::Database;
 
-use super::listing::{list_log, ListedRecord, LogFilter};
-use super::{Operation, TransactionId};
+use crate::log::listing::{list_log, ListedRecord, LogFilter};
+use crate::log::{Operation, TransactionId};
 
 /// One change to a row.
 #[derive(Debug, Clone)]
@@ -137,8 +137,26 @@ fn list_with_images(
     filter: &LogFilter,
     mut each: impl FnMut(&ListedRecord, Option<&[u8]>) -> Result<()>,
 ) -> Result<()> {
-    super::listing::list_log_with(paths, None, filter, |listed, record| {
+    crate::log::listing::list_log_with(paths, None, filter, |listed, record| {
         let image = record.row_images().ok().and_then(|mut i| i.next());
         each(&listed, image)
     })
+}
+
+/// The table (`schema.name`, with `:index id` for an index other than the heap or clustered
+/// index) each partition id (rowset) of a database belongs to, from its catalog: what log
+/// records' partition ids name.
+pub fn partition_names(db: &Database) -> std::collections::HashMap<u64, String> {
+    let catalog = db.catalog();
+    let tables = catalog.tables(true);
+    let mut names = std::collections::HashMap::new();
+    for ((object_id, index_id), rowsets) in &catalog.base().rowsets_by_owner {
+        let Some(table) = tables.iter().find(|t| t.object_id == *object_id) else { continue };
+        let name =
+            if *index_id > 1 { format!("{}:{index_id}", table.qualified_name()) } else { table.qualified_name() };
+        for rowset in rowsets {
+            names.insert(*rowset as u64, name.clone());
+        }
+    }
+    names
 }
