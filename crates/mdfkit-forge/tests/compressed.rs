@@ -250,6 +250,44 @@ fn pages_with_a_ci_structure_read_every_row_and_are_checked() {
     let (problems, _) = mdfkit::check::check_catalog(&db).unwrap();
     assert!(problems.is_empty(), "{problems:?}");
 
+    // A dictionary emptied under its records: their symbols point past it, damage named by page
+    // and slot (the page's first row, whose values make the dictionary, uses it), skipped by
+    // salvage.
+    let mut emptied = files.clone();
+    let p = ci_pages[0];
+    let page = &mut emptied[0].bytes[p * 8192..(p + 1) * 8192];
+    let dictionary_at = 96 + usize::from(u16::from_le_bytes([page[96 + 3], page[96 + 4]]));
+    page[dictionary_at..dictionary_at + 2].copy_from_slice(&0u16.to_le_bytes());
+    mdfkit_forge::page::seal(page);
+    let (db, source) = open_bytes(emptied);
+    let table = db.catalog().find_table("dbo.Paged").unwrap();
+    let decoder = db.row_decoder(&table, table.partitions[0].partition_id, None).unwrap();
+    let mut values = Vec::new();
+    let err = db
+        .for_each_row(&table, |record, _| {
+            decoder.decode(record, &mut values)?;
+            Ok(Flow::Continue)
+        })
+        .unwrap_err();
+    assert_eq!(err.kind(), mdfkit::ErrorKind::Corrupt, "{err}");
+    assert!(err.to_string().contains("past the page's 0 dictionary entries"), "{err}");
+    assert_eq!(err.page().map(|id| id.page as usize), Some(p), "{err}");
+    assert_eq!(err.slot(), Some(0), "{err}");
+    let mut salvaged = 0;
+    let stats = db
+        .scan(&table)
+        .salvage(true)
+        .records(|record, _| {
+            decoder.decode(record, &mut values)?;
+            salvaged += 1;
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    assert!(!stats.skipped.is_empty() && salvaged + stats.skipped.len() == 300, "{salvaged} {:?}", stats.skipped);
+    let (problems, _) = mdfkit::check::check_pages(source.as_ref(), |_| {});
+    assert!(!problems.is_empty() && problems.iter().all(|q| q.page.map(|id| id.page as usize) == Some(p)), "{problems:?}");
+    assert!(problems[0].what.contains("slot 0: column"), "{problems:?}");
+
     // A CI structure claiming more bytes than the page holds is a damaged page.
     let mut damaged = files;
     let p = ci_pages[0];
