@@ -70,6 +70,9 @@ pub struct CompressionInfo<'a> {
     /// Bytes the structure takes from offset 96 on: records start after it.
     pub size: usize,
     anchor: Option<CdRecord<'a>>,
+    /// Each column's anchor value where it has bytes (`None`: the column has no prefix), read
+    /// once for all the page's values.
+    prefixes: Vec<Option<&'a [u8]>>,
     /// Each entry's bytes.
     dictionary: Vec<&'a [u8]>,
 }
@@ -129,7 +132,15 @@ impl<'a> CompressionInfo<'a> {
                 start = end;
             }
         }
-        Ok(CompressionInfo { modification_count, size, anchor, dictionary })
+        let prefixes = anchor.as_ref().map_or_else(Vec::new, |a| {
+            (0..a.column_count())
+                .map(|i| match a.value(i) {
+                    Some(CdValue::Bytes(b)) if !b.is_empty() => Some(b),
+                    _ => None,
+                })
+                .collect()
+        });
+        Ok(CompressionInfo { modification_count, size, anchor, prefixes, dictionary })
     }
 
     /// The anchor record: each column's prefix.
@@ -159,9 +170,8 @@ impl<'a> CompressionInfo<'a> {
             })?),
             other => other,
         };
-        let anchor = match self.anchor.as_ref().and_then(|a| a.value(column)) {
-            Some(CdValue::Bytes(anchor)) if !anchor.is_empty() => anchor,
-            _ => return Ok(PageValue::Stored(stored)),
+        let Some(anchor) = self.prefixes.get(column).copied().flatten() else {
+            return Ok(PageValue::Stored(stored));
         };
         let CdValue::Bytes(bytes) = stored else { return Ok(PageValue::Stored(stored)) };
         let Some((&length, suffix)) = bytes.split_first() else { return Ok(PageValue::Stored(CdValue::Bytes(anchor))) };
