@@ -1,10 +1,12 @@
 //! A PAGE compressed page's compression information structure: `CompressionInfo::parse` over a
 //! page whose bytes from offset 96 on are the input, then its anchor record's values and its
-//! dictionary's entries.
+//! dictionary's entries; then the records that follow it, each value resolved against the anchor
+//! and the dictionary (`CompressionInfo::resolve`).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mdfkit::page::compression_info::CompressionInfo;
+use mdfkit::page::compression_info::{CompressionInfo, PageValue};
+use mdfkit::record::cd::{CdRecord, CdValue};
 use mdfkit::page::{HEADER_SIZE, PAGE_SIZE};
 
 fuzz_target!(|data: &[u8]| {
@@ -20,4 +22,21 @@ fuzz_target!(|data: &[u8]| {
     }
     let total: usize = ci.dictionary().iter().map(|e| e.len()).sum();
     assert!(total <= ci.size);
+    // The bytes after the structure, read as records one after another.
+    let mut at = ci.records_start();
+    while let Ok(record) = CdRecord::parse(&page[at..]) {
+        for i in 0..record.column_count() {
+            let Some(stored) = record.value(i) else { continue };
+            if let Ok(PageValue::Prefixed { prefix, .. }) = ci.resolve(i, stored) {
+                assert!(prefix.len() < 128);
+            }
+            if let CdValue::Symbol(n) = stored {
+                if usize::from(n) >= ci.dictionary().len() {
+                    assert!(ci.resolve(i, stored).is_err(), "symbol {n} past the dictionary");
+                }
+            }
+        }
+        // A record is at least its header and column count: the walk moves on.
+        at += record.bytes().len();
+    }
 });

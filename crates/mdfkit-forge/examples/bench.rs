@@ -5,7 +5,7 @@
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 8     # 8 GB
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 1,8   # both, and peak memory compared
 //! cargo run -p mdfkit-forge --example bench -- --forge-only --gb 1  # only forge (prints its path)
-//! cargo run --release -p mdfkit-forge --example bench -- --compressed  # plain vs ROW compressed only
+//! cargo run --release -p mdfkit-forge --example bench -- --compressed  # plain vs ROW vs PAGE compressed only
 //! ```
 //!
 //! Databases are generated once and cached under `$CARGO_TARGET_DIR/bench` (or
@@ -51,17 +51,25 @@ fn wide_table(name: &str, rows: u64) -> TableSpec {
         .column(col("token", UniqueIdentifier, Gen::Random, Nulls::Never))
 }
 
-/// The fact and wide tables plain and ROW compressed, side by side.
+/// The fact and wide tables plain, ROW and PAGE compressed (every page with an anchor record and
+/// a dictionary), side by side.
 fn compressed_spec(gb: u64) -> Spec {
     let row = |mut t: TableSpec| {
         t.compression = Compression::Row;
         t
     };
+    let page = |mut t: TableSpec| {
+        t.compression = Compression::Page;
+        t.page_ci_every = Some(1);
+        t
+    };
     Spec::new(&format!("compressed{gb}g"), Version::V904, 1)
         .table(fact_table("Fact", 2_000_000 * gb))
         .table(row(fact_table("FactRow", 2_000_000 * gb)))
+        .table(page(fact_table("FactPage", 2_000_000 * gb)))
         .table(wide_table("Wide", 300_000 * gb))
         .table(row(wide_table("WideRow", 300_000 * gb)))
+        .table(page(wide_table("WidePage", 300_000 * gb)))
 }
 
 fn big_spec(gb: u64) -> Spec {
@@ -405,23 +413,26 @@ fn run_size(gb: u64, many: &Path) -> Vec<Run> {
     results
 }
 
-/// Plain and ROW compressed copies of the fact and wide tables: rows/s and MB/s of pages on one
+/// Plain, ROW and PAGE compressed copies of the fact and wide tables: rows/s and MB/s of pages on one
 /// thread and on all cores, Parquet export, and the compressed table's share of the plain one's
 /// rows/s (the issue's target for PAGE compression: at least 60% on one core).
 fn run_compressed(gb: u64) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let db = ensure(&compressed_spec(gb), &cache_dir().join(format!("compressed-{gb}g")));
+    let db = ensure(&compressed_spec(gb), &cache_dir().join(format!("compressed-page-{gb}g")));
     child("raw", &db, "");
-    println!("database {}, {cores} cores: plain and ROW compressed tables", db.display());
+    println!("database {}, {cores} cores: plain, ROW and PAGE compressed tables", db.display());
     println!();
     println!(
         "{:<10} {:<8} {:>10} {:>8} {:>9} {:>10} {:>12} {:>10}",
         "table", "case", "rows", "pages", "seconds", "MB/s", "rows/s", "vs plain"
     );
-    for (plain, compressed) in [("dbo.Fact", "dbo.FactRow"), ("dbo.Wide", "dbo.WideRow")] {
+    for (plain, row, page) in
+        [("dbo.Fact", "dbo.FactRow", "dbo.FactPage"), ("dbo.Wide", "dbo.WideRow", "dbo.WidePage")]
+    {
         for case in ["scan1", "scanN", "parquet"] {
             let base = child(case, &db, plain);
-            for (table, m) in [(plain, &base), (compressed, &child(case, &db, compressed))] {
+            let (row_m, page_m) = (child(case, &db, row), child(case, &db, page));
+            for (table, m) in [(plain, &base), (row, &row_m), (page, &page_m)] {
                 println!(
                     "{:<10} {:<8} {:>10} {:>8} {:>9.2} {:>10.0} {:>12.0} {:>9.0}%",
                     table.trim_start_matches("dbo."),

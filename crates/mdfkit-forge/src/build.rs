@@ -227,20 +227,23 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
     // Rows written before the added columns: the layout of the columns that existed then.
     let old_layout = t.added_after.map(|(first, _)| layout_of(&t.columns[..first], t));
     let compressed = t.compression != Compression::None;
-    // A row's record: CD format in a compressed table (its columns those of the row's layout).
+    // A row's cells in a compressed table (its columns those of the row's layout).
+    let cells_of = |layout: &RecordLayout, stored: &[Stored], values: &[Option<Val>]| -> Vec<CdCell> {
+        stored
+            .iter()
+            .zip(values.iter().zip(&t.columns))
+            .take(layout.cols.len())
+            .map(|(s, (v, c))| match (s, v) {
+                (Stored::Null, _) | (_, None) => CdCell::Null,
+                (Stored::Pointer(b), _) => CdCell::Complex(b.clone()),
+                (_, Some(v)) => cd::compress(v, c.ty).unwrap_or(CdCell::Null),
+            })
+            .collect()
+    };
+    // A row's record: CD format in a compressed table (as a ROW compressed page stores it).
     let encode = |layout: &RecordLayout, stored: &[Stored], values: &[Option<Val>], kind: Kind, out: &mut Vec<u8>| {
         if compressed {
-            let cells: Vec<CdCell> = stored
-                .iter()
-                .zip(values.iter().zip(&t.columns))
-                .take(layout.cols.len())
-                .map(|(s, (v, c))| match (s, v) {
-                    (Stored::Null, _) | (_, None) => CdCell::Null,
-                    (Stored::Pointer(b), _) => CdCell::Complex(b.clone()),
-                    (_, Some(v)) => cd::compress(v, c.ty).unwrap_or(CdCell::Null),
-                })
-                .collect();
-            cd::encode(&cells, kind, out);
+            cd::encode(&cells_of(layout, stored, values), kind, out);
         } else {
             let cells: Vec<Cell> = stored.iter().map(Stored::cell).collect();
             layout.encode(&cells, kind, out);
@@ -358,12 +361,21 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
             }
             let here = page.as_mut().expect("open page");
             let f = fwd.as_mut().expect("open forwarding page");
+            for p in [&mut *here, &mut *f] {
+                if p.wants_ci && p.slot_count() == 0 {
+                    p.set_compression_info(&cd::compression_info(t.columns.len()));
+                }
+                p.wants_ci = false;
+            }
             encode(layout, &stored, &values, Kind::Forwarded { stub: here.id, slot: here.slot_count() }, &mut record);
             let fslot = f.add(&record);
             here.add(&if compressed { cd::forwarding_stub(f.id, fslot) } else { forwarding_stub(f.id, fslot) });
         } else {
             encode(layout, &stored, &values, kind, &mut record);
-            if page.as_ref().is_some_and(|p| !p.fits(record.len())) {
+            // On a page with a CI structure a value can take one byte more (its prefix length).
+            let on_ci_page = |p: &PageBuf| p.ci.is_some() || p.wants_ci;
+            let room = |p: &PageBuf| record.len() + if on_ci_page(p) { layout.cols.len() } else { 0 };
+            if page.as_ref().is_some_and(|p| !p.fits(room(p))) {
                 let mut done = page.take().expect("open page");
                 let next = in_row.next_page(&mut w.space);
                 if clustered {
@@ -384,6 +396,20 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
             let p = page.as_mut().expect("open page");
             if first_page.is_null() {
                 first_page = p.id;
+            }
+            if p.wants_ci && p.slot_count() == 0 {
+                // The first row makes the page's anchor and dictionary, if both fit with it.
+                let ci = cd::PageCi::for_first_row(&cells_of(layout, &stored, &values));
+                let (bytes, mut first) = (ci.bytes(), Vec::new());
+                cd::encode(&ci.apply(&cells_of(layout, &stored, &values)), kind, &mut first);
+                if p.fits(bytes.len() + first.len() + layout.cols.len()) {
+                    p.set_compression_info(&bytes);
+                    p.ci = Some(ci);
+                }
+            }
+            p.wants_ci = false;
+            if let Some(ci) = &p.ci {
+                cd::encode(&ci.apply(&cells_of(layout, &stored, &values)), kind, &mut record);
             }
             if let Some(k) = key {
                 if p.slot_count() == 0 {
@@ -443,7 +469,7 @@ fn data_page(t: &TableSpec, id: PageId, unit: i64, pminlen: usize, opened: &mut 
     p.pminlen = pminlen as u16;
     *opened += 1;
     if t.compression == Compression::Page && t.page_ci_every.is_some_and(|n| n > 0 && opened.is_multiple_of(n)) {
-        p.set_compression_info(&cd::compression_info(t.columns.len()));
+        p.wants_ci = true;
     }
     p
 }

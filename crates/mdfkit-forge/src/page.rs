@@ -64,6 +64,10 @@ pub struct PageBuf {
     pub next: PageId,
     pub level: u8,
     pub pminlen: u16,
+    /// A PAGE compressed page to start with a CI structure, made from its first row.
+    pub wants_ci: bool,
+    /// The page's anchor and dictionary, its records stored against them.
+    pub ci: Option<crate::cd::PageCi>,
 }
 
 impl PageBuf {
@@ -84,6 +88,8 @@ impl PageBuf {
             next: PageId::NULL,
             level: 0,
             pminlen: 0,
+            wants_ci: false,
+            ci: None,
         }
     }
 

@@ -160,7 +160,7 @@ impl PlainLayout {
                 appended += 1;
                 Ok(Flow::Continue)
             };
-            scan::visit_slot(reader, page, slot, is_heap, ScanMode::default(), stats, &mut append)?;
+            scan::visit_slot(reader, page, None, slot, is_heap, ScanMode::default(), stats, &mut append)?;
             slot += 1;
         }
         self.append_run(decoder, batch, &run, stats)?;

@@ -52,7 +52,13 @@ use crate::compressed::{values, vardecimal};
 use crate::decode::{decode_column, variant_parts};
 use crate::error::{Error, Result};
 use crate::lob;
+use crate::page::compression_info::{CompressionInfo, PageValue};
 use crate::record::cd::{CdRecord, CdValue};
+
+thread_local! {
+    /// An anchor prefix joined with a value's suffix, before its expansion.
+    static JOINED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 use crate::record::{Record, RecordFormat};
 use crate::source::PageReader;
 use crate::types::{SqlType, TypeInfo};
@@ -285,7 +291,9 @@ impl RowDecoder {
         off_row: &'a mut Vec<u8>,
     ) -> Result<Option<&'a [u8]>> {
         match (record.cd(), self.format) {
-            (Some(cd), RecordFormat::Cd) => return self.compressed_value(cd, plan, off_row),
+            (Some(cd), RecordFormat::Cd) => {
+                return self.compressed_value(cd, record.compression_info(), plan, off_row)
+            }
             (None, RecordFormat::FixedVar) => {}
             (Some(_), RecordFormat::FixedVar) => {
                 return Err(Error::corrupt("a compressed (CD format) record in an uncompressed partition"))
@@ -365,11 +373,13 @@ impl RowDecoder {
 }
 
 impl RowDecoder {
-    /// The stored bytes of `plan`'s column in a CD record, in the type's ordinary storage form
+    /// The stored bytes of `plan`'s column in a CD record (on a page with CI structure `ci`: its
+    /// anchor prefix and dictionary symbol resolved), in the type's ordinary storage form
     /// (expanded into `off_row`), `None` for NULL.
     fn compressed_value<'a>(
         &self,
         cd: &CdRecord<'a>,
+        ci: Option<&CompressionInfo<'a>>,
         plan: &'a ColumnPlan,
         off_row: &'a mut Vec<u8>,
     ) -> Result<Option<&'a [u8]>> {
@@ -387,6 +397,20 @@ impl RowDecoder {
         // A column added after the row was written.
         let Some(value) = cd.value(index) else { return self.absent(plan) };
         off_row.clear();
+        let value = match ci.map(|ci| ci.resolve(index, value)).transpose()? {
+            None => value,
+            Some(PageValue::Stored(value)) => value,
+            Some(PageValue::Prefixed { prefix, suffix }) => {
+                // Joined in a reused buffer: no allocation per value.
+                JOINED.with_borrow_mut(|joined| {
+                    joined.clear();
+                    joined.extend_from_slice(prefix);
+                    joined.extend_from_slice(suffix);
+                    values::expand(&plan.column.type_info, CdValue::Bytes(joined), off_row)
+                })?;
+                return Ok(Some(off_row));
+            }
+        };
         match value {
             CdValue::Null => return Ok(None),
             // Text pointers (text, ntext, image; large value types out of row) are 16 bytes;

@@ -21,7 +21,7 @@ use crate::bytes::read_u16;
 use crate::catalog::base::AllocationUnit;
 use crate::error::{Error, Result};
 use crate::page::allocation::{pfs_page_for, pfs_says_allocated, IamPage};
-use crate::page::compression_info::PAGE_HAS_CI_STRUCTURE;
+use crate::page::compression_info::{CompressionInfo, PAGE_HAS_CI_STRUCTURE};
 use crate::page::{Page, PageId, PageType};
 use crate::record::cd::CdRecord;
 use crate::record::{Record, RecordFormat, RecordType};
@@ -250,10 +250,11 @@ pub fn for_each_row_after(
             _ => 0,
         };
         stats.pages += 1;
+        let ci = page_compression_info(page, mode.format)?;
         for slot in (first..u32::from(page.slot_count())).map(|s| s as u16) {
             let position = ScanPosition { page: page.id(), slot };
             let mut with_position = |record: &Record, location: RowLocation| each(record, location, position);
-            if visit_slot(reader, page, slot, is_heap, mode, &mut stats, &mut with_position)? == Flow::Stop {
+            if visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, &mut stats, &mut with_position)? == Flow::Stop {
                 return Ok(Flow::Stop);
             }
         }
@@ -373,17 +374,17 @@ pub fn visit_page(
     each: &mut impl FnMut(&Record, RowLocation) -> Result<Flow>,
 ) -> Result<Flow> {
     stats.pages += 1;
-    match check_page_format(page, mode.format) {
-        Ok(()) => {}
+    let ci = match page_compression_info(page, mode.format) {
+        Ok(ci) => ci,
         // A salvage scan returns the rows it can read: the page is listed as skipped.
         Err(e) if mode.salvage => {
             stats.skipped.push(Skipped::from_error(&e));
             return Ok(Flow::Continue);
         }
         Err(e) => return Err(e),
-    }
+    };
     for slot in 0..page.slot_count() {
-        match visit_slot(reader, page, slot, is_heap, mode, stats, each) {
+        match visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, stats, each) {
             Ok(Flow::Stop) => return Ok(Flow::Stop),
             Ok(Flow::Continue) => {}
             Err(e) if mode.salvage && e.kind() == crate::error::ErrorKind::Corrupt => {
@@ -395,26 +396,28 @@ pub fn visit_page(
     Ok(Flow::Continue)
 }
 
-/// Refuses a page whose records cannot be read in `format`: a PAGE compressed page with its CI
-/// structure (prefixes and dictionary symbols are not resolved yet; reading its records as ROW
-/// compressed ones would return wrong values).
-pub fn check_page_format(page: &Page, format: RecordFormat) -> Result<()> {
+/// The CI structure of a PAGE compressed page whose records are read in `format`, parsed once
+/// for all its records; `None` for pages without one.
+pub fn page_compression_info(page: &Page, format: RecordFormat) -> Result<Option<CompressionInfo<'_>>> {
     if format == RecordFormat::Cd && page.header().type_flag_bits & PAGE_HAS_CI_STRUCTURE != 0 {
-        return Err(Error::unsupported(
-            "PAGE compressed page with a compression information structure (anchor record, dictionary): not supported yet",
-        )
-        .at_page(page.id()));
+        return CompressionInfo::parse(page.bytes()).map(Some).map_err(|e| e.at_page(page.id()));
     }
-    Ok(())
+    Ok(None)
 }
 
-/// Calls `f` with the record in `bytes`, parsed in `format`.
-fn with_record<R>(bytes: &[u8], format: RecordFormat, f: impl FnOnce(&Record) -> Result<R>) -> Result<R> {
+/// Calls `f` with the record in `bytes`, parsed in `format` (a CD record against its page's CI
+/// structure `ci`).
+fn with_record<R>(
+    bytes: &[u8],
+    format: RecordFormat,
+    ci: Option<&CompressionInfo>,
+    f: impl FnOnce(&Record) -> Result<R>,
+) -> Result<R> {
     match format {
         RecordFormat::FixedVar => f(&Record::parse(bytes)?),
         RecordFormat::Cd => {
             let cd = CdRecord::parse(bytes)?;
-            f(&Record::from_cd(&cd))
+            f(&Record::from_cd(&cd, ci))
         }
     }
 }
@@ -428,10 +431,13 @@ fn record_type(first: u8, format: RecordFormat) -> RecordType {
 }
 
 /// Calls `each` for the live row in one slot, if any (ghosts counted or passed, forwarding stubs
-/// followed, forwarded records skipped where they are stored).
+/// followed, forwarded records skipped where they are stored); `ci` is the page's CI structure
+/// ([`page_compression_info`]).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn visit_slot(
     reader: &PageReader,
     page: &Page,
+    ci: Option<&CompressionInfo>,
     slot: u16,
     is_heap: bool,
     mode: ScanMode,
@@ -453,12 +459,12 @@ pub(crate) fn visit_slot(
         }
         match record_type(bytes[0], format) {
             RecordType::Primary => {
-                let flow = with_record(bytes, format, |record| each(record, location)).map_err(at_slot)?;
+                let flow = with_record(bytes, format, ci, |record| each(record, location)).map_err(at_slot)?;
                 stats.rows += 1;
                 return Ok(flow);
             }
             RecordType::GhostData if mode.include_ghosts => {
-                let flow = with_record(bytes, format, |record| each(record, RowLocation { ghost: true, ..location }))
+                let flow = with_record(bytes, format, ci, |record| each(record, RowLocation { ghost: true, ..location }))
                     .map_err(at_slot)?;
                 stats.ghost_records += 1;
                 return Ok(flow);
@@ -481,8 +487,8 @@ pub(crate) fn visit_slot(
                         target.page, target.slot
                     ))));
                 }
-                check_page_format(&target_page, format)?;
-                let flow = with_record(target_bytes, format, |record| each(record, target))
+                let target_ci = page_compression_info(&target_page, format)?;
+                let flow = with_record(target_bytes, format, target_ci.as_ref(), |record| each(record, target))
                     .map_err(|e| e.at_page(target.page).at_slot(target.slot))?;
                 stats.rows += 1;
                 stats.forwarded_rows += 1;

@@ -49,6 +49,9 @@ pub fn expand(ty: &TypeInfo, value: CdValue, out: &mut Vec<u8>) -> Result<()> {
         CdValue::Complex(_) => {
             return Err(Error::unsupported("an off-row value in a compressed record: not resolved here"))
         }
+        CdValue::Symbol(n) => {
+            return Err(Error::corrupt(format!("dictionary symbol {n} on a page without a dictionary")))
+        }
         CdValue::Bytes(b) => b,
     };
     let too_long = || Error::corrupt(format!("compressed {} value of {} bytes", ty.spelling(), bytes.len()));

@@ -24,9 +24,13 @@
 //! CD codes, one per column: 0 NULL, 1 empty (zero bytes: 0 for numbers, `''` for strings, false
 //! for bit), 2-9 one to eight bytes in the short data region, 10 (0xA) long data (a value in the
 //! long data region), 11 (0xB) a bit column that is true (no bytes), 12 (0xC) a PAGE compression
-//! dictionary symbol. Codes 13-15 are never written.
+//! dictionary symbol: the entry's number, one byte in the short data region (danny-sg/
+//! internals-viewer `CdDataRecordLoader.cs` gives the code a size of 1; rsleedbx/mssqlbak-tests
+//! `docs/spec/04_ROWSTORE_COMPRESSED.md` §3.4 "1-byte index in short-data region"), resolved
+//! against the page's CI structure in [`crate::page::compression_info`]. Codes 13-15 are never
+//! written.
 //!
-//! Short data: the values of columns with codes 2-9, in column order, grouped in clusters of 30
+//! Short data: the values of columns with codes 2-9 and 12, in column order, grouped in clusters of 30
 //! columns. The cluster array gives the byte length of every cluster but the last (whose length
 //! follows from its codes); this reader checks each against its codes.
 //!
@@ -153,6 +157,9 @@ pub enum CdValue<'a> {
     /// A long-data value flagged complex: an in-row LOB root, a row-overflow or LOB pointer,
     /// resolved by [`crate::lob`].
     Complex(&'a [u8]),
+    /// The number of an entry of the page's dictionary (code 12), resolved by
+    /// [`crate::page::compression_info::CompressionInfo::resolve`].
+    Symbol(u8),
 }
 
 /// A zero-copy view of one CD record, every offset and length checked on parse. It allocates
@@ -186,13 +193,15 @@ fn nibble(b: &[u8], i: usize) -> u8 {
 const CD_ARRAY: usize = 2;
 const CODE_LONG: u8 = 10;
 
-/// Bytes in the short data region of a CD code.
+const CODE_PAGE_SYMBOL: u8 = 12;
+
+/// Bytes in the short data region of a CD code: a dictionary symbol's number takes one.
 #[inline]
 fn short_len(code: u8) -> usize {
-    if (2..=9).contains(&code) {
-        usize::from(code - 1)
-    } else {
-        0
+    match code {
+        2..=9 => usize::from(code - 1),
+        CODE_PAGE_SYMBOL => 1,
+        _ => 0,
     }
 }
 
@@ -226,11 +235,6 @@ impl<'a> CdRecord<'a> {
                     return Err(Error::corrupt(format!(
                         "column {i} has CD code {}, which is never written",
                         nibble(b, i)
-                    )))
-                }
-                Some(CdCode::PageSymbol) => {
-                    return Err(Error::unsupported(format!(
-                        "column {i} is a PAGE compression dictionary symbol: not supported yet"
                     )))
                 }
                 Some(CdCode::Long) => long_columns += 1,
@@ -364,8 +368,8 @@ impl<'a> CdRecord<'a> {
         Some(match code {
             CdCode::Null => CdValue::Null,
             CdCode::TrueBit => CdValue::TrueBit,
-            CdCode::Empty | CdCode::PageSymbol => CdValue::Bytes(&[]),
-            CdCode::Short(n) => {
+            CdCode::Empty => CdValue::Bytes(&[]),
+            CdCode::Short(_) | CdCode::PageSymbol => {
                 let cluster = index / CLUSTER_COLUMNS;
                 let clusters_at = self.short_start - (self.column_count().saturating_sub(1) / CLUSTER_COLUMNS);
                 let cluster_start: usize = self.short_start
@@ -373,7 +377,10 @@ impl<'a> CdRecord<'a> {
                 let before: usize = (cluster * CLUSTER_COLUMNS..index).map(|i| short_len(nibble(self.bytes, i))).sum();
                 let start = cluster_start + before;
                 // In range: parse summed every cluster's lengths within the record.
-                CdValue::Bytes(self.bytes.get(start..start + usize::from(n))?)
+                match code {
+                    CdCode::Short(n) => CdValue::Bytes(self.bytes.get(start..start + usize::from(n))?),
+                    _ => CdValue::Symbol(*self.bytes.get(start)?),
+                }
             }
             CdCode::Long => {
                 let entry = (0..index).filter(|&i| nibble(self.bytes, i) == CODE_LONG).count();
@@ -489,6 +496,17 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn dictionary_symbols_take_one_byte_of_short_data() {
+        // Columns: symbol 3, two bytes, symbol 0 (codes 12, 3, 12).
+        let r = [0x01, 3, 0x3c, 0x0c, 3, 0xaa, 0xbb, 0];
+        let rec = CdRecord::parse(&r).unwrap();
+        assert_eq!(rec.bytes().len(), r.len());
+        assert_eq!(rec.value(0), Some(CdValue::Symbol(3)));
+        assert_eq!(rec.value(1), Some(CdValue::Bytes(&[0xaa, 0xbb])));
+        assert_eq!(rec.value(2), Some(CdValue::Symbol(0)));
+    }
+
+    #[test]
     fn malformed_records_are_errors_that_say_what_ran_past_what() {
         let raw = hex(BC_EXT_ROW);
         for cut in 0..raw.len() {
@@ -505,6 +523,6 @@ pub(crate) mod tests {
         long_past[30] = 0x40; // the last long value would end 16 bytes past the record
         assert!(message(&long_past).contains("long data value 2"));
         assert_eq!(CdRecord::parse(&[0x01, 0x81, 0]).unwrap_err().kind(), ErrorKind::Unsupported);
-        assert_eq!(CdRecord::parse(&[0x01, 1, 0x0c, 0]).unwrap_err().kind(), ErrorKind::Unsupported);
+        assert!(message(&[0x01, 1, 0x0c]).contains("short data region ends at 4"), "a symbol's byte is missing");
     }
 }

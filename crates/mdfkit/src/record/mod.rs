@@ -32,6 +32,7 @@ pub mod cd;
 
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
+use crate::page::compression_info::CompressionInfo;
 use cd::{CdRecord, CdRecordType};
 
 /// The record format of a partition's data pages, from `sys.partitions.data_compression`.
@@ -157,6 +158,8 @@ pub struct Record<'a> {
     var_entries: u16,
     /// The record in the CD format, for rows of a compressed partition.
     cd: Option<&'a CdRecord<'a>>,
+    /// The CI structure of the PAGE compressed page the CD record is on.
+    compression_info: Option<&'a CompressionInfo<'a>>,
 }
 
 impl<'a> Record<'a> {
@@ -217,6 +220,7 @@ impl<'a> Record<'a> {
             var_count,
             var_entries: var_count,
             cd: None,
+            compression_info: None,
         };
         // A forwarded record ends with a back pointer to its stub, stored as one more
         // (complex) variable-length column: it is not a column of the table.
@@ -230,9 +234,10 @@ impl<'a> Record<'a> {
         Ok(record)
     }
 
-    /// A row of a compressed partition: its values are read through [`Record::cd`]; as a
-    /// FixedVar record it has no columns (no fixed part, every null bit set, no variable columns).
-    pub fn from_cd(cd: &'a CdRecord<'a>) -> Self {
+    /// A row of a compressed partition: its values are read through [`Record::cd`] (against
+    /// `compression_info`, the CI structure of its page, if it has one); as a FixedVar record it
+    /// has no columns (no fixed part, every null bit set, no variable columns).
+    pub fn from_cd(cd: &'a CdRecord<'a>, compression_info: Option<&'a CompressionInfo<'a>>) -> Self {
         let record_type = RecordType::from_cd_header(cd.bytes()[0]);
         Record {
             bytes: cd.bytes(),
@@ -243,7 +248,14 @@ impl<'a> Record<'a> {
             var_count: 0,
             var_entries: 0,
             cd: Some(cd),
+            compression_info,
         }
+    }
+
+    /// The CI structure (anchor record, dictionary) of the page a CD record is on.
+    #[inline]
+    pub fn compression_info(&self) -> Option<&'a CompressionInfo<'a>> {
+        self.compression_info
     }
 
     /// The CD format record of a row of a compressed partition.
