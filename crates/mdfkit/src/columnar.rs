@@ -485,15 +485,7 @@ impl ColumnBuilder {
         text: &mut String,
     ) -> Result<usize> {
         let t = &plan.column.type_info;
-        let bad = |bytes: &[u8]| match nanoseconds_overflow(t, bytes) {
-            true => Error::unsupported(format!(
-                "column {}: a {} value outside the years 1677 to 2262 that Arrow's nanosecond \
-                 timestamps hold; CSV and JSON Lines spell every value exactly",
-                plan.column.name,
-                t.spelling()
-            )),
-            false => Error::corrupt(format!("{} value of {} bytes", t.spelling(), bytes.len())),
-        };
+        let bad = |bytes: &[u8]| unconvertible(plan, bytes);
         let mut total = 0usize;
         // One typed loop per builder: NULL cells append a null, the others convert with `$convert`.
         macro_rules! each_cell {
@@ -610,15 +602,7 @@ impl ColumnBuilder {
     /// geography).
     fn append_struct(&mut self, plan: &ColumnPlan, bytes: &[u8]) -> Result<()> {
         let t = &plan.column.type_info;
-        let bad = || match nanoseconds_overflow(t, bytes) {
-            true => Error::unsupported(format!(
-                "column {}: a {} value outside the years 1677 to 2262 that Arrow's nanosecond \
-                 timestamps hold; CSV and JSON Lines spell every value exactly",
-                plan.column.name,
-                t.spelling()
-            )),
-            false => Error::corrupt(format!("{} value of {} bytes", t.spelling(), bytes.len())),
-        };
+        let bad = || unconvertible(plan, bytes);
         match self {
             ColumnBuilder::Offset(b) => {
                 let split = bytes.len().checked_sub(2).ok_or_else(bad)?;
@@ -799,6 +783,22 @@ fn datetime2(bytes: &[u8], scale: u8, digits: u32) -> Option<i64> {
     let units = scaled(time_units(&bytes[..split])?, scale, digits);
     let days = i64::from(three_byte(&bytes[split..])?) - DAYS_0001_TO_1970;
     days.checked_mul(86_400 * 10i64.pow(digits))?.checked_add(units)
+}
+
+/// Why a stored value did not convert to its Arrow type: a datetime2(7) / datetimeoffset(7)
+/// outside the nanosecond range (refused by name), or bytes that are no value of the type
+/// (damage).
+fn unconvertible(plan: &ColumnPlan, bytes: &[u8]) -> Error {
+    let t = &plan.column.type_info;
+    if nanoseconds_overflow(t, bytes) {
+        return Error::unsupported(format!(
+            "column {}: a {} value outside the years 1677 to 2262 that Arrow's nanosecond \
+             timestamps hold; CSV and JSON Lines spell every value exactly",
+            plan.column.name,
+            t.spelling()
+        ));
+    }
+    Error::corrupt(format!("{} value of {} bytes", t.spelling(), bytes.len()))
 }
 
 /// True when `bytes` is a well-formed datetime2(7) or datetimeoffset(7) value that
