@@ -243,7 +243,7 @@ enum Command {
     },
     /// Check pages, allocation and B-tree chains for damage (like DBCC CHECKDB PHYSICAL_ONLY)
     #[command(
-        after_help = "Examples:\n  mdfkit check shop.mdf\n  mdfkit check shop.mdf --format json > report.json\n\nOne line per problem (page, object, what). Exit code: 0 clean, 1 problems found, 2 unreadable input."
+        after_help = "Examples:\n  mdfkit check shop.mdf\n  mdfkit check shop.mdf --format json > report.json\n  mdfkit check shop.mdf --threads 1\n\nOne line per problem (page, object, what), the same whatever the number of threads. Exit code: 0 clean, 1 problems found, 2 unreadable input."
     )]
     Check {
         #[command(flatten)]
@@ -251,6 +251,9 @@ enum Command {
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// Threads verifying pages (default: all cores)
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// List pages by their headers (for recovery when the catalog is damaged)
     #[command(
@@ -612,7 +615,9 @@ fn main() -> ExitCode {
         Command::Decode { files, allocation_unit, columns, include_ghosts, format } => {
             commands::decode(&files.files, position, allocation_unit, &columns, include_ghosts, format)
         }
-        Command::Check { files, format } => commands::check(&files.files, position, format),
+        Command::Check { files, format, threads } => {
+            commands::check(&files.files, position, format, threads.unwrap_or_else(mdfkit::export::all_cores))
+        }
         Command::Sys { args, format } => commands::sys(&args, position, format),
         Command::Demo { dir } => commands::demo(dir),
         Command::Export { files, tables, all, format, output, columns, threads, salvage, compression } => {

@@ -6,6 +6,7 @@
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 1,8   # both, and peak memory compared
 //! cargo run -p mdfkit-forge --example bench -- --forge-only --gb 1  # only forge (prints its path)
 //! cargo run --release -p mdfkit-forge --example bench -- --compressed  # plain vs ROW vs PAGE compressed only
+//! cargo run --release -p mdfkit-forge --example bench -- --check       # page check only, 1 thread and all cores
 //! ```
 //!
 //! Databases are generated once and cached under `$CARGO_TARGET_DIR/bench` (or
@@ -161,6 +162,16 @@ fn run_case(case: &str, db_path: &Path, table: &str) {
         println!("0 {total} {} {}", t.elapsed().as_secs_f64(), vm_hwm_kb());
         return;
     }
+    if case == "check1" || case == "checkN" {
+        // The page pass of `mdfkit check` over the whole file: rows are the pages verified, bytes
+        // the file's.
+        let source = mdfkit::database::open_source(&[db_path], None).expect("open");
+        let bytes = std::fs::metadata(db_path).expect("size").len();
+        let (_, stats) =
+            mdfkit::check::check_pages_on(source.as_ref(), if case == "check1" { 1 } else { threads }, |_| {});
+        println!("{} {bytes} {} {}", stats.pages_checked, t.elapsed().as_secs_f64(), vm_hwm_kb());
+        return;
+    }
     let db = Database::open(&[db_path]).expect("open");
     if case == "open" {
         let n = db.catalog().tables(false).len();
@@ -257,6 +268,22 @@ fn main() {
         }
         return;
     }
+    if args.iter().any(|a| a == "--check") {
+        for &gb in &sizes {
+            let big = ensure(&big_spec(gb), &cache_dir().join(format!("{gb}g")));
+            child("raw", &big, "");
+            let raw = child("raw", &big, "");
+            println!(
+                "database {} ({:.2} GB), raw sequential read {:.2} s ({:.0} MB/s)",
+                big.display(),
+                raw.bytes as f64 / 1e9,
+                raw.seconds,
+                raw.mb_per_s()
+            );
+            print_check(&big, &raw);
+        }
+        return;
+    }
     if args.iter().any(|a| a == "--compressed") {
         for &gb in &sizes {
             run_compressed(gb);
@@ -311,6 +338,7 @@ fn run_size(gb: u64, many: &Path) -> Vec<Run> {
     );
     let mut scan_all_cores = 0.0;
     let mut results = Vec::new();
+    print_check(&big, &raw);
     for table in TABLES {
         for case in ["scan1", "scanN", "parquet", "csv"] {
             let m = child(case, &big, table);
@@ -411,6 +439,25 @@ fn run_size(gb: u64, many: &Path) -> Vec<Run> {
     );
     println!();
     results
+}
+
+/// The page check of the whole file (`mdfkit check`'s first pass) on one thread and on all cores,
+/// next to the same run's warm raw read `raw`, in the columns of the table report.
+fn print_check(db: &Path, raw: &Measure) {
+    for case in ["check1", "checkN"] {
+        let m = child(case, db, "");
+        println!(
+            "{:<10} {:<8} {:>10} {:>9.2} {:>10.0} {:>7.2} {:>12.0} {:>9.0}",
+            "(file)",
+            case,
+            m.rows,
+            m.seconds,
+            m.mb_per_s(),
+            raw.mb_per_s() / m.mb_per_s(),
+            m.rows as f64 / m.seconds,
+            m.hwm_mb
+        );
+    }
 }
 
 /// Plain, ROW and PAGE compressed copies of the fact and wide tables: rows/s and MB/s of pages on one

@@ -1,7 +1,8 @@
 //! The parallel scan on tables of many tasks (the corpus' tables are one task each, read on the
 //! calling thread): every row comes back once, the same rows as the serial scan, and a limit
 //! stops it at exactly that many rows. CSV and JSON Lines exports formatted on several threads
-//! hold the same lines as the serial export.
+//! hold the same lines as the serial export. A damaged database's page check finds the same
+//! problems, in the same order, on one thread and on four.
 
 // Only `open` is used here; the round-trip helpers serve the other test files.
 #[allow(dead_code)]
@@ -125,4 +126,29 @@ fn a_failed_export_leaves_no_file_behind() {
         }
     }
     std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn a_damaged_forged_database_checks_the_same_on_one_thread_and_on_four() {
+    let mut files = mdfkit_forge::forge(&many_task_tables()).expect("forge");
+    let bytes = &mut files[0].bytes;
+    let pages = bytes.len() / mdfkit::page::PAGE_SIZE;
+    assert!(pages > 4 * 128, "{pages} pages, want several check tasks");
+    // A byte flipped in every 37th data or index page (type byte 1 or 2): the forge writes
+    // checksums, so each is a problem.
+    let damaged: Vec<usize> =
+        (8..pages).filter(|&p| matches!(bytes[p * mdfkit::page::PAGE_SIZE + 1], 1 | 2)).step_by(37).collect();
+    for &page in &damaged {
+        bytes[page * mdfkit::page::PAGE_SIZE + 200] ^= 0x10;
+    }
+    let source = mdfkit::source::DataFiles::from_memory(files.into_iter().map(|f| (f.name, f.bytes)).collect())
+        .expect("forged files are data files");
+    let (one, one_stats) = mdfkit::check::check_pages_on(&source, 1, |_| {});
+    let (four, four_stats) = mdfkit::check::check_pages_on(&source, 4, |_| {});
+    assert_eq!(one, four, "problems on 1 thread and on 4");
+    assert_eq!(one_stats, four_stats, "counts on 1 thread and on 4");
+    let named: Vec<usize> = one.iter().filter_map(|p| p.page).map(|id| id.page as usize).collect();
+    assert!(damaged.len() >= 10, "{} damaged pages", damaged.len());
+    assert_eq!(named, damaged, "one problem per damaged page, in page order");
+    assert!(one.iter().all(|p| p.what.starts_with("checksum mismatch")), "{one:?}");
 }

@@ -15,6 +15,9 @@
 //!
 //! Every problem is reported with its page and, where known, the object it belongs to.
 //!
+//! The page pass runs on several threads ([`check_pages_on`]): tasks of contiguous pages, read in
+//! order, their findings put back in task order, so the report is the same for any thread count.
+//!
 //! The work and the report are bounded by what the source holds, not by what its pages claim: a
 //! PFS interval whose PFS page the source cannot serve is one problem (a backup's file list can
 //! claim terabytes it never copied), a page names its first 8 bad slots (`SLOT_PROBLEMS_NAMED`) and
@@ -78,65 +81,213 @@ pub struct CheckStats {
     pub rows_checked: u64,
 }
 
-/// Checks every allocated page of every file of `source`. `progress` is called with the pages
-/// done so far.
+/// Checks every allocated page of every file of `source` on this thread. `progress` is called
+/// with the pages done so far. Same findings as [`check_pages_on`] with one thread.
+pub fn check_pages(source: &dyn PageSource, progress: impl FnMut(u64)) -> (Vec<Problem>, CheckStats) {
+    check_pages_on(source, 1, progress)
+}
+
+/// Checks every allocated page of every file of `source` on up to `threads` threads. `progress`
+/// is called on this thread with the pages done so far.
 ///
 /// The work is bounded by the pages the source holds, not by the page counts it claims: a PFS
 /// interval whose PFS page the source cannot serve (a backup whose file list claims terabytes
 /// more than it copied) is skipped whole, and a run of such intervals is one problem.
-pub fn check_pages(source: &dyn PageSource, mut progress: impl FnMut(u64)) -> (Vec<Problem>, CheckStats) {
-    let mut problems = Vec::new();
+///
+/// The pages are cut into tasks of contiguous pages ([`PageTasks`], in file order); each thread
+/// takes the next task, reads its pages in order and keeps its findings apart. The findings are
+/// put back in task order after, so the report is the same, problem for problem and in the same
+/// order, whatever the number of threads.
+pub fn check_pages_on(
+    source: &dyn PageSource,
+    threads: usize,
+    mut progress: impl FnMut(u64),
+) -> (Vec<Problem>, CheckStats) {
+    let tasks = std::sync::Mutex::new(PageTasks::new(source));
+    // (task index, its problems) of the tasks that found any, in the order they finished.
+    let mut found: Vec<(usize, Vec<Problem>)> = Vec::new();
     let mut stats = CheckStats::default();
-    let mut buf = vec![0u8; PAGE_SIZE];
     let mut done = 0u64;
-    for file in source.files() {
-        // The first PFS page of a run of intervals the source does not hold, why, and the
-        // pages of the run.
-        let mut not_held: Option<(PageId, String, u64)> = None;
-        for interval in pfs_intervals(file.page_count) {
-            let pfs_id = pfs_page_for(PageId::new(file.file_id, interval.start));
-            let pfs = match pfs_bytes(source, pfs_id, &mut problems) {
-                Ok(pfs) => pfs,
-                Err(e) => {
-                    let run = not_held.get_or_insert_with(|| (pfs_id, e.message().to_string(), 0));
-                    let pages = u64::from(interval.end - interval.start);
-                    run.2 += pages;
-                    done += pages;
-                    progress(done);
-                    continue;
+    if threads <= 1 {
+        let mut buf = vec![0u8; PAGE_SIZE];
+        while let Some(task) = next_task(&tasks) {
+            let findings = task.check(source, &mut buf);
+            done += findings.pages_done;
+            progress(done);
+            keep(task.index, findings, &mut stats, &mut found);
+        }
+    } else {
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            for _ in 0..threads {
+                let (tx, tasks) = (tx.clone(), &tasks);
+                scope.spawn(move || {
+                    let mut buf = vec![0u8; PAGE_SIZE];
+                    while let Some(task) = next_task(tasks) {
+                        if tx.send((task.index, task.check(source, &mut buf))).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            for (index, findings) in rx {
+                done += findings.pages_done;
+                progress(done);
+                keep(index, findings, &mut stats, &mut found);
+            }
+        });
+    }
+    found.sort_unstable_by_key(|(index, _)| *index);
+    progress(done);
+    (found.into_iter().flat_map(|(_, problems)| problems).collect(), stats)
+}
+
+/// Adds a task's counts to `stats` and keeps its problems, if any, under its index: memory grows
+/// with the problems found, not with the size of the files.
+fn keep(index: usize, findings: TaskFindings, stats: &mut CheckStats, found: &mut Vec<(usize, Vec<Problem>)>) {
+    stats.pages_checked += findings.stats.pages_checked;
+    stats.pages_skipped_unallocated += findings.stats.pages_skipped_unallocated;
+    if !findings.problems.is_empty() {
+        found.push((index, findings.problems));
+    }
+}
+
+/// Pages one task of [`check_pages_on`] checks (1 MB): long enough that taking a task (a lock, a
+/// message) costs nothing next to its reads, short enough that a small file still spreads over
+/// the threads.
+const PAGES_PER_CHECK_TASK: u32 = 128;
+
+/// The next task, or `None` when there is none left (or a thread panicked holding the lock).
+fn next_task(tasks: &std::sync::Mutex<PageTasks<'_>>) -> Option<PageTask> {
+    tasks.lock().ok()?.next()
+}
+
+/// One task: the problems found before its pages (about the PFS page that maps them, or a run
+/// of intervals not held), then pages `pages` of file `file_id`, with their interval's PFS bytes.
+struct PageTask {
+    index: usize,
+    before: Vec<Problem>,
+    pages_not_held: u64,
+    file_id: u16,
+    pages: std::ops::Range<u32>,
+    pfs: std::sync::Arc<Vec<u8>>,
+}
+
+/// What one task found.
+struct TaskFindings {
+    problems: Vec<Problem>,
+    stats: CheckStats,
+    /// Pages looked at or skipped, for the progress count.
+    pages_done: u64,
+}
+
+impl PageTask {
+    fn check(&self, source: &dyn PageSource, buf: &mut [u8]) -> TaskFindings {
+        let mut problems = self.before.clone();
+        let mut stats = CheckStats::default();
+        for page in self.pages.clone() {
+            let id = PageId::new(self.file_id, page);
+            let allocation = self.pfs.get((page % PFS_INTERVAL) as usize).copied();
+            // The file header, PFS, GAM and SGAM pages are always in use (pages 4 and 5 are
+            // not: they are all zero in every corpus file); the PFS tells about the rest.
+            let allocated = page < 4 || allocation.is_some_and(|b| b & 0x40 != 0);
+            if !allocated {
+                stats.pages_skipped_unallocated += 1;
+                continue;
+            }
+            stats.pages_checked += 1;
+            if let Err(e) = source.read_raw(id, buf) {
+                problems.push(Problem {
+                    page: Some(id),
+                    object: None,
+                    what: format!("cannot be read: {}", e.message()),
+                });
+                continue;
+            }
+            check_one_page(id, buf, &mut problems);
+        }
+        let pages_done = self.pages_not_held + u64::from(self.pages.end - self.pages.start);
+        TaskFindings { problems, stats, pages_done }
+    }
+}
+
+/// The tasks of a page check in file order, made one at a time under a lock: each PFS page is read
+/// when its interval's first task is taken, so memory stays one PFS page per task in flight.
+struct PageTasks<'a> {
+    source: &'a dyn PageSource,
+    file: usize,
+    intervals: Option<Box<dyn Iterator<Item = std::ops::Range<u32>> + Send>>,
+    /// The rest of the current interval and its PFS bytes.
+    current: Option<(std::ops::Range<u32>, std::sync::Arc<Vec<u8>>)>,
+    /// The first PFS page of a run of intervals the source does not hold, why, and the pages of
+    /// the run.
+    not_held: Option<(PageId, String, u64)>,
+    next_index: usize,
+}
+
+impl<'a> PageTasks<'a> {
+    fn new(source: &'a dyn PageSource) -> Self {
+        PageTasks { source, file: 0, intervals: None, current: None, not_held: None, next_index: 0 }
+    }
+
+    fn task(
+        &mut self,
+        before: Vec<Problem>,
+        pages_not_held: u64,
+        pages: std::ops::Range<u32>,
+        pfs: std::sync::Arc<Vec<u8>>,
+    ) -> PageTask {
+        let file_id = self.source.files()[self.file].file_id;
+        self.next_index += 1;
+        PageTask { index: self.next_index - 1, before, pages_not_held, file_id, pages, pfs }
+    }
+}
+
+impl Iterator for PageTasks<'_> {
+    type Item = PageTask;
+
+    fn next(&mut self) -> Option<PageTask> {
+        let mut before = Vec::new();
+        let mut pages_not_held = 0;
+        loop {
+            if let Some((rest, pfs)) = self.current.take() {
+                let end = rest.end.min(rest.start.saturating_add(PAGES_PER_CHECK_TASK));
+                let pfs_again = pfs.clone();
+                if end < rest.end {
+                    self.current = Some((end..rest.end, pfs));
+                }
+                return Some(self.task(before, pages_not_held, rest.start..end, pfs_again));
+            }
+            let file = self.source.files().get(self.file)?;
+            let intervals = self.intervals.get_or_insert_with(|| Box::new(pfs_intervals(file.page_count)));
+            let Some(interval) = intervals.next() else {
+                // The end of a file closes its run of intervals not held.
+                report_not_held(self.not_held.take(), &mut before);
+                let task = (!before.is_empty() || pages_not_held > 0)
+                    .then(|| self.task(std::mem::take(&mut before), pages_not_held, 0..0, Default::default()));
+                self.file += 1;
+                self.intervals = None;
+                match task {
+                    Some(task) => return Some(task),
+                    None => continue,
                 }
             };
-            report_not_held(not_held.take(), &mut problems);
-            for page in interval {
-                let id = PageId::new(file.file_id, page);
-                done += 1;
-                if done.is_multiple_of(4096) {
-                    progress(done);
+            let pfs_id = pfs_page_for(PageId::new(file.file_id, interval.start));
+            match pfs_bytes(self.source, pfs_id, &mut before) {
+                Ok(pfs) => {
+                    report_not_held(self.not_held.take(), &mut before);
+                    self.current = Some((interval, std::sync::Arc::new(pfs)));
                 }
-                let allocation = pfs.get((page % PFS_INTERVAL) as usize).copied();
-                // The file header, PFS, GAM and SGAM pages are always in use (pages 4 and 5 are
-                // not: they are all zero in every corpus file); the PFS tells about the rest.
-                let allocated = page < 4 || allocation.is_some_and(|b| b & 0x40 != 0);
-                if !allocated {
-                    stats.pages_skipped_unallocated += 1;
-                    continue;
+                Err(e) => {
+                    let run = self.not_held.get_or_insert_with(|| (pfs_id, e.message().to_string(), 0));
+                    let pages = u64::from(interval.end - interval.start);
+                    run.2 += pages;
+                    pages_not_held += pages;
                 }
-                stats.pages_checked += 1;
-                if let Err(e) = source.read_raw(id, &mut buf) {
-                    problems.push(Problem {
-                        page: Some(id),
-                        object: None,
-                        what: format!("cannot be read: {}", e.message()),
-                    });
-                    continue;
-                }
-                check_one_page(id, &mut buf, &mut problems);
             }
         }
-        report_not_held(not_held.take(), &mut problems);
     }
-    progress(done);
-    (problems, stats)
 }
 
 /// Reports a run of PFS intervals the source does not hold: (first PFS page, why, pages).

@@ -10,7 +10,7 @@ use mdfkit::Database;
 use super::{stdout, Failure, Outcome};
 use crate::output::{write_rows, Format};
 
-pub fn check(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
+pub fn check(files: &[PathBuf], position: Option<u16>, format: Format, threads: usize) -> Outcome {
     let source = crate::chain::open_source(files, position)?;
     let total: u64 = source.files().iter().map(|f| u64::from(f.page_count)).sum();
     let bar = if io::stderr().is_terminal() { ProgressBar::new(total) } else { ProgressBar::hidden() };
@@ -19,7 +19,7 @@ pub fn check(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcom
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    let (mut problems, stats) = mdfkit::check::check_pages(source.as_ref(), |n| bar.set_position(n));
+    let (mut problems, stats) = mdfkit::check::check_pages_on(source.as_ref(), threads, |n| bar.set_position(n));
     bar.finish_and_clear();
     // How a backup's data stream was placed where it did not follow its allocation maps.
     for note in source.notes() {
