@@ -251,7 +251,8 @@ enum Command {
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
-        /// Threads verifying pages (default: all cores)
+        /// Threads verifying pages (default: all cores for local files; one for object URLs,
+        /// whose read-ahead serves one reader going through the file in order best)
         #[arg(long)]
         threads: Option<usize>,
     },
@@ -616,7 +617,9 @@ fn main() -> ExitCode {
             commands::decode(&files.files, position, allocation_unit, &columns, include_ghosts, format)
         }
         Command::Check { files, format, threads } => {
-            commands::check(&files.files, position, format, threads.unwrap_or_else(mdfkit::export::all_cores))
+            let remote = files.files.iter().any(|f| f.to_str().is_some_and(|f| mdfkit::location::url_scheme(f).is_some()));
+            let default_threads = if remote { 1 } else { mdfkit::export::all_cores() };
+            commands::check(&files.files, position, format, threads.unwrap_or(default_threads))
         }
         Command::Sys { args, format } => commands::sys(&args, position, format),
         Command::Demo { dir } => commands::demo(dir),
