@@ -20,6 +20,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mdfkit/target}"
 export MDFKIT_CORPUS="${MDFKIT_CORPUS:-$(pwd)/../shared/corpus}"
 cargo test --workspace --locked 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"
 cargo build --locked -q -p mdfkit-cli
+# The library's documentation: every public item documented (deny(missing_docs)), no broken link.
+RUSTDOCFLAGS="-D warnings" cargo doc --locked -q -p mdfkit --no-deps
 
 # Python: the wheel (scripts/wheel.sh installs the build tool and test runner), then the optional
 # extras (pandas, polars, DuckDB). An extra PyPI has no build of for this machine is reported and its

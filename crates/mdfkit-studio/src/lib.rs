@@ -8,7 +8,7 @@
 //! SameSite=Strict cookie, Host checked against loopback names (DNS rebinding), GET only, a strict
 //! CSP, no CORS headers.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod download;
 pub mod html;

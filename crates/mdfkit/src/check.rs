@@ -94,7 +94,7 @@ pub fn check_pages(source: &dyn PageSource, progress: impl FnMut(u64)) -> (Vec<P
 /// interval whose PFS page the source cannot serve (a backup whose file list claims terabytes
 /// more than it copied) is skipped whole, and a run of such intervals is one problem.
 ///
-/// The pages are cut into tasks of contiguous pages ([`PageTasks`], in file order); each thread
+/// The pages are cut into tasks of contiguous pages (in file order); each thread
 /// takes the next task, reads its pages in order and keeps its findings apart. The findings are
 /// put back in task order after, so the report is the same, problem for problem and in the same
 /// order, whatever the number of threads.

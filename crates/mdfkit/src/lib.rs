@@ -179,7 +179,7 @@
 //! draws these layers and says what each module knows.
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod anatomy;
 pub mod backup;

@@ -25,11 +25,15 @@ use crate::log::{Operation, TransactionId};
 /// One change to a row.
 #[derive(Debug, Clone)]
 pub struct RowChange {
+    /// The LSN of the insert or delete.
     pub lsn: Lsn,
     /// `insert`, `delete` or `update`.
     pub kind: &'static str,
+    /// The transaction that made the change.
     pub transaction_id: TransactionId,
+    /// Its name, from its LOP_BEGIN_XACT where the log given holds it.
     pub transaction_name: Option<String>,
+    /// Its begin time, from the same record.
     pub begin_time: Option<Value>,
     /// The commit (or abort) time of the transaction, where the log given holds it.
     pub end_time: Option<Value>,
@@ -37,11 +41,15 @@ pub struct RowChange {
     pub committed: Option<bool>,
     /// LSN of the transaction's LOP_COMMIT_XACT / LOP_ABORT_XACT, where the log given holds it.
     pub end_lsn: Option<Lsn>,
+    /// The SID of the login that began the transaction.
     pub user_sid: Option<String>,
+    /// The page the row was on.
     pub page: Option<PageId>,
+    /// Its slot.
     pub slot: Option<u16>,
     /// The row's values in the table's column order; empty when `note` says why not.
     pub values: Vec<Value>,
+    /// Why the row was not decoded (an update logs only the bytes it changed).
     pub note: Option<String>,
 }
 

@@ -49,10 +49,15 @@ const PARITY_BITS: u8 = 0xc0;
 /// What a block header says, before the block itself is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockHeader {
+    /// +0x00: the first sector's status byte (parity 0x40 or 0x80, 0x10 first sector, 0x08 last).
     pub status: u8,
+    /// +0x02: records in the block.
     pub slots: u16,
+    /// +0x04: offset of the slot array's entry 0; record k's offset is 2k bytes below it.
     pub slot_array: u16,
+    /// +0x06: the block's size in bytes, a multiple of 512.
     pub size: u16,
+    /// +0x0a: the size of the block before it.
     pub previous_size: u16,
     /// The block's LSN (slot 0).
     pub lsn: Lsn,
@@ -100,6 +105,7 @@ impl BlockHeader {
 /// A log block with its sectors' first bytes put back, and its slot array read.
 #[derive(Debug, Clone)]
 pub struct LogBlock {
+    /// The block header, as read before the sectors' bytes were put back.
     pub header: BlockHeader,
     bytes: Vec<u8>,
     /// Offsets of the records (slot 1 onwards) and where each ends (the next record, or the

@@ -19,7 +19,9 @@ use super::{for_each_record, BackupLog, Context, LogRecord, Operation, Transacti
 /// Which records to list; empty fields let everything through.
 #[derive(Debug, Clone, Default)]
 pub struct LogFilter {
+    /// Records of these operations only (all when empty).
     pub operations: Vec<Operation>,
+    /// Records of this transaction only.
     pub transaction: Option<TransactionId>,
     /// Records on pages of these partitions (rowsets) only.
     pub partitions: Option<HashSet<u64>>,
@@ -27,6 +29,7 @@ pub struct LogFilter {
     /// (`YYYY-MM-DD HH:MM:SS[.fff]`); records whose transaction's begin is not in the log
     /// given (system records, transactions begun earlier) are left out when either is set.
     pub from: Option<String>,
+    /// The end of the time window that `from` starts, same form.
     pub to: Option<String>,
 }
 
@@ -56,11 +59,17 @@ impl LogFilter {
 /// One listed record: the columns `fn_dump_dblog` shows that the log holds.
 #[derive(Debug, Clone)]
 pub struct ListedRecord {
+    /// The backup file the record was read from (the first that holds it).
     pub file: PathBuf,
+    /// Current LSN.
     pub lsn: Lsn,
+    /// The transaction's previous record's LSN.
     pub previous_lsn: Lsn,
+    /// Operation (`LOP_*`).
     pub operation: Operation,
+    /// Context (`LCX_*`).
     pub context: Context,
+    /// Transaction ID.
     pub transaction_id: TransactionId,
     /// The transaction's name, from its LOP_BEGIN_XACT when the log given holds it.
     pub transaction_name: Option<String>,
@@ -68,15 +77,21 @@ pub struct ListedRecord {
     pub begin_time: Option<Value>,
     /// On LOP_COMMIT_XACT / LOP_ABORT_XACT records.
     pub end_time: Option<Value>,
+    /// Page ID, on page operations.
     pub page: Option<PageId>,
+    /// Slot ID, on page operations.
     pub slot: Option<u16>,
+    /// The rowset (`sys.partitions.partition_id`) of the page, on page operations.
     pub partition_id: Option<u64>,
     /// The table the partition belongs to, where a catalog was given.
     pub object: Option<String>,
+    /// Log Record Length: bytes up to the next record.
     pub length: usize,
+    /// The record's flags as stored.
     pub flags: u16,
     /// On LOP_BEGIN_XACT records.
     pub user_sid: Option<String>,
+    /// Offset in Row, on page operations.
     pub offset_in_row: Option<u16>,
 }
 
@@ -88,7 +103,7 @@ struct Begun {
 
 /// Lists the records of the log portions of `paths` (backup files of one database: full,
 /// differential and log backups, in any order), calling `each` in LSN order. `names` maps
-/// partition ids to tables (see [`super::partition_names`]).
+/// partition ids to tables (see [`crate::log_changes::partition_names`]).
 pub fn list_log(
     paths: &[PathBuf],
     names: Option<&HashMap<u64, String>>,

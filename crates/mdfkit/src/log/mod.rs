@@ -52,6 +52,7 @@ impl<'a> BackupLog<'a> {
         Ok(BackupLog { media, set, pieces, piece: 0, at: 0, done: false })
     }
 
+    /// The backup set whose log this is (its header: first and last LSN, dates).
     pub fn backup_set(&self) -> &BackupSet {
         &self.set
     }

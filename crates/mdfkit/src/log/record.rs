@@ -43,13 +43,21 @@ pub const RECORD_HEADER_SIZE: usize = 0x18;
 pub struct Operation(pub u8);
 
 impl Operation {
+    /// `LOP_FORMAT_PAGE`: a page (re)initialised, its header written.
     pub const FORMAT_PAGE: Operation = Operation(0x01);
+    /// `LOP_INSERT_ROWS`: a record inserted at a slot (its image is the record).
     pub const INSERT_ROWS: Operation = Operation(0x02);
+    /// `LOP_DELETE_ROWS`: a record deleted or made a ghost (its image is the record).
     pub const DELETE_ROWS: Operation = Operation(0x03);
+    /// `LOP_MODIFY_ROW`: bytes of a record replaced at an offset (before and after images).
     pub const MODIFY_ROW: Operation = Operation(0x04);
+    /// `LOP_MODIFY_COLUMNS`: several ranges of a record replaced.
     pub const MODIFY_COLUMNS: Operation = Operation(0x06);
+    /// `LOP_BEGIN_XACT`: a transaction begins (its name, begin time and user SID).
     pub const BEGIN_XACT: Operation = Operation(0x80);
+    /// `LOP_COMMIT_XACT`: a transaction commits (its end time).
     pub const COMMIT_XACT: Operation = Operation(0x81);
+    /// `LOP_ABORT_XACT`: a transaction rolled back.
     pub const ABORT_XACT: Operation = Operation(0x82);
 
     /// `LOP_INSERT_ROWS`, ..., or `LOP_0xNN` for a number without a public name.
@@ -81,6 +89,7 @@ impl Operation {
 pub struct Context(pub u8);
 
 impl Context {
+    /// `LCX_HEAP`, ..., or `LCX_0xNN` for a number without a public name.
     pub fn name(self) -> String {
         match CONTEXTS.iter().find(|(n, _)| *n == self.0) {
             Some((_, name)) => format!("LCX_{name}"),
@@ -215,6 +224,7 @@ impl std::str::FromStr for TransactionId {
 /// A log record: its LSN and its bytes (up to the next record; padding included).
 #[derive(Debug, Clone, Copy)]
 pub struct LogRecord<'a> {
+    /// The record's LSN: its block's VLF sequence and block offset, and its slot in the block.
     pub lsn: Lsn,
     bytes: &'a [u8],
 }
@@ -239,28 +249,34 @@ impl<'a> LogRecord<'a> {
         self.bytes.len()
     }
 
+    /// +0x02: bytes of the fixed part, the common header included.
     pub fn fixed_length(&self) -> u16 {
         read_u16(self.bytes, 2).unwrap_or(0)
     }
 
+    /// +0x04: the LSN of the transaction's previous record (zero for none).
     pub fn previous_lsn(&self) -> Lsn {
         Lsn::parse(self.bytes, 4).unwrap_or_default()
     }
 
+    /// +0x0e: the record's flags (their meaning is not known yet; shown as stored).
     pub fn flags(&self) -> u16 {
         read_u16(self.bytes, 0x0e).unwrap_or(0)
     }
 
+    /// +0x10: the transaction id (u32 low, u16 high).
     pub fn transaction_id(&self) -> TransactionId {
         let low = u64::from(read_u32(self.bytes, 0x10).unwrap_or(0));
         let high = u64::from(read_u16(self.bytes, 0x14).unwrap_or(0));
         TransactionId(high << 32 | low)
     }
 
+    /// +0x16: the operation (`LOP_*`).
     pub fn operation(&self) -> Operation {
         Operation(self.bytes[0x16])
     }
 
+    /// +0x17: the context (`LCX_*`).
     pub fn context(&self) -> Context {
         Context(self.bytes[0x17])
     }
@@ -270,10 +286,12 @@ impl<'a> LogRecord<'a> {
         (self.operation().is_page_operation() && end <= usize::from(self.fixed_length())).then(|| read(self.bytes))?
     }
 
+    /// +0x18 (u32 page) and +0x1c (u16 file): the page a page operation changes.
     pub fn page_id(&self) -> Option<PageId> {
         self.page_field(0x1e, |b| Some(PageId::new(read_u16(b, 0x1c)?, read_u32(b, 0x18)?)))
     }
 
+    /// +0x1e: the slot a page operation changes.
     pub fn slot(&self) -> Option<u16> {
         self.page_field(0x20, |b| read_u16(b, 0x1e))
     }
@@ -283,6 +301,7 @@ impl<'a> LogRecord<'a> {
         self.page_field(0x38, |b| read_u64(b, 0x30))
     }
 
+    /// +0x38: where in the record a page operation's change starts.
     pub fn offset_in_row(&self) -> Option<u16> {
         self.page_field(0x3a, |b| read_u16(b, 0x38))
     }
