@@ -617,7 +617,8 @@ fn main() -> ExitCode {
             commands::decode(&files.files, position, allocation_unit, &columns, include_ghosts, format)
         }
         Command::Check { files, format, threads } => {
-            let remote = files.files.iter().any(|f| f.to_str().is_some_and(|f| mdfkit::location::url_scheme(f).is_some()));
+            let remote =
+                files.files.iter().any(|f| f.to_str().is_some_and(|f| mdfkit::location::url_scheme(f).is_some()));
             let default_threads = if remote { 1 } else { mdfkit::export::all_cores() };
             commands::check(&files.files, position, format, threads.unwrap_or(default_threads))
         }

@@ -473,8 +473,7 @@ fn run_compressed(gb: u64) {
         "{:<10} {:<8} {:>10} {:>8} {:>9} {:>10} {:>12} {:>10}",
         "table", "case", "rows", "pages", "seconds", "MB/s", "rows/s", "vs plain"
     );
-    for (plain, row, page) in
-        [("dbo.Fact", "dbo.FactRow", "dbo.FactPage"), ("dbo.Wide", "dbo.WideRow", "dbo.WidePage")]
+    for (plain, row, page) in [("dbo.Fact", "dbo.FactRow", "dbo.FactPage"), ("dbo.Wide", "dbo.WideRow", "dbo.WidePage")]
     {
         for case in ["scan1", "scanN", "parquet"] {
             let base = child(case, &db, plain);

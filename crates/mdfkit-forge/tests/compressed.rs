@@ -285,7 +285,10 @@ fn pages_with_a_ci_structure_read_every_row_and_are_checked() {
         .unwrap();
     assert!(!stats.skipped.is_empty() && salvaged + stats.skipped.len() == 300, "{salvaged} {:?}", stats.skipped);
     let (problems, _) = mdfkit::check::check_pages(source.as_ref(), |_| {});
-    assert!(!problems.is_empty() && problems.iter().all(|q| q.page.map(|id| id.page as usize) == Some(p)), "{problems:?}");
+    assert!(
+        !problems.is_empty() && problems.iter().all(|q| q.page.map(|id| id.page as usize) == Some(p)),
+        "{problems:?}"
+    );
     assert!(problems[0].what.contains("slot 0: column"), "{problems:?}");
 
     // A CI structure claiming more bytes than the page holds is a damaged page.

@@ -291,9 +291,7 @@ impl RowDecoder {
         off_row: &'a mut Vec<u8>,
     ) -> Result<Option<&'a [u8]>> {
         match (record.cd(), self.format) {
-            (Some(cd), RecordFormat::Cd) => {
-                return self.compressed_value(cd, record.compression_info(), plan, off_row)
-            }
+            (Some(cd), RecordFormat::Cd) => return self.compressed_value(cd, record.compression_info(), plan, off_row),
             (None, RecordFormat::FixedVar) => {}
             (Some(_), RecordFormat::FixedVar) => {
                 return Err(Error::corrupt("a compressed (CD format) record in an uncompressed partition"))

@@ -254,7 +254,8 @@ pub fn for_each_row_after(
         for slot in (first..u32::from(page.slot_count())).map(|s| s as u16) {
             let position = ScanPosition { page: page.id(), slot };
             let mut with_position = |record: &Record, location: RowLocation| each(record, location, position);
-            if visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, &mut stats, &mut with_position)? == Flow::Stop {
+            if visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, &mut stats, &mut with_position)? == Flow::Stop
+            {
                 return Ok(Flow::Stop);
             }
         }
@@ -464,8 +465,9 @@ pub(crate) fn visit_slot(
                 return Ok(flow);
             }
             RecordType::GhostData if mode.include_ghosts => {
-                let flow = with_record(bytes, format, ci, |record| each(record, RowLocation { ghost: true, ..location }))
-                    .map_err(at_slot)?;
+                let flow =
+                    with_record(bytes, format, ci, |record| each(record, RowLocation { ghost: true, ..location }))
+                        .map_err(at_slot)?;
                 stats.ghost_records += 1;
                 return Ok(flow);
             }
