@@ -97,16 +97,24 @@ def read_split(split: Split, batch_size: int = 65536) -> pa.RecordBatchReader:
 def iter_split(split: Split, batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
     """The batches of one split; a damaged page raises :class:`mdfkit.CorruptPageError` naming
     it (``page_id``, ``table``)."""
-    stream = _stream(split, batch_size)
+    yield from stream_batches(_stream(split, batch_size))
+
+
+def stream_batches(stream: Any) -> Iterator[pa.RecordBatch]:
+    """The batches of a native Arrow stream (a table's or a split's), an Arrow error raised as
+    the mdfkit error behind it; the reader is closed when the caller stops early."""
     reader = pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__())
-    while True:
-        try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            return
-        except pa.ArrowException as exc:
-            raise _stream_error(stream, exc) from None
-        yield batch
+    try:
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            except pa.ArrowException as exc:
+                raise _stream_error(stream, exc) from None
+            yield batch
+    finally:
+        reader.close()
 
 
 def read_split_table(split: Split) -> pa.Table:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
-from ._split import Split, plan_splits
+from ._split import Split, plan_splits, stream_batches
 from ._types import ExportResult, PathLike
 from .errors import _stream_error
 
@@ -156,19 +156,7 @@ class Table:
             >>> for batch in db.table("dbo.Orders").iter_batches(batch_size=10_000):
             ...     total += batch.num_rows
         """
-        stream = self._stream(columns, limit, batch_size)
-        reader = pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__())
-        try:
-            while True:
-                try:
-                    batch = reader.read_next_batch()
-                except StopIteration:
-                    return
-                except pa.ArrowException as exc:
-                    raise _stream_error(stream, exc) from None
-                yield batch
-        finally:
-            reader.close()
+        yield from stream_batches(self._stream(columns, limit, batch_size))
 
     def to_pandas(
         self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, **kwargs: Any
