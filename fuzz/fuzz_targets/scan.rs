@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use mdfkit::scan::{Flow, ScanMode};
+use mdfkit::scan::Flow;
 use mdfkit::source::DataFiles;
 use mdfkit::{Database, ScanOptions};
 
@@ -19,11 +19,11 @@ fuzz_target!(|data: &[u8]| {
     let options = ScanOptions { batch_size: 50, ..ScanOptions::default() };
     for table in db.catalog().tables(true) {
         let _ = db.arrow_schema(&table, None);
-        let _ = db.scan_batches(&table, &options, |batch| {
+        let _ = db.scan(&table).options(&options).batches(|batch| {
             let _ = batch.num_rows();
             Ok(Flow::Continue)
         });
-        let _ = db.scan_batches_parallel(&table, &options, 2, |_| Ok(Flow::Continue));
+        let _ = db.scan(&table).options(&options).threads(2).batches(|_| Ok(Flow::Continue));
         // Splits, and one made hostile as a split from elsewhere could be: runs past the file's
         // end, a run of every page number.
         if let Ok(splits) = db.scan(&table).splits(&["fuzz.mdf"], None, 64 << 10) {
@@ -41,8 +41,7 @@ fuzz_target!(|data: &[u8]| {
             // Ghosts too; then again salvaging, which takes pages from the IAM chains and goes
             // past damage instead of stopping at it.
             for salvage in [false, true] {
-                let mode = ScanMode { include_ghosts: true, salvage, ..ScanMode::default() };
-                let _ = db.for_each_record_in_partition(&table, partition, mode, |record, _| {
+                let _ = db.scan(&table).include_ghosts(true).salvage(salvage).partition_records(partition, |record, _| {
                     let _ = decoder.decode(record, &mut values);
                     for v in &values {
                         let _ = v.to_string();

@@ -21,7 +21,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use mdfkit::scan::Flow;
-use mdfkit::{Database, ScanOptions};
+use mdfkit::Database;
 use mdfkit_forge::{ColType::*, ColumnSpec, Compression, Gen, Layout, Nulls, Spec, TableSpec, Version};
 
 fn col(name: &str, ty: mdfkit_forge::ColType, gen: Gen, nulls: Nulls) -> ColumnSpec {
@@ -189,9 +189,9 @@ fn run_case(case: &str, db_path: &Path, table: &str) {
                 Ok(Flow::Continue)
             };
             if case == "scan1" {
-                db.scan_batches(&info, &ScanOptions::default(), &mut each).expect("scan");
+                db.scan(&info).batches(&mut each).expect("scan");
             } else {
-                db.scan_batches_parallel(&info, &ScanOptions::default(), threads, &mut each).expect("scan");
+                db.scan(&info).threads(threads).batches(&mut each).expect("scan");
             }
             rows
         }

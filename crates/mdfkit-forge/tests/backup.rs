@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use mdfkit::backup::chain::BackupFiles;
 use mdfkit::backup::BackupPages;
-use mdfkit::scan::{Flow, ScanMode};
+use mdfkit::scan::Flow;
 use mdfkit::source::PageSource;
 use mdfkit::{Database, PageId};
 use mdfkit_forge::backup::{as_stripe, backup_of_extents, copied_extents, full_backup};
@@ -26,14 +26,14 @@ fn spec() -> Spec {
 }
 
 /// Every row of `table`, as text, with its page; and the number of pages skipped.
-fn rows(db: &Database, table: &str, mode: ScanMode) -> mdfkit::Result<(Vec<(PageId, String)>, usize)> {
+fn rows(db: &Database, table: &str, salvage: bool) -> mdfkit::Result<(Vec<(PageId, String)>, usize)> {
     let t = db.catalog().find_table(table).unwrap();
     let mut out = Vec::new();
     let mut skipped = 0;
     for p in &t.partitions {
         let decoder = db.row_decoder(&t, p.partition_id, None)?;
         let mut values = Vec::new();
-        let stats = db.for_each_record_in_partition(&t, p, mode, |record, at| {
+        let stats = db.scan(&t).salvage(salvage).partition_records(p, |record, at| {
             decoder.decode(record, &mut values)?;
             out.push((at.page, values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|")));
             Ok(Flow::Continue)
@@ -79,7 +79,7 @@ fn assert_exact(spec: &Spec, db: &Database, except: Option<&str>) {
         }
         let table = db.catalog().find_table(&name).unwrap();
         assert_eq!(table.rows(), t.rows as i64, "{name}: catalog row count");
-        let (got, _) = rows(db, &name, ScanMode::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let (got, _) = rows(db, &name, false).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(sorted(&got), expected(spec, i), "{name}");
     }
 }
@@ -148,7 +148,7 @@ fn a_damaged_page_stops_only_its_table_and_salvage_reads_the_rest() {
             .unwrap(),
     ))
     .unwrap();
-    let (beta, _) = rows(&clean, "dbo.Beta", ScanMode::default()).unwrap();
+    let (beta, _) = rows(&clean, "dbo.Beta", false).unwrap();
     let mut beta_pages: Vec<PageId> = beta.iter().map(|(p, _)| *p).collect();
     beta_pages.dedup();
     assert!(beta_pages.len() >= 10, "{}", beta_pages.len());
@@ -163,10 +163,10 @@ fn a_damaged_page_stops_only_its_table_and_salvage_reads_the_rest() {
     assert!(pages.notes().is_empty(), "one page does not move its extent: {:?}", pages.notes());
     assert_exact(&spec, &db, Some("dbo.Beta"));
 
-    let e = rows(&db, "dbo.Beta", ScanMode::default()).unwrap_err();
+    let e = rows(&db, "dbo.Beta", false).unwrap_err();
     assert!(e.to_string().contains(&format!("page {damaged}")), "{e}");
 
-    let (salvaged, skipped) = rows(&db, "dbo.Beta", ScanMode { salvage: true, ..Default::default() }).unwrap();
+    let (salvaged, skipped) = rows(&db, "dbo.Beta", true).unwrap();
     assert_eq!(skipped, 1);
     let want: Vec<(PageId, String)> = beta.into_iter().filter(|(p, _)| *p != damaged).collect();
     assert_eq!(sorted(&salvaged), sorted(&want));
@@ -208,7 +208,7 @@ fn one_stripe_of_two_is_read_for_salvage() {
     let spec = spec();
     let files = forge(&spec).unwrap();
     let (db, _) = open(full_backup(&files));
-    let (beta, _) = rows(&db, "dbo.Beta", ScanMode::default()).unwrap();
+    let (beta, _) = rows(&db, "dbo.Beta", false).unwrap();
     assert_eq!(sorted(&beta), expected(&spec, 1));
     let mut pages_by_extent: std::collections::BTreeMap<u32, std::collections::BTreeSet<u32>> = Default::default();
     for (page, _) in &beta {
@@ -223,7 +223,7 @@ fn one_stripe_of_two_is_read_for_salvage() {
         BackupFiles::from_bytes(vec![("stripe1.bak".into(), stripe)]).unwrap().into_pages_salvaging(None).unwrap();
     assert_eq!(pages.missing_extents(), [PageId::new(1, missing)]);
     let db = Database::from_source(Arc::new(pages)).unwrap();
-    let (got, skipped) = rows(&db, "dbo.Beta", ScanMode { salvage: true, ..ScanMode::default() }).unwrap();
+    let (got, skipped) = rows(&db, "dbo.Beta", true).unwrap();
     let present: Vec<(PageId, String)> = beta.iter().filter(|(p, _)| p.page / 8 * 8 != missing).cloned().collect();
     assert!(present.len() < beta.len());
     assert_eq!(sorted(&got), sorted(&present));

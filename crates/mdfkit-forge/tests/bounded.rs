@@ -225,7 +225,7 @@ fn set_next_page(page: &mut [u8], next: PageId) {
 /// Every row of `table` as text, serially; the error of the scan if it fails.
 fn scan_error(db: &Database, name: &str) -> String {
     let table = db.catalog().find_table(name).unwrap();
-    db.for_each_row(&table, |_, _| Ok(Flow::Continue)).unwrap_err().to_string()
+    db.scan(&table).records(|_, _| Ok(Flow::Continue)).unwrap_err().to_string()
 }
 
 /// `mdfkit check` of the catalog's structures reports a problem containing `needle`.
@@ -245,7 +245,7 @@ fn iam_chain_that_loops_is_walked_once() {
         assert!(err.contains(&format!("IAM chain returns to page {iam}: a cycle")), "{err}");
         let table = db.catalog().find_table("dbo.Heap").unwrap();
         let options = ScanOptions::default();
-        let err = db.scan_batches_parallel(&table, &options, 2, |_| Ok(Flow::Continue)).unwrap_err();
+        let err = db.scan(&table).options(&options).threads(2).batches(|_| Ok(Flow::Continue)).unwrap_err();
         assert!(err.to_string().contains("IAM chain returns to page"), "{err}");
         assert_check_finds(&db, "IAM chain returns to this page: a cycle");
     });

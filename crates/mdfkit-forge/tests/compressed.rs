@@ -264,7 +264,8 @@ fn pages_with_a_ci_structure_read_every_row_and_are_checked() {
     let decoder = db.row_decoder(&table, table.partitions[0].partition_id, None).unwrap();
     let mut values = Vec::new();
     let err = db
-        .for_each_row(&table, |record, _| {
+        .scan(&table)
+        .records(|record, _| {
             decoder.decode(record, &mut values)?;
             Ok(Flow::Continue)
         })

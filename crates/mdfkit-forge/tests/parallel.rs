@@ -47,11 +47,14 @@ fn parallel_scans_of_many_tasks_return_every_row_once() {
 
         let limited = ScanOptions { batch_size: 700, limit: Some(12_345), ..Default::default() };
         let mut rows = 0;
-        db.scan_batches_parallel(&t, &limited, 3, |b| {
-            rows += b.num_rows();
-            Ok(Flow::Continue)
-        })
-        .unwrap();
+        db.scan(&t)
+            .options(&limited)
+            .threads(3)
+            .batches(|b| {
+                rows += b.num_rows();
+                Ok(Flow::Continue)
+            })
+            .unwrap();
         assert_eq!(rows, 12_345, "{name}: limit");
     }
 }

@@ -210,11 +210,12 @@ fn columns_added_later_read_their_stored_defaults() {
     let table = db.catalog().find_table("dbo.Clustered").unwrap();
     let decoder = db.row_decoder(&table, table.partitions[0].partition_id, None).unwrap();
     let mut first = Vec::new();
-    db.for_each_row(&table, |record, _| {
-        decoder.decode(record, &mut first)?;
-        Ok(mdfkit::scan::Flow::Stop)
-    })
-    .unwrap();
+    db.scan(&table)
+        .records(|record, _| {
+            decoder.decode(record, &mut first)?;
+            Ok(mdfkit::scan::Flow::Stop)
+        })
+        .unwrap();
     let first: Vec<String> = first.iter().map(|v| v.to_string()).collect();
     assert_eq!(first[2..8].join(","), "7,1,12.50,new,-3,NULL", "a row older than the added columns");
 }
@@ -258,19 +259,20 @@ fn vardecimal_columns_round_trip() {
         let stored_variable = decoder.columns().iter().filter(|c| c.is_vardecimal()).count();
         assert_eq!(stored_variable, 7, "{}: every decimal is a variable-length column", t.qualified_name());
         let mut got: Vec<Vec<String>> = Vec::new();
-        db.scan_batches(&table, &mdfkit::ScanOptions::default(), |batch| {
-            for row in 0..batch.num_rows() {
-                got.push(
-                    (0..batch.num_columns())
-                        .filter_map(|c| batch.column(c).as_any().downcast_ref::<arrow_array::Decimal128Array>())
-                        .map(|d| (d, arrow_array::Array::is_null(d, row)))
-                        .map(|(d, null)| if null { "NULL".to_string() } else { d.value_as_string(row) })
-                        .collect(),
-                );
-            }
-            Ok(mdfkit::scan::Flow::Continue)
-        })
-        .unwrap();
+        db.scan(&table)
+            .batches(|batch| {
+                for row in 0..batch.num_rows() {
+                    got.push(
+                        (0..batch.num_columns())
+                            .filter_map(|c| batch.column(c).as_any().downcast_ref::<arrow_array::Decimal128Array>())
+                            .map(|d| (d, arrow_array::Array::is_null(d, row)))
+                            .map(|(d, null)| if null { "NULL".to_string() } else { d.value_as_string(row) })
+                            .collect(),
+                    );
+                }
+                Ok(mdfkit::scan::Flow::Continue)
+            })
+            .unwrap();
         let mut expected: Vec<Vec<String>> = mdfkit_forge::live_rows(&spec, i)
             .map(|row| {
                 row.iter()

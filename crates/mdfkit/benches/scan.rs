@@ -51,7 +51,7 @@ fn run(
     while started.elapsed() < Duration::from_secs(5) {
         for (db, tables) in databases.iter().zip(tables) {
             for table in tables {
-                if let Ok(stats) = db.scan_batches_parallel(table, options, threads, |batch| {
+                if let Ok(stats) = db.scan(table).options(options).threads(threads).batches(|batch| {
                     std::hint::black_box(batch.num_rows());
                     Ok(Flow::Continue)
                 }) {

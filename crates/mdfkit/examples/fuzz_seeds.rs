@@ -157,11 +157,11 @@ fn database_seeds(out: &mut Out, name: &str, bytes: &[u8], scan_all: bool) -> Re
     for table in catalog.tables(false) {
         source.take();
         let options = ScanOptions { batch_size: 1000, limit: Some(2000), ..ScanOptions::default() };
-        let _ = db.scan_batches(&table, &options, |_| Ok(Flow::Continue));
+        let _ = db.scan(&table).options(&options).batches(|_| Ok(Flow::Continue));
         scanned.extend(source.take());
         for partition in &table.partitions {
             let Ok(decoder) = db.row_decoder(&table, partition.partition_id, None) else { continue };
-            let _ = db.for_each_row_in_partition(&table, partition, |record, _| {
+            let _ = db.scan(&table).partition_records(partition, |record, _| {
                 for plan in decoder.columns() {
                     let raw = match plan.physical.location() {
                         ColumnLocation::Variable(index) => record.var(index).ok().flatten(),

@@ -551,7 +551,7 @@ fn check_rows(db: &Database, problems: &mut Vec<Problem>, stats: &mut CheckStats
             let key_positions = key_positions.filter(|k| !k.is_empty());
             let mut previous: Option<Vec<KeyPart>> = None;
             let mut out_of_order: Option<(PageId, u16)> = None;
-            let result = db.for_each_row_in_partition(&table, partition, |record, location| {
+            let result = db.scan(&table).partition_records(partition, |record, location| {
                 decoder.decode(record, &mut values)?;
                 stats.rows_checked += 1;
                 if let Some(positions) = &key_positions {

@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use crate::backup::chain::BackupFiles;
@@ -28,9 +27,8 @@ use crate::io::ByteSource;
 use crate::log::redo::StopPoint;
 use crate::page::file_header::FileHeader;
 use crate::page::PageId;
-use crate::record::{Record, RecordFormat};
+use crate::record::RecordFormat;
 use crate::rows::RowDecoder;
-use crate::scan::{Flow, RowLocation, ScanMode, ScanStats};
 use crate::sniff::{self, FileFormat};
 use crate::source::{DataFiles, PageReader, PageSource};
 
@@ -165,39 +163,6 @@ impl Database {
         &self.file_headers
     }
 
-    /// Calls `each` for every live row record of `table`, partition by partition, until it
-    /// returns [`Flow::Stop`]: `self.scan(table).records(each)` ([`Database::scan`]).
-    pub fn for_each_row(
-        &self,
-        table: &TableInfo,
-        each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
-    ) -> Result<ScanStats> {
-        self.scan(table).records(each)
-    }
-
-    /// Like [`Database::for_each_row`], for one partition of the table.
-    pub fn for_each_row_in_partition(
-        &self,
-        table: &TableInfo,
-        partition: &PartitionInfo,
-        each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
-    ) -> Result<ScanStats> {
-        self.scan(table).partition_records(partition, each)
-    }
-
-    /// Like [`Database::for_each_row_in_partition`], with ghost records and damage treated as
-    /// `mode` says: ghosts passed too (marked in their [`RowLocation`]), damaged pages and records
-    /// skipped and listed in the returned [`ScanStats::skipped`].
-    pub fn for_each_record_in_partition(
-        &self,
-        table: &TableInfo,
-        partition: &PartitionInfo,
-        mode: ScanMode,
-        each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
-    ) -> Result<ScanStats> {
-        self.scan(table).include_ghosts(mode.include_ghosts).salvage(mode.salvage).partition_records(partition, each)
-    }
-
     /// The record format of a partition's rows; columnstore partitions are refused by name.
     pub(crate) fn record_format(table: &TableInfo, partition: &PartitionInfo) -> Result<RecordFormat> {
         RecordFormat::of_compression(partition.data_compression).ok_or_else(|| {
@@ -225,45 +190,7 @@ impl Database {
         RowDecoder::new(&self.catalog, &self.reader, table, partition_id, columns)
     }
 
-    /// Reads `table` as Arrow record batches of `options.batch_size` rows, passing each to `each`
-    /// until it returns [`Flow::Stop`] or `options.limit` rows were read:
-    /// `self.scan(table).options(options).batches(each)` ([`Database::scan`]).
-    pub fn scan_batches(
-        &self,
-        table: &TableInfo,
-        options: &ScanOptions,
-        each: impl FnMut(RecordBatch) -> Result<Flow>,
-    ) -> Result<ScanStats> {
-        self.scan(table).options(options).batches(each)
-    }
-
-    /// Like [`Database::scan_batches`], decoding on `threads` threads (see
-    /// [`crate::table_scan::TableScan::threads`]).
-    pub fn scan_batches_parallel(
-        &self,
-        table: &TableInfo,
-        options: &ScanOptions,
-        threads: usize,
-        each: impl FnMut(RecordBatch) -> Result<Flow>,
-    ) -> Result<ScanStats> {
-        self.scan(table).options(options).threads(threads).batches(each)
-    }
-
-    /// Visits the live records of `table` on `threads` threads, gathered into chunks for outputs
-    /// built row by row (see [`crate::table_scan::TableScan::chunks`]).
-    pub fn scan_chunks_parallel<C: Send>(
-        &self,
-        table: &TableInfo,
-        columns: Option<&[String]>,
-        threads: usize,
-        new_chunk: impl Fn(&RowDecoder) -> C + Sync,
-        append: impl Fn(&mut C, &RowDecoder, &Record) -> Result<bool> + Sync,
-        each: impl FnMut(C) -> Result<Flow>,
-    ) -> Result<ScanStats> {
-        self.scan(table).columns(columns.map(<[String]>::to_vec)).threads(threads).chunks(new_chunk, append, each)
-    }
-
-    /// The Arrow schema `scan_batches` produces for `table`.
+    /// The Arrow schema a scan of `table` produces ([`crate::table_scan::TableScan::schema`]).
     pub fn arrow_schema(&self, table: &TableInfo, columns: Option<&[String]>) -> Result<SchemaRef> {
         let partition = table
             .partitions
@@ -282,7 +209,7 @@ pub struct ScanOptions {
     pub batch_size: usize,
     /// Stop after this many rows.
     pub limit: Option<u64>,
-    /// Skip damaged pages and records instead of stopping at the first (see [`ScanMode`]).
+    /// Skip damaged pages and records instead of stopping at the first (see [`crate::scan::ScanMode`]).
     pub salvage: bool,
 }
 

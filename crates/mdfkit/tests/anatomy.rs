@@ -37,7 +37,7 @@ fn anatomy_agrees_with_the_page_list_and_the_scan() {
                 continue;
             };
             let mut values = Vec::new();
-            let _ = db.for_each_row(&table, |record, at| {
+            let _ = db.scan(&table).records(|record, at| {
                 decoder.decode(record, &mut values)?;
                 scanned.insert((at.page, at.slot), values.iter().map(Value::to_string).collect());
                 Ok(Flow::Continue)

@@ -169,7 +169,7 @@ fn every_table_scans_to_its_catalog_row_count() {
                 .map(|(i, _)| i)
                 .collect();
             let mut null_in_not_null = None;
-            match db.for_each_row(&t, |record, _| {
+            match db.scan(&t).records(|record, _| {
                 decoders[0].decode(record, &mut values)?;
                 if let Some(&i) = not_null.iter().find(|&&i| values[i].is_null()) {
                     null_in_not_null.get_or_insert(decoders[0].columns()[i].column.name.clone());
@@ -442,7 +442,7 @@ fn read_rows(db: &Database, name: &str) -> mdfkit::Result<Vec<NamedRow>> {
         let decoder = db.row_decoder(&table, partition.partition_id, None)?;
         let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.clone()).collect();
         let mut values = Vec::new();
-        db.for_each_row_in_partition(&table, partition, |record, _| {
+        db.scan(&table).partition_records(partition, |record, _| {
             decoder.decode(record, &mut values)?;
             rows.push(
                 names.iter().cloned().zip(values.iter().map(|v| (!v.is_null()).then(|| v.to_string()))).collect(),
@@ -580,11 +580,12 @@ fn check_reports_clustered_keys_out_of_order() {
     let db = Database::open(&[&file]).unwrap();
     let t = db.catalog().find_table("SalesLT.Customer").unwrap();
     let mut locations = Vec::new();
-    db.for_each_row(&t, |_, location| {
-        locations.push(location);
-        Ok(Flow::Continue)
-    })
-    .unwrap();
+    db.scan(&t)
+        .records(|_, location| {
+            locations.push(location);
+            Ok(Flow::Continue)
+        })
+        .unwrap();
     let target = locations[locations.len() / 2];
     let mut bytes = std::fs::read(&file).unwrap();
     let page = &mut bytes[target.page.page as usize * 8192..][..8192];

@@ -141,7 +141,7 @@ fn every_corpus_backup_opens_without_a_restore() {
             let scanned = t.partitions.iter().try_fold(0u64, |n, p| {
                 let decoder = db.row_decoder(t, p.partition_id, None)?;
                 let mut values = Vec::new();
-                let stats = db.for_each_row_in_partition(t, p, |record, _| {
+                let stats = db.scan(t).partition_records(p, |record, _| {
                     decoder.decode(record, &mut values)?;
                     Ok(Flow::Continue)
                 })?;
@@ -261,7 +261,8 @@ fn improvedk_backup_opens_checks_clean_and_reads_every_row() {
         let decoder = db.row_decoder(t, p.partition_id, None).unwrap();
         let mut values = Vec::new();
         scanned += db
-            .for_each_row_in_partition(t, p, |record, _| {
+            .scan(t)
+            .partition_records(p, |record, _| {
                 decoder.decode(record, &mut values)?;
                 Ok(Flow::Continue)
             })
@@ -331,12 +332,13 @@ fn steps_dt(files: &[std::path::PathBuf]) -> (Vec<String>, i64) {
         let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
         let dt = decoder.column_names().iter().position(|c| c == "dt").expect("column dt");
         let mut values = Vec::new();
-        db.for_each_row_in_partition(&t, p, |record, _| {
-            decoder.decode(record, &mut values)?;
-            dts.push(values[dt].to_string().chars().take(19).collect());
-            Ok(Flow::Continue)
-        })
-        .unwrap();
+        db.scan(&t)
+            .partition_records(p, |record, _| {
+                decoder.decode(record, &mut values)?;
+                dts.push(values[dt].to_string().chars().take(19).collect());
+                Ok(Flow::Continue)
+            })
+            .unwrap();
     }
     dts.sort();
     (dts, t.rows())
@@ -355,7 +357,7 @@ fn table_rows(db: &Database) -> Vec<(String, Result<usize, String>)> {
     for t in db.catalog().tables(false) {
         let mut rows = Ok(0);
         for p in &t.partitions {
-            let counted = db.for_each_row_in_partition(&t, p, |_, _| Ok(Flow::Continue));
+            let counted = db.scan(&t).partition_records(p, |_, _| Ok(Flow::Continue));
             rows = match (rows, counted) {
                 (Ok(n), Ok(c)) => Ok(n + c.rows as usize),
                 (Err(e), _) => Err(e),
@@ -491,7 +493,7 @@ fn every_corpus_differential_follows_its_dcm() {
         for t in db.catalog().tables(false) {
             let mut rows = 0;
             for p in &t.partitions {
-                rows += db.for_each_row_in_partition(&t, p, |_, _| Ok(Flow::Continue)).unwrap().rows;
+                rows += db.scan(&t).partition_records(p, |_, _| Ok(Flow::Continue)).unwrap().rows;
             }
             assert_eq!(rows as i64, t.rows(), "{diff}: {}", t.qualified_name());
         }
@@ -552,12 +554,13 @@ fn stopat_reads_the_transactions_committed_by_then() {
         let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
         let dt = decoder.column_names().iter().position(|c| c == "dt").unwrap();
         let mut values = Vec::new();
-        db.for_each_row_in_partition(&t, p, |record, _| {
-            decoder.decode(record, &mut values)?;
-            dts.push(values[dt].to_string().chars().take(19).collect());
-            Ok(Flow::Continue)
-        })
-        .unwrap();
+        db.scan(&t)
+            .partition_records(p, |record, _| {
+                decoder.decode(record, &mut values)?;
+                dts.push(values[dt].to_string().chars().take(19).collect());
+                Ok(Flow::Continue)
+            })
+            .unwrap();
     }
     dts.sort();
     assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());

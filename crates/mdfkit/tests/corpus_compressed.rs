@@ -42,7 +42,8 @@ fn tutorialdb_compressed_backup_matches_the_ground_truth() {
     let mut rows: Vec<Vec<Value>> = Vec::new();
     let mut values = Vec::new();
     let stats = db
-        .for_each_row(table, |record, _| {
+        .scan(table)
+        .records(|record, _| {
             decoder.decode(record, &mut values)?;
             rows.push(values.clone());
             Ok(Flow::Continue)
@@ -108,7 +109,7 @@ fn sharepoint_compressed_backup_opens_and_scans() {
     assert!(tables.len() >= 20, "{} tables", tables.len());
     let (mut rows, mut scanned) = (0u64, 0);
     for t in &tables {
-        match db.for_each_row(t, |_, _| Ok(Flow::Continue)) {
+        match db.scan(t).records(|_, _| Ok(Flow::Continue)) {
             Ok(stats) => {
                 assert_eq!(stats.rows as i64, t.rows(), "{}", t.qualified_name());
                 rows += stats.rows;
@@ -133,11 +134,12 @@ fn unstored_trailing_values_that_are_not_null_are_empty() {
     let decoder = db.row_decoder(&t, t.partitions[0].partition_id, Some(&columns)).unwrap();
     let mut values = Vec::new();
     let mut seen = Vec::new();
-    db.for_each_row(&t, |record, _| {
-        decoder.decode(record, &mut values)?;
-        seen.push(values[0].to_string());
-        Ok(Flow::Continue)
-    })
-    .unwrap();
+    db.scan(&t)
+        .records(|record, _| {
+            decoder.decode(record, &mut values)?;
+            seen.push(values[0].to_string());
+            Ok(Flow::Continue)
+        })
+        .unwrap();
     assert_eq!(seen, vec!["0x".to_string(), "0x".to_string()]);
 }

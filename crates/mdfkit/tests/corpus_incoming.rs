@@ -158,14 +158,15 @@ fn table_rows(db: &Database, name: &str) -> Vec<Vec<(String, Option<String>)>> {
         let decoder = db.row_decoder(&table, partition.partition_id, None).unwrap();
         let names: Vec<String> = decoder.columns().iter().map(|c| c.column.name.to_ascii_lowercase()).collect();
         let mut values = Vec::new();
-        db.for_each_row_in_partition(&table, partition, |record, _| {
-            decoder.decode(record, &mut values)?;
-            rows.push(
-                names.iter().cloned().zip(values.iter().map(|v| (!v.is_null()).then(|| v.to_string()))).collect(),
-            );
-            Ok(Flow::Continue)
-        })
-        .unwrap();
+        db.scan(&table)
+            .partition_records(partition, |record, _| {
+                decoder.decode(record, &mut values)?;
+                rows.push(
+                    names.iter().cloned().zip(values.iter().map(|v| (!v.is_null()).then(|| v.to_string()))).collect(),
+                );
+                Ok(Flow::Continue)
+            })
+            .unwrap();
     }
     rows
 }

@@ -37,7 +37,7 @@ use mdfkit::check::{check_catalog, check_pages};
 use mdfkit::page::allocation::pfs_says_allocated;
 use mdfkit::page::protection::page_checksum;
 use mdfkit::page::{PageId, FLAG_CHECKSUM, PAGE_SIZE};
-use mdfkit::scan::{Flow, ScanMode};
+use mdfkit::scan::Flow;
 use mdfkit::source::{DataFiles, PageReader, PageSource};
 use mdfkit::Database;
 
@@ -329,13 +329,12 @@ fn corpus_data_files(dir: &std::path::Path) -> Vec<String> {
 /// pages and records are skipped instead of ending the scan.
 fn rows_by_location(db: &Database, salvage: bool) -> BTreeMap<(PageId, u16), String> {
     let mut rows = BTreeMap::new();
-    let mode = ScanMode { include_ghosts: false, salvage, ..ScanMode::default() };
     for table in db.catalog().tables(false) {
         for partition in &table.partitions {
             let Ok(decoder) = db.row_decoder(&table, partition.partition_id, None) else { continue };
             let mut values = Vec::new();
             let name = table.qualified_name();
-            let _ = db.for_each_record_in_partition(&table, partition, mode, |record, at| {
+            let _ = db.scan(&table).salvage(salvage).partition_records(partition, |record, at| {
                 if decoder.decode(record, &mut values).is_ok() {
                     let row = values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|");
                     rows.insert((at.page, at.slot), format!("{name}: {row}"));

@@ -16,12 +16,13 @@ fn catalog_rows(db: &Database, table: &str) -> Vec<String> {
     for p in &t.partitions {
         let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
         let mut values = Vec::new();
-        db.for_each_row_in_partition(&t, p, |record, _| {
-            decoder.decode(record, &mut values)?;
-            rows.push(values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|"));
-            Ok(Flow::Continue)
-        })
-        .unwrap();
+        db.scan(&t)
+            .partition_records(p, |record, _| {
+                decoder.decode(record, &mut values)?;
+                rows.push(values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|"));
+                Ok(Flow::Continue)
+            })
+            .unwrap();
     }
     rows.sort();
     rows

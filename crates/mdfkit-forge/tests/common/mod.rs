@@ -30,12 +30,13 @@ pub fn assert_round_trip(spec: &Spec) {
         assert_eq!(decoder.columns().len(), t.columns.len());
         let mut got: Vec<Vec<String>> = Vec::new();
         let mut values = Vec::new();
-        db.for_each_row(&table, |record, _| {
-            decoder.decode(record, &mut values)?;
-            got.push(values.iter().map(|v| v.to_string()).collect());
-            Ok(Flow::Continue)
-        })
-        .unwrap_or_else(|e| panic!("{}: {e}", t.qualified_name()));
+        db.scan(&table)
+            .records(|record, _| {
+                decoder.decode(record, &mut values)?;
+                got.push(values.iter().map(|v| v.to_string()).collect());
+                Ok(Flow::Continue)
+            })
+            .unwrap_or_else(|e| panic!("{}: {e}", t.qualified_name()));
         let mut expected: Vec<Vec<String>> = live_rows(spec, i)
             .map(|row| {
                 row.iter()

@@ -121,9 +121,9 @@ pub fn serial_and_parallel_rows(
             Ok(mdfkit::scan::Flow::Continue)
         };
         if parallel {
-            db.scan_batches_parallel(table, options, threads, &mut spell)
+            db.scan(table).options(options).threads(threads).batches(&mut spell)
         } else {
-            db.scan_batches(table, options, &mut spell)
+            db.scan(table).options(options).batches(&mut spell)
         }
         .unwrap_or_else(|e| panic!("{}: {e}", table.qualified_name()));
         rows.sort();
