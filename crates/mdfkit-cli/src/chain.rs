@@ -3,7 +3,7 @@
 //! which logs are rolled forward, which sets are skipped and why).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use mdfkit::backup::chain::{BackupFiles, PlannedSet};
@@ -30,6 +30,7 @@ fn stop_point() -> StopPoint {
 /// Says on stderr what the roll forward could not do (a log that cannot be read).
 pub fn open(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
     let db = mdfkit::Database::open_until(files, position, stop_point())?;
+    announce_plan(db.reader().source());
     for note in db.reader().source().notes().iter().filter(|n| n.starts_with(mdfkit::log::redo::WARNING)) {
         eprintln!("{note}");
     }
@@ -38,7 +39,9 @@ pub fn open(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database
 
 /// The page source of the files, a backup chain rolled forward to the stop point.
 pub fn open_source(files: &[PathBuf], position: Option<u16>) -> Result<Arc<dyn PageSource>, Error> {
-    mdfkit::database::open_source_until(files, position, stop_point())
+    let source = mdfkit::database::open_source_until(files, position, stop_point())?;
+    announce_plan(source.as_ref());
+    Ok(source)
 }
 
 /// `mdfkit backups`: one row per backup set of every file given; with `plan`, the restore plan.
@@ -127,26 +130,15 @@ pub fn backups(files: &[PathBuf], position: Option<u16>, plan: bool, format: For
     Ok(())
 }
 
-/// Before a command reads backups: says on stderr which sets of a restore chain it reads, which
-/// log backups it does not apply and which sets it skips, when the files hold more than one set.
-/// Arguments that are not backup files (table names, data files) are passed over.
-pub fn announce_plan(args: &[PathBuf], position: Option<u16>) {
-    let backups: Vec<&Path> = args.iter().map(PathBuf::as_path).filter(|a| mdfkit::database::is_backup(a)).collect();
-    if backups.is_empty() {
-        return;
+/// Says on stderr which backup sets the restore read and which it skipped, and the gaps in
+/// their log, when the files held more than one set: the plan the library opened `source` by.
+pub fn announce_plan(source: &dyn PageSource) {
+    let Some(plan) = source.restore_plan().filter(|p| p.chose_among_several()) else { return };
+    for line in plan.notices() {
+        eprintln!("note: {line}");
     }
-    let Ok(files) = BackupFiles::open(&backups) else { return };
-    if files.sets().len() < 2 {
-        return;
-    }
-    // A plan that cannot be made is refused by the command itself, with the reason.
-    if let Ok(plan) = files.plan(position) {
-        for line in plan.notices() {
-            eprintln!("note: {line}");
-        }
-        for (after, next) in &plan.log_gaps {
-            eprintln!("note: log gap: no log backup holds the log from LSN {after} to LSN {next}");
-        }
+    for (after, next) in &plan.log_gaps {
+        eprintln!("note: log gap: no log backup holds the log from LSN {after} to LSN {next}");
     }
 }
 
@@ -160,6 +152,7 @@ pub fn open_for_salvage(files: &[PathBuf], position: Option<u16>) -> Result<mdfk
     }
     let db = mdfkit::Database::open_salvaging(files, position)?;
     let source = db.reader().source();
+    announce_plan(source);
     let missing = source.parts_not_given();
     if missing.is_empty() {
         return Ok(db);
@@ -167,29 +160,17 @@ pub fn open_for_salvage(files: &[PathBuf], position: Option<u16>) -> Result<mdfk
     for note in missing {
         eprintln!("note: {note}");
     }
-    let mut page = vec![0u8; mdfkit::page::PAGE_SIZE];
     for table in db.catalog().tables(false) {
-        let mut counts = Some((0usize, 0usize));
-        let mut unknown = None;
-        for p in &table.partitions {
-            let Some(unit) = db.catalog().base().in_row_unit(p.partition_id) else { continue };
-            match mdfkit::scan::heap_pages(db.reader(), unit) {
-                Ok(pages) => {
-                    let present = pages.iter().filter(|&&id| source.read_raw(id, &mut page).is_ok()).count();
-                    counts = counts.map(|(h, l)| (h + present, l + pages.len()));
-                }
-                Err(e) => {
-                    counts = None;
-                    unknown = Some(e);
-                }
+        match db.in_row_pages_present(&table) {
+            Ok(pages) => {
+                eprintln!(
+                    "note: {}: {} of {} in-row pages present",
+                    table.qualified_name(),
+                    pages.present,
+                    pages.listed
+                )
             }
-        }
-        match (counts, unknown) {
-            (Some((present, listed)), _) => {
-                eprintln!("note: {}: {present} of {listed} in-row pages present", table.qualified_name())
-            }
-            (None, Some(e)) => eprintln!("note: {}: pages unknown: {e}", table.qualified_name()),
-            (None, None) => {}
+            Err(e) => eprintln!("note: {}: pages unknown: {e}", table.qualified_name()),
         }
     }
     Ok(db)

@@ -521,27 +521,6 @@ fn keep_large_buffers_out_of_the_heap() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn keep_large_buffers_out_of_the_heap() {}
 
-impl Command {
-    /// The arguments of a command that reads a database (files, and a table or view name for
-    /// some).
-    fn file_arguments(&self) -> Option<Vec<PathBuf>> {
-        match self {
-            Command::Info { files, .. }
-            | Command::Tables { files, .. }
-            | Command::Pages { files, .. }
-            | Command::Studio { files, .. }
-            | Command::Decode { files, .. }
-            | Command::Check { files, .. }
-            | Command::Export { files, .. } => Some(files.files.clone()),
-            Command::Schema { args }
-            | Command::Sys { args, .. }
-            | Command::Cat { args, .. }
-            | Command::Page { args, .. } => Some(args.iter().map(PathBuf::from).collect()),
-            _ => None,
-        }
-    }
-}
-
 /// The stop point `--stopat`, `--stopatmark` or `--stopbeforemark` (with `--after`) gives.
 fn stop_point(cli: &Cli) -> Result<Option<mdfkit::log::redo::StopPoint>, String> {
     use mdfkit::log::redo::StopPoint;
@@ -582,9 +561,6 @@ fn main() -> ExitCode {
             eprintln!("mdfkit: {e}");
             return ExitCode::from(2);
         }
-    }
-    if let Some(args) = cli.command.file_arguments() {
-        chain::announce_plan(&args, position);
     }
     let result = match cli.command {
         Command::Backups { files, plan, format } => chain::backups(&files, position, plan, format),

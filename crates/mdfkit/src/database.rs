@@ -51,6 +51,16 @@ pub struct MissingFile {
     pub physical_name: String,
 }
 
+/// A table's in-row pages: those the allocation maps list, and those of them the source holds
+/// ([`Database::in_row_pages_present`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InRowPages {
+    /// Pages the source holds.
+    pub present: usize,
+    /// Pages the table's IAM pages list and its PFS pages mark allocated.
+    pub listed: usize,
+}
+
 /// sysprufiles.filetype of data (ROWS) files.
 const ROWS_FILE: i64 = 0;
 
@@ -188,6 +198,21 @@ impl Database {
     /// `columns` (all stored columns when `None`).
     pub fn row_decoder(&self, table: &TableInfo, partition_id: i64, columns: Option<&[String]>) -> Result<RowDecoder> {
         RowDecoder::new(&self.catalog, &self.reader, table, partition_id, columns)
+    }
+
+    /// How many of `table`'s in-row pages (those its IAM pages list and its PFS pages mark
+    /// allocated) the source holds: for a backup read with stripes missing
+    /// ([`Database::open_salvaging`]), what a salvage scan can still read of the table.
+    pub fn in_row_pages_present(&self, table: &TableInfo) -> Result<InRowPages> {
+        let mut counts = InRowPages::default();
+        let mut page = vec![0u8; crate::page::PAGE_SIZE];
+        for partition in &table.partitions {
+            let Some(unit) = self.catalog.base().in_row_unit(partition.partition_id) else { continue };
+            let pages = crate::scan::heap_pages(&self.reader, unit)?;
+            counts.present += pages.iter().filter(|&&id| self.reader.source().read_raw(id, &mut page).is_ok()).count();
+            counts.listed += pages.len();
+        }
+        Ok(counts)
     }
 
     /// The Arrow schema a scan of `table` produces ([`crate::table_scan::TableScan::schema`]).

@@ -60,6 +60,12 @@ pub trait PageSource: Send + Sync {
     fn backup_set(&self) -> Option<&crate::backup::BackupSet> {
         None
     }
+
+    /// The restore plan the source was read by, for backups read as a restore chain
+    /// ([`crate::log::redo::restore`]): which sets were read, which skipped and why.
+    fn restore_plan(&self) -> Option<&crate::backup::chain::RestorePlan> {
+        None
+    }
 }
 
 /// Data files (`.mdf` and `.ndf`) on local disk or in memory.

@@ -454,9 +454,11 @@ fn a_full_and_its_differential_read_as_the_restored_database() {
     }
     let (alone, catalog_rows) = steps_dt(std::slice::from_ref(&full));
     assert!(alone.is_empty() && catalog_rows == 0, "{alone:?}");
-    // With both differentials, the later one is read and the earlier one skipped with its reason.
-    let plan =
-        BackupFiles::open(&[full, diff1.clone(), folder.join("SimpleBackTest_2.bak")]).unwrap().plan(None).unwrap();
+    // With both differentials, the later one is read and the earlier one skipped with its reason:
+    // the plan the opened database hands back is the one it read by.
+    let db = Database::open(&[full, diff1.clone(), folder.join("SimpleBackTest_2.bak")]).unwrap();
+    let plan = db.reader().source().restore_plan().expect("the plan of a restore chain").clone();
+    assert!(plan.chose_among_several());
     assert!(plan.differential.unwrap().files[0].ends_with("SimpleBackTest_2.bak"));
     assert_eq!(plan.skipped.len(), 1);
     assert_eq!(plan.skipped[0].0.files, [diff1]);

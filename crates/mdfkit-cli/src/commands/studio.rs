@@ -22,6 +22,7 @@ pub fn studio(
         .into());
     }
     let mut studio = mdfkit_studio::Studio::open(files.to_vec(), position)?;
+    crate::chain::announce_plan(studio.db.reader().source());
     if allow_remote {
         eprintln!("mdfkit: warning: --allow-remote: anyone who can reach {host}:{port} with the token can read this database; the traffic is not encrypted");
         studio.allow_remote = true;

@@ -84,6 +84,12 @@ pub struct RestorePlan {
 }
 
 impl RestorePlan {
+    /// True when the files held more than one backup set, so that the plan chose among them
+    /// (then its [`RestorePlan::notices`] are worth telling).
+    pub fn chose_among_several(&self) -> bool {
+        self.differential.is_some() || !self.logs.is_empty() || !self.skipped.is_empty()
+    }
+
     /// Why a log backup of the plan cannot be applied: it comes after a gap in the log.
     pub fn after_gap(&self, log: &PlannedSet) -> Option<String> {
         let (from, to) = self.log_gaps.first()?;
@@ -341,7 +347,7 @@ impl BackupFiles {
     /// first in the pages' notes.
     pub fn read_noted(&self, position: Option<u16>, salvage: bool) -> Result<(BackupPages, RestorePlan)> {
         let (mut pages, plan) = self.read(position, !salvage)?;
-        if plan.differential.is_some() || !plan.logs.is_empty() || !plan.skipped.is_empty() {
+        if plan.chose_among_several() {
             let mut notes = plan.notices();
             notes.append(&mut pages.notes);
             pages.notes = notes;

@@ -51,7 +51,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::backup::chain::BackupFiles;
+use crate::backup::chain::{BackupFiles, RestorePlan};
 use crate::backup::{BackupSet, Lsn};
 use crate::bytes::read_u16;
 use crate::error::{Error, ErrorKind, Result};
@@ -241,6 +241,8 @@ pub struct RedoPages {
     left_out: HashMap<&'static str, usize>,
     applied: usize,
     notes: Vec<String>,
+    /// The plan the base pages were read by, when they come from a restore chain.
+    plan: Option<RestorePlan>,
 }
 
 /// How the notes a reader must be told begin ([`RedoPages::warn`]).
@@ -258,6 +260,7 @@ impl RedoPages {
             left_out: HashMap::new(),
             applied: 0,
             notes,
+            plan: None,
         }
     }
 
@@ -435,6 +438,7 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         Ok(())
     };
     let mut redo = RedoPages::new(Arc::new(pages));
+    redo.plan = Some(plan.clone());
     if stop == StopPoint::NoLog {
         redo.note("the log is not rolled forward: the pages as the backups copied them".to_string());
         return Ok(redo);
@@ -670,6 +674,10 @@ impl PageSource for RedoPages {
 
     fn backup_set(&self) -> Option<&BackupSet> {
         self.base.backup_set()
+    }
+
+    fn restore_plan(&self) -> Option<&RestorePlan> {
+        self.plan.as_ref()
     }
 }
 
