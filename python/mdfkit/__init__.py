@@ -1,25 +1,33 @@
 """Read Microsoft SQL Server data files (.mdf/.ndf) and backups (.bak) without SQL Server.
 
-Tables come out as Arrow data (pyarrow, pandas, polars, DuckDB) straight from the bytes on disk::
+Tables come out as Arrow data (pyarrow, pandas, polars, DuckDB) straight from the bytes on disk.
+The examples read ``shop.mdf``, the sample database ``mdfkit demo`` writes::
 
     >>> import mdfkit
     >>> db = mdfkit.open("shop.mdf")                 # or ["a.mdf", "b.ndf"], or "backup.bak"
     >>> db.info.product, db.info.collation
-    ('SQL Server 2012', 'SQL_Latin1_General_CP1_CI_AS')
+    ('SQL Server 2019', 'SQL_Latin1_General_CP1_CI_AS')
     >>> [t.qualified_name for t in db.tables]
-    ['dbo.Customers', 'dbo.Orders']
+    ['dbo.Customers', 'dbo.Orders', 'dbo.Products', 'sales.EventLog']
     >>> t = db.table("dbo.Orders")
-    >>> t.schema.field("Freight").metadata            # the declared SQL type of each column
-    {b'mdfkit.sql_type': b'money'}
-    >>> t.to_arrow(columns=["OrderID", "Freight"], limit=10)   # a pyarrow.Table
-    >>> df = t.to_pandas()                            # needs mdfkit[pandas]
-    >>> for batch in t.iter_batches(batch_size=65536): ...  # bounded memory
-    >>> db.sys("sys.columns").to_pandas()            # any catalog view, as a pyarrow.Table
+    >>> t.schema.field("Total").metadata              # the declared SQL type of each column
+    {b'mdfkit.sql_type': b'numeric(12,2)'}
+    >>> t.to_arrow(columns=["OrderID", "Total"], limit=10).num_rows   # a pyarrow.Table
+    10
+    >>> len(db.table("dbo.Customers").to_pandas())    # needs mdfkit[pandas]
+    2000
+    >>> sum(batch.num_rows for batch in t.iter_batches(batch_size=1000))   # bounded memory
+    5000
+    >>> db.sys("sys.objects").num_rows > 0            # any catalog view, as a pyarrow.Table
+    True
     >>> con = db.duckdb()                             # needs mdfkit[duckdb]
     >>> con.sql("select count(*) from dbo.Orders").fetchall()
-    >>> mdfkit.export("shop.mdf", "out/", format="parquet")
+    [(5000,)]
+    >>> [r.rows for r in mdfkit.export("shop.mdf", "out/", format="parquet", tables=["Customers", "Orders"])]
+    [2000, 5000]
     >>> splits = t.splits(target_bytes=256 << 20)     # parts of the scan for other processes
-    >>> mdfkit.read_split(splits[0]).read_all()       # (mdfkit.dask, mdfkit.spark use them)
+    >>> mdfkit.read_split(splits[0]).read_all().num_rows   # (mdfkit.dask, mdfkit.spark use them)
+    5000
 
 Rows travel through the Arrow C stream interface: the Rust reader builds the Arrow buffers and
 hands them over without copies or per-value Python objects, and long scans run with the GIL

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import os
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 import pyarrow as pa
 
 from . import _native
-from ._export import export_database
+from ._export import export
 from ._table import Table, _require
-from ._types import DatabaseInfo, ExportResult, FileInfo, PathLike, Paths, _parse_datetime
+from ._types import DatabaseInfo, FileInfo, Paths, _parse_datetime
 from .errors import NotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,9 +38,9 @@ class Database:
 
         >>> db = mdfkit.open("shop.mdf")
         >>> db.info.product
-        'SQL Server 2012'
+        'SQL Server 2019'
         >>> db.table("Orders").to_arrow().num_rows
-        830
+        5000
     """
 
     def __init__(self, paths: Paths) -> None:
@@ -125,7 +125,9 @@ class Database:
         Example::
 
             >>> db.table("dbo.Orders").rows
-            830
+            5000
+            >>> db.table("eventlog").qualified_name
+            'sales.EventLog'
         """
         schema, table = self._native.resolve(name)
         for t in self.all_tables():
@@ -143,7 +145,9 @@ class Database:
 
         Example::
 
-            >>> db.sys("sys.columns").to_pandas().head()
+            >>> columns = db.sys("sys.columns").to_pandas()
+            >>> list(columns[columns.object_id == db.table("dbo.Orders").object_id].name)
+            ['OrderID', 'CustomerID', 'OrderDate', 'ShippedAt', 'PickTime', 'Status', 'Lines', 'Total', 'Tip', 'Notes']
         """
         stream = self._native.view(view)
         return pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__()).read_all()
@@ -159,7 +163,8 @@ class Database:
         Example::
 
             >>> con = db.duckdb()
-            >>> con.sql("select ShipCountry, count(*) from Orders group by 1").df()
+            >>> con.sql("select count(*) from Orders join Customers using (CustomerID)").fetchall()
+            [(5000,)]
         """
         duckdb = _require("duckdb", "duckdb")
         con = connection if connection is not None else duckdb.connect()
@@ -179,19 +184,9 @@ class Database:
                 con.execute(f"create or replace view main.{_quote(t.name)} as select * from {source}")
         return con
 
-    def export(
-        self,
-        out_dir: PathLike,
-        format: str = "parquet",
-        tables: Optional[Iterable[str]] = None,
-        errors: str = "raise",
-        compression: str = "zstd",
-        threads: Optional[int] = None,
-        source_column: Optional[str] = None,
-    ) -> List[ExportResult]:
-        """Writes tables to ``out_dir`` as ``schema.name.parquet`` (or ``.arrows``, ``.csv``,
-        ``.jsonl``, or Delta Lake tables). See :func:`mdfkit.export`."""
-        return export_database(self, out_dir, format, tables, errors, compression, threads, source_column)
+    #: Writes tables to ``out_dir``: :func:`mdfkit.export` with this database as ``source``
+    #: (one definition, so the two cannot drift apart).
+    export = export
 
 
 def _quote(name: str) -> str:
@@ -218,13 +213,12 @@ def open(paths: Paths) -> Database:  # noqa: A001 - mirrors the builtin on purpo
     Example::
 
         >>> import mdfkit
-        >>> db = mdfkit.open("AdventureWorksLT2012_Data.mdf")
+        >>> db = mdfkit.open("shop.mdf")               # or ["data.mdf", "data2.ndf"], or "backup.bak"
         >>> db.info.product
-        'SQL Server 2012'
+        'SQL Server 2019'
         >>> [(t.qualified_name, t.rows) for t in db.tables][:2]
-        [('SalesLT.Address', 450), ('SalesLT.Customer', 847)]
-        >>> db.table("SalesLT.Product").to_pandas().head()
-        >>> mdfkit.open(["data.mdf", "data2.ndf"])
-        >>> mdfkit.open("backup.bak")
+        [('dbo.Customers', 2000), ('dbo.Orders', 5000)]
+        >>> db.table("dbo.Products").to_pandas().shape
+        (500, 10)
     """
     return Database(paths)

@@ -18,40 +18,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._database import Database
 
 
-def export_database(
-    db: "Database",
-    out_dir: PathLike,
-    format: str,
-    tables: Optional[Iterable[str]],
-    errors: str,
-    compression: str,
-    threads: Optional[int],
-    source_column: Optional[str] = None,
-) -> List[ExportResult]:
-    """:meth:`Database.export`'s work (see :func:`export`)."""
-    if errors not in ("raise", "skip"):
-        raise ValueError("errors must be 'raise' or 'skip'")
-    names = None if tables is None else list([tables] if isinstance(tables, str) else tables)
-    target = os.fspath(out_dir)
-    if format == "delta":
-        results = [export_delta(db, target, name, source_column) for name in (names or [t.qualified_name for t in db.tables])]
-    else:
-        if source_column is not None:
-            raise ValueError("source_column is for format='delta'")
-        done = db._native.export_tables(target, format, names, compression, threads)
-        results = [
-            ExportResult(d["table"], _output_path(target, d["name"]), d.get("rows", 0), d.get("bytes", 0),
-                         d.get("seconds", 0.0), d["error"])
-            for d in done
-        ]
-    failed = [r for r in results if r.error is not None]
-    if failed and errors == "raise":
-        error = failed[0].error
-        error.results = results  # type: ignore[union-attr]
-        raise error  # type: ignore[misc]
-    return results
-
-
 def export_delta(db: "Database", out_dir: str, name: str, source_column: Optional[str]) -> ExportResult:
     """Appends table ``name`` to the Delta table ``OUT_DIR/SCHEMA.TABLE`` (created by the first
     export) in one commit, streaming the rows (bounded memory) with the ``deltalake`` package
@@ -141,10 +107,30 @@ def export(
     Example::
 
         >>> results = mdfkit.export("shop.mdf", "out/", format="parquet", tables=["dbo.Orders"])
-        >>> results[0].rows, results[0].path
-        (830, PosixPath('out/dbo.Orders.parquet'))
+        >>> results[0].rows, results[0].path.as_posix()
+        (5000, 'out/dbo.Orders.parquet')
     """
     from ._database import Database  # imported here: the database module imports this one
 
     db = source if isinstance(source, Database) else Database(source)
-    return db.export(out_dir, format, tables, errors, compression, threads, source_column)
+    if errors not in ("raise", "skip"):
+        raise ValueError("errors must be 'raise' or 'skip'")
+    names = None if tables is None else list([tables] if isinstance(tables, str) else tables)
+    target = os.fspath(out_dir)
+    if format == "delta":
+        results = [export_delta(db, target, name, source_column) for name in (names or [t.qualified_name for t in db.tables])]
+    else:
+        if source_column is not None:
+            raise ValueError("source_column is for format='delta'")
+        done = db._native.export_tables(target, format, names, compression, threads)
+        results = [
+            ExportResult(d["table"], _output_path(target, d["name"]), d.get("rows", 0), d.get("bytes", 0),
+                         d.get("seconds", 0.0), d["error"])
+            for d in done
+        ]
+    failed = [r for r in results if r.error is not None]
+    if failed and errors == "raise":
+        error = failed[0].error
+        error.results = results  # type: ignore[union-attr]
+        raise error  # type: ignore[misc]
+    return results

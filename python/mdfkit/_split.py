@@ -26,7 +26,7 @@ class Split:
 
         >>> splits = db.table("dbo.Orders").splits(target_bytes=64 << 20)
         >>> sum(mdfkit.read_split(s).read_all().num_rows for s in splits)
-        830
+        5000
     """
 
     json: str

@@ -31,9 +31,10 @@ class Table:
     Example::
 
         >>> t = db.table("dbo.Orders")
-        >>> t.rows, t.pages
-        (830, 12)
-        >>> t.to_arrow(columns=["OrderID", "Freight"], limit=5).to_pylist()
+        >>> t.rows, t.is_heap
+        (5000, False)
+        >>> t.to_arrow(columns=["OrderID"], limit=3).to_pylist()
+        [{'OrderID': 100000}, {'OrderID': 100001}, {'OrderID': 100002}]
     """
 
     schema_name: str
@@ -94,7 +95,7 @@ class Table:
 
             >>> splits = db.table("dbo.Orders").splits(target_bytes=64 << 20)
             >>> pa.concat_tables(mdfkit.read_split(s).read_all() for s in splits).num_rows
-            830
+            5000
         """
         return plan_splits(self._db._native, self._db.paths, self.qualified_name, target_bytes, _columns(columns))
 
@@ -127,10 +128,13 @@ class Table:
 
         Example::
 
-            >>> db.table("dbo.titles").to_arrow(columns=["title", "price"], limit=2)
+            >>> db.table("dbo.Orders").to_arrow(columns=["OrderID", "Total"], limit=2)
             pyarrow.Table
-            title: string
-            price: decimal128(19, 4)
+            OrderID: int64
+            Total: decimal128(12, 2)
+            ----
+            OrderID: [[100000,100001]]
+            Total: [[...]]
         """
         stream = self._stream(columns, limit, 65536)
         reader = pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__())
@@ -153,8 +157,10 @@ class Table:
         Example::
 
             >>> total = 0
-            >>> for batch in db.table("dbo.Orders").iter_batches(batch_size=10_000):
+            >>> for batch in db.table("dbo.Orders").iter_batches(batch_size=1_000):
             ...     total += batch.num_rows
+            >>> total
+            5000
         """
         yield from stream_batches(self._stream(columns, limit, batch_size))
 

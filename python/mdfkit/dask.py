@@ -1,11 +1,11 @@
 """Dask: a table of one or many SQL Server databases (files, backups, object URLs) as a
 ``dask.dataframe.DataFrame``, one partition per :class:`mdfkit.Split`, each read by a worker
-straight from the files or the object store::
+straight from the files or the object store (on a cluster, so not a doctest)::
 
-    >>> import mdfkit.dask
-    >>> df = mdfkit.dask.read_table("s3://bk/prod.bak", "dbo.Orders", columns=["OrderID", "Freight"])
-    >>> df = mdfkit.dask.read_table("clients/*.mdf", "dbo.Orders")   # many databases at once
-    >>> df.groupby("source").size().compute()
+    import mdfkit.dask
+    df = mdfkit.dask.read_table("s3://bk/prod.bak", "dbo.Orders", columns=["OrderID", "Freight"])
+    df = mdfkit.dask.read_table("clients/*.mdf", "dbo.Orders")   # many databases at once
+    df.groupby("source").size().compute()
 
 Columns keep their Arrow types (``pandas.ArrowDtype``: exact decimals, timestamps); with
 ``source_column`` (default ``"source"``) each row names the database it came from (its first

@@ -1,12 +1,13 @@
 """Spark: a PySpark Python Data Source (Spark 4's ``pyspark.sql.datasource`` API) named
 ``mdfkit``, reading a table of one or many SQL Server databases (files, backups, object URLs),
-one Spark partition per :class:`mdfkit.Split`, batches handed to Spark as Arrow::
+one Spark partition per :class:`mdfkit.Split`, batches handed to Spark as Arrow (on a cluster,
+so not a doctest)::
 
-    >>> import mdfkit.spark
-    >>> mdfkit.spark.register(spark)
-    >>> df = spark.read.format("mdfkit").option("table", "dbo.Orders").load("s3://bk/prod.bak")
-    >>> spark.read.format("mdfkit").option("table", "dbo.Orders").load("/data/clients/*.mdf")
-    >>> mdfkit.spark.tables(spark, "s3://bk/prod.bak").show()     # the tables of a database
+    import mdfkit.spark
+    mdfkit.spark.register(spark)
+    df = spark.read.format("mdfkit").option("table", "dbo.Orders").load("s3://bk/prod.bak")
+    spark.read.format("mdfkit").option("table", "dbo.Orders").load("/data/clients/*.mdf")
+    mdfkit.spark.tables(spark, "s3://bk/prod.bak").show()     # the tables of a database
 
 Options: ``table`` (required), ``columns`` (comma-separated: only these are read; a schema given
 with ``.schema(...)`` naming some of the columns does the same), ``target_bytes`` (pages per

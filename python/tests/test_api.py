@@ -4,7 +4,6 @@ DuckDB and export."""
 import datetime
 import decimal
 import threading
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -205,17 +204,6 @@ def test_help_teaches():
     doc = mdfkit.open.__doc__
     assert "Example" in doc and "mdfkit.open(" in doc
     assert "iter_batches" in mdfkit.__doc__
-
-
-def test_the_readme_example_runs(corpus, tmp_path, monkeypatch):
-    """The Python example of the README, on Northwind (which has dbo.Orders)."""
-    optional("pandas"), optional("polars"), optional("duckdb")
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
-    code = code.replace('"shop.mdf"', repr(str(corpus / "mdf" / "xxxnemesis4xxx-sql_server__northwnd.mdf")))
-    monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {})
-    assert pq.read_table(tmp_path / "out" / "dbo.Orders.parquet").num_rows == 830
 
 
 def test_close(corpus):
