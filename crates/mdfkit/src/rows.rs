@@ -356,7 +356,9 @@ impl RowDecoder {
                 None => return self.absent(plan),
                 Some(v) if lob::is_text_pointer(ty.sql_type, v.complex, v.bytes.len()) => {
                     off_row.clear();
-                    lob::read_text_pointer(&self.reader, v.bytes, off_row)?;
+                    if !lob::read_text_pointer(&self.reader, v.bytes, off_row)? {
+                        return Ok(None);
+                    }
                     off_row
                 }
                 Some(v) if v.complex => {
@@ -417,7 +419,9 @@ impl RowDecoder {
                 if matches!(plan.column.type_info.sql_type, SqlType::Text | SqlType::NText | SqlType::Image)
                     || (plan.column.type_info.max_length < 0 && bytes.len() == lob::TEXT_POINTER_SIZE) =>
             {
-                lob::read_text_pointer(&self.reader, bytes, off_row)?
+                if !lob::read_text_pointer(&self.reader, bytes, off_row)? {
+                    return Ok(None);
+                }
             }
             CdValue::Complex(bytes) => lob::read_complex(&self.reader, bytes, off_row)?,
             value => values::expand(&plan.column.type_info, value, off_row)?,
