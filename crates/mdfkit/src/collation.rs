@@ -283,51 +283,59 @@ pub fn id_from_tds(info: u32, sort_id: u8) -> Option<u32> {
     (flags >> 6 == 0 && find(id).is_some()).then_some(id)
 }
 
-/// Decodes char/varchar bytes stored under collation `id`.
+/// Decodes char/varchar bytes stored under collation `id` (the collation looked up for this one
+/// value: a column's values go through its [`TextCodec`] instead).
 pub fn decode_text(id: u32, bytes: &[u8]) -> Result<String> {
     let mut text = String::new();
-    decode_text_into(id, bytes, &mut text)?;
+    TextCodec::new(id).decode_into(bytes, &mut text)?;
     Ok(text)
 }
 
-/// Like [`decode_text`], appending to `out` (no allocation per value). ASCII reads the same in
-/// every code page; other text needs the collation's code page, and is refused by name where the
-/// id is not listed or the collation is Unicode-only.
-pub fn decode_text_into(id: u32, bytes: &[u8], out: &mut String) -> Result<()> {
-    if let Some(Ok(ascii)) = bytes.is_ascii().then(|| std::str::from_utf8(bytes)) {
-        out.push_str(ascii);
-        return Ok(());
-    }
-    match code_page_cached(id) {
-        Some(CodePage::Ansi(cp)) if push_code_page(cp, bytes, out) => Ok(()),
-        Some(CodePage::Ansi(cp)) => Err(Error::unsupported(format!(
-            "text in collation {} (code page {cp}), which mdfkit cannot decode",
-            name(id)
-        ))),
-        Some(CodePage::UnicodeOnly) => Err(Error::unsupported(format!(
-            "text in collation {}, which is Unicode-only: it has no code page for char/varchar bytes",
-            name(id)
-        ))),
-        None => Err(Error::unsupported(format!(
-            "text in collation id {id}, which is not in SQL Server's list of collations known to mdfkit"
-        ))),
-    }
+/// How char/varchar text under one collation is decoded: the collation's code page, resolved once
+/// (when a column's plan is built) rather than per value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextCodec {
+    collation_id: u32,
+    code_page: Option<CodePage>,
 }
 
-/// [`code_page`], remembered for the last id this thread asked about: a scan asks for the same
-/// column's collation value after value.
-fn code_page_cached(id: u32) -> Option<CodePage> {
-    thread_local! {
-        static LAST: std::cell::Cell<Option<(u32, Option<CodePage>)>> = const { std::cell::Cell::new(None) };
+impl TextCodec {
+    /// The codec of collation `id`; an id SQL Server's list lacks still decodes ASCII.
+    pub fn new(collation_id: u32) -> Self {
+        TextCodec { collation_id, code_page: code_page(collation_id) }
     }
-    LAST.with(|last| match last.get() {
-        Some((cached, code_page)) if cached == id => code_page,
-        _ => {
-            let found = code_page(id);
-            last.set(Some((id, found)));
-            found
+
+    /// Decodes `bytes` into a new string.
+    pub fn decode(&self, bytes: &[u8]) -> Result<String> {
+        let mut text = String::new();
+        self.decode_into(bytes, &mut text)?;
+        Ok(text)
+    }
+
+    /// Appends `bytes` decoded to `out` (no allocation per value). ASCII reads the same in every
+    /// code page; other text needs the collation's code page, and is refused by name where the id
+    /// is not listed or the collation is Unicode-only.
+    pub fn decode_into(&self, bytes: &[u8], out: &mut String) -> Result<()> {
+        if let Some(Ok(ascii)) = bytes.is_ascii().then(|| std::str::from_utf8(bytes)) {
+            out.push_str(ascii);
+            return Ok(());
         }
-    })
+        let id = self.collation_id;
+        match self.code_page {
+            Some(CodePage::Ansi(cp)) if push_code_page(cp, bytes, out) => Ok(()),
+            Some(CodePage::Ansi(cp)) => Err(Error::unsupported(format!(
+                "text in collation {} (code page {cp}), which mdfkit cannot decode",
+                name(id)
+            ))),
+            Some(CodePage::UnicodeOnly) => Err(Error::unsupported(format!(
+                "text in collation {}, which is Unicode-only: it has no code page for char/varchar bytes",
+                name(id)
+            ))),
+            None => Err(Error::unsupported(format!(
+                "text in collation id {id}, which is not in SQL Server's list of collations known to mdfkit"
+            ))),
+        }
+    }
 }
 
 /// `bytes` in code page `cp` (as binary XML spells a varchar's code page), or `None` when they are
