@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let reader = PageReader::new(Arc::new(MemPages::new(sparse_pages(pages))));
     let mut out = Vec::new();
     let _ = if mode & 1 == 1 {
-        read_text_pointer(&reader, pointer, &mut out)
+        read_text_pointer(&reader, pointer, &mut out).map(drop)
     } else {
         read_complex(&reader, pointer, &mut out)
     };

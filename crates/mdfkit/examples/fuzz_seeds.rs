@@ -177,7 +177,7 @@ fn database_seeds(out: &mut Out, name: &str, bytes: &[u8], scan_all: bool) -> Re
                                     SqlType::Text | SqlType::NText | SqlType::Image
                                 );
                             let _ = if text {
-                                mdfkit::lob::read_text_pointer(db.reader(), v.bytes, &mut value)
+                                mdfkit::lob::read_text_pointer(db.reader(), v.bytes, &mut value).map(drop)
                             } else {
                                 mdfkit::lob::read_complex(db.reader(), v.bytes, &mut value)
                             };

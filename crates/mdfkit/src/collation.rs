@@ -16,10 +16,14 @@
 //! | 24-31 | SQL sort order id (`SERVERPROPERTY('SqlSortOrder')`), 0 for Windows collations |
 //!
 //! SQL collations (sort id set) are listed whole; a Windows collation is its designator (version,
-//! index) with the comparison style suffixes. An id with other bits set (such as the `_UTF8`
-//! collations of SQL Server 2019, whose bit no source at hand shows) or an unlisted designator is
-//! not named: it is shown as its number, and text under it is decoded only where it is plain ASCII
-//! (the same bytes in every code page), else refused by name.
+//! index) with the comparison style suffixes. An id with other bits set or an unlisted designator
+//! is not named: it is shown as its number, and text under it is decoded only where it is plain
+//! ASCII (the same bytes in every code page), else refused by name.
+//!
+//! The `_UTF8` collations of SQL Server 2019 (code page 65001) are such ids: which bit of the id
+//! marks them, no source at hand shows (not bit 10: SQL Server 2012's AdventureWorksLT already
+//! sets it, on an XML index's internal `Latin1_General_BIN2` column, id 3080). In their TDS form
+//! (backup headers) the flag is documented, and [`name_from_tds`] names them.
 //!
 //! Text is decoded in the collation's code page: Windows-1252 by our own table (the hot path of
 //! Latin1 varchar: on accented words, release build, this machine, 170-234 MB/s against
@@ -283,51 +287,83 @@ pub fn id_from_tds(info: u32, sort_id: u8) -> Option<u32> {
     (flags >> 6 == 0 && find(id).is_some()).then_some(id)
 }
 
-/// Decodes char/varchar bytes stored under collation `id`.
+/// [MS-TDS] 2.2.5.1.2 `fUTF8`: flag bit 6 of the TDS form, bit 26 of its first four bytes (seen
+/// as `0x26000409`, Latin1_General_100_BIN2_UTF8, on SQL Server 2025: hugr-lab/mssql-extension
+/// pull request 305).
+const TDS_UTF8: u32 = 1 << 26;
+
+/// The name of a collation given in its TDS form (a backup header's), `_UTF8` ones included:
+/// SQL Server 2019 appends `_UTF8` to every supplementary-character-aware collation (`_SC` of
+/// `_90`/`_100`, every non-binary `_140`; Microsoft, "Collation and Unicode support") and has one
+/// binary UTF-8 collation, Latin1_General_100_BIN2_UTF8. The TDS form cannot say `_VSS`: a `_140`
+/// one is named without it. `None` for a form SQL Server's list lacks.
+pub fn name_from_tds(info: u32, sort_id: u8) -> Option<String> {
+    if info & TDS_UTF8 == 0 {
+        return id_from_tds(info, sort_id).map(name);
+    }
+    let id = id_from_tds(info & !TDS_UTF8, sort_id).filter(|_| sort_id == 0)?;
+    let twin = lookup(id)?.name;
+    match ((id >> VERSION_SHIFT) & VERSION_MASK, id & (BINARY | BINARY2)) {
+        (1 | 2, 0) => Some(format!("{twin}_SC_UTF8")),
+        (3, 0) => Some(format!("{twin}_UTF8")),
+        (2, BINARY2) if twin == "Latin1_General_100_BIN2" => Some(format!("{twin}_UTF8")),
+        _ => None,
+    }
+}
+
+/// Decodes char/varchar bytes stored under collation `id` (the collation looked up for this one
+/// value: a column's values go through its [`TextCodec`] instead).
 pub fn decode_text(id: u32, bytes: &[u8]) -> Result<String> {
     let mut text = String::new();
-    decode_text_into(id, bytes, &mut text)?;
+    TextCodec::new(id).decode_into(bytes, &mut text)?;
     Ok(text)
 }
 
-/// Like [`decode_text`], appending to `out` (no allocation per value). ASCII reads the same in
-/// every code page; other text needs the collation's code page, and is refused by name where the
-/// id is not listed or the collation is Unicode-only.
-pub fn decode_text_into(id: u32, bytes: &[u8], out: &mut String) -> Result<()> {
-    if let Some(Ok(ascii)) = bytes.is_ascii().then(|| std::str::from_utf8(bytes)) {
-        out.push_str(ascii);
-        return Ok(());
-    }
-    match code_page_cached(id) {
-        Some(CodePage::Ansi(cp)) if push_code_page(cp, bytes, out) => Ok(()),
-        Some(CodePage::Ansi(cp)) => Err(Error::unsupported(format!(
-            "text in collation {} (code page {cp}), which mdfkit cannot decode",
-            name(id)
-        ))),
-        Some(CodePage::UnicodeOnly) => Err(Error::unsupported(format!(
-            "text in collation {}, which is Unicode-only: it has no code page for char/varchar bytes",
-            name(id)
-        ))),
-        None => Err(Error::unsupported(format!(
-            "text in collation id {id}, which is not in SQL Server's list of collations known to mdfkit"
-        ))),
-    }
+/// How char/varchar text under one collation is decoded: the collation's code page, resolved once
+/// (when a column's plan is built) rather than per value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextCodec {
+    collation_id: u32,
+    code_page: Option<CodePage>,
 }
 
-/// [`code_page`], remembered for the last id this thread asked about: a scan asks for the same
-/// column's collation value after value.
-fn code_page_cached(id: u32) -> Option<CodePage> {
-    thread_local! {
-        static LAST: std::cell::Cell<Option<(u32, Option<CodePage>)>> = const { std::cell::Cell::new(None) };
+impl TextCodec {
+    /// The codec of collation `id`; an id SQL Server's list lacks still decodes ASCII.
+    pub fn new(collation_id: u32) -> Self {
+        TextCodec { collation_id, code_page: code_page(collation_id) }
     }
-    LAST.with(|last| match last.get() {
-        Some((cached, code_page)) if cached == id => code_page,
-        _ => {
-            let found = code_page(id);
-            last.set(Some((id, found)));
-            found
+
+    /// Decodes `bytes` into a new string.
+    pub fn decode(&self, bytes: &[u8]) -> Result<String> {
+        let mut text = String::new();
+        self.decode_into(bytes, &mut text)?;
+        Ok(text)
+    }
+
+    /// Appends `bytes` decoded to `out` (no allocation per value). ASCII reads the same in every
+    /// code page; other text needs the collation's code page, and is refused by name where the id
+    /// is not listed or the collation is Unicode-only.
+    pub fn decode_into(&self, bytes: &[u8], out: &mut String) -> Result<()> {
+        if let Some(Ok(ascii)) = bytes.is_ascii().then(|| std::str::from_utf8(bytes)) {
+            out.push_str(ascii);
+            return Ok(());
         }
-    })
+        let id = self.collation_id;
+        match self.code_page {
+            Some(CodePage::Ansi(cp)) if push_code_page(cp, bytes, out) => Ok(()),
+            Some(CodePage::Ansi(cp)) => Err(Error::unsupported(format!(
+                "text in collation {} (code page {cp}), which mdfkit cannot decode",
+                name(id)
+            ))),
+            Some(CodePage::UnicodeOnly) => Err(Error::unsupported(format!(
+                "text in collation {}, which is Unicode-only: it has no code page for char/varchar bytes",
+                name(id)
+            ))),
+            None => Err(Error::unsupported(format!(
+                "text in collation id {id}, which is not in SQL Server's list of collations known to mdfkit"
+            ))),
+        }
+    }
 }
 
 /// `bytes` in code page `cp` (as binary XML spells a varchar's code page), or `None` when they are
@@ -598,6 +634,50 @@ mod tests {
         // SQL Server 2017's own TDS form of Japanese_XJIS_140_BIN2 (TdsCollation 0x11040032).
         assert_eq!(id_from_tds(0x3200_0411, 0).map(name).as_deref(), Some("Japanese_XJIS_140_BIN2"));
         assert_eq!(id_from_tds(0x0400_0409, 0), None, "UTF-8 flag");
+    }
+
+    /// SQL Server 2019's `_UTF8` collations, enumerated from SQL Server's list by Microsoft's
+    /// rule (`_UTF8` after each `_SC` name and each non-binary `_140` one, plus
+    /// Latin1_General_100_BIN2_UTF8: 1,553 names), each named from its TDS form as [MS-TDS] composes it
+    /// (LCID, flags case/accent/kana/width/binary/binary2/UTF-8, version). `_VSS` cannot be said in
+    /// TDS: those 32 resolve to their twin without it. Their text is UTF-8.
+    #[test]
+    fn every_utf8_collation_resolves_from_its_tds_form() {
+        let mut utf8 = 0;
+        for (id, listed) in all().into_iter().filter(|(id, _)| id >> 24 == 0) {
+            let version = (id >> VERSION_SHIFT) & VERSION_MASK;
+            let binary2 = id & BINARY2 != 0;
+            let supplementary = (version == 3 && id & (BINARY | BINARY2) == 0) || listed.ends_with("_SC");
+            if !supplementary && listed != "Latin1_General_100_BIN2" {
+                continue;
+            }
+            utf8 += 1;
+            let flags = [IGNORE_CASE, IGNORE_ACCENT, IGNORE_KANA, IGNORE_WIDTH, BINARY, BINARY2]
+                .iter()
+                .enumerate()
+                .filter(|(_, &bit)| id & bit != 0)
+                .fold(1 << 6, |f, (i, _)| f | 1 << i);
+            let info = lookup(id).unwrap().lcid | flags << 20 | version << 28;
+            let expected = match listed.strip_suffix("_VSS") {
+                Some(twin) => format!("{twin}_UTF8"),
+                None => format!("{listed}_UTF8"),
+            };
+            assert_eq!(
+                name_from_tds(info, 0).as_deref(),
+                Some(expected.as_str()),
+                "{listed} ({info:#x}), binary2 {binary2}"
+            );
+            // Without the flag, the same form names the collation itself (less `_SC`/`_VSS`).
+            assert!(name_from_tds(info & !TDS_UTF8, 0).is_some(), "{listed}");
+        }
+        assert_eq!(utf8, 1553);
+        assert_eq!(name_from_tds(0x2600_0409, 0).as_deref(), Some("Latin1_General_100_BIN2_UTF8"));
+        assert_eq!(name_from_tds(0x2500_0409, 0), None, "no _BIN_UTF8");
+        assert_eq!(name_from_tds(0x04d0_0409, 0), None, "Latin1_General (2000 names) has no _SC, so no _UTF8");
+        assert_eq!(name_from_tds(0x04d0_0409, 52), None, "SQL collations have no _UTF8");
+        let mut text = String::new();
+        assert!(push_code_page(65001, "é€𝄞".as_bytes(), &mut text));
+        assert_eq!(text, "é€𝄞");
     }
 
     #[test]

@@ -559,7 +559,7 @@ impl ColumnBuilder {
                             Some(Ok(ascii)) => b.append_value(ascii),
                             _ => {
                                 text.clear();
-                                crate::collation::decode_text_into(plan.column.collation_id, bytes, text)?;
+                                plan.text_codec().decode_into(bytes, text)?;
                                 b.append_value(text.as_str());
                             }
                         },

@@ -20,7 +20,7 @@
 //! | 0      | 2    | status bits                                                                 |
 //! | 2      | 2    | record length                                                               |
 //! | 4      | 8    | blob id                                                                     |
-//! | 12     | 2    | type: 0 SMALL_ROOT, 2 INTERNAL, 3 DATA, 4 LARGE_ROOT_SHILOH, 5 LARGE_ROOT_YUKON |
+//! | 12     | 2    | type: 0 SMALL_ROOT, 2 INTERNAL, 3 DATA, 4 LARGE_ROOT_SHILOH, 5 LARGE_ROOT_YUKON, 8 NULL |
 //!
 //! - SMALL_ROOT: length (2) at 14, 4 unknown bytes, data from 20.
 //! - DATA: data from 14 to the record's end.
@@ -29,6 +29,13 @@
 //! - LARGE_ROOT_YUKON, and LARGE_ROOT_SHILOH left by SQL Server 2000 (same layout in the corpus'
 //!   Northwind): max links, current links, level (2 each), 4 unknown bytes, then links of
 //!   12 bytes: end offset (4), page (4), file (2), slot (2).
+//!
+//! - NULL (type 8): the root of a text/ntext/image value that is NULL but has a text pointer
+//!   (Books Online, WRITETEXT: "To initialize text columns to NULL, use the UPDATE statement",
+//!   which gives such a column a text pointer to a NULL root). DBCC PAGE names the type
+//!   (`Blob row at: Page (1:265) Slot 1 Length: 84 Type: 8 (NULL)`); the corpus' OFFS.mdf
+//!   (SQL Server 2000's `dtproperties`) holds two, 84 bytes each like a five-link
+//!   LARGE_ROOT, no link in use. The value reads as NULL.
 //!
 //! Link offsets are cumulative: link `i` covers bytes `end[i-1]..end[i]` of the value.
 //!
@@ -55,6 +62,7 @@ const INTERNAL: u16 = 2;
 const DATA: u16 = 3;
 const LARGE_ROOT_SHILOH: u16 = 4;
 const LARGE_ROOT_YUKON: u16 = 5;
+const NULL_ROOT: u16 = 8;
 /// Deepest LOB tree accepted; real trees are a few levels deep, a cycle would recurse forever.
 const MAX_DEPTH: usize = 16;
 /// The largest value SQL Server stores (2 GB - 1).
@@ -139,8 +147,9 @@ pub fn pointer_links(pointer: &[u8], text_pointer: bool) -> Result<Vec<(PageId, 
     links.chunks_exact(12).map(|l| parse_link(&l[4..], 0).map(|k| (k.page, k.slot))).collect()
 }
 
-/// Appends the value a 16-byte text pointer (text, ntext, image) refers to.
-pub fn read_text_pointer(reader: &PageReader, pointer: &[u8], out: &mut Vec<u8>) -> Result<()> {
+/// Appends the value a 16-byte text pointer (text, ntext, image) refers to; false (nothing
+/// appended) when the pointer leads to a NULL root: the value is NULL.
+pub fn read_text_pointer(reader: &PageReader, pointer: &[u8], out: &mut Vec<u8>) -> Result<bool> {
     let rid = pointer
         .get(8..16)
         .ok_or_else(|| Error::corrupt(format!("text pointer of {} bytes, expected 16", pointer.len())))?;
@@ -194,8 +203,9 @@ fn fragment(reader: &PageReader, link: Link) -> Result<(u16, Vec<u8>)> {
     Ok((read_u16(record, 12).unwrap_or(u16::MAX), record.to_vec()))
 }
 
-/// A root reached through a text pointer: its own size tells how much to read.
-fn read_root(reader: &PageReader, link: Link, seen: &mut Seen, out: &mut Vec<u8>) -> Result<()> {
+/// A root reached through a text pointer: its own size tells how much to read. False for a NULL
+/// root.
+fn read_root(reader: &PageReader, link: Link, seen: &mut Seen, out: &mut Vec<u8>) -> Result<bool> {
     let (kind, record) = fragment(reader, link)?;
     match kind {
         SMALL_ROOT => {
@@ -204,9 +214,10 @@ fn read_root(reader: &PageReader, link: Link, seen: &mut Seen, out: &mut Vec<u8>
                 Error::corrupt(format!("SMALL_ROOT claims {len} bytes, its record holds fewer")).at_page(link.page)
             })?;
             out.extend_from_slice(data);
-            Ok(())
+            Ok(true)
         }
-        _ => read_node(reader, link, 0, seen, out),
+        NULL_ROOT => Ok(false),
+        _ => read_node(reader, link, 0, seen, out).map(|()| true),
     }
 }
 
@@ -360,6 +371,24 @@ mod tests {
         let mut out = Vec::new();
         read_text_pointer(&r, &text_pointer(12), &mut out).unwrap();
         assert_eq!(out, b"hello world");
+    }
+
+    /// A text pointer to a NULL root (type 8, 84 bytes like a five-link root with none in use, as
+    /// in the corpus' OFFS.mdf) is a NULL value: nothing read, and false.
+    #[test]
+    fn a_null_root_reads_as_null() {
+        let mut body = vec![0u8; 70];
+        body[2] = 0x1c;
+        let root = fragment_record(NULL_ROOT, &body);
+        assert_eq!(root.len(), 84);
+        let r = reader(vec![(12, build_page(PageId::new(1, 12), 3, &[&root]))]);
+        let mut out = Vec::new();
+        assert!(!read_text_pointer(&r, &text_pointer(12), &mut out).unwrap());
+        assert!(out.is_empty());
+        let small = fragment_record(SMALL_ROOT, &[2, 0, 0, 0, 0, 0, b'h', b'i']);
+        let r = reader(vec![(12, build_page(PageId::new(1, 12), 3, &[&small]))]);
+        assert!(read_text_pointer(&r, &text_pointer(12), &mut out).unwrap());
+        assert_eq!(out, b"hi");
     }
 
     /// Found reviewing the code the `lob` fuzz target exercises (the fuzzer had not hit it): nodes whose links all name the same child multiply

@@ -48,6 +48,7 @@ use crate::bytes::read_u16;
 use crate::catalog::model::{ColumnInfo, TableInfo};
 use crate::catalog::rowset::{stored_default, ColumnLocation, PhysicalColumn};
 use crate::catalog::Catalog;
+use crate::collation::TextCodec;
 use crate::compressed::{values, vardecimal};
 use crate::decode::{decode_column, variant_parts};
 use crate::error::{Error, Result};
@@ -86,6 +87,8 @@ pub struct ColumnPlan {
     absent_value: Option<Vec<u8>>,
     /// A column set: its value is composed from these sparse columns, in column order.
     column_set: Option<Vec<ColumnPlan>>,
+    /// The code page of the column's char/varchar text, resolved from its collation once.
+    text: TextCodec,
 }
 
 /// Decodes the records of one partition into rows of values.
@@ -267,12 +270,7 @@ impl RowDecoder {
         self.stored(record, plan, off_row)
             .and_then(|bytes| match bytes {
                 None => Ok(Value::Null),
-                Some(bytes) => {
-                    let collation = plan.column.collation_id;
-                    decode_column(&plan.column, bytes, plan.bit_position(), &|b| {
-                        crate::collation::decode_text(collation, b)
-                    })
-                }
+                Some(bytes) => decode_column(&plan.column, bytes, plan.bit_position(), &|b| plan.text.decode(b)),
             })
             .map_err(|e| self.in_column(e, plan))
     }
@@ -356,7 +354,9 @@ impl RowDecoder {
                 None => return self.absent(plan),
                 Some(v) if lob::is_text_pointer(ty.sql_type, v.complex, v.bytes.len()) => {
                     off_row.clear();
-                    lob::read_text_pointer(&self.reader, v.bytes, off_row)?;
+                    if !lob::read_text_pointer(&self.reader, v.bytes, off_row)? {
+                        return Ok(None);
+                    }
                     off_row
                 }
                 Some(v) if v.complex => {
@@ -417,7 +417,9 @@ impl RowDecoder {
                 if matches!(plan.column.type_info.sql_type, SqlType::Text | SqlType::NText | SqlType::Image)
                     || (plan.column.type_info.max_length < 0 && bytes.len() == lob::TEXT_POINTER_SIZE) =>
             {
-                lob::read_text_pointer(&self.reader, bytes, off_row)?
+                if !lob::read_text_pointer(&self.reader, bytes, off_row)? {
+                    return Ok(None);
+                }
             }
             CdValue::Complex(bytes) => lob::read_complex(&self.reader, bytes, off_row)?,
             value => values::expand(&plan.column.type_info, value, off_row)?,
@@ -452,9 +454,8 @@ impl RowDecoder {
         let mut xml = String::new();
         for plan in sparse {
             let Some(bytes) = self.sparse_value(record, plan).map_err(|e| self.in_column(e, plan))? else { continue };
-            let collation = plan.column.collation_id;
-            let value = decode_column(&plan.column, bytes, 0, &|b| crate::collation::decode_text(collation, b))
-                .map_err(|e| self.in_column(e, plan))?;
+            let value =
+                decode_column(&plan.column, bytes, 0, &|b| plan.text.decode(b)).map_err(|e| self.in_column(e, plan))?;
             let name = &plan.column.name;
             xml.push('<');
             xml.push_str(name);
@@ -618,7 +619,8 @@ impl ColumnPlan {
             ColumnLocation::Fixed(_) => physical.type_info.fixed_length(),
             ColumnLocation::Variable(_) => None,
         };
-        ColumnPlan { column, physical, fixed_len, absent_value: None, column_set: None }
+        let text = TextCodec::new(column.collation_id);
+        ColumnPlan { column, physical, fixed_len, absent_value: None, column_set: None, text }
     }
 
     /// A column set over the `sparse` columns: no stored bytes of its own; its XML is returned as
@@ -646,6 +648,11 @@ impl ColumnPlan {
     /// Bytes the value takes in the fixed part (`None` for a variable-length column).
     pub fn fixed_len(&self) -> Option<usize> {
         self.fixed_len
+    }
+
+    /// How the column's char/varchar text is decoded.
+    pub fn text_codec(&self) -> &TextCodec {
+        &self.text
     }
 
     /// A decimal stored as a variable-length column: the vardecimal storage format.

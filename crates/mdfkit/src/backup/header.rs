@@ -210,8 +210,8 @@ pub struct TdsCollation {
 impl TdsCollation {
     /// The collation's name, from SQL Server's list (`crate::collation`), otherwise its parts.
     pub fn name(&self) -> String {
-        match crate::collation::id_from_tds(self.info, self.sort_id) {
-            Some(id) => crate::collation::name(id),
+        match crate::collation::name_from_tds(self.info, self.sort_id) {
+            Some(name) => name,
             None => format!(
                 "LCID {:#x}, flags {:#04x}, sort id {}",
                 self.info & 0xf_ffff,
@@ -474,5 +474,7 @@ mod tests {
         assert_eq!(TdsCollation { info: 0x0200_0409, sort_id: 0 }.name(), "Latin1_General_BIN2");
         assert_eq!(TdsCollation { info: 0x00d0_0401, sort_id: 0 }.name(), "Arabic_CI_AS");
         assert_eq!(TdsCollation { info: 0x0400_0409, sort_id: 0 }.name(), "LCID 0x409, flags 0x40, sort id 0");
+        assert_eq!(TdsCollation { info: 0x2600_0409, sort_id: 0 }.name(), "Latin1_General_100_BIN2_UTF8");
+        assert_eq!(TdsCollation { info: 0x24d0_0409, sort_id: 0 }.name(), "Latin1_General_100_CI_AS_SC_UTF8");
     }
 }
