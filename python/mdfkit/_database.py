@@ -43,9 +43,9 @@ class Database:
         5000
     """
 
-    def __init__(self, paths: Paths) -> None:
+    def __init__(self, paths: Paths, **stop: Optional[str]) -> None:
         self.paths: Tuple[str, ...] = tuple(_paths(paths))
-        self._native = _native.NativeDatabase(list(self.paths))
+        self._native = _native.NativeDatabase(list(self.paths), **stop)
 
     def __repr__(self) -> str:
         return f"<mdfkit.Database {', '.join(self.paths)}>"
@@ -193,19 +193,41 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def open(paths: Paths) -> Database:  # noqa: A001 - mirrors the builtin on purpose
+def open(  # noqa: A001 - mirrors the builtin on purpose
+    paths: Paths,
+    *,
+    stopat: Optional[str] = None,
+    stopatmark: Optional[str] = None,
+    stopbeforemark: Optional[str] = None,
+    after: Optional[str] = None,
+    stopatlsn: Optional[str] = None,
+) -> Database:
     """Opens a SQL Server database from its files, without SQL Server.
 
     Args:
         paths: the ``.mdf`` (one path), the ``.mdf`` and its ``.ndf`` files (a list, any order:
             files are matched by the ids in their own headers), or a backup ``.bak`` (or the
-            stripes of one backup set).
+            stripes of one backup set), or a restore chain: full, differential and log backups
+            (``.trn``) in any order, read as ``RESTORE ... WITH RECOVERY`` would leave them.
+        stopat: with backups, roll the log forward only up to this time
+            (``"2017-06-01 13:22:44"``, as ``RESTORE ... WITH STOPAT``): transactions committed
+            by then are read, the others are not.
+        stopatmark: up to the commit of the transaction begun ``WITH MARK`` of this name,
+            included; ``"lsn:25000000016300001"`` stops at the log record of that LSN, included.
+        stopbeforemark: as ``stopatmark``, that transaction (or log record) not included.
+        after: with ``stopatmark`` / ``stopbeforemark``, the first mark of that name begun at or
+            after this time.
+        stopatlsn: up to the log record at this LSN, included: ``"25000000016300001"`` as
+            ``RESTORE HEADERONLY`` prints it, ``"0x00000019:000000a3:0001"`` as
+            ``fn_dump_dblog`` prints it, or ``"25:163:1"``.
 
     Returns:
         A :class:`Database`.
 
     Raises:
         NotADatabaseError: a file is not a data file or backup (or belongs to another database).
+        ValueError: a stop point that cannot be read, or more than one.
+        NotFoundError: a stop point with data files instead of backups, or a mark not in the log.
         MissingFileError: the primary ``.mdf`` was not given.
         CorruptPageError: a page the catalog needs is damaged.
         IoError: a file cannot be read.
@@ -221,4 +243,11 @@ def open(paths: Paths) -> Database:  # noqa: A001 - mirrors the builtin on purpo
         >>> db.table("dbo.Products").to_pandas().shape
         (500, 10)
     """
-    return Database(paths)
+    return Database(
+        paths,
+        stopat=stopat,
+        stopatmark=stopatmark,
+        stopbeforemark=stopbeforemark,
+        after=after,
+        stopatlsn=stopatlsn,
+    )

@@ -29,6 +29,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, SchemaRef};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::export::{export_table, export_tables, ExportDestination, ExportFormat, ExportOptions, LocalOutput};
+use mdfkit::log::redo::StopPoint;
 use mdfkit::scan::Flow;
 use mdfkit::split::ScanSplit;
 use mdfkit::value::Value;
@@ -128,13 +129,27 @@ impl NativeDatabase {
 
 #[pymethods]
 impl NativeDatabase {
-    /// Opens the data files (`.mdf`, `.ndf`, any order) or the backup files of one database.
+    /// Opens the data files (`.mdf`, `.ndf`, any order) or the backup files of one database
+    /// (a restore chain), its log rolled forward up to the stop point the options give
+    /// ([`StopPoint::from_options`]; a bad one is a `ValueError`).
     #[new]
-    fn new(py: Python<'_>, paths: Vec<PathBuf>) -> PyResult<Self> {
+    #[pyo3(signature = (paths, stopat=None, stopatmark=None, stopbeforemark=None, after=None, stopatlsn=None))]
+    fn new(
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        stopat: Option<&str>,
+        stopatmark: Option<&str>,
+        stopbeforemark: Option<&str>,
+        after: Option<&str>,
+        stopatlsn: Option<&str>,
+    ) -> PyResult<Self> {
         if paths.is_empty() {
             return Err(PyValueError::new_err("give at least one file"));
         }
-        let db = py.detach(|| Database::open(&paths)).py_err(py)?;
+        let stop = StopPoint::from_options(stopat, stopatmark, stopbeforemark, after, stopatlsn)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?
+            .unwrap_or_default();
+        let db = py.detach(|| Database::open_until(&paths, None, stop)).py_err(py)?;
         Ok(NativeDatabase { db: Arc::new(db) })
     }
 

@@ -55,6 +55,12 @@ struct Cli {
     /// this time ("YYYY-MM-DD HH:MM:SS")
     #[arg(long, global = true, value_name = "TIME")]
     after: Option<String>,
+    /// With backups: roll their log forward up to the log record at this LSN, included (as
+    /// RESTORE ... WITH STOPATMARK = 'lsn:N'): 25000000016300001 as RESTORE HEADERONLY prints
+    /// it, 0x00000019:000000a3:0001 as fn_dump_dblog and `mdfkit log` print it, or 25:163:1.
+    /// `--stopbeforemark lsn:N` stops just before that record
+    #[arg(long, global = true, value_name = "LSN", conflicts_with_all = ["stopat", "stopatmark", "stopbeforemark"])]
+    stopatlsn: Option<String>,
     /// With s3:// or az:// URLs: the server to use instead of the cloud's own, e.g.
     /// http://127.0.0.1:7070 for an S3-compatible server (also AWS_ENDPOINT_URL /
     /// AZURE_STORAGE_ENDPOINT)
@@ -521,23 +527,17 @@ fn keep_large_buffers_out_of_the_heap() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn keep_large_buffers_out_of_the_heap() {}
 
-/// The stop point `--stopat`, `--stopatmark` or `--stopbeforemark` (with `--after`) gives.
+/// The stop point `--stopat`, `--stopatmark`, `--stopbeforemark` (with `--after`) or
+/// `--stopatlsn` gives.
 fn stop_point(cli: &Cli) -> Result<Option<mdfkit::log::redo::StopPoint>, String> {
-    use mdfkit::log::redo::StopPoint;
-    let time = |flag: &str, text: &str| StopPoint::parse_time(text).map_err(|e| format!("{flag}: {e}"));
-    let mark = cli.stopatmark.as_ref().map(|n| (n, false)).or(cli.stopbeforemark.as_ref().map(|n| (n, true)));
-    match (&cli.stopat, mark, &cli.after) {
-        (Some(t), None, None) => time("--stopat", t).map(Some),
-        (None, Some((name, before)), after) => {
-            let after = match after.as_deref().map(|t| time("--after", t)).transpose()? {
-                Some(StopPoint::Time { days, ticks }) => Some((days, ticks)),
-                _ => None,
-            };
-            Ok(Some(StopPoint::Mark { name: name.clone(), before, after }))
-        }
-        (None, None, None) => Ok(None),
-        _ => Err("--after goes with --stopatmark or --stopbeforemark".to_string()),
-    }
+    mdfkit::log::redo::StopPoint::from_options(
+        cli.stopat.as_deref(),
+        cli.stopatmark.as_deref(),
+        cli.stopbeforemark.as_deref(),
+        cli.after.as_deref(),
+        cli.stopatlsn.as_deref(),
+    )
+    .map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {

@@ -317,7 +317,10 @@ fn the_restore_plan_lists_the_logs_after_the_differential() {
     }
     let bad = mdfkit(&["cat", &files[0], "dbo.steps", "--stopat", "yesterday"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("--stopat"), "{}", text(&bad.stderr));
+    assert!(text(&bad.stderr).contains("stopat"), "{}", text(&bad.stderr));
+    let bad = mdfkit(&["cat", &files[0], "dbo.steps", "--stopatlsn", "19:51"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("stopatlsn \"19:51\": expected an LSN"), "{}", text(&bad.stderr));
     // No such mark in the log: refused by name.
     let mut args = vec!["cat"];
     args.extend(files.iter().map(String::as_str));
@@ -325,6 +328,66 @@ fn the_restore_plan_lists_the_logs_after_the_differential() {
     let run = mdfkit(&args);
     assert_ne!(run.status.code(), Some(0));
     assert!(text(&run.stderr).contains("no mark \"nosuchmark\""), "{}", text(&run.stderr));
+}
+
+/// `--stopatlsn` at the commit of the last transaction committed by EXPECTED.json's STOPAT time
+/// (found with `mdfkit log`) reads that restore's min and max of dbo.steps.dt, in the three
+/// spellings of an LSN; `--stopbeforemark lsn:` at it leaves that transaction out, and an LSN
+/// past the log reads the whole chain.
+#[test]
+fn a_stop_lsn_reads_as_the_stop_time_of_its_commit() {
+    let Some(dir) = corpus() else { return };
+    let folder = dir.join("chains/restoretimeclean");
+    let mut files: Vec<String> =
+        std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path().to_str().unwrap().to_string()).collect();
+    files.sort();
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap()).unwrap();
+    let chains = expected["chains"].as_array().unwrap();
+    let case = chains.iter().find(|c| c["folder"] == "restoretimeclean" && c["stopat"].is_string()).unwrap();
+    let whole = chains.iter().find(|c| c["folder"] == "restoretimeclean" && c["stopat"].is_null()).unwrap();
+    let stopat = case["stopat"].as_str().unwrap();
+    let mut args = vec!["log", "--operation", "LOP_COMMIT_XACT", "--format", "csv"];
+    args.extend(files.iter().map(String::as_str));
+    let log = text(&mdfkit(&args).stdout);
+    let header: Vec<&str> = log.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (lsn_at, end_at) = (column("current_lsn"), column("end_time"));
+    let commit = log
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<&str>>())
+        .filter(|f| f[end_at].get(..19).is_some_and(|t| t <= stopat))
+        .map(|f| f[lsn_at].to_string())
+        .max()
+        .unwrap();
+    let parts: Vec<u64> = commit.split(':').map(|p| u64::from_str_radix(p, 16).unwrap()).collect();
+    let decimal = format!("{}{:010}{:05}", parts[0], parts[1], parts[2]);
+    let short = format!("{}:{}:{}", parts[0], parts[1], parts[2]);
+    let dts = |stop: &[&str]| -> (String, String) {
+        let mut args = vec!["cat", "--format", "csv"];
+        args.extend(files.iter().map(String::as_str));
+        args.push("dbo.steps");
+        args.extend(stop);
+        let run = mdfkit(&args);
+        assert_eq!(run.status.code(), Some(0), "{stop:?}: {}", text(&run.stderr));
+        let mut dts: Vec<String> = text(&run.stdout)
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect())
+            .collect();
+        dts.sort();
+        (dts.first().cloned().unwrap(), dts.last().cloned().unwrap())
+    };
+    let want = (case["min_dt"].as_str().unwrap().to_string(), case["max_dt"].as_str().unwrap().to_string());
+    for lsn in [decimal.as_str(), &format!("0x{commit}"), &short, &commit] {
+        assert_eq!(dts(&["--stopatlsn", lsn]), want, "--stopatlsn {lsn}");
+    }
+    assert_eq!(dts(&["--stopatmark", &format!("lsn:{decimal}")]), want);
+    let before = dts(&["--stopbeforemark", &format!("lsn:{decimal}")]);
+    assert!(before.0 == want.0 && before.1 < want.1, "{before:?}");
+    let end = (whole["min_dt"].as_str().unwrap().to_string(), whole["max_dt"].as_str().unwrap().to_string());
+    assert_eq!(dts(&["--stopatlsn", "99000000000100001"]), end);
 }
 
 /// One stripe of two with `--salvage`: chinook.bak's catalog has pages in the missing stripe, and

@@ -92,6 +92,42 @@ impl Lsn {
     pub fn numeric(&self) -> u128 {
         u128::from(self.vlf) * 1_000_000_000_000_000 + u128::from(self.block) * 100_000 + u128::from(self.slot)
     }
+
+    /// An LSN as SQL Server spells it: the decimal of `RESTORE HEADERONLY` and of `STOPATMARK =
+    /// 'lsn:25000000016300001'` (an optional `lsn:` prefix), `fn_dump_dblog`'s hexadecimal
+    /// `0x00000019:000000a3:0001` (the `0x` may be left out when each part has its full width,
+    /// 8:8:4 digits, as `mdfkit log` prints it), or the decimal parts `25:163:1` that `fn_dblog`
+    /// takes. `None` for anything else, or parts too large for their field.
+    pub fn parse_text(text: &str) -> Option<Lsn> {
+        let t = text.trim();
+        let t = t.strip_prefix("lsn:").unwrap_or(t);
+        let parts: Vec<&str> = t.split(':').collect();
+        if let [vlf, block, slot] = parts[..] {
+            let (vlf, hex) = match vlf.strip_prefix("0x").or_else(|| vlf.strip_prefix("0X")) {
+                Some(v) => (v, true),
+                None => (vlf, vlf.len() == 8 && block.len() == 8 && slot.len() == 4),
+            };
+            let radix = if hex { 16 } else { 10 };
+            let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_digit(radix));
+            if !(digits(vlf) && digits(block) && digits(slot)) {
+                return None;
+            }
+            return Some(Lsn {
+                vlf: u32::from_str_radix(vlf, radix).ok()?,
+                block: u32::from_str_radix(block, radix).ok()?,
+                slot: u16::from_str_radix(slot, radix).ok()?,
+            });
+        }
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) || t.len() > 25 {
+            return None;
+        }
+        let n: u128 = t.parse().ok()?;
+        Some(Lsn {
+            vlf: u32::try_from(n / 1_000_000_000_000_000).ok()?,
+            block: u32::try_from(n / 100_000 % 10_000_000_000).ok()?,
+            slot: u16::try_from(n % 100_000).ok()?,
+        })
+    }
 }
 
 impl fmt::Display for Lsn {
@@ -437,6 +473,28 @@ mod tests {
         assert_eq!(l, Lsn { vlf: 24, block: 68, slot: 99 });
         assert_eq!(l.to_string(), "24000000006800099");
         assert!(Lsn::parse(&b, 1).is_none());
+    }
+
+    #[test]
+    fn lsns_read_in_every_spelling_sql_server_uses() {
+        // The example of the "Recover to a Log Sequence Number" page, STOPATMARK =
+        // 'lsn:15000000040000037': VLF 15, block 400, slot 37 (0xf, 0x190, 0x25).
+        let lsn = Lsn { vlf: 15, block: 400, slot: 37 };
+        for text in ["15000000040000037", "lsn:15000000040000037", " 15000000040000037 "] {
+            assert_eq!(Lsn::parse_text(text), Some(lsn), "{text}");
+        }
+        for text in ["0x0000000f:00000190:0025", "0xf:190:25", "0000000f:00000190:0025", "15:400:37"] {
+            assert_eq!(Lsn::parse_text(text), Some(lsn), "{text}");
+        }
+        assert_eq!(Lsn::parse_text(&lsn.numeric().to_string()), Some(lsn));
+        // A slot of 100000 or more does not fit the decimal form's five digits: it carries into
+        // the block, which is what the number says.
+        assert_eq!(Lsn::parse_text("100000"), Some(Lsn { vlf: 0, block: 1, slot: 0 }));
+        for bad in ["", "lsn:", "x", "-1", "1:2", "1:2:3:4", "0x1:2:g", "1:2:70000", "99999999999999999999999999"] {
+            assert_eq!(Lsn::parse_text(bad), None, "{bad}");
+        }
+        // A VLF number past u32.
+        assert_eq!(Lsn::parse_text("4294967296000000000000000"), None);
     }
 
     #[test]

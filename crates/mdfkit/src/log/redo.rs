@@ -76,8 +76,15 @@ pub enum StopPoint {
         /// 1/300 s since midnight.
         ticks: u32,
     },
-    /// `STOPATLSN`: records before this LSN.
-    Lsn(Lsn),
+    /// An LSN, as `STOPATMARK = 'lsn:N'` (`included`: the record at that LSN is rolled
+    /// forward, and the transaction it commits with it) or `STOPBEFOREMARK = 'lsn:N'` (only the
+    /// records before it); SQL Server's "Recover to a Log Sequence Number".
+    Lsn {
+        /// The LSN of the stop record.
+        at: Lsn,
+        /// Whether the record at `at` is rolled forward.
+        included: bool,
+    },
     /// `STOPATMARK` (`before`: `STOPBEFOREMARK`): up to the commit of the marked transaction
     /// `name`, included or not; with `after` (days, ticks), the first such mark that began at or
     /// after that time.
@@ -95,6 +102,53 @@ pub enum StopPoint {
 }
 
 impl StopPoint {
+    /// The stop point of RESTORE's options as text, each `None` when not given: `stopat` (a
+    /// time), `stopatmark` or `stopbeforemark` (a mark's name, or `lsn:N` for an LSN as SQL
+    /// Server takes it) with `after` (a time), or `stopatlsn` (an LSN in any spelling
+    /// [`Lsn::parse_text`] reads, the record at it included). `None` when none is given; an
+    /// error names the option that is wrong or does not go with the others.
+    pub fn from_options(
+        stopat: Option<&str>,
+        stopatmark: Option<&str>,
+        stopbeforemark: Option<&str>,
+        after: Option<&str>,
+        stopatlsn: Option<&str>,
+    ) -> Result<Option<StopPoint>> {
+        let bad = |message: String| Error::new(ErrorKind::NotFound, message);
+        let lsn = |option: &str, text: &str| {
+            Lsn::parse_text(text).ok_or_else(|| {
+                bad(format!(
+                    "{option} {text:?}: expected an LSN as 25000000016300001 (RESTORE), \
+                     0x00000019:000000a3:0001 (fn_dump_dblog) or 25:163:1"
+                ))
+            })
+        };
+        let given = [stopat, stopatmark, stopbeforemark, stopatlsn].iter().filter(|o| o.is_some()).count();
+        if given > 1 {
+            return Err(bad("give one stop point: stopat, stopatmark, stopbeforemark or stopatlsn".to_string()));
+        }
+        let mark = stopatmark.map(|n| (n, false)).or(stopbeforemark.map(|n| (n, true)));
+        if after.is_some() && mark.is_none_or(|(name, _)| name.starts_with("lsn:")) {
+            return Err(bad("after goes with stopatmark or stopbeforemark naming a mark".to_string()));
+        }
+        if let Some(text) = stopat {
+            return StopPoint::parse_time(text).map(Some).map_err(|e| bad(format!("stopat: {e}")));
+        }
+        if let Some(text) = stopatlsn {
+            return Ok(Some(StopPoint::Lsn { at: lsn("stopatlsn", text)?, included: true }));
+        }
+        let Some((name, before)) = mark else { return Ok(None) };
+        if name.starts_with("lsn:") {
+            let option = if before { "stopbeforemark" } else { "stopatmark" };
+            return Ok(Some(StopPoint::Lsn { at: lsn(option, name)?, included: !before }));
+        }
+        let after = match after.map(StopPoint::parse_time).transpose().map_err(|e| bad(format!("after: {e}")))? {
+            Some(StopPoint::Time { days, ticks }) => Some((days, ticks)),
+            _ => None,
+        };
+        Ok(Some(StopPoint::Mark { name: name.to_string(), before, after }))
+    }
+
     /// `YYYY-MM-DD HH:MM:SS[.fff]` (or with a `T`) as a [`StopPoint::Time`].
     pub fn parse_time(text: &str) -> Result<StopPoint> {
         let bad = || Error::new(ErrorKind::NotFound, format!("stop time {text:?}: expected YYYY-MM-DD HH:MM:SS[.fff]"));
@@ -171,9 +225,9 @@ impl Commits {
         if self.stop_lsn.is_some() {
             return;
         }
-        if let StopPoint::Lsn(at) = stop {
-            if record.lsn >= *at {
-                self.stop_lsn = Some(*at);
+        if let StopPoint::Lsn { at, included } = stop {
+            if record.lsn > *at || (record.lsn == *at && !included) {
+                self.stop_lsn = Some(record.lsn);
                 return;
             }
         }
@@ -867,7 +921,12 @@ mod tests {
         let stop = StopPoint::parse_time("2017-06-01 13:22:45").unwrap();
         assert_eq!(read_u16(&run(base.clone(), &records, stop).1.unwrap(), 22), Some(2));
         // Before the record's LSN.
-        let stop = StopPoint::Lsn(NEXT_LSN);
+        let stop = StopPoint::Lsn { at: NEXT_LSN, included: false };
+        assert_eq!(run(base.clone(), &records, stop).1.unwrap(), base);
+        // At the commit's LSN, included: the transaction is in; not included: out.
+        let stop = StopPoint::Lsn { at: LSN_A, included: true };
+        assert_eq!(read_u16(&run(base.clone(), &records, stop).1.unwrap(), 22), Some(2));
+        let stop = StopPoint::Lsn { at: LSN_A, included: false };
         assert_eq!(run(base.clone(), &records, stop).1.unwrap(), base);
         // The backup holds the uncommitted change: refused, naming the transaction.
         let holding = page(&[b"row-0", b"row-1"], NEXT_LSN, 0);

@@ -1,0 +1,77 @@
+"""Restore chains through Python: ``mdfkit.open`` of a chain's files, with and without stop
+points, reads the min and max of ``dbo.steps.dt`` that a real SQL Server restore of the same
+files gives (the corpus' ``chains/EXPECTED.json``, from dbatools' own tests)."""
+
+import csv
+import io
+import json
+import subprocess
+
+import pytest
+
+import mdfkit
+
+
+def expected_cases(corpus, folder):
+    chains = json.loads((corpus / "chains" / "EXPECTED.json").read_text())["chains"]
+    return [c for c in chains if c["folder"] == folder]
+
+
+def min_max_dt(db):
+    column = db.table("dbo.steps").to_arrow().column("dt").to_pylist()
+    # EXPECTED.json cuts datetime2(7) to whole seconds.
+    return min(column).strftime("%Y-%m-%d %H:%M:%S"), max(column).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def test_restoretimeclean_at_its_end_and_at_stopat(corpus):
+    files = sorted((corpus / "chains" / "restoretimeclean").iterdir())
+    cases = expected_cases(corpus, "restoretimeclean")
+    assert len(cases) == 2
+    for case in cases:
+        db = mdfkit.open(files, stopat=case.get("stopat"))
+        assert min_max_dt(db) == (case["min_dt"], case["max_dt"]), case["restore"]
+
+
+def test_simplerecovery_full_and_differential(corpus):
+    (case,) = expected_cases(corpus, "simplerecovery")
+    folder = corpus / "chains" / "simplerecovery"
+    db = mdfkit.open([folder / "SimpleBacktest.bak", folder / "SimpleBackTest_1.bak"])
+    assert min_max_dt(db) == (case["min_dt"], case["max_dt"])
+
+
+def test_a_stop_lsn_in_each_spelling_reads_as_the_stop_time_of_its_commit(corpus, mdfkit_bin):
+    """Stopping at the LSN of the last commit at or before EXPECTED.json's STOPAT time (found with
+    ``mdfkit log``) reads the STOPAT restore; stopping before it leaves that transaction out; an
+    LSN past the log reads the whole chain."""
+    files = sorted((corpus / "chains" / "restoretimeclean").iterdir())
+    cases = expected_cases(corpus, "restoretimeclean")
+    (case,) = [c for c in cases if "stopat" in c]
+    (whole,) = [c for c in cases if "stopat" not in c]
+    log = subprocess.run(
+        [mdfkit_bin, "log", "--operation", "LOP_COMMIT_XACT", "--format", "csv", *map(str, files)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    commits = list(csv.DictReader(io.StringIO(log)))
+    commit = max(c["current_lsn"] for c in commits if c["end_time"] and c["end_time"][:19] <= case["stopat"])
+    vlf, block, slot = (int(p, 16) for p in commit.split(":"))
+    want = (case["min_dt"], case["max_dt"])
+    for lsn in [f"{vlf}{block:010}{slot:05}", f"0x{commit}", f"{vlf}:{block}:{slot}"]:
+        assert min_max_dt(mdfkit.open(files, stopatlsn=lsn)) == want, lsn
+    assert min_max_dt(mdfkit.open(files, stopatmark=f"lsn:{vlf}{block:010}{slot:05}")) == want
+    before = min_max_dt(mdfkit.open(files, stopbeforemark=f"lsn:{vlf}{block:010}{slot:05}"))
+    assert before[0] == want[0] and before[1] < want[1]
+    assert min_max_dt(mdfkit.open(files, stopatlsn="99:1:1")) == (whole["min_dt"], whole["max_dt"])
+
+
+def test_bad_stop_points_are_value_errors(corpus):
+    files = sorted((corpus / "chains" / "restoretimeclean").iterdir())
+    with pytest.raises(ValueError, match="stopatlsn"):
+        mdfkit.open(files, stopatlsn="19:51")
+    with pytest.raises(ValueError, match="one stop point"):
+        mdfkit.open(files, stopat="2017-06-01 13:22:44", stopatlsn="25:1:1")
+    with pytest.raises(ValueError, match="stopat"):
+        mdfkit.open(files, stopat="yesterday")
+    with pytest.raises(mdfkit.NotFoundError, match="no mark"):
+        mdfkit.open(files, stopatmark="nosuchmark")
