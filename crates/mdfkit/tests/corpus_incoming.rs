@@ -253,21 +253,22 @@ fn sql_server_2000_diagram_properties_read_whole() {
         let column = |name: &str| decoder.columns().iter().position(|c| c.column.name == name).unwrap();
         let (property, value, lvalue) = (column("property"), column("value"), column("lvalue"));
         let mut values = Vec::new();
-        db.for_each_row_in_partition(&table, partition, |record, _| {
-            decoder.decode(record, &mut values)?;
-            let bytes = match &values[lvalue] {
-                mdfkit::value::Value::Null => None,
-                mdfkit::value::Value::Binary(b) => Some(b.clone()),
-                other => panic!("lvalue {other:?}"),
-            };
-            rows.push((
-                values[property].to_string(),
-                (!values[value].is_null()).then(|| values[value].to_string()),
-                bytes,
-            ));
-            Ok(Flow::Continue)
-        })
-        .unwrap();
+        db.scan(&table)
+            .partition_records(partition, |record, _| {
+                decoder.decode(record, &mut values)?;
+                let bytes = match &values[lvalue] {
+                    mdfkit::value::Value::Null => None,
+                    mdfkit::value::Value::Binary(b) => Some(b.clone()),
+                    other => panic!("lvalue {other:?}"),
+                };
+                rows.push((
+                    values[property].to_string(),
+                    (!values[value].is_null()).then(|| values[value].to_string()),
+                    bytes,
+                ));
+                Ok(Flow::Continue)
+            })
+            .unwrap();
     }
     assert_eq!(rows.len() as i64, table.rows());
     let find = |name: &str| rows.iter().find(|(p, _, _)| p == name).unwrap_or_else(|| panic!("no {name} row"));
