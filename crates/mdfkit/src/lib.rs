@@ -195,9 +195,8 @@ pub mod decode;
 pub mod error;
 pub mod export;
 pub mod info;
-pub mod io;
+pub mod input;
 pub mod lob;
-pub mod location;
 pub mod log;
 pub mod log_changes;
 pub mod page;
@@ -207,7 +206,6 @@ pub mod record;
 pub mod recovery;
 pub mod rows;
 pub mod scan;
-pub mod sniff;
 pub mod source;
 pub mod spatial;
 pub mod split;
@@ -216,6 +214,10 @@ pub mod types;
 pub mod value;
 pub mod xmlbin;
 pub mod xpress;
+
+// The bytes-in modules keep their paths at the root (`mdfkit::io`, ...) for the crates and
+// branches that name them there.
+pub use input::{io, location, sniff};
 
 pub use database::{Database, ScanOptions};
 pub use error::{Error, ErrorKind, Result};
