@@ -215,7 +215,15 @@ pub use input::{io, location, sniff};
 pub use scans::{plain_pages, split, table_scan};
 pub use values::{clrtypes, spatial, types, xmlbin};
 
+// What a user of the facade needs, at the crate root.
+pub use catalog::model::{ColumnInfo, TableInfo};
 pub use database::{Database, ScanOptions};
 pub use error::{Error, ErrorKind, Result};
+pub use export::{export_tables, ExportFormat, ExportOptions, ExportReport};
 pub use info::DatabaseInfo;
 pub use page::PageId;
+pub use rows::RowDecoder;
+pub use scan::{Flow, RowLocation, ScanStats};
+pub use scans::split::ScanSplit;
+pub use scans::table_scan::TableScan;
+pub use value::Value;
