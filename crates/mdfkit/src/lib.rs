@@ -186,7 +186,6 @@ pub mod backup;
 pub mod bytes;
 pub mod catalog;
 pub mod check;
-pub mod clrtypes;
 pub mod collation;
 pub mod columnar;
 pub mod compressed;
@@ -195,29 +194,36 @@ pub mod decode;
 pub mod error;
 pub mod export;
 pub mod info;
-pub mod io;
+pub mod input;
 pub mod lob;
-pub mod location;
 pub mod log;
 pub mod log_changes;
 pub mod page;
-mod parallel;
-pub mod plain_pages;
 pub mod record;
 pub mod recovery;
 pub mod rows;
 pub mod scan;
-pub mod sniff;
+pub mod scans;
 pub mod source;
-pub mod spatial;
-pub mod split;
-pub mod table_scan;
-pub mod types;
 pub mod value;
-pub mod xmlbin;
-pub mod xpress;
+pub mod values;
 
+// Modules moved into the folders of their layer keep their paths at the root (`mdfkit::io`,
+// `mdfkit::table_scan`, ...) for the crates and branches that name them there.
+pub use backup::xpress;
+pub use input::{io, location, sniff};
+pub use scans::{plain_pages, split, table_scan};
+pub use values::{clrtypes, spatial, types, xmlbin};
+
+// What a user of the facade needs, at the crate root.
+pub use catalog::model::{ColumnInfo, TableInfo};
 pub use database::{Database, ScanOptions};
 pub use error::{Error, ErrorKind, Result};
+pub use export::{export_tables, ExportFormat, ExportOptions, ExportReport};
 pub use info::DatabaseInfo;
 pub use page::PageId;
+pub use rows::RowDecoder;
+pub use scan::{Flow, RowLocation, ScanStats};
+pub use scans::split::ScanSplit;
+pub use scans::table_scan::TableScan;
+pub use value::Value;

@@ -92,6 +92,7 @@ pub mod extents;
 pub mod header;
 pub mod mssqlbak;
 pub mod mtf;
+pub mod xpress;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

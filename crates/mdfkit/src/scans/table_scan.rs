@@ -30,11 +30,11 @@ use crate::columnar::BatchBuilder;
 use crate::database::{check_has_storage, Database, ScanOptions};
 use crate::error::{Error, Result};
 use crate::page::{Page, PageId, PageType};
-use crate::parallel::{run_in_task_order, PAGES_PER_TASK};
 use crate::plain_pages::PlainLayout;
 use crate::record::Record;
 use crate::rows::RowDecoder;
 use crate::scan::{self, Flow, RowLocation, ScanMode, ScanPosition, ScanStats};
+use crate::scans::parallel::{run_in_task_order, PAGES_PER_TASK};
 
 /// A scan of one table being set up; see the module documentation.
 #[derive(Clone)]
