@@ -241,7 +241,7 @@ pub fn compression_info(columns: usize) -> Vec<u8> {
 }
 
 /// The anchor record and dictionary of a PAGE compressed page, and the rule its records' values
-/// are stored by: a column whose anchor value A has bytes stores a value V as one byte L (the
+/// are stored by: a column whose anchor value A is not NULL (empty included) stores a value V as one byte L (the
 /// length of the prefix V shares with A, at most 127) then V without those L bytes, or stores
 /// nothing when V is A; a stored form equal to a dictionary entry is replaced by that entry's
 /// number (CD code 12, one byte of short data). Other columns store V as on a ROW compressed
@@ -284,7 +284,7 @@ impl PageCi {
     /// `cell` of column `column` stored against its anchor value.
     fn prefixed(&self, column: usize, cell: &CdCell) -> CdCell {
         match (self.anchor.get(column), cell) {
-            (Some(CdCell::Bytes(a)), CdCell::Bytes(v)) if !a.is_empty() => {
+            (Some(CdCell::Bytes(a)), CdCell::Bytes(v)) => {
                 if v == a {
                     return CdCell::Bytes(Vec::new());
                 }

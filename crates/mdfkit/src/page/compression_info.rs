@@ -27,8 +27,8 @@
 //!
 //! ```text
 //!  CD code 12 (symbol n)  -> the dictionary's entry n stands for the stored value, then:
-//!  anchor value NULL or empty -> the stored value is the value (as on a ROW compressed page)
-//!  anchor value A (bytes):
+//!  anchor value NULL            -> the stored value is the value (as on a ROW compressed page)
+//!  anchor value A (bytes, possibly none: an int 0 is stored empty and is an anchor like any other):
 //!    stored value empty (code 1)  -> the whole of A
 //!    stored value L | suffix      -> A[..L] followed by suffix; L one byte (0-127)
 //!    NULL, a true bit, a complex (LOB / overflow) value -> as stored, no prefix
@@ -36,8 +36,11 @@
 //!
 //! Sources: danny-sg/internals-viewer `CdRecordField.cs` (`ExpandAnchor`: the first byte is the
 //! length of the anchor prefix to take, the rest the suffix; a value with no bytes is the whole
-//! anchor; the anchor applies only where its value is not NULL and not empty; a symbol's byte is
-//! the entry number); rsleedbx/mssqlbak-tests `docs/spec/04_ROWSTORE_COMPRESSED.md` §3.6 G1A
+//! anchor; a symbol's byte is the entry number); an empty anchor is an anchor (its values are
+//! still `L | suffix`, L = 0): rsleedbx/mssqlbak-tests `docs/260623-2-rust-page-compress-fix.md`
+//! found it on ContosoRetailDW's PAGE compressed facts (read as stored, a key stored `00` came
+//! out -128), where internals-viewer skips empty anchors; their reader then matched SQL Server
+//! on every cell of that backup (`docs/correctness_coverage_fixtures_realworld.md`); rsleedbx/mssqlbak-tests `docs/spec/04_ROWSTORE_COMPRESSED.md` §3.6 G1A
 //! (checked against `DBCC PAGE` on real files: a column stored empty on a page with an anchor is
 //! the anchor's value, not 0 / NULL; dictionary entries are `[prefix length][suffix]` against the
 //! anchor, as stored values are); Microsoft, "Page Compression Implementation" (prefix
@@ -70,8 +73,8 @@ pub struct CompressionInfo<'a> {
     /// Bytes the structure takes from offset 96 on: records start after it.
     pub size: usize,
     anchor: Option<CdRecord<'a>>,
-    /// Each column's anchor value where it has bytes (`None`: the column has no prefix), read
-    /// once for all the page's values.
+    /// Each column's anchor value (`None`: NULL, the column has no prefix), read once for all
+    /// the page's values.
     prefixes: Vec<Option<&'a [u8]>>,
     /// Each entry's bytes.
     dictionary: Vec<&'a [u8]>,
@@ -135,7 +138,7 @@ impl<'a> CompressionInfo<'a> {
         let prefixes = anchor.as_ref().map_or_else(Vec::new, |a| {
             (0..a.column_count())
                 .map(|i| match a.value(i) {
-                    Some(CdValue::Bytes(b)) if !b.is_empty() => Some(b),
+                    Some(CdValue::Bytes(b)) => Some(b),
                     _ => None,
                 })
                 .collect()
@@ -308,8 +311,9 @@ mod tests {
         assert_eq!(resolve(0, CdValue::Null), PageValue::Stored(CdValue::Null));
         assert_eq!(resolve(0, CdValue::Symbol(0)), prefixed(b"ab", b"x"), "entries are prefix-compressed too");
         assert_eq!(resolve(1, CdValue::Bytes(b"kept")), stored(b"kept"), "NULL anchor: as stored");
-        assert_eq!(resolve(2, CdValue::Bytes(b"kept")), stored(b"kept"), "empty anchor: as stored");
-        assert_eq!(resolve(2, CdValue::Bytes(&[])), stored(b""), "empty anchor: empty stays empty");
+        assert_eq!(resolve(2, CdValue::Bytes(&[0, 0x81])), prefixed(b"", &[0x81]), "empty anchor: still L | suffix");
+        assert_eq!(resolve(2, CdValue::Bytes(&[])), stored(b""), "empty anchor: stored empty is the anchor");
+        assert!(info.resolve(2, CdValue::Bytes(&[1, 0x81])).is_err(), "a prefix longer than the empty anchor");
         assert_eq!(resolve(1, CdValue::Symbol(1)), stored(b"zz"));
         assert_eq!(resolve(5, CdValue::Bytes(&[9])), stored(&[9]), "a column the anchor does not store");
         assert_eq!(resolve(0, CdValue::Complex(&[1, 2])), PageValue::Stored(CdValue::Complex(&[1, 2])));
