@@ -23,6 +23,14 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The `dt` column (the second) of `cat dbo.steps --format csv`, to the second, sorted.
+fn step_times(run: &Output) -> Vec<String> {
+    let mut dts: Vec<String> =
+        text(&run.stdout).lines().skip(1).map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect()).collect();
+    dts.sort();
+    dts
+}
+
 #[test]
 fn exit_codes_tell_success_bad_input_and_other_failures() {
     let Some(dir) = corpus() else { return };
@@ -229,12 +237,7 @@ fn a_full_backup_and_its_differential_read_together() {
     for pair in [[full, diff], [diff, full]] {
         let run = mdfkit(&["cat", pair[0], pair[1], "dbo.steps", "--format", "csv"]);
         assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
-        let mut dts: Vec<String> = text(&run.stdout)
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect())
-            .collect();
-        dts.sort();
+        let dts = step_times(&run);
         rows = dts.len();
         assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str());
         assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str());
@@ -306,12 +309,7 @@ fn the_restore_plan_lists_the_logs_after_the_differential() {
         }
         let run = mdfkit(&args);
         assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
-        let mut dts: Vec<String> = text(&run.stdout)
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect())
-            .collect();
-        dts.sort();
+        let dts = step_times(&run);
         assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str(), "{case}");
         assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str(), "{case}");
     }
@@ -371,12 +369,7 @@ fn a_stop_lsn_reads_as_the_stop_time_of_its_commit() {
         args.extend(stop);
         let run = mdfkit(&args);
         assert_eq!(run.status.code(), Some(0), "{stop:?}: {}", text(&run.stderr));
-        let mut dts: Vec<String> = text(&run.stdout)
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect())
-            .collect();
-        dts.sort();
+        let dts = step_times(&run);
         (dts.first().cloned().unwrap(), dts.last().cloned().unwrap())
     };
     let want = (case["min_dt"].as_str().unwrap().to_string(), case["max_dt"].as_str().unwrap().to_string());
@@ -445,12 +438,7 @@ fn a_damaged_log_backup_is_named_and_salvage_reads_up_to_it() {
         let run = cat(&args);
         assert_eq!(run.status.code(), Some(0), "{args:?}: {}", text(&run.stderr));
         assert!(!text(&run.stderr).contains("warning"), "{args:?}: {}", text(&run.stderr));
-        let mut dts: Vec<String> = text(&run.stdout)
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect())
-            .collect();
-        dts.sort();
+        let dts = step_times(&run);
         assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str(), "{args:?}");
         assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str(), "{args:?}");
     }

@@ -399,25 +399,6 @@ fn damaged_chain(dir: &Path, scratch: &Path) -> (Vec<PathBuf>, PathBuf, usize, L
     (files, damaged, offset, lsn)
 }
 
-/// dbo.steps.dt of a database, to the second, sorted.
-fn step_times(db: &Database) -> Vec<String> {
-    let t = db.catalog().find_table("dbo.steps").expect("dbo.steps");
-    let mut dts = Vec::new();
-    for p in &t.partitions {
-        let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
-        let dt = decoder.column_names().iter().position(|c| c == "dt").unwrap();
-        let mut values = Vec::new();
-        db.for_each_row_in_partition(&t, p, |record, _| {
-            decoder.decode(record, &mut values)?;
-            dts.push(values[dt].to_string().chars().take(19).collect());
-            Ok(mdfkit::scan::Flow::Continue)
-        })
-        .unwrap();
-    }
-    dts.sort();
-    dts
-}
-
 /// A damaged log backup in a chain: the restore fails naming the file, the block's byte offset
 /// and LSN; with salvage it rolls forward up to the last good record, says what it kept, and
 /// reads what the undamaged chain reads when stopped just before the damaged block.
@@ -441,12 +422,12 @@ fn a_damaged_log_backup_fails_the_chain_and_salvage_stops_at_the_last_good_lsn()
     assert!(notes.iter().any(|n| n.contains(&block) && n.contains("rolled forward up to there only")), "{notes:?}");
     let intact = chain(&dir, "restoretimeclean");
     let before = Database::open_until(&intact, None, StopPoint::Lsn { at: lsn, included: false }).unwrap();
-    let kept = step_times(&salvaged);
-    assert_eq!(kept, step_times(&before));
+    let kept = common::step_times(&salvaged);
+    assert_eq!(kept, common::step_times(&before));
     // Less than the whole chain (EXPECTED.json's max), more than the log before the damaged one.
     let whole = expected(&dir, "restoretimeclean").into_iter().find(|c| c["stopat"].is_null()).unwrap();
     assert!(kept.last().map(String::as_str) < whole["max_dt"].as_str(), "{kept:?}");
     let first_log = Database::open(&intact[..3]).unwrap();
-    assert!(kept.len() > step_times(&first_log).len());
+    assert!(kept.len() > common::step_times(&first_log).len());
     std::fs::remove_dir_all(&scratch).unwrap();
 }
