@@ -31,10 +31,15 @@ fn stop_point() -> StopPoint {
 pub fn open(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
     let db = mdfkit::Database::open_until(files, position, stop_point())?;
     announce_plan(db.reader().source());
+    print_warnings(&db);
+    Ok(db)
+}
+
+/// Says on stderr what the roll forward could not do.
+fn print_warnings(db: &mdfkit::Database) {
     for note in db.reader().source().notes().iter().filter(|n| n.starts_with(mdfkit::log::redo::WARNING)) {
         eprintln!("{note}");
     }
-    Ok(db)
 }
 
 /// The page source of the files, a backup chain rolled forward to the stop point.
@@ -143,14 +148,13 @@ pub fn announce_plan(source: &dyn PageSource) {
 }
 
 /// `cat --salvage` and `export --salvage`: opens the database, reading a striped backup with
-/// stripes missing from the stripes given. Then says on stderr which stripes are missing and,
+/// stripes missing from the stripes given, and a damaged log backup up to its last good LSN
+/// (stderr says where it stopped and what was kept). Then says on stderr which stripes are missing and,
 /// per table, how many of its in-row pages (those its IAM pages list and its PFS pages mark
 /// allocated) the stripes given hold; the scan skips the others and lists them.
 pub fn open_for_salvage(files: &[PathBuf], position: Option<u16>) -> Result<mdfkit::Database, Error> {
-    if stop_point() != StopPoint::End {
-        return Err(Error::new(mdfkit::ErrorKind::NotFound, "--stopat with --salvage is not supported yet"));
-    }
-    let db = mdfkit::Database::open_salvaging(files, position)?;
+    let db = mdfkit::Database::open_salvaging_until(files, position, stop_point())?;
+    print_warnings(&db);
     let source = db.reader().source();
     announce_plan(source);
     let missing = source.parts_not_given();

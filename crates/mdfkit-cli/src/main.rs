@@ -199,7 +199,8 @@ enum Command {
         /// Also return ghost records (deleted rows not yet cleaned up), with a `__ghost` column
         #[arg(long)]
         include_ghosts: bool,
-        /// Read past damaged pages and records, listing what was skipped on stderr
+        /// Read past damaged pages and records, listing what was skipped on stderr; a damaged log
+        /// backup is rolled forward up to its last good LSN
         #[arg(long)]
         salvage: bool,
         /// Only rows stored on these pages: FILE:PAGE or FILE:FIRST-LAST, comma-separated
@@ -239,7 +240,8 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
         /// Read past damaged pages and records; what was skipped is written to
-        /// SCHEMA.TABLE.EXT.skipped.csv beside the output (page, slot, reason)
+        /// SCHEMA.TABLE.EXT.skipped.csv beside the output (page, slot, reason); a damaged log
+        /// backup is rolled forward up to its last good LSN
         #[arg(long)]
         salvage: bool,
         /// Parquet compression: zstd (level 1), zstd:LEVEL (1-22), snappy, lz4 or none. snappy

@@ -23,6 +23,14 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// The `dt` column (the second) of `cat dbo.steps --format csv`, to the second, sorted.
+fn step_times(run: &Output) -> Vec<String> {
+    let mut dts: Vec<String> =
+        text(&run.stdout).lines().skip(1).map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect()).collect();
+    dts.sort();
+    dts
+}
+
 #[test]
 fn exit_codes_tell_success_bad_input_and_other_failures() {
     let Some(dir) = corpus() else { return };
@@ -229,12 +237,7 @@ fn a_full_backup_and_its_differential_read_together() {
     for pair in [[full, diff], [diff, full]] {
         let run = mdfkit(&["cat", pair[0], pair[1], "dbo.steps", "--format", "csv"]);
         assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
-        let mut dts: Vec<String> = text(&run.stdout)
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect())
-            .collect();
-        dts.sort();
+        let dts = step_times(&run);
         rows = dts.len();
         assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str());
         assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str());
@@ -306,12 +309,7 @@ fn the_restore_plan_lists_the_logs_after_the_differential() {
         }
         let run = mdfkit(&args);
         assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
-        let mut dts: Vec<String> = text(&run.stdout)
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect())
-            .collect();
-        dts.sort();
+        let dts = step_times(&run);
         assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str(), "{case}");
         assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str(), "{case}");
     }
@@ -371,12 +369,7 @@ fn a_stop_lsn_reads_as_the_stop_time_of_its_commit() {
         args.extend(stop);
         let run = mdfkit(&args);
         assert_eq!(run.status.code(), Some(0), "{stop:?}: {}", text(&run.stderr));
-        let mut dts: Vec<String> = text(&run.stdout)
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').nth(1).unwrap().chars().take(19).collect())
-            .collect();
-        dts.sort();
+        let dts = step_times(&run);
         (dts.first().cloned().unwrap(), dts.last().cloned().unwrap())
     };
     let want = (case["min_dt"].as_str().unwrap().to_string(), case["max_dt"].as_str().unwrap().to_string());
@@ -388,6 +381,68 @@ fn a_stop_lsn_reads_as_the_stop_time_of_its_commit() {
     assert!(before.0 == want.0 && before.1 < want.1, "{before:?}");
     let end = (whole["min_dt"].as_str().unwrap().to_string(), whole["max_dt"].as_str().unwrap().to_string());
     assert_eq!(dts(&["--stopatlsn", "99000000000100001"]), end);
+}
+
+/// A chain whose last log backup has a slot entry pointing outside its first block:
+/// `cat` fails with exit 2 naming the file, the block's byte offset and `--salvage`; `cat
+/// --salvage` reads up to the last good LSN and says so; with `--stopat` (EXPECTED.json's
+/// STOPAT restore, whose stop comes before the damaged block) both read that restore.
+#[test]
+fn a_damaged_log_backup_is_named_and_salvage_reads_up_to_it() {
+    let Some(dir) = corpus() else { return };
+    let scratch = std::env::temp_dir().join(format!("mdfkit-cli-damaged-chain-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(dir.join("chains/restoretimeclean")).unwrap() {
+        let path = e.unwrap().path();
+        let copy = scratch.join(path.file_name().unwrap());
+        std::fs::copy(&path, &copy).unwrap();
+        files.push(copy.to_str().unwrap().to_string());
+    }
+    files.sort();
+    let damaged = scratch.join("RestoreTimeClean2_3.trn");
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    let piece = mdfkit::backup::BackupMedia::open(&[&damaged]).unwrap().log_pieces(1)[0];
+    let first = piece.offset as usize;
+    // Slot 1's entry (just below the slot array's entry 0, whose offset is at block +4) made to
+    // point past the block.
+    let array = first + usize::from(u16::from_le_bytes([bytes[first + 4], bytes[first + 5]]));
+    bytes[array - 2..array].copy_from_slice(&0xfff0u16.to_le_bytes());
+    std::fs::write(&damaged, bytes).unwrap();
+    let cat = |extra: &[&str]| {
+        let mut args = vec!["cat", "--format", "csv"];
+        args.extend(files.iter().map(String::as_str));
+        args.push("dbo.steps");
+        args.extend(extra);
+        mdfkit(&args)
+    };
+    let run = cat(&[]);
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
+    let message = text(&run.stderr);
+    assert!(
+        message.contains(damaged.to_str().unwrap())
+            && message.contains(&format!("log block at byte {first} of the file"))
+            && message.contains("--salvage"),
+        "{message}"
+    );
+    let run = cat(&["--salvage"]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("rolled forward up to there only"), "{}", text(&run.stderr));
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap()).unwrap();
+    let chains = expected["chains"].as_array().unwrap();
+    let case = chains.iter().find(|c| c["folder"] == "restoretimeclean" && c["stopat"].is_string()).unwrap();
+    for salvage in [&["--salvage"][..], &[]] {
+        let mut args = vec!["--stopat", case["stopat"].as_str().unwrap()];
+        args.extend(salvage);
+        let run = cat(&args);
+        assert_eq!(run.status.code(), Some(0), "{args:?}: {}", text(&run.stderr));
+        assert!(!text(&run.stderr).contains("warning"), "{args:?}: {}", text(&run.stderr));
+        let dts = step_times(&run);
+        assert_eq!(dts.first().map(String::as_str), case["min_dt"].as_str(), "{args:?}");
+        assert_eq!(dts.last().map(String::as_str), case["max_dt"].as_str(), "{args:?}");
+    }
+    std::fs::remove_dir_all(&scratch).unwrap();
 }
 
 /// One stripe of two with `--salvage`: chinook.bak's catalog has pages in the missing stripe, and

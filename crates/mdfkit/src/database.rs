@@ -88,7 +88,14 @@ impl Database {
     /// stripes cannot be read (salvage scans skip them and say so); when the catalog itself has
     /// pages there, the error names the catalog page and the extents missing.
     pub fn open_salvaging<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
-        let source = open_source_salvaging(paths, position)?;
+        Self::open_salvaging_until(paths, position, StopPoint::End)
+    }
+
+    /// Like [`Database::open_salvaging`], with the backups' log rolled forward only up to
+    /// `stop`; a log backup damaged before it is rolled forward up to its last good LSN
+    /// (see [`crate::log::redo::restore`]).
+    pub fn open_salvaging_until<P: AsRef<Path>>(paths: &[P], position: Option<u16>, stop: StopPoint) -> Result<Self> {
+        let source = open_source_reading(paths, position, true, stop)?;
         let not_given = source.parts_not_given().to_vec();
         Self::from_source(source).map_err(|e| match not_given.first() {
             Some(missing) => {

@@ -550,21 +550,7 @@ fn stopat_reads_the_transactions_committed_by_then() {
     files.sort();
     let stop = StopPoint::parse_time(expected["stopat"].as_str().unwrap()).unwrap();
     let db = Database::open_until(&files, None, stop).unwrap();
-    let t = db.catalog().find_table("dbo.steps").expect("dbo.steps");
-    let mut dts: Vec<String> = Vec::new();
-    for p in &t.partitions {
-        let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
-        let dt = decoder.column_names().iter().position(|c| c == "dt").unwrap();
-        let mut values = Vec::new();
-        db.scan(&t)
-            .partition_records(p, |record, _| {
-                decoder.decode(record, &mut values)?;
-                dts.push(values[dt].to_string().chars().take(19).collect());
-                Ok(Flow::Continue)
-            })
-            .unwrap();
-    }
-    dts.sort();
+    let dts = common::step_times(&db);
     assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());
     assert_eq!(dts.last().map(String::as_str), expected["max_dt"].as_str());
 }

@@ -359,5 +359,75 @@ fn a_damaged_log_block_is_named() {
     let array = first + u16::from_le_bytes([bytes[first + 4], bytes[first + 5]]) as usize;
     lying[array - 2..array].copy_from_slice(&0xfff0u16.to_le_bytes());
     let e = read_all(lying).unwrap_err();
-    assert!(e.contains("slot 1") && e.contains("log block at byte 0"), "{e}");
+    assert!(e.contains("slot 1") && e.contains(&format!("log block at byte {first} of the file")), "{e}");
+}
+
+/// A copy of the RestoreTimeClean chain in a scratch folder, with a slot entry pointing outside
+/// its block in the middle of `RestoreTimeClean2_2.trn`'s log: the damaged file, the
+/// block's byte offset in it, and its LSN (vlf and block from the block header at +0x0c and
+/// +0x10, see `log/block.rs`).
+fn damaged_chain(dir: &Path, scratch: &Path) -> (Vec<PathBuf>, PathBuf, usize, Lsn) {
+    std::fs::create_dir_all(scratch).unwrap();
+    let mut files = Vec::new();
+    for file in chain(dir, "restoretimeclean") {
+        let copy = scratch.join(file.file_name().unwrap());
+        std::fs::copy(&file, &copy).unwrap();
+        files.push(copy);
+    }
+    let damaged = scratch.join("RestoreTimeClean2_2.trn");
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    let piece = BackupMedia::open(&[&damaged]).unwrap().log_pieces(1)[0];
+    let (mut at, end) = (piece.offset as usize, (piece.offset + piece.len) as usize);
+    let mut blocks = Vec::new();
+    // Block after block while each starts with a first-sector status byte (0x10).
+    while at + 0x28 <= end && bytes[at] & 0x10 != 0 {
+        let size = usize::from(u16::from_le_bytes([bytes[at + 6], bytes[at + 7]]));
+        let lsn = Lsn {
+            vlf: u32::from_le_bytes(bytes[at + 0x0c..at + 0x10].try_into().unwrap()),
+            block: u32::from_le_bytes(bytes[at + 0x10..at + 0x14].try_into().unwrap()),
+            slot: 0,
+        };
+        blocks.push((at, size, lsn));
+        at += size.max(512);
+    }
+    assert!(blocks.len() >= 3, "{} blocks", blocks.len());
+    let (offset, _, lsn) = blocks[blocks.len() / 2];
+    // Slot 1's entry (just below entry 0, whose offset is at block +4) points past the block.
+    let array = offset + usize::from(u16::from_le_bytes([bytes[offset + 4], bytes[offset + 5]]));
+    bytes[array - 2..array].copy_from_slice(&0xfff0u16.to_le_bytes());
+    std::fs::write(&damaged, bytes).unwrap();
+    (files, damaged, offset, lsn)
+}
+
+/// A damaged log backup in a chain: the restore fails naming the file, the block's byte offset
+/// and LSN; with salvage it rolls forward up to the last good record, says what it kept, and
+/// reads what the undamaged chain reads when stopped just before the damaged block.
+#[test]
+fn a_damaged_log_backup_fails_the_chain_and_salvage_stops_at_the_last_good_lsn() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let scratch = std::env::temp_dir().join(format!("mdfkit-damaged-chain-{}", std::process::id()));
+    let (files, damaged, offset, lsn) = damaged_chain(&dir, &scratch);
+    let block = format!("LSN {}", mdfkit::log::lsn_text(lsn));
+    let e = Database::open(&files).err().expect("a damaged log refused").to_string();
+    assert!(
+        e.contains(damaged.to_str().unwrap())
+            && e.contains(&format!("log block at byte {offset} of the file"))
+            && e.contains(&block)
+            && e.contains("slot 1 says its record is at +65520")
+            && e.contains("--salvage"),
+        "{e}"
+    );
+    let salvaged = Database::open_salvaging_until(&files, None, StopPoint::End).unwrap();
+    let notes = salvaged.reader().source().notes().to_vec();
+    assert!(notes.iter().any(|n| n.contains(&block) && n.contains("rolled forward up to there only")), "{notes:?}");
+    let intact = chain(&dir, "restoretimeclean");
+    let before = Database::open_until(&intact, None, StopPoint::Lsn { at: lsn, included: false }).unwrap();
+    let kept = common::step_times(&salvaged);
+    assert_eq!(kept, common::step_times(&before));
+    // Less than the whole chain (EXPECTED.json's max), more than the log before the damaged one.
+    let whole = expected(&dir, "restoretimeclean").into_iter().find(|c| c["stopat"].is_null()).unwrap();
+    assert!(kept.last().map(String::as_str) < whole["max_dt"].as_str(), "{kept:?}");
+    let first_log = Database::open(&intact[..3]).unwrap();
+    assert!(kept.len() > common::step_times(&first_log).len());
+    std::fs::remove_dir_all(&scratch).unwrap();
 }

@@ -404,6 +404,16 @@ impl BackupMedia {
         &self.stripes[piece.stripe].path
     }
 
+    /// Where a log piece's byte offsets count from: "the file", or "the decompressed stream" of
+    /// a compressed backup.
+    pub fn offsets_in(&self, piece: &LogPiece) -> &'static str {
+        if self.stripes[piece.stripe].compressed {
+            "the decompressed stream"
+        } else {
+            "the file"
+        }
+    }
+
     fn first_path(&self) -> &Path {
         &self.stripes[0].path
     }

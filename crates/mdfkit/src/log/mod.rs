@@ -73,12 +73,9 @@ impl<'a> BackupLog<'a> {
             let path = self.media.stripe_path(&piece).to_path_buf();
             let mut header = [0u8; block::BLOCK_HEADER_SIZE];
             self.media.read_log(&piece, self.at, &mut header)?;
+            let place = self.media.offsets_in(&piece);
             let fail = |at: u64, m: String| {
-                Error::corrupt(format!(
-                    "log block at byte {at} of log stream {} of the backup set: {m}",
-                    self.piece + 1
-                ))
-                .in_file(&path)
+                Error::corrupt(format!("log block at byte {} of {place}: {m}", piece.offset + at)).in_file(&path)
             };
             let Some(h) = block::BlockHeader::parse(&header).map_err(|m| fail(self.at, m))? else {
                 // The used part of this piece ends here.

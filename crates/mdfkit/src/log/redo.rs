@@ -455,8 +455,18 @@ impl RedoPages {
 
 /// The database a restore of `files` leaves: the plan's full (and differential) pages rolled
 /// forward with the log portion of the last of them and the log backups after it that follow
-/// without a gap, up to `stop`, committed transactions only. `salvage`: see
-/// [`BackupFiles::into_pages_salvaging`].
+/// without a gap, up to `stop`, committed transactions only.
+///
+/// A log backup that cannot be read past some block (damaged: a torn or stale sector, a slot
+/// outside its block) fails the restore, naming the file, the block's byte offset and LSN, and
+/// the last LSN read, as RESTORE LOG fails on a damaged backup (unless the stop point comes
+/// before the damage: nothing past it is needed). With `salvage` the roll forward
+/// stops there instead, like a restore to the last good LSN, and a warning says what was kept;
+/// `salvage` also reads a striped backup with stripes missing
+/// ([`BackupFiles::into_pages_salvaging`]). The log portion of the full or differential backup
+/// itself (the log written while it ran) is read up to where it can be and a warning says so,
+/// salvage or not: a few corpus backups have blocks our log reader does not understand, and
+/// they read as before this portion was applied.
 pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: StopPoint) -> Result<RedoPages> {
     let (pages, plan) = files.read_noted(position, salvage)?;
     let data = plan.differential.as_ref().unwrap_or(&plan.full);
@@ -471,23 +481,28 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         reached = reached.max(l.set.last_lsn);
         sets.push(l);
     }
-    // Both passes read the same records: up to the first that cannot be read, if any.
-    let each_record = |each: &mut dyn FnMut(&LogRecord<'_>)| -> Result<()> {
-        for set in &sets {
-            let media = files
-                .media_of(set)
-                .ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))?;
-            let held = BackupLog::new(media, set.set.position)?;
-            for block in BackupLog::new(media, set.set.position)? {
-                let block = block.map_err(|e| e.in_file(&set.files[0]))?;
-                for_each_record(&block, |r| {
-                    if held.holds(r.lsn) {
-                        each(&r);
-                    }
-                    Ok(())
-                })
-                .map_err(|e| e.in_file(&set.files[0]))?;
-            }
+    // Both passes read the same records: up to the first that cannot be read, if any (with the
+    // index in `sets` of the backup it is in).
+    let each_record = |each: &mut dyn FnMut(&LogRecord<'_>)| -> std::result::Result<(), (usize, Error)> {
+        for (index, set) in sets.iter().enumerate() {
+            let read = |each: &mut dyn FnMut(&LogRecord<'_>)| -> Result<()> {
+                let media = files
+                    .media_of(set)
+                    .ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))?;
+                let held = BackupLog::new(media, set.set.position)?;
+                for block in BackupLog::new(media, set.set.position)? {
+                    let block = block.map_err(|e| e.in_file(&set.files[0]))?;
+                    for_each_record(&block, |r| {
+                        if held.holds(r.lsn) {
+                            each(&r);
+                        }
+                        Ok(())
+                    })
+                    .map_err(|e| e.in_file(&set.files[0]))?;
+                }
+                Ok(())
+            };
+            read(each).map_err(|e| (index, e))?;
         }
         Ok(())
     };
@@ -499,18 +514,41 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
     }
     let mut commits = Commits::default();
     let mut last = Lsn::default();
+    let mut last_commit = None;
     let unreadable = each_record(&mut |r| {
         last = r.lsn;
-        commits.see(&stop, r)
+        commits.see(&stop, r);
+        if r.operation() == Operation::COMMIT_XACT && commits.keeps(r) {
+            last_commit = Some((r.lsn, r.time().map(|t| t.to_string()).unwrap_or_default()));
+        }
     })
     .err();
-    if let Some(e) = &unreadable {
+    if let Some((_, e)) = unreadable.as_ref().filter(|_| commits.stopped()) {
+        // The stop point comes before the damage: nothing after it is needed.
+        redo.note(format!("the log given cannot be read past the stop point ({e}): not needed"));
+    } else if let Some((index, e)) = &unreadable {
         // Like a restore whose log ends early: what was read is applied (the second pass stops
-        // at the same record), committed transactions only, and the reader is told.
+        // at the same record), committed transactions only, and the reader is told what.
         let from =
             if last.is_zero() { "from its first block".to_string() } else { format!("past LSN {}", lsn_text(last)) };
+        let kept = match &last_commit {
+            Some((lsn, time)) => format!("the last transaction kept committed at {time}, LSN {}", lsn_text(*lsn)),
+            None => "no transaction of the log kept".to_string(),
+        };
+        if *index > 0 && !salvage {
+            let message = format!(
+                "{}; the log given reads up to LSN {} ({kept}): --salvage rolls forward up to there",
+                e.message(),
+                lsn_text(last)
+            );
+            let refused = Error::new(e.kind(), message);
+            return Err(match e.file() {
+                Some(file) => refused.in_file(file),
+                None => refused,
+            });
+        }
         redo.warn(format!(
-            "the log cannot be read {from} ({e}): rolled forward up to there only; changes logged after it are missing"
+            "the log cannot be read {from} ({e}): rolled forward up to there only ({kept}); changes logged after it are missing"
         ));
     }
     let _ = each_record(&mut |r| redo.apply(&commits, r));

@@ -131,3 +131,24 @@ pub fn serial_and_parallel_rows(
     };
     (rows_of(false), rows_of(true))
 }
+
+/// dbo.steps.dt of a database (the chains of `chains/`), to the second, sorted.
+#[allow(dead_code)]
+pub fn step_times(db: &mdfkit::Database) -> Vec<String> {
+    let t = db.catalog().find_table("dbo.steps").expect("dbo.steps");
+    let mut dts = Vec::new();
+    for p in &t.partitions {
+        let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
+        let dt = decoder.column_names().iter().position(|c| c == "dt").unwrap();
+        let mut values = Vec::new();
+        db.scan(&t)
+            .partition_records(p, |record, _| {
+                decoder.decode(record, &mut values)?;
+                dts.push(values[dt].to_string().chars().take(19).collect());
+                Ok(mdfkit::scan::Flow::Continue)
+            })
+            .unwrap();
+    }
+    dts.sort();
+    dts
+}
