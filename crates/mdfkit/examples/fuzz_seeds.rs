@@ -4,8 +4,7 @@
 //!
 //! - `page`: a few raw pages of each page type; `record`: data records;
 //! - `catalog`: the pages opening each database reads (with those its `sys.*` views read, for
-//!   a few files); `scan`: the pages opening a database and scanning one of its tables read, one
-//!   seed a table (a few files);
+//!   a few files); `scan`: the pages opening and scanning every table reads (a few files);
 //! - `lob`: off-row pointers with the pages reading them touches;
 //! - `xml`, `clr`: stored xml, hierarchyid, geometry and geography values (plus a few built here);
 //! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files;
@@ -152,24 +151,21 @@ fn database_seeds(out: &mut Out, name: &str, bytes: &[u8], scan_all: bool) -> Re
     }
     let opened = source.take();
     out.write("catalog", name, &sparse(bytes, &opened));
+    let mut scanned = opened.clone();
     if scan_all {
         // The pages the `sys.*` views read besides: a few seeds with them, the others smaller.
         for view in VIEW_NAMES {
             let _ = catalog.view(view);
         }
-        let viewed: BTreeSet<PageId> = opened.iter().copied().chain(source.take()).collect();
-        out.write("catalog", &format!("{name}-views"), &sparse(bytes, &viewed));
+        scanned.extend(source.take());
+        out.write("catalog", &format!("{name}-views"), &sparse(bytes, &scanned));
     }
     let (mut lobs, mut values) = (0, 0);
     for table in catalog.tables(false) {
         source.take();
         let options = ScanOptions { batch_size: 1000, limit: Some(2000), ..ScanOptions::default() };
         let _ = db.scan_batches(&table, &options, |_| Ok(Flow::Continue));
-        if scan_all {
-            // One seed a table: the pages opening reads and the table's own.
-            let pages: BTreeSet<PageId> = opened.iter().copied().chain(source.take()).collect();
-            out.write("scan", name, &sparse(bytes, &pages));
-        }
+        scanned.extend(source.take());
         for partition in &table.partitions {
             let Ok(decoder) = db.row_decoder(&table, partition.partition_id, None) else { continue };
             let _ = db.for_each_row_in_partition(&table, partition, |record, _| {
@@ -218,6 +214,9 @@ fn database_seeds(out: &mut Out, name: &str, bytes: &[u8], scan_all: bool) -> Re
                 Ok(Flow::Continue)
             });
         }
+    }
+    if scan_all {
+        out.write("scan", name, &sparse(bytes, &scanned));
     }
     Ok(())
 }

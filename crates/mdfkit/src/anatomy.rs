@@ -31,7 +31,6 @@
 //! panic, and every field lies inside the page.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use crate::backup::Lsn;
 use crate::bytes::{read_u16, read_u32};
@@ -515,13 +514,13 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
         field(at + 2, 2, Part::FixedEnd, "fixed end", "where the fixed-length part ends", rec.fixed_end().to_string()),
     ];
     // The fixed part, one field per stored column (bit columns share their byte), the rest unused.
-    let fixed: Vec<(usize, usize, String)> = decoder
+    let mut sorted: Vec<(usize, usize, &str)> = decoder
         .map(|d| {
             d.columns()
                 .iter()
                 .filter_map(|p| match (p.physical.location(), p.fixed_len()) {
                     (ColumnLocation::Fixed(o), Some(len)) if o >= 4 && o + len <= rec.fixed_end() => {
-                        Some((o, len, p.column.name.clone()))
+                        Some((o, len, p.column.name.as_str()))
                     }
                     _ => None,
                 })
@@ -529,7 +528,6 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
         })
         .unwrap_or_default();
     let mut cursor = 4;
-    let mut sorted = fixed.clone();
     sorted.sort_by_key(|(o, len, _)| (*o, *len));
     let mut i = 0;
     while i < sorted.len() {
@@ -549,7 +547,7 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
             ));
         }
         let names: Vec<&str> =
-            sorted[i..].iter().take_while(|(o2, l2, _)| o2 == o && l2 == len).map(|(_, _, n)| n.as_str()).collect();
+            sorted[i..].iter().take_while(|(o2, l2, _)| o2 == o && l2 == len).map(|(_, _, n)| *n).collect();
         let n = names.len();
         fields.push(field(at + o, *len, Part::FixedColumn, names.join(", "), "fixed-length column", String::new()));
         cursor = o + len;
@@ -571,12 +569,14 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
         ));
         pos += 2;
         let bitmap = rec.null_bitmap();
+        // Spelled bit by bit: a damaged column count makes bitmaps of thousands of bytes, and
+        // `{:08b}` a formatter call a byte.
         let mut value = String::with_capacity(9 * bitmap.len());
         for x in bitmap.iter().rev() {
             if !value.is_empty() {
                 value.push(' ');
             }
-            let _ = write!(value, "{x:08b}");
+            value.extend((0..8).rev().map(|bit| if x >> bit & 1 == 1 { '1' } else { '0' }));
         }
         fields.push(field(
             at + pos,
@@ -612,12 +612,12 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
             ));
         }
         pos = table + 2 * entries;
-        let names: Vec<(usize, String)> = decoder
+        let names: Vec<(usize, &str)> = decoder
             .map(|d| {
                 d.columns()
                     .iter()
                     .filter_map(|p| match p.physical.location() {
-                        ColumnLocation::Variable(i) => Some((i, p.column.name.clone())),
+                        ColumnLocation::Variable(i) => Some((i, p.column.name.as_str())),
                         _ => None,
                     })
                     .collect()
@@ -636,7 +636,7 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
                 names
                     .iter()
                     .find(|(n, _)| *n == i)
-                    .map_or_else(|| format!("variable column {}", i + 1), |(_, n)| n.clone())
+                    .map_or_else(|| format!("variable column {}", i + 1), |(_, n)| n.to_string())
                     .into()
             };
             let (part, meaning, value) = if is_back_pointer {
@@ -738,11 +738,14 @@ fn offset_in(whole: &[u8], part: &[u8]) -> usize {
     (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize).min(whole.len())
 }
 
+const HEX_DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+
 fn hex(b: &[u8]) -> String {
     let mut s = String::with_capacity(2 + 2 * b.len());
     s.push_str("0x");
     for x in b {
-        let _ = write!(s, "{x:02X}");
+        s.push(char::from(HEX_DIGITS[usize::from(x >> 4)]));
+        s.push(char::from(HEX_DIGITS[usize::from(x & 0xf)]));
     }
     s
 }
@@ -813,6 +816,17 @@ mod tests {
         assert_eq!(r.columns[1].value, Ok("NULL".into()));
         assert_eq!(a.free_space, Some((96 + row1.len() + row2.len(), PAGE_SIZE - 4 - (96 + row1.len() + row2.len()))));
         assert_eq!(a.slot_array[1].offset, PAGE_SIZE - 4);
+    }
+
+    #[test]
+    fn spells_null_bitmaps_last_byte_first_and_pointers_in_hex() {
+        let id = PageId::new(1, 153);
+        // Ten columns, 1 and 10 NULL: bit 0 of the first byte, bit 1 of the second.
+        let row = build_record(&7i32.to_le_bytes(), 10, &[1, 10], &[]);
+        let a = take_apart(build_page(id, 1, &[&row]).into_boxed_slice(), id, Verdict::Unprotected, None);
+        let bitmap = a.records[0].fields.iter().find(|f| f.part == Part::NullBitmap).unwrap();
+        assert_eq!((bitmap.len, bitmap.value.as_str()), (2, "00000010 00000001"));
+        assert_eq!(hex(&[0x0a, 0xff, 0x00]), "0x0AFF00");
     }
 
     #[test]
