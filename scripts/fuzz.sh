@@ -19,6 +19,8 @@
 #   scripts/fuzz.sh [seconds-per-target] [target ...]     # default: 60 s, every target
 #
 # FUZZ_PARALLEL=N runs N targets at a time (default 1: one core, so inputs/s is a one-core rate).
+# FUZZ_MARKDOWN=1 prints the table as Markdown (for docs/), after a line naming the date, the
+# cores, the CPU and the load average.
 # FUZZ_KEEP=1 keeps the work folder (seeds and the inputs found) and prints where it is.
 # Installs cargo-fuzz (from crates.io) and a nightly toolchain when they are missing.
 set -euo pipefail
@@ -30,7 +32,7 @@ seconds="${1:-60}"
 shift || true
 parallel="${FUZZ_PARALLEL:-1}"
 # Every [[bin]] of fuzz/Cargo.toml.
-all_targets=(page record cd_record compression_info xml clr xpress lob catalog backup scan backup_extents log anatomy redo)
+all_targets=(page record cd_record compression_info xml clr xpress lob catalog backup scan backup_extents log anatomy redo studio_input)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do
@@ -94,7 +96,17 @@ final_stat() { sed -n "s/^stat::$2: *\([0-9]*\).*/\1/p" "$1" | tail -1; }
 status_field() { grep -E '^#[0-9]+' "$1" | grep -o "$2: [0-9]*" | tail -1 | cut -d' ' -f2; }
 
 failed=()
-table="$(printf '%-16s %12s %9s %7s %12s %7s %7s %7s %7s\n' target inputs inputs/s cpu-s inputs/cpu-s cov ft corpus crashes)"
+# One row of the table: aligned columns, or a Markdown table row with FUZZ_MARKDOWN=1.
+row() {
+    if [ -n "${FUZZ_MARKDOWN:-}" ]; then
+        printf '| %s ' "$@"
+        printf '|\n'
+    else
+        printf '%-16s %12s %9s %7s %12s %7s %7s %7s %7s\n' "$@"
+    fi
+}
+table="$(row target inputs inputs/s cpu-s inputs/cpu-s cov ft corpus crashes)"
+[ -z "${FUZZ_MARKDOWN:-}" ] || table+=$'\n'"$(row --- ---: ---: ---: ---: ---: ---: ---: ---:)"
 for t in "${targets[@]}"; do
     log="$work/$t.log"
     crashes=$(find "$work/artifacts/$t" -type f | wc -l)
@@ -109,11 +121,13 @@ for t in "${targets[@]}"; do
     inputs="$(final_stat "$log" number_of_executed_units)"
     cpu="$(cat "$work/$t.cpu")"
     per_cpu="$(awk -v n="${inputs:-0}" -v s="$cpu" 'BEGIN { if (s > 0) printf "%d", n / s; else print "-" }')"
-    table+="$(printf '\n%-16s %12s %9s %7s %12s %7s %7s %7s %7s' "$t" "$inputs" "$(final_stat "$log" average_exec_per_sec)" \
+    table+=$'\n'"$(row "$t" "$inputs" "$(final_stat "$log" average_exec_per_sec)" \
         "$cpu" "$per_cpu" "$(status_field "$log" cov)" "$(status_field "$log" ft)" \
         "$(find "$work/corpus/$t" -type f | wc -l)" "$crashes")"
 done
-echo "fuzzing took $(( $(date +%s) - start )) s, ${seconds} s a target, $parallel at a time ($(date -u '+%Y-%m-%d'), $(nproc) cores)"
+cpu_model="$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -1)"
+echo "fuzzing took $(( $(date +%s) - start )) s, ${seconds} s a target, $parallel at a time" \
+    "($(date -u '+%Y-%m-%d'), $(nproc) cores${cpu_model:+ $cpu_model}, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))"
 echo "$table"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "fuzz targets failed: ${failed[*]} (inputs in fuzz/artifacts/)" >&2

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use mdfkit::anatomy::take_apart;
+use mdfkit::anatomy::{take_apart, PageAnatomy};
 use mdfkit::page::protection::verify_and_restore;
 use mdfkit::page::{PageHeader, PAGE_SIZE};
 use mdfkit::rows::RowDecoder;
@@ -14,27 +14,41 @@ use mdfkit::source::PageReader;
 use mdfkit::types::TypeInfo;
 use mdfkit_fuzz::MemPages;
 
+thread_local! {
+    /// The declared layout, built once: a user's `mdfkit page` builds its decoder once a page too,
+    /// and the fuzzer should spend its time on the page.
+    static DECODER: Option<RowDecoder> = {
+        let reader = PageReader::new(Arc::new(MemPages::new(BTreeMap::new())));
+        let declared: Vec<(String, TypeInfo)> = ["int", "varchar(20)", "bit", "decimal(10,2)", "nvarchar(max)", "datetime"]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| TypeInfo::parse(t).map(|ty| (format!("c{i}"), ty)))
+            .collect();
+        RowDecoder::from_declaration(reader, "fuzz", &declared).ok()
+    };
+}
+
+fn assert_inside(a: &PageAnatomy) {
+    for r in &a.records {
+        for f in &r.fields {
+            assert!(f.offset + f.len <= PAGE_SIZE, "field {} past the page", f.name);
+        }
+        for c in &r.columns {
+            assert!(c.span.is_none_or(|(o, l)| o + l <= PAGE_SIZE));
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let mut raw = data.to_vec();
     raw.resize(PAGE_SIZE, 0);
     let verdict = verify_and_restore(&mut raw);
     let Ok(header) = PageHeader::parse(&raw) else { return };
-    let reader = PageReader::new(Arc::new(MemPages::new(BTreeMap::new())));
-    let declared: Vec<(String, TypeInfo)> = ["int", "varchar(20)", "bit", "decimal(10,2)", "nvarchar(max)", "datetime"]
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| TypeInfo::parse(t).map(|ty| (format!("c{i}"), ty)))
-        .collect();
-    let decoder = RowDecoder::from_declaration(reader, "fuzz", &declared).ok();
-    for d in [None, decoder.as_ref()] {
-        let a = take_apart(raw.clone().into_boxed_slice(), header.this_page, verdict, d);
-        for r in &a.records {
-            for f in &r.fields {
-                assert!(f.offset + f.len <= PAGE_SIZE, "field {} past the page", f.name);
-            }
-            for c in &r.columns {
-                assert!(c.span.is_none_or(|(o, l)| o + l <= PAGE_SIZE));
-            }
-        }
-    }
+    // Without a layout, then the same bytes with one.
+    let bare = take_apart(raw.into_boxed_slice(), header.this_page, verdict, None);
+    assert_inside(&bare);
+    DECODER.with(|decoder| {
+        let decoded = take_apart(bare.bytes, header.this_page, verdict, decoder.as_ref());
+        assert_inside(&decoded);
+    });
 });

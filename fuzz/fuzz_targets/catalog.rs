@@ -6,12 +6,10 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use mdfkit::catalog::views::VIEW_NAMES;
-use mdfkit::source::DataFiles;
 use mdfkit::Database;
 
 fuzz_target!(|data: &[u8]| {
-    let file = mdfkit_fuzz::sparse_file(data);
-    let Ok(source) = DataFiles::from_memory(vec![("fuzz.mdf".to_string(), file)]) else { return };
+    let Ok(source) = mdfkit_fuzz::sparse_files(data) else { return };
     let Ok(db) = Database::from_source(Arc::new(source)) else { return };
     let catalog = db.catalog();
     let _ = (db.name(), db.missing_files(), db.file_headers());

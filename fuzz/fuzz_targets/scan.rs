@@ -7,12 +7,10 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use mdfkit::scan::Flow;
-use mdfkit::source::DataFiles;
 use mdfkit::{Database, ScanOptions};
 
 fuzz_target!(|data: &[u8]| {
-    let file = mdfkit_fuzz::sparse_file(data);
-    let Ok(source) = DataFiles::from_memory(vec![("fuzz.mdf".to_string(), file)]) else { return };
+    let Ok(source) = mdfkit_fuzz::sparse_files(data) else { return };
     let source = Arc::new(source);
     let _ = mdfkit::check::check_pages(source.as_ref(), |_| {});
     let Ok(db) = Database::from_source(source) else { return };

@@ -14,9 +14,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use mdfkit::error::Result;
+use mdfkit::io::ByteSource;
 use mdfkit::page::protection::page_checksum;
 use mdfkit::page::{PageId, FLAG_CHECKSUM, PAGE_SIZE};
-use mdfkit::source::{PageSource, SourceFile};
+use mdfkit::source::{DataFiles, PageSource, SourceFile};
 
 /// Largest file a fuzz input builds: 2048 pages (16 MB).
 pub const MAX_PAGES: usize = 2048;
@@ -47,16 +48,49 @@ pub fn fix_checksum(page: &mut [u8]) {
     }
 }
 
-/// A whole data file from a sparse input: as long as its last page (at least 2 pages).
-pub fn sparse_file(data: &[u8]) -> Vec<u8> {
-    let pages = sparse_pages(data);
-    let count = pages.keys().next_back().map_or(2, |&last| (last as usize + 1).max(2));
-    let mut file = vec![0u8; count * PAGE_SIZE];
-    for (number, page) in pages {
-        let at = number as usize * PAGE_SIZE;
-        file[at..at + PAGE_SIZE].copy_from_slice(&page);
+/// A whole data file from a sparse input, as long as its last page (at least 2 pages), served
+/// page by page from the pages listed: the file's bytes are never built (a 2048-page input would
+/// otherwise zero and copy 16 MB an input, more than the reader's work on it).
+pub struct SparseFile {
+    pages: BTreeMap<u32, Vec<u8>>,
+    len: u64,
+}
+
+impl SparseFile {
+    pub fn new(data: &[u8]) -> Self {
+        let pages = sparse_pages(data);
+        let count = pages.keys().next_back().map_or(2, |&last| (u64::from(last) + 1).max(2));
+        SparseFile { pages, len: count * PAGE_SIZE as u64 }
     }
-    file
+}
+
+impl ByteSource for SparseFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        if offset.checked_add(buf.len() as u64).is_none_or(|end| end > self.len) {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let mut at = offset as usize;
+        let mut done = 0;
+        while done < buf.len() {
+            let (page, within) = (at / PAGE_SIZE, at % PAGE_SIZE);
+            let n = (PAGE_SIZE - within).min(buf.len() - done);
+            match self.pages.get(&(page as u32)) {
+                Some(bytes) => buf[done..done + n].copy_from_slice(&bytes[within..within + n]),
+                None => buf[done..done + n].fill(0),
+            }
+            (at, done) = (at + n, done + n);
+        }
+        Ok(())
+    }
+}
+
+/// The data files of a sparse input: one file, `fuzz.mdf`.
+pub fn sparse_files(data: &[u8]) -> Result<DataFiles> {
+    DataFiles::from_inputs(vec![(PathBuf::from("fuzz.mdf"), Box::new(SparseFile::new(data)))])
 }
 
 /// Pages in memory, all in file 1, served without any file header checks.

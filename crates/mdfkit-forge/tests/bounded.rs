@@ -7,10 +7,11 @@
 //! allocation past the cap aborts the child, a loop outlives the limit, and either fails the case.
 //! Every case expects a clear error (or problem) naming the structure.
 //!
-//! The cases: a LOB link claiming 2 GB, LOB links that meet again, a varchar length past the row,
-//! an IAM chain that loops, IAM pages mapping 500,000 pages each past the end of the file, a leaf
-//! chain that loops, a source claiming a file of 2^32 pages (a backup whose file list lies), and a
-//! backup stream claiming a terabyte.
+//! The cases: a LOB link claiming 2 GB, LOB links that meet again, row-overflow links claiming
+//! 4 GB each to one fragment, a varchar length past the row, an IAM chain that loops, IAM pages
+//! mapping 500,000 pages each past the end of the file, a leaf chain that loops, a source
+//! claiming a file of 2^32 pages (a backup whose file list lies), and a backup stream claiming a
+//! terabyte.
 #![cfg(target_os = "linux")]
 
 use std::collections::BTreeMap;
@@ -153,6 +154,33 @@ fn lob_links_that_meet_again_are_refused_before_repeating_bytes() {
         let err = read_complex(&reader, &inline_root(&links), &mut out).unwrap_err();
         assert!(err.message().contains("LOB tree reaches slot 0 of this page twice"), "{err}");
         assert_eq!(out.len(), 8000, "the fragment is read once");
+    });
+}
+
+#[test]
+fn row_overflow_links_claiming_gigabytes_read_what_the_fragment_holds() {
+    capped("row_overflow_links_claiming_gigabytes_read_what_the_fragment_holds", || {
+        // A row-overflow pointer (type 2) of `count` links, each claiming 4 GB, all to one
+        // 100-byte fragment: the fragment's own length bounds each part.
+        let pointer = |count: usize| {
+            let mut p = vec![2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0];
+            for _ in 0..count {
+                p.extend_from_slice(&u32::MAX.to_le_bytes());
+                p.extend_from_slice(&10u32.to_le_bytes());
+                p.extend_from_slice(&1u16.to_le_bytes());
+                p.extend_from_slice(&0u16.to_le_bytes());
+            }
+            p
+        };
+        let reader = lob_reader(&[(10, lob_data_page(10, &[b'z'; 100]))]);
+        let mut out = Vec::new();
+        read_complex(&reader, &pointer(1), &mut out).unwrap();
+        assert_eq!(out, vec![b'z'; 100]);
+        assert!(out.capacity() < 1 << 20, "{} bytes reserved for a 100-byte fragment", out.capacity());
+        out.clear();
+        let err = read_complex(&reader, &pointer(5000), &mut out).unwrap_err();
+        assert!(err.message().contains("twice"), "{err}");
+        assert_eq!(out.len(), 100, "the fragment is read once");
     });
 }
 

@@ -70,15 +70,8 @@ impl ExportOutput for ChannelOutput {
 
 /// `schema.table.ext` → the table name and the format.
 fn parse(name: &str) -> mdfkit::Result<(String, ExportFormat)> {
-    let formats = [
-        (".csv", ExportFormat::Csv),
-        (".jsonl", ExportFormat::Jsonl),
-        (".arrows", ExportFormat::Arrow),
-        (".parquet", ExportFormat::Parquet),
-    ];
-    formats
-        .iter()
-        .find_map(|(ext, f)| name.strip_suffix(ext).map(|t| (t.to_string(), *f)))
+    mdfkit::export::split_output_name(name)
+        .map(|(table, format)| (table.to_string(), format))
         .ok_or_else(|| Error::not_found(format!("{name}: ask for TABLE.csv, .jsonl, .arrows or .parquet")))
 }
 

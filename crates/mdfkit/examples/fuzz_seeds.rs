@@ -3,14 +3,16 @@
 //! target of `fuzz/` (see `fuzz/src/lib.rs` for the sparse-page input format):
 //!
 //! - `page`: a few raw pages of each page type; `record`: data records;
-//! - `catalog`: the pages opening each database reads; `scan`: the pages opening and scanning
-//!   every table reads (a few files);
+//! - `catalog`: the pages opening each database reads (with those its `sys.*` views read, for
+//!   a few files); `scan`: the pages opening and scanning every table reads (a few files);
 //! - `lob`: off-row pointers with the pages reading them touches;
 //! - `xml`, `clr`: stored xml, hierarchyid, geometry and geography values (plus a few built here);
 //! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files;
-//! - `log`: the log streams (MQTL pieces) of each backup, up to 256 KB each;
+//! - `log`: single blocks, two-block streams and single records of each backup's log streams;
 //! - `redo`: heap page 1:153 of RestoreTimeClean2.bak and the log records of the log backup
-//!   after it that change it (u16 length, bytes each).
+//!   after it that change it (u16 length, bytes each);
+//! - `studio_input`: page ids, row positions, table and download names as the studio's URLs
+//!   carry them (built here).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -147,12 +149,17 @@ fn database_seeds(out: &mut Out, name: &str, bytes: &[u8], scan_all: bool) -> Re
     for t in catalog.tables(true) {
         let _ = catalog.create_table_sql(&t);
     }
-    for view in VIEW_NAMES {
-        let _ = catalog.view(view);
-    }
     let opened = source.take();
     out.write("catalog", name, &sparse(bytes, &opened));
     let mut scanned = opened.clone();
+    if scan_all {
+        // The pages the `sys.*` views read besides: a few seeds with them, the others smaller.
+        for view in VIEW_NAMES {
+            let _ = catalog.view(view);
+        }
+        scanned.extend(source.take());
+        out.write("catalog", &format!("{name}-views"), &sparse(bytes, &scanned));
+    }
     let (mut lobs, mut values) = (0, 0);
     for table in catalog.tables(false) {
         source.take();
@@ -256,15 +263,42 @@ fn backup_seeds(out: &mut Out, corpus: &Path) {
     }
 }
 
-/// The log streams (MQTL pieces) of a backup, up to 256 KB each.
+/// Pieces of the log streams (MQTL pieces) of a backup, as a log parser meets them: single
+/// blocks (the first few of each stream, and each block size once), the first two blocks
+/// together, and single records of distinct operations (the target also parses its whole input
+/// as one record). Small seeds keep the fuzzer's inputs at the size of one block.
 fn log_seeds(out: &mut Out, path: &Path, name: &str) {
+    use mdfkit::log::block::BlockHeader;
+    use mdfkit::log::LogBlock;
     let Ok(media) = mdfkit::backup::BackupMedia::open(&[path]) else { return };
     let positions: Vec<u16> = media.sets().iter().map(|s| s.position).collect();
+    let (mut sizes, mut operations) = (BTreeSet::new(), BTreeSet::new());
     for position in positions {
         for piece in media.log_pieces(position) {
-            let mut stream = vec![0u8; piece.len.min(256 << 10) as usize];
-            if media.read_log(&piece, 0, &mut stream).is_ok() {
-                out.write("log", name, &stream);
+            let mut stream = vec![0u8; piece.len.min(4 << 20) as usize];
+            if media.read_log(&piece, 0, &mut stream).is_err() {
+                continue;
+            }
+            let (mut at, mut blocks) = (0, 0);
+            while let Ok(Some(header)) = BlockHeader::parse(&stream[at..]) {
+                let end = at + usize::from(header.size);
+                let Some(raw) = stream.get(at..end) else { break };
+                if blocks < 4 || sizes.insert(header.size) {
+                    out.write("log", name, raw);
+                }
+                if blocks == 1 {
+                    out.write("log", name, &stream[..end]);
+                }
+                if let Ok(Some(block)) = LogBlock::parse(raw) {
+                    for slot in 1..=block.record_count() {
+                        let Some((lsn, bytes)) = block.record_bytes(slot) else { continue };
+                        let Ok(record) = mdfkit::log::LogRecord::parse(lsn, bytes) else { continue };
+                        if operations.insert(record.operation().name()) {
+                            out.write("log", name, bytes);
+                        }
+                    }
+                }
+                (at, blocks) = (end, blocks + 1);
             }
         }
     }
@@ -324,4 +358,10 @@ fn built_seeds(out: &mut Out) {
     out.write("clr", "line", &line);
     // A minimal xml value: the 0xDF 0xFF header, then an element <a/>.
     out.write("xml", "built", &[0xdf, 0xff, 0x01, 0xb0, 0x04]);
+    // The studio's URL parts: page ids, row positions, table names, download names.
+    for text in
+        ["1:153", "(3:7)", "1:1776:7", " 1 : 2 : 3 ", "[dbo].[Orders]", "SalesLT.Customer", "dbo.Orders.parquet"]
+    {
+        out.write("studio_input", "built", text.as_bytes());
+    }
 }

@@ -30,6 +30,8 @@
 //! Every offset is checked: a damaged page gives an anatomy with the damage named in it, never a
 //! panic, and every field lies inside the page.
 
+use std::borrow::Cow;
+
 use crate::backup::Lsn;
 use crate::bytes::{read_u16, read_u32};
 use crate::catalog::base::AllocationUnit;
@@ -117,9 +119,9 @@ pub struct Field {
     pub part: Part,
     /// The field's name: the DBCC PAGE name for header fields (`m_type`), else `status A`,
     /// `slot 3`, a column's name...
-    pub name: String,
+    pub name: Cow<'static, str>,
     /// What the field holds, in words (with the meaning of its bits where it has some).
-    pub meaning: String,
+    pub meaning: &'static str,
     /// The decoded value, as text.
     pub value: String,
 }
@@ -295,8 +297,8 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
             offset: PAGE_SIZE - 2 * (slot + 1),
             len: 2,
             part: Part::SlotArray,
-            name: format!("slot {slot}"),
-            meaning: "offset of the slot's record (0: deleted)".into(),
+            name: format!("slot {slot}").into(),
+            meaning: "offset of the slot's record (0: deleted)",
             value: format!("{offset} (0x{offset:x})"),
         });
     }
@@ -322,7 +324,8 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
             ));
             continue;
         }
-        let end = starts.iter().copied().find(|&s| s > offset).unwrap_or(array_start);
+        // `starts` is sorted: a binary search keeps a page of thousands of slots linear.
+        let end = starts.get(starts.partition_point(|&s| s <= offset)).copied().unwrap_or(array_start);
         anatomy.records.push(record(&anatomy.bytes[..array_start], slot, offset, end, header.page_type, decoder));
     }
     anatomy
@@ -343,16 +346,24 @@ impl RecordAnatomy {
     }
 }
 
-fn field(offset: usize, len: usize, part: Part, name: &str, meaning: &str, value: String) -> Field {
-    Field { offset, len, part, name: name.to_string(), meaning: meaning.to_string(), value }
+fn field(
+    offset: usize,
+    len: usize,
+    part: Part,
+    name: impl Into<Cow<'static, str>>,
+    meaning: &'static str,
+    value: String,
+) -> Field {
+    Field { offset, len, part, name: name.into(), meaning, value }
 }
 
 fn header_fields(b: &[u8], h: &PageHeader) -> Vec<Field> {
     let u16_at = |o| read_u16(b, o).unwrap_or(0);
     let u32_at = |o| read_u32(b, o).unwrap_or(0);
     let lsn = Lsn::parse(b, 40).unwrap_or_default();
-    let h_ =
-        |offset, len, name: &str, meaning: &str, value: String| field(offset, len, Part::Header, name, meaning, value);
+    let h_ = |offset, len, name: &'static str, meaning: &'static str, value: String| {
+        field(offset, len, Part::Header, name, meaning, value)
+    };
     vec![
         h_(0, 1, "m_headerVersion", "header version (1)", h.header_version.to_string()),
         h_(1, 1, "m_type", "page type", format!("{} ({})", b[1], h.page_type.name())),
@@ -458,7 +469,7 @@ fn record(
                 offset,
                 out.len,
                 Part::Undecoded,
-                &format!("{} record", record_type_name(other)),
+                format!("{} record", record_type_name(other)),
                 "not taken apart by this version: shown up to the next record",
                 String::new(),
             )];
@@ -482,22 +493,16 @@ pub fn record_type_name(t: RecordType) -> &'static str {
 }
 
 fn status_field(offset: usize, a: u8) -> Field {
-    let mut bits = vec![record_type_name(RecordType::from_status(a)).to_string()];
+    let mut value = format!("0x{a:02x}: {}", record_type_name(RecordType::from_status(a)));
     for (bit, name) in
         [(HAS_NULL_BITMAP, "NULL_BITMAP"), (HAS_VAR_COLUMNS, "VARIABLE_COLUMNS"), (HAS_VERSION_TAG, "VERSIONING_INFO")]
     {
         if a & bit != 0 {
-            bits.push(name.to_string());
+            value.push_str(" | ");
+            value.push_str(name);
         }
     }
-    field(
-        offset,
-        1,
-        Part::Status,
-        "status A",
-        "record type (bits 1-3) and what follows",
-        format!("0x{a:02x}: {}", bits.join(" | ")),
-    )
+    field(offset, 1, Part::Status, "status A", "record type (bits 1-3) and what follows", value)
 }
 
 fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option<&RowDecoder>) {
@@ -509,13 +514,13 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
         field(at + 2, 2, Part::FixedEnd, "fixed end", "where the fixed-length part ends", rec.fixed_end().to_string()),
     ];
     // The fixed part, one field per stored column (bit columns share their byte), the rest unused.
-    let fixed: Vec<(usize, usize, String)> = decoder
+    let mut sorted: Vec<(usize, usize, &str)> = decoder
         .map(|d| {
             d.columns()
                 .iter()
                 .filter_map(|p| match (p.physical.location(), p.fixed_len()) {
                     (ColumnLocation::Fixed(o), Some(len)) if o >= 4 && o + len <= rec.fixed_end() => {
-                        Some((o, len, p.column.name.clone()))
+                        Some((o, len, p.column.name.as_str()))
                     }
                     _ => None,
                 })
@@ -523,7 +528,6 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
         })
         .unwrap_or_default();
     let mut cursor = 4;
-    let mut sorted = fixed.clone();
     sorted.sort_by_key(|(o, len, _)| (*o, *len));
     let mut i = 0;
     while i < sorted.len() {
@@ -543,9 +547,9 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
             ));
         }
         let names: Vec<&str> =
-            sorted[i..].iter().take_while(|(o2, l2, _)| o2 == o && l2 == len).map(|(_, _, n)| n.as_str()).collect();
+            sorted[i..].iter().take_while(|(o2, l2, _)| o2 == o && l2 == len).map(|(_, _, n)| *n).collect();
         let n = names.len();
-        fields.push(field(at + o, *len, Part::FixedColumn, &names.join(", "), "fixed-length column", String::new()));
+        fields.push(field(at + o, *len, Part::FixedColumn, names.join(", "), "fixed-length column", String::new()));
         cursor = o + len;
         i += n;
     }
@@ -565,7 +569,15 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
         ));
         pos += 2;
         let bitmap = rec.null_bitmap();
-        let value = bitmap.iter().map(|x| format!("{x:08b}")).rev().collect::<Vec<_>>().join(" ");
+        // Spelled bit by bit: a damaged column count makes bitmaps of thousands of bytes, and
+        // `{:08b}` a formatter call a byte.
+        let mut value = String::with_capacity(9 * bitmap.len());
+        for x in bitmap.iter().rev() {
+            if !value.is_empty() {
+                value.push(' ');
+            }
+            value.extend((0..8).rev().map(|bit| if x >> bit & 1 == 1 { '1' } else { '0' }));
+        }
         fields.push(field(
             at + pos,
             bitmap.len(),
@@ -594,18 +606,18 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
                 at + table + 2 * i,
                 2,
                 Part::VarOffset,
-                &format!("variable end {}", i + 1),
+                format!("variable end {}", i + 1),
                 "where variable column n ends, from the record's start",
                 format!("{}{complex}", raw & !COMPLEX_COLUMN),
             ));
         }
         pos = table + 2 * entries;
-        let names: Vec<(usize, String)> = decoder
+        let names: Vec<(usize, &str)> = decoder
             .map(|d| {
                 d.columns()
                     .iter()
                     .filter_map(|p| match p.physical.location() {
-                        ColumnLocation::Variable(i) => Some((i, p.column.name.clone())),
+                        ColumnLocation::Variable(i) => Some((i, p.column.name.as_str())),
                         _ => None,
                     })
                     .collect()
@@ -618,13 +630,14 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
             };
             let start = offset_in(b, v.bytes);
             let is_back_pointer = i >= rec.var_column_count() && out.record_type == Some(RecordType::Forwarded);
-            let name = if is_back_pointer {
-                "back pointer".to_string()
+            let name: Cow<'static, str> = if is_back_pointer {
+                "back pointer".into()
             } else {
                 names
                     .iter()
                     .find(|(n, _)| *n == i)
-                    .map_or_else(|| format!("variable column {}", i + 1), |(_, n)| n.clone())
+                    .map_or_else(|| format!("variable column {}", i + 1), |(_, n)| n.to_string())
+                    .into()
             };
             let (part, meaning, value) = if is_back_pointer {
                 let stub = v.bytes.get(2..10).map(|p| {
@@ -646,7 +659,7 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
                     String::new(),
                 ));
             }
-            fields.push(field(at + start, v.bytes.len(), part, &name, meaning, value));
+            fields.push(field(at + start, v.bytes.len(), part, name, meaning, value));
             pos = pos.max(start + v.bytes.len());
         }
     }
@@ -725,11 +738,14 @@ fn offset_in(whole: &[u8], part: &[u8]) -> usize {
     (part.as_ptr() as usize).saturating_sub(whole.as_ptr() as usize).min(whole.len())
 }
 
+const HEX_DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+
 fn hex(b: &[u8]) -> String {
     let mut s = String::with_capacity(2 + 2 * b.len());
     s.push_str("0x");
     for x in b {
-        s.push_str(&format!("{x:02X}"));
+        s.push(char::from(HEX_DIGITS[usize::from(x >> 4)]));
+        s.push(char::from(HEX_DIGITS[usize::from(x & 0xf)]));
     }
     s
 }
@@ -792,7 +808,7 @@ mod tests {
         assert_eq!(r.columns[1].value, Ok("abc".into()));
         assert_eq!(r.columns[1].span, Some((96 + row1.len() - 3, 3)));
         let id_field = r.fields.iter().find(|f| f.part == Part::FixedColumn).unwrap();
-        assert_eq!((id_field.name.as_str(), id_field.value.as_str()), ("id", "7"));
+        assert_eq!((id_field.name.as_ref(), id_field.value.as_str()), ("id", "7"));
         let r = &a.records[1];
         assert_eq!(r.offset, 96 + row1.len());
         assert_tiles(r);
@@ -800,6 +816,17 @@ mod tests {
         assert_eq!(r.columns[1].value, Ok("NULL".into()));
         assert_eq!(a.free_space, Some((96 + row1.len() + row2.len(), PAGE_SIZE - 4 - (96 + row1.len() + row2.len()))));
         assert_eq!(a.slot_array[1].offset, PAGE_SIZE - 4);
+    }
+
+    #[test]
+    fn spells_null_bitmaps_last_byte_first_and_pointers_in_hex() {
+        let id = PageId::new(1, 153);
+        // Ten columns, 1 and 10 NULL: bit 0 of the first byte, bit 1 of the second.
+        let row = build_record(&7i32.to_le_bytes(), 10, &[1, 10], &[]);
+        let a = take_apart(build_page(id, 1, &[&row]).into_boxed_slice(), id, Verdict::Unprotected, None);
+        let bitmap = a.records[0].fields.iter().find(|f| f.part == Part::NullBitmap).unwrap();
+        assert_eq!((bitmap.len, bitmap.value.as_str()), (2, "00000010 00000001"));
+        assert_eq!(hex(&[0x0a, 0xff, 0x00]), "0x0AFF00");
     }
 
     #[test]

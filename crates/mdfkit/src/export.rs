@@ -55,6 +55,10 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
+    /// Every format, in the order help texts list them.
+    pub const ALL: [ExportFormat; 4] =
+        [ExportFormat::Csv, ExportFormat::Jsonl, ExportFormat::Arrow, ExportFormat::Parquet];
+
     /// The file extension for this format.
     pub fn extension(self) -> &'static str {
         match self {
@@ -182,6 +186,16 @@ pub fn all_cores() -> usize {
 /// The name of `table`'s output in `format`: `SCHEMA.TABLE.EXT`.
 pub fn output_name(table: &TableInfo, format: ExportFormat) -> String {
     format!("{}.{}.{}", table.schema, table.name, format.extension())
+}
+
+/// The inverse of [`output_name`]: `dbo.Orders.parquet` → (`dbo.Orders`, Parquet), the way the
+/// studio's download URLs name a table and a format; `None` when no format's extension ends
+/// `name` (or nothing is left before it).
+pub fn split_output_name(name: &str) -> Option<(&str, ExportFormat)> {
+    ExportFormat::ALL.into_iter().find_map(|format| {
+        let table = name.strip_suffix(format.extension())?.strip_suffix('.')?;
+        (!table.is_empty()).then_some((table, format))
+    })
 }
 
 /// What happened to one table of [`export_tables`].
@@ -840,6 +854,18 @@ fn json_string(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_names_split_back_into_table_and_format() {
+        for format in ExportFormat::ALL {
+            let name = format!("dbo.Order.Lines.{}", format.extension());
+            assert_eq!(split_output_name(&name), Some(("dbo.Order.Lines", format)));
+        }
+        // .arrows is not .arrow; an extension alone or without its dot names no table.
+        for bad in ["dbo.Orders.arrow", ".csv", "csv", "dbo.Orderscsv", "dbo.Orders.CSV", ""] {
+            assert_eq!(split_output_name(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn balance_gives_the_long_columns_separate_threads() {

@@ -344,13 +344,9 @@ impl Catalog {
 
     /// Finds a table by `schema.name` or `name` (case-insensitive, brackets allowed).
     pub fn find_table(&self, name: &str) -> Option<TableInfo> {
-        let clean = |s: &str| s.trim().trim_start_matches('[').trim_end_matches(']').to_string();
-        let (schema, table) = match name.split_once('.') {
-            Some((s, t)) => (Some(clean(s)), clean(t)),
-            None => (None, clean(name)),
-        };
+        let (schema, table) = split_table_name(name);
         let matches = |t: &TableInfo| {
-            t.name.eq_ignore_ascii_case(&table) && schema.as_ref().is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
+            t.name.eq_ignore_ascii_case(table) && schema.is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
         };
         let tables = self.tables(true);
         // Prefer dbo when no schema is given and several schemas have the name.
@@ -455,6 +451,19 @@ impl Catalog {
     }
 }
 
+/// A table name as a user or a URL writes it, `schema.name` or `name`, each part trimmed and
+/// out of its brackets: `[dbo].[Orders]` → (`dbo`, `Orders`). The first dot splits (a table
+/// name may hold dots, a schema name given with it may not).
+pub fn split_table_name(name: &str) -> (Option<&str>, &str) {
+    fn clean(s: &str) -> &str {
+        s.trim().trim_start_matches('[').trim_end_matches(']')
+    }
+    match name.split_once('.') {
+        Some((schema, table)) => (Some(clean(schema)), clean(table)),
+        None => (None, clean(name)),
+    }
+}
+
 fn is_null_page(unit: RowRef) -> bool {
     matches!(unit.get("pgfirst"), crate::value::Value::Binary(b) if b.iter().all(|&x| x == 0))
 }
@@ -499,4 +508,17 @@ fn identity_from(c: RowRef) -> Option<Identity> {
         }
     };
     Some(Identity { seed: read(width), increment: read(2 * width) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_table_name;
+
+    #[test]
+    fn table_names_split_at_the_first_dot_out_of_their_brackets() {
+        assert_eq!(split_table_name("Orders"), (None, "Orders"));
+        assert_eq!(split_table_name(" [dbo] . [Orders] "), (Some("dbo"), "Orders"));
+        assert_eq!(split_table_name("SalesLT.Order.Lines"), (Some("SalesLT"), "Order.Lines"));
+        assert_eq!(split_table_name(""), (None, ""));
+    }
 }

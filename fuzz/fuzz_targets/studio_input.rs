@@ -1,0 +1,29 @@
+//! The text the studio takes from a URL (`mdfkit studio`; `mdfkit page` and `mdfkit cat` take the
+//! same forms from the command line): page ids (`/page/1:153`), keyset cursors
+//! (`/rows/dbo.Orders?after=1:1776:7`, `/record/1:1776:7`), table names (`/table/[dbo].[Orders]`)
+//! and download names (`/download/dbo.Orders.parquet`). Must never panic; what parses prints back
+//! to text that parses to the same value, and every part lies inside the text.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mdfkit::anatomy::parse_page_id;
+use mdfkit::catalog::model::split_table_name;
+use mdfkit::export::split_output_name;
+use mdfkit::scan::ScanPosition;
+
+fuzz_target!(|data: &[u8]| {
+    // Axum hands the handlers percent-decoded UTF-8; anything else is refused before them.
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    if let Ok(id) = parse_page_id(text) {
+        assert_eq!(parse_page_id(&id.to_string()).ok(), Some(id), "{text:?}");
+    }
+    if let Ok(position) = text.parse::<ScanPosition>() {
+        assert_eq!(position.to_string().parse::<ScanPosition>().ok(), Some(position), "{text:?}");
+    }
+    let (schema, table) = split_table_name(text);
+    assert!(schema.map_or(0, str::len) + table.len() <= text.len(), "{text:?}");
+    if let Some((table, format)) = split_output_name(text) {
+        assert!(!table.is_empty());
+        assert_eq!(format!("{table}.{}", format.extension()), text);
+    }
+});
