@@ -467,7 +467,14 @@ fn run_compressed(gb: u64) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let db = ensure(&compressed_spec(gb), &cache_dir().join(format!("compressed-page-{gb}g")));
     child("raw", &db, "");
-    println!("database {}, {cores} cores: plain, ROW and PAGE compressed tables", db.display());
+    let raw = child("raw", &db, "");
+    println!(
+        "database {} ({:.2} GB), {cores} cores: plain, ROW and PAGE compressed tables; raw sequential read {:.2} s ({:.0} MB/s)",
+        db.display(),
+        raw.bytes as f64 / 1e9,
+        raw.seconds,
+        raw.mb_per_s()
+    );
     println!();
     println!(
         "{:<10} {:<8} {:>10} {:>8} {:>9} {:>10} {:>12} {:>10}",

@@ -175,7 +175,7 @@
 //! [`location`], [`source`], [`backup`] with [`xpress`]) → the catalog and page walks
 //! ([`catalog`], [`scan`], [`lob`]) → column values ([`decode`], [`compressed`], [`xmlbin`],
 //! [`rows`]) → Arrow ([`columnar`]) and [`recovery`] → the [`Database`] facade ([`database`],
-//! [`info`], [`table_scan`] with [`plain_pages`], [`export`], [`check`]). `docs/ARCHITECTURE.md`
+//! [`info`], [`table_scan`] with [`plain_pages`] and [`cd_pages`], [`export`], [`check`]). `docs/ARCHITECTURE.md`
 //! draws these layers and says what each module knows.
 
 #![forbid(unsafe_code)]
@@ -185,6 +185,7 @@ pub mod anatomy;
 pub mod backup;
 pub mod bytes;
 pub mod catalog;
+pub mod cd_pages;
 pub mod check;
 pub mod clrtypes;
 pub mod collation;

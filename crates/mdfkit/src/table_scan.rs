@@ -18,7 +18,7 @@
 //!
 //! It knows which partitions a table scan walks, in which order, and which path decodes them:
 //! record by record in key order ([`TableScan::records`]), Arrow batches a page at a time where the
-//! layout is plain ([`crate::plain_pages`]), or in tasks of pages on several threads
+//! layout is plain ([`crate::plain_pages`]) or ROW / PAGE compressed ([`crate::cd_pages`]), or in tasks of pages on several threads
 //! (`parallel`) for batches and for text built row by row ([`TableScan::chunks`]).
 
 use arrow_array::RecordBatch;
@@ -26,6 +26,7 @@ use arrow_schema::SchemaRef;
 
 use crate::catalog::base::AllocationUnit;
 use crate::catalog::model::{PartitionInfo, TableInfo};
+use crate::cd_pages::CdLayout;
 use crate::columnar::BatchBuilder;
 use crate::database::{check_has_storage, Database, ScanOptions};
 use crate::error::{Error, Result};
@@ -35,6 +36,7 @@ use crate::plain_pages::PlainLayout;
 use crate::record::Record;
 use crate::rows::RowDecoder;
 use crate::scan::{self, Flow, RowLocation, ScanMode, ScanPosition, ScanStats};
+use crate::source::PageReader;
 
 /// A scan of one table being set up; see the module documentation.
 #[derive(Clone)]
@@ -241,7 +243,7 @@ impl<'a> TableScan<'a> {
             let capacity = batch_size.min(usize::try_from(partition.rows.max(0)).unwrap_or(0) + 1);
             let mut batch = BatchBuilder::new(&decoder, capacity);
             let mut stopped = false;
-            let plain = PlainLayout::of(&decoder).filter(|_| !options.salvage);
+            let plain = PageColumns::of(&decoder).filter(|_| !options.salvage);
             let stats = if let Some(plain) = plain {
                 let unit = db.scannable_unit(table, partition)?;
                 let mut stats = ScanStats::default();
@@ -353,7 +355,7 @@ impl<'a> TableScan<'a> {
         }
         let live = ScanMode { include_ghosts: false, salvage: false, ..self.mode(partition)? };
         let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
-        let plain = PlainLayout::of(&decoder);
+        let plain = PageColumns::of(&decoder);
         // Builders are sized for a task's rows, as the catalog counts them (over the partition's
         // pages: a split's pages are a part of them).
         let partition_pages = usize::try_from(unit.data_pages).unwrap_or(0).max(pages.len()).max(1);
@@ -432,7 +434,7 @@ struct TaskShared<'a> {
     table: &'a TableInfo,
     unit: &'a AllocationUnit,
     decoder: &'a RowDecoder,
-    plain: Option<&'a PlainLayout>,
+    plain: Option<&'a PageColumns>,
     /// Live records only, in the partition's record format.
     live: ScanMode,
     /// Rows per batch at most.
@@ -478,6 +480,39 @@ impl TaskShared<'_> {
             send(batch.finish()?);
         }
         Ok(stats)
+    }
+}
+
+/// How a partition's pages go into batches a page at a time, column by column, where they can.
+enum PageColumns {
+    /// Uncompressed records.
+    Plain(PlainLayout),
+    /// ROW and PAGE compressed (CD) records.
+    Compressed(CdLayout),
+}
+
+impl PageColumns {
+    fn of(decoder: &RowDecoder) -> Option<Self> {
+        PlainLayout::of(decoder).map(Self::Plain).or_else(|| CdLayout::of(decoder).map(Self::Compressed))
+    }
+
+    /// [`PlainLayout::append_slots`] or [`CdLayout::append_slots`].
+    #[allow(clippy::too_many_arguments)]
+    fn append_slots(
+        &self,
+        decoder: &RowDecoder,
+        batch: &mut BatchBuilder,
+        reader: &PageReader,
+        page: &Page,
+        is_heap: bool,
+        first_slot: u16,
+        max_rows: usize,
+        stats: &mut ScanStats,
+    ) -> Result<u16> {
+        match self {
+            Self::Plain(p) => p.append_slots(decoder, batch, reader, page, is_heap, first_slot, max_rows, stats),
+            Self::Compressed(c) => c.append_slots(decoder, batch, reader, page, is_heap, first_slot, max_rows, stats),
+        }
     }
 }
 

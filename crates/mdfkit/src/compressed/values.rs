@@ -102,23 +102,25 @@ pub fn expand(ty: &TypeInfo, value: CdValue, out: &mut Vec<u8>) -> Result<()> {
         }
         SqlType::NVarChar if ty.max_length >= 0 => scsu::unicode_value(bytes, out)?,
         SqlType::UniqueIdentifier if bytes.len() == 16 => out.extend_from_slice(bytes),
-        SqlType::VarChar
-        | SqlType::VarBinary
-        | SqlType::NVarChar
-        | SqlType::Text
-        | SqlType::NText
-        | SqlType::Image
-        | SqlType::Xml
-        | SqlType::Clr => out.extend_from_slice(bytes),
+        _ if stored_as_is(ty) => out.extend_from_slice(bytes),
         SqlType::SmallDateTime | SqlType::SqlVariant | SqlType::Unknown(_) => {
             return Err(Error::unsupported(format!(
                 "{} values in compressed records: storage form not confirmed, not read",
                 ty.spelling()
             )))
         }
-        SqlType::Bit | SqlType::TinyInt | SqlType::UniqueIdentifier => return Err(too_long()),
+        _ => return Err(too_long()),
     }
     Ok(())
+}
+
+/// Whether compressed values of type `ty` are stored in their ordinary storage form, so that
+/// [`expand`] copies their bytes as they are (the table's "as is" row, less uniqueidentifier,
+/// whose length is checked, and nvarchar(n), which is Unicode compressed).
+pub fn stored_as_is(ty: &TypeInfo) -> bool {
+    use SqlType::*;
+    matches!(ty.sql_type, VarChar | VarBinary | Text | NText | Image | Xml | Clr)
+        || (ty.sql_type == NVarChar && ty.max_length < 0)
 }
 
 /// A compressed integer: big endian in `bytes.len()` (0-`width`) bytes with the top bit flipped,

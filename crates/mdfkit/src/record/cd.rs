@@ -392,6 +392,48 @@ impl<'a> CdRecord<'a> {
         })
     }
 
+    /// Appends the stored values of the record's first `columns` columns (fewer when the record
+    /// stores fewer) to `out`, as [`Self::value`] gives them, walking the CD array once: the
+    /// short data region's values are consecutive (its clusters follow each other), the long
+    /// data region's entries are taken in order.
+    pub fn values_into(&self, columns: usize, out: &mut Vec<CdValue<'a>>) {
+        let b = self.bytes;
+        let (mut short_at, mut long_entry, mut long_start) = (self.short_start, 0, 0);
+        for i in 0..columns.min(self.column_count()) {
+            let code = nibble(b, i);
+            // In range: parse checked every cluster's and every long entry's bounds.
+            let value = match code {
+                0 => CdValue::Null,
+                1 => CdValue::Bytes(&[]),
+                2..=9 => {
+                    let end = short_at + usize::from(code - 1);
+                    let value = CdValue::Bytes(b.get(short_at..end).unwrap_or_default());
+                    short_at = end;
+                    value
+                }
+                CODE_PAGE_SYMBOL => {
+                    short_at += 1;
+                    CdValue::Symbol(b.get(short_at - 1).copied().unwrap_or_default())
+                }
+                CODE_LONG => {
+                    let raw = usize::from(read_u16(b, self.long_ends + 2 * long_entry).unwrap_or(0));
+                    let end = raw & usize::from(!LONG_COMPLEX);
+                    let bytes = b.get(self.long_data + long_start..self.long_data + end).unwrap_or_default();
+                    long_entry += 1;
+                    long_start = end;
+                    if raw & usize::from(LONG_COMPLEX) != 0 {
+                        CdValue::Complex(bytes)
+                    } else {
+                        CdValue::Bytes(bytes)
+                    }
+                }
+                // 11; parse refused 13-15.
+                _ => CdValue::TrueBit,
+            };
+            out.push(value);
+        }
+    }
+
     /// A forwarded record's back pointer to its forwarding stub (the complex long entry after the
     /// long columns' entries).
     pub fn back_pointer(&self) -> Option<&'a [u8]> {
@@ -504,6 +546,23 @@ pub(crate) mod tests {
         assert_eq!(rec.value(0), Some(CdValue::Symbol(3)));
         assert_eq!(rec.value(1), Some(CdValue::Bytes(&[0xaa, 0xbb])));
         assert_eq!(rec.value(2), Some(CdValue::Symbol(0)));
+    }
+
+    #[test]
+    fn one_walk_gives_every_value_as_value_does() {
+        let mut tagged = vec![0x01 | 0x02 | 0x20, 3, 0xab, 0x02, 0x42, 0x03, 1, 0, 3, 0x80, 9, 9, 9];
+        tagged.extend_from_slice(&[0x77; 14]);
+        let records = [hex(BC_BASE_ROW), hex(BC_EXT_ROW), tagged, vec![0x01, 3, 0x3c, 0x0c, 3, 0xaa, 0xbb, 0]];
+        for raw in &records {
+            let r = CdRecord::parse(raw).unwrap();
+            let mut all = Vec::new();
+            r.values_into(usize::MAX, &mut all);
+            let one_by_one: Vec<CdValue> = (0..r.column_count()).map(|i| r.value(i).unwrap()).collect();
+            assert_eq!(all, one_by_one);
+            let mut first = Vec::new();
+            r.values_into(2, &mut first);
+            assert_eq!(first, one_by_one[..2]);
+        }
     }
 
     #[test]

@@ -1,0 +1,224 @@
+//! Whole pages of ROW and PAGE compressed partitions into Arrow batches, column by column: the
+//! [`crate::plain_pages`] path for CD records.
+//!
+//! A page's CI structure (anchor record, dictionary) is parsed once. Each record's CD array is
+//! walked once ([`CdRecord::values_into`]), which places every stored value of the record; then
+//! each output column is appended for all the page's records in one typed loop
+//! (`ColumnBuilder::append_cells`, the conversion the row-by-row path uses). A value whose
+//! compressed form is its ordinary form (varchar, varbinary, (max) types:
+//! [`values::stored_as_is`]) goes to the builder straight from the record; the others are
+//! expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer reused for the
+//! whole column, after their anchor prefix and dictionary symbol are resolved against the
+//! page's CI structure ([`CompressionInfo::resolve`]).
+//!
+//! Eligibility is decided in two places, both explicit:
+//! - [`CdLayout::of`], once per partition: the rows are CD records, the layout has no sparse
+//!   column, and no output column holds a text pointer (text, ntext, image) or has a compressed
+//!   form this reader refuses (smalldatetime, sql_variant).
+//! - [`CdLayout::append_slots`], once per record: a primary record that stores every column read
+//!   (none added after it was written) and holds no complex value (LOB root, row-overflow or LOB
+//!   pointer).
+//!
+//! Everything else goes through the row-by-row path one slot at a time, in slot order: ghosts,
+//! forwarding stubs and forwarded records, deleted slots, off-row values, rows written before a
+//! column was added, damaged records. So both paths give identical rows.
+
+use crate::catalog::rowset::ColumnLocation;
+use crate::columnar::BatchBuilder;
+use crate::compressed::values;
+use crate::error::Result;
+use crate::page::compression_info::{CompressionInfo, PageValue};
+use crate::page::Page;
+use crate::record::cd::{CdRecord, CdRecordType, CdValue};
+use crate::record::{Record, RecordFormat};
+use crate::rows::{ColumnPlan, RowDecoder};
+use crate::scan::{self, Flow, ScanMode, ScanStats};
+use crate::source::PageReader;
+use crate::types::SqlType;
+
+/// Where each output column of a compressed partition is, worked out once per partition.
+#[derive(Debug, Clone)]
+pub struct CdLayout {
+    columns: Vec<CdColumn>,
+    /// Columns a record must store: the last CD column read, plus one.
+    stored_columns: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CdColumn {
+    /// The column's entry in the CD array.
+    index: usize,
+    /// Its compressed form is its ordinary storage form.
+    as_is: bool,
+}
+
+/// One cell of a column being appended: where its ordinary storage form is.
+#[derive(Debug, Clone, Copy)]
+enum Cell<'a> {
+    Null,
+    /// In the record (or the page's CI structure) as it is.
+    Stored(&'a [u8]),
+    /// Expanded into the column's buffer, at this range.
+    Expanded(usize, usize),
+}
+
+impl CdLayout {
+    /// The layout of the decoder's compressed partition, or `None` when its columns need the
+    /// row-by-row path (or the partition is not compressed).
+    pub fn of(decoder: &RowDecoder) -> Option<Self> {
+        if decoder.has_sparse() || decoder.format() != RecordFormat::Cd || decoder.columns().is_empty() {
+            return None;
+        }
+        let mut columns = Vec::with_capacity(decoder.columns().len());
+        let mut stored_columns = 0;
+        for plan in decoder.columns() {
+            let ty = &plan.column.type_info;
+            let row_by_row = matches!(
+                ty.sql_type,
+                SqlType::Text | SqlType::NText | SqlType::Image | SqlType::SmallDateTime | SqlType::SqlVariant
+            ) || matches!(ty.sql_type, SqlType::Unknown(_));
+            let ColumnLocation::Variable(index) = plan.physical.location() else { return None };
+            if row_by_row || plan.physical.is_sparse() {
+                return None;
+            }
+            stored_columns = stored_columns.max(index + 1);
+            columns.push(CdColumn { index, as_is: values::stored_as_is(ty) });
+        }
+        Some(CdLayout { columns, stored_columns })
+    }
+
+    /// Appends the rows of `page`'s slots from `first_slot` on to `batch`, at most `max_rows` of
+    /// them, counting them (and ghosts, forwarded rows) in `stats`; returns the slot to continue
+    /// from (the slot count once the page is done).
+    #[allow(clippy::too_many_arguments)]
+    pub fn append_slots(
+        &self,
+        decoder: &RowDecoder,
+        batch: &mut BatchBuilder,
+        reader: &PageReader,
+        page: &Page,
+        is_heap: bool,
+        first_slot: u16,
+        max_rows: usize,
+        stats: &mut ScanStats,
+    ) -> Result<u16> {
+        let ci = scan::page_compression_info(page, RecordFormat::Cd)?;
+        let mode = ScanMode { format: RecordFormat::Cd, ..ScanMode::default() };
+        let width = self.stored_columns;
+        // The run's records, `width` stored values each, and their slots (for errors).
+        let mut run: Vec<CdValue> = Vec::with_capacity(width * usize::from(page.slot_count()));
+        let mut slots: Vec<u16> = Vec::with_capacity(usize::from(page.slot_count()));
+        let mut appended = 0usize;
+        let mut slot = first_slot;
+        while slot < page.slot_count() && appended < max_rows {
+            if let Ok(Some(bytes)) = page.slot_bytes(slot) {
+                if let Ok(record) = CdRecord::parse(bytes) {
+                    if record.record_type() == CdRecordType::Primary && record.column_count() >= width {
+                        let start = run.len();
+                        record.values_into(width, &mut run);
+                        if !run[start..].iter().any(|v| matches!(v, CdValue::Complex(_))) {
+                            slots.push(slot);
+                            appended += 1;
+                            slot += 1;
+                            continue;
+                        }
+                        run.truncate(start);
+                    }
+                }
+            }
+            // Rows keep their slot order: the run so far goes first.
+            self.append_run(decoder, batch, page, ci.as_ref(), &run, &slots, stats)?;
+            run.clear();
+            slots.clear();
+            let mut append = |record: &Record, _| {
+                batch.append(decoder, record)?;
+                appended += 1;
+                Ok(Flow::Continue)
+            };
+            scan::visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, stats, &mut append)?;
+            slot += 1;
+        }
+        self.append_run(decoder, batch, page, ci.as_ref(), &run, &slots, stats)?;
+        Ok(slot)
+    }
+
+    /// Appends the stored values of a run of records (`run`: `stored_columns` values a record,
+    /// from the slots `slots`) to `batch`, one column at a time.
+    #[allow(clippy::too_many_arguments)]
+    fn append_run<'a>(
+        &self,
+        decoder: &RowDecoder,
+        batch: &mut BatchBuilder,
+        page: &Page,
+        ci: Option<&CompressionInfo<'a>>,
+        run: &[CdValue<'a>],
+        slots: &[u16],
+        stats: &mut ScanStats,
+    ) -> Result<()> {
+        if slots.is_empty() {
+            return Ok(());
+        }
+        let (mut expanded, mut joined) = (Vec::new(), Vec::new());
+        let mut cells: Vec<Cell<'a>> = Vec::with_capacity(slots.len());
+        for (i, (plan, &column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
+            expanded.clear();
+            cells.clear();
+            for (record, &slot) in run.chunks_exact(self.stored_columns).zip(slots) {
+                let cell = cell(plan, column, ci, record[column.index], &mut expanded, &mut joined)
+                    .map_err(|e| decoder.in_column(e, plan).at_page(page.id()).at_slot(slot))?;
+                cells.push(cell);
+            }
+            let expanded = &expanded;
+            batch
+                .append_column(
+                    i,
+                    plan,
+                    cells.iter().map(|&c| match c {
+                        Cell::Null => None,
+                        Cell::Stored(bytes) => Some(bytes),
+                        Cell::Expanded(start, end) => expanded.get(start..end),
+                    }),
+                )
+                .map_err(|e| decoder.in_column(e, plan).at_page(page.id()))?;
+        }
+        batch.add_rows(slots.len());
+        stats.rows += slots.len() as u64;
+        Ok(())
+    }
+}
+
+/// Where the ordinary storage form of column `column`'s value `stored` is: its prefix and symbol
+/// resolved against the page's CI structure `ci`, expanded into `expanded` unless stored as is
+/// (`joined`: a buffer for a prefix joined with its suffix). What [`RowDecoder::stored`] does
+/// for one value of a CD record.
+fn cell<'a>(
+    plan: &ColumnPlan,
+    column: CdColumn,
+    ci: Option<&CompressionInfo<'a>>,
+    stored: CdValue<'a>,
+    expanded: &mut Vec<u8>,
+    joined: &mut Vec<u8>,
+) -> Result<Cell<'a>> {
+    let value = match ci {
+        Some(ci) => ci.resolve(column.index, stored)?,
+        None => PageValue::Stored(stored),
+    };
+    let ty = &plan.column.type_info;
+    let start = expanded.len();
+    match value {
+        PageValue::Stored(CdValue::Null) => return Ok(Cell::Null),
+        PageValue::Stored(CdValue::Bytes(bytes)) if column.as_is => return Ok(Cell::Stored(bytes)),
+        PageValue::Stored(value) => values::expand(ty, value, expanded)?,
+        PageValue::Prefixed { prefix, suffix } if column.as_is => {
+            expanded.extend_from_slice(prefix);
+            expanded.extend_from_slice(suffix);
+        }
+        PageValue::Prefixed { prefix, suffix } => {
+            joined.clear();
+            joined.extend_from_slice(prefix);
+            joined.extend_from_slice(suffix);
+            values::expand(ty, CdValue::Bytes(joined), expanded)?;
+        }
+    }
+    Ok(Cell::Expanded(start, expanded.len()))
+}
