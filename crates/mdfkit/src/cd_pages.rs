@@ -104,32 +104,35 @@ impl CdLayout {
     ) -> Result<u16> {
         let ci = scan::page_compression_info(page, RecordFormat::Cd)?;
         let mode = ScanMode { format: RecordFormat::Cd, ..ScanMode::default() };
-        let width = self.stored_columns;
-        // The run's records, `width` stored values each, and their slots (for errors).
-        let mut run: Vec<CdValue> = Vec::with_capacity(width * usize::from(page.slot_count()));
-        let mut slots: Vec<u16> = Vec::with_capacity(usize::from(page.slot_count()));
+        let room = usize::from(page.slot_count().saturating_sub(first_slot)).min(max_rows);
+        // The run's stored values, column by column (`room` cells an output column: each
+        // column's pass then reads its cells in order), one record's values, and the run's slots.
+        let mut run = Run { cells: vec![CdValue::Null; room * self.columns.len()], room, slots: Vec::new() };
+        let mut record_values = Vec::with_capacity(self.stored_columns);
         let mut appended = 0usize;
         let mut slot = first_slot;
         while slot < page.slot_count() && appended < max_rows {
             if let Ok(Some(bytes)) = page.slot_bytes(slot) {
                 if let Ok(record) = CdRecord::parse(bytes) {
-                    if record.record_type() == CdRecordType::Primary && record.column_count() >= width {
-                        let start = run.len();
-                        record.values_into(width, &mut run);
-                        if !run[start..].iter().any(|v| matches!(v, CdValue::Complex(_))) {
-                            slots.push(slot);
+                    if record.record_type() == CdRecordType::Primary && record.column_count() >= self.stored_columns {
+                        record_values.clear();
+                        record.values_into(self.stored_columns, &mut record_values);
+                        if !record_values.iter().any(|v| matches!(v, CdValue::Complex(_))) {
+                            let row = run.slots.len();
+                            for (j, column) in self.columns.iter().enumerate() {
+                                run.cells[j * room + row] = record_values[column.index];
+                            }
+                            run.slots.push(slot);
                             appended += 1;
                             slot += 1;
                             continue;
                         }
-                        run.truncate(start);
                     }
                 }
             }
             // Rows keep their slot order: the run so far goes first.
-            self.append_run(decoder, batch, page, ci.as_ref(), &run, &slots, stats)?;
-            run.clear();
-            slots.clear();
+            self.append_run(decoder, batch, page, ci.as_ref(), &run, stats)?;
+            run.slots.clear();
             let mut append = |record: &Record, _| {
                 batch.append(decoder, record)?;
                 appended += 1;
@@ -138,33 +141,32 @@ impl CdLayout {
             scan::visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, stats, &mut append)?;
             slot += 1;
         }
-        self.append_run(decoder, batch, page, ci.as_ref(), &run, &slots, stats)?;
+        self.append_run(decoder, batch, page, ci.as_ref(), &run, stats)?;
         Ok(slot)
     }
 
-    /// Appends the stored values of a run of records (`run`: `stored_columns` values a record,
-    /// from the slots `slots`) to `batch`, one column at a time.
-    #[allow(clippy::too_many_arguments)]
+    /// Appends a run of records' stored values to `batch`, one column at a time.
     fn append_run<'a>(
         &self,
         decoder: &RowDecoder,
         batch: &mut BatchBuilder,
         page: &Page,
         ci: Option<&CompressionInfo<'a>>,
-        run: &[CdValue<'a>],
-        slots: &[u16],
+        run: &Run<'a>,
         stats: &mut ScanStats,
     ) -> Result<()> {
-        if slots.is_empty() {
+        let rows = run.slots.len();
+        if rows == 0 {
             return Ok(());
         }
         let (mut expanded, mut joined) = (Vec::new(), Vec::new());
-        let mut cells: Vec<Cell<'a>> = Vec::with_capacity(slots.len());
+        let mut cells: Vec<Cell<'a>> = Vec::with_capacity(rows);
         for (i, (plan, &column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
             expanded.clear();
             cells.clear();
-            for (record, &slot) in run.chunks_exact(self.stored_columns).zip(slots) {
-                let cell = cell(plan, column, ci, record[column.index], &mut expanded, &mut joined)
+            let stored = &run.cells[i * run.room..][..rows];
+            for (&value, &slot) in stored.iter().zip(&run.slots) {
+                let cell = cell(plan, column, ci, value, &mut expanded, &mut joined)
                     .map_err(|e| decoder.in_column(e, plan).at_page(page.id()).at_slot(slot))?;
                 cells.push(cell);
             }
@@ -181,10 +183,19 @@ impl CdLayout {
                 )
                 .map_err(|e| decoder.in_column(e, plan).at_page(page.id()))?;
         }
-        batch.add_rows(slots.len());
-        stats.rows += slots.len() as u64;
+        batch.add_rows(rows);
+        stats.rows += rows as u64;
         Ok(())
     }
+}
+
+/// The records of a page taken column by column so far.
+struct Run<'a> {
+    /// Each output column's stored values, `room` cells a column, the first `slots.len()` used.
+    cells: Vec<CdValue<'a>>,
+    room: usize,
+    /// The records' slots, in order (for errors).
+    slots: Vec<u16>,
 }
 
 /// Where the ordinary storage form of column `column`'s value `stored` is: its prefix and symbol

@@ -228,21 +228,8 @@ impl<'a> CdRecord<'a> {
                 b.len()
             )));
         }
-        let mut long_columns = 0;
-        for i in 0..columns {
-            match CdCode::from_nibble(nibble(b, i)) {
-                None => {
-                    return Err(Error::corrupt(format!(
-                        "column {i} has CD code {}, which is never written",
-                        nibble(b, i)
-                    )))
-                }
-                Some(CdCode::Long) => long_columns += 1,
-                Some(_) => {}
-            }
-        }
-
-        // Short data region: the cluster array, then each cluster's values.
+        // Short data region: the cluster array, then each cluster's values. One walk of the CD
+        // array checks every code, counts the long columns and sums each cluster's lengths.
         let full_clusters = columns.saturating_sub(1) / CLUSTER_COLUMNS;
         let clusters_at = cd_end;
         let short_start = clusters_at + full_clusters;
@@ -251,17 +238,27 @@ impl<'a> CdRecord<'a> {
                 "short data cluster array of {full_clusters} entries runs past the record"
             )));
         }
-        let mut at = short_start;
-        for cluster in 0..columns.div_ceil(CLUSTER_COLUMNS) {
-            let first = cluster * CLUSTER_COLUMNS;
-            let len: usize = (first..columns.min(first + CLUSTER_COLUMNS)).map(|i| short_len(nibble(b, i))).sum();
-            if cluster < full_clusters && usize::from(b[clusters_at + cluster]) != len {
-                return Err(Error::corrupt(format!(
-                    "short data cluster {cluster} holds {len} bytes by its CD codes, its cluster array says {}",
-                    b[clusters_at + cluster]
-                )));
+        let (mut long_columns, mut at, mut cluster_len) = (0, short_start, 0);
+        for i in 0..columns {
+            let code = nibble(b, i);
+            match code {
+                13..=15 => {
+                    return Err(Error::corrupt(format!("column {i} has CD code {code}, which is never written")))
+                }
+                CODE_LONG => long_columns += 1,
+                _ => cluster_len += short_len(code),
             }
-            at += len;
+            if (i + 1) % CLUSTER_COLUMNS == 0 || i + 1 == columns {
+                let cluster = i / CLUSTER_COLUMNS;
+                if cluster < full_clusters && usize::from(b[clusters_at + cluster]) != cluster_len {
+                    return Err(Error::corrupt(format!(
+                        "short data cluster {cluster} holds {cluster_len} bytes by its CD codes, its cluster array says {}",
+                        b[clusters_at + cluster]
+                    )));
+                }
+                at += cluster_len;
+                cluster_len = 0;
+            }
         }
         if at > b.len() {
             return Err(Error::corrupt(format!("short data region ends at {at}, past the record ({} bytes)", b.len())));
