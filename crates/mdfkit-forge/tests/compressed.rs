@@ -122,6 +122,7 @@ fn row_compressed_tables_say_so_in_the_catalog() {
     for t in db.catalog().tables(false) {
         assert_eq!(t.partitions[0].data_compression, 1, "{}", t.qualified_name());
         assert_eq!(t.compression_names(), ["ROW"]);
+        assert!(!t.has_vardecimal, "compressed decimals are not the vardecimal storage format");
         let sql = db.catalog().create_table_sql(&t);
         assert!(sql.contains("\n) WITH (DATA_COMPRESSION = ROW);"), "{sql}");
     }
