@@ -218,7 +218,8 @@ pub fn generated_rows(t: &TableSpec) -> u64 {
 }
 
 pub fn table_seed(spec: &Spec, t: &TableSpec) -> u64 {
-    value::mix(&[spec.seed, value::name_hash(&t.qualified_name())])
+    let name = t.values_of.clone().unwrap_or_else(|| t.qualified_name());
+    value::mix(&[spec.seed, value::name_hash(&name)])
 }
 
 /// Writes one user table's pages; returns what the catalog needs to describe it.

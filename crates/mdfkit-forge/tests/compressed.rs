@@ -352,3 +352,23 @@ fn pages_with_a_ci_structure_read_every_row_and_are_checked() {
     assert_eq!(problems[0].page.map(|id| id.page as usize), Some(p));
     assert!(problems[0].what.contains("compression information structure"), "{problems:?}");
 }
+
+/// The demo's readings table three times: each copy reads back the generated rows (the same
+/// rows: one table's values), the catalog names each copy's compression, and the compressed
+/// copies take fewer pages.
+#[test]
+fn the_demo_holds_one_table_uncompressed_row_and_page_compressed() {
+    let spec = mdfkit_forge::samples::demo();
+    common::assert_round_trip(&spec);
+    let index = |name: &str| spec.tables.iter().position(|t| t.qualified_name() == name).unwrap();
+    let plain: Vec<_> = live_rows(&spec, index("sales.Readings")).collect();
+    let (db, _) = common::open(&spec);
+    let readings = db.catalog().find_table("sales.Readings").unwrap();
+    assert_eq!(readings.compression_names(), ["NONE"]);
+    for (name, compression) in [("sales.ReadingsRow", "ROW"), ("sales.ReadingsPage", "PAGE")] {
+        assert!(live_rows(&spec, index(name)).eq(plain.iter().cloned()), "{name}: the same generated rows");
+        let table = db.catalog().find_table(name).unwrap();
+        assert_eq!(table.compression_names(), [compression]);
+        assert!(table.used_pages() < readings.used_pages(), "{name}: {} pages", table.used_pages());
+    }
+}
