@@ -29,11 +29,11 @@ use crate::compressed::values;
 use crate::error::Result;
 use crate::page::compression_info::{CompressionInfo, PageValue};
 use crate::page::Page;
+use crate::plain_pages::PageSlots;
 use crate::record::cd::{CdRecord, CdRecordType, CdValue};
 use crate::record::{Record, RecordFormat};
 use crate::rows::{ColumnPlan, RowDecoder};
 use crate::scan::{self, Flow, ScanMode, ScanStats};
-use crate::source::PageReader;
 use crate::types::SqlType;
 
 /// Where each output column of a compressed partition is, worked out once per partition.
@@ -87,21 +87,9 @@ impl CdLayout {
         Some(CdLayout { columns, stored_columns })
     }
 
-    /// Appends the rows of `page`'s slots from `first_slot` on to `batch`, at most `max_rows` of
-    /// them, counting them (and ghosts, forwarded rows) in `stats`; returns the slot to continue
-    /// from (the slot count once the page is done).
-    #[allow(clippy::too_many_arguments)]
-    pub fn append_slots(
-        &self,
-        decoder: &RowDecoder,
-        batch: &mut BatchBuilder,
-        reader: &PageReader,
-        page: &Page,
-        is_heap: bool,
-        first_slot: u16,
-        max_rows: usize,
-        stats: &mut ScanStats,
-    ) -> Result<u16> {
+    /// [`crate::plain_pages::PlainLayout::append_slots`] for CD records.
+    pub fn append_slots(&self, slots: PageSlots, batch: &mut BatchBuilder, stats: &mut ScanStats) -> Result<u16> {
+        let PageSlots { decoder, reader, page, is_heap, first_slot, max_rows } = slots;
         let ci = scan::page_compression_info(page, RecordFormat::Cd)?;
         let mode = ScanMode { format: RecordFormat::Cd, ..ScanMode::default() };
         let room = usize::from(page.slot_count().saturating_sub(first_slot)).min(max_rows);

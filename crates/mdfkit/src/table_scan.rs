@@ -32,11 +32,10 @@ use crate::database::{check_has_storage, Database, ScanOptions};
 use crate::error::{Error, Result};
 use crate::page::{Page, PageId, PageType};
 use crate::parallel::{run_in_task_order, PAGES_PER_TASK};
-use crate::plain_pages::PlainLayout;
+use crate::plain_pages::{PageSlots, PlainLayout};
 use crate::record::Record;
 use crate::rows::RowDecoder;
 use crate::scan::{self, Flow, RowLocation, ScanMode, ScanPosition, ScanStats};
-use crate::source::PageReader;
 
 /// A scan of one table being set up; see the module documentation.
 #[derive(Clone)]
@@ -254,16 +253,15 @@ impl<'a> TableScan<'a> {
                         let room = batch_size.saturating_sub(batch.len()).max(1);
                         let room = room.min(usize::try_from(remaining).unwrap_or(usize::MAX));
                         let rows_before = stats.rows;
-                        slot = plain.append_slots(
-                            &decoder,
-                            &mut batch,
-                            db.reader(),
+                        let slots = PageSlots {
+                            decoder: &decoder,
+                            reader: db.reader(),
                             page,
-                            table.is_heap,
-                            slot,
-                            room,
-                            &mut stats,
-                        )?;
+                            is_heap: table.is_heap,
+                            first_slot: slot,
+                            max_rows: room,
+                        };
+                        slot = plain.append_slots(slots, &mut batch, &mut stats)?;
                         remaining -= stats.rows - rows_before;
                         if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
                             stopped = true;
@@ -455,16 +453,15 @@ impl TaskShared<'_> {
             let Some(page) = task_data_page(db, unit, id)? else { continue };
             if let Some(plain) = plain {
                 stats.pages += 1;
-                plain.append_slots(
+                let slots = PageSlots {
                     decoder,
-                    &mut batch,
-                    db.reader(),
-                    &page,
-                    table.is_heap,
-                    0,
-                    usize::MAX,
-                    &mut stats,
-                )?;
+                    reader: db.reader(),
+                    page: &page,
+                    is_heap: table.is_heap,
+                    first_slot: 0,
+                    max_rows: usize::MAX,
+                };
+                plain.append_slots(slots, &mut batch, &mut stats)?;
             } else {
                 let mut append = |record: &Record, _: RowLocation| {
                     batch.append(decoder, record)?;
@@ -497,21 +494,10 @@ impl PageColumns {
     }
 
     /// [`PlainLayout::append_slots`] or [`CdLayout::append_slots`].
-    #[allow(clippy::too_many_arguments)]
-    fn append_slots(
-        &self,
-        decoder: &RowDecoder,
-        batch: &mut BatchBuilder,
-        reader: &PageReader,
-        page: &Page,
-        is_heap: bool,
-        first_slot: u16,
-        max_rows: usize,
-        stats: &mut ScanStats,
-    ) -> Result<u16> {
+    fn append_slots(&self, slots: PageSlots, batch: &mut BatchBuilder, stats: &mut ScanStats) -> Result<u16> {
         match self {
-            Self::Plain(p) => p.append_slots(decoder, batch, reader, page, is_heap, first_slot, max_rows, stats),
-            Self::Compressed(c) => c.append_slots(decoder, batch, reader, page, is_heap, first_slot, max_rows, stats),
+            Self::Plain(p) => p.append_slots(slots, batch, stats),
+            Self::Compressed(c) => c.append_slots(slots, batch, stats),
         }
     }
 }
