@@ -1,4 +1,5 @@
-//! A CD (compressed) record: `CdRecord::parse`, every column's value, and each value decoded as
+//! A CD (compressed) record: `CdRecord::parse`, every column's value (one walk, `values_into`,
+//! giving what `value` gives column by column), and each value decoded as
 //! the compressed storage form of one of several types (integers, datetime, vardecimal, SCSU
 //! text, ...), the type taking turns by column.
 #![no_main]
@@ -23,6 +24,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(record) = CdRecord::parse(data) else { return };
     assert!(record.bytes().len() <= data.len());
     let _ = (record.record_type(), record.back_pointer());
+    let mut walked = Vec::new();
+    record.values_into(usize::MAX, &mut walked);
+    assert_eq!(walked.len(), record.column_count());
+    assert!(walked.iter().enumerate().all(|(i, v)| record.value(i) == Some(*v)));
     let types = types();
     for i in 0..record.column_count() + 2 {
         let Some(value) = record.value(i) else { continue };

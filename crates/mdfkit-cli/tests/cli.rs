@@ -545,6 +545,14 @@ fn demo_builds_the_sample_database_and_the_other_commands_read_it() {
     assert!(stdout.contains("SQL Server 2019 (904)"), "{stdout}");
     assert!(stdout.contains("CREATE TABLE [dbo].[Orders]"), "{stdout}");
     assert!(dir.join("export/dbo.Orders.parquet").exists());
+    // The readings table three times: the compressed copies read the plain one's 20,000 rows.
+    for name in ["sales.ReadingsRow", "sales.ReadingsPage"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(name) && l.contains("% of the pages"))
+            .unwrap_or_else(|| panic!("{name}: {stdout}"));
+        assert!(line.contains(" 20000 rows") && line.contains("the same rows"), "{line}");
+    }
     let mdf = dir.join("shop.mdf");
     let check = mdfkit(&["check", mdf.to_str().unwrap()]);
     assert!(check.status.success(), "{}{}", text(&check.stdout), text(&check.stderr));

@@ -218,7 +218,8 @@ pub fn generated_rows(t: &TableSpec) -> u64 {
 }
 
 pub fn table_seed(spec: &Spec, t: &TableSpec) -> u64 {
-    value::mix(&[spec.seed, value::name_hash(&t.qualified_name())])
+    let name = t.values_of.clone().unwrap_or_else(|| t.qualified_name());
+    value::mix(&[spec.seed, value::name_hash(&name)])
 }
 
 /// Writes one user table's pages; returns what the catalog needs to describe it.
@@ -372,9 +373,18 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
             here.add(&if compressed { cd::forwarding_stub(f.id, fslot) } else { forwarding_stub(f.id, fslot) });
         } else {
             encode(layout, &stored, &values, kind, &mut record);
-            // On a page with a CI structure a value can take one byte more (its prefix length).
-            let on_ci_page = |p: &PageBuf| p.ci.is_some() || p.wants_ci;
-            let room = |p: &PageBuf| record.len() + if on_ci_page(p) { layout.cols.len() } else { 0 };
+            // On a page with a CI structure the record is stored against it, and that is what must
+            // fit: a value takes a prefix length byte more, which can move it to the long data
+            // region (an end offset more, and the region's header). A page that wants one holds no
+            // row yet: the first row makes it, one byte a column more at most.
+            let room = |p: &PageBuf| match &p.ci {
+                Some(ci) => {
+                    let mut against = Vec::new();
+                    cd::encode(&ci.apply(&cells_of(layout, &stored, &values)), kind, &mut against);
+                    against.len()
+                }
+                None => record.len() + if p.wants_ci { layout.cols.len() } else { 0 },
+            };
             if page.as_ref().is_some_and(|p| !p.fits(room(p))) {
                 let mut done = page.take().expect("open page");
                 let next = in_row.next_page(&mut w.space);

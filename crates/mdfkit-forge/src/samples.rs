@@ -1,6 +1,6 @@
 //! Ready-made specs: the demo's shop database.
 
-use crate::spec::{ColType::*, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec, Version};
+use crate::spec::{ColType::*, ColumnSpec, Compression, Gen, Layout, Nulls, Spec, TableSpec, Version};
 
 fn col(name: &str, ty: crate::ColType, gen: Gen, nulls: Nulls) -> ColumnSpec {
     ColumnSpec::new(name, ty, gen, nulls)
@@ -64,4 +64,35 @@ pub fn shop() -> Spec {
         t.forward_every = Some(25);
         t
     })
+}
+
+/// The demo's database (`mdfkit demo`): the [`shop`], and one table of readings three times,
+/// holding the same rows: `sales.Readings` uncompressed, `sales.ReadingsRow` ROW compressed and
+/// `sales.ReadingsPage` PAGE compressed (a CI structure, anchor record and dictionary, on every
+/// page), so that the sample shows what compression saves and that every copy reads the same.
+pub fn demo() -> Spec {
+    let readings = |name: &str, compression: Compression| {
+        let mut t = TableSpec::new("sales", name, Layout::Clustered { key: 0 }, 20_000)
+            .column(col("ReadingID", BigInt, Gen::Sequence { start: 1, step: 1 }, Nulls::Never))
+            .column(col("SensorID", Int, Gen::Range { lo: 1, hi: 200 }, Nulls::Never))
+            .column(col("TakenOn", Date, Gen::Random, Nulls::Never))
+            .column(col("Celsius", Decimal(6, 2), Gen::Range { lo: -4_000, hi: 6_000 }, Nulls::Every(40)))
+            .column(col(
+                "Site",
+                VarChar(Some(20)),
+                choice(&["Lyon", "Berlin", "Austin", "Osaka", "Recife"]),
+                Nulls::Never,
+            ))
+            .column(col("Ok", Bit, Gen::Random, Nulls::Never));
+        t.compression = compression;
+        if compression == Compression::Page {
+            t.page_ci_every = Some(1);
+        }
+        t.values_of = Some("sales.Readings".into());
+        t
+    };
+    shop()
+        .table(readings("Readings", Compression::None))
+        .table(readings("ReadingsRow", Compression::Row))
+        .table(readings("ReadingsPage", Compression::Page))
 }

@@ -94,6 +94,9 @@ pub struct TableSpec {
     /// PAGE compression: every n-th data page starts with a CI structure (an anchor record without
     /// prefixes, no dictionary: `crate::cd::compression_info`).
     pub page_ci_every: Option<u64>,
+    /// Generate the values of the table of this qualified name (`schema.name`) rather than this
+    /// table's own: copies of one table stored differently (plain, ROW, PAGE) hold the same rows.
+    pub values_of: Option<String>,
 }
 
 /// A table's `DATA_COMPRESSION` setting.
@@ -130,6 +133,7 @@ impl TableSpec {
             vardecimal: false,
             compression: Compression::None,
             page_ci_every: None,
+            values_of: None,
         }
     }
 

@@ -256,6 +256,10 @@ fn vardecimal_columns_round_trip() {
     for (i, t) in spec.tables.iter().enumerate() {
         let table = db.catalog().find_table(&t.qualified_name()).unwrap();
         let decoder = db.row_decoder(&table, table.partitions[0].partition_id, None).unwrap();
+        assert!(table.has_vardecimal, "{}: listed as vardecimal", t.qualified_name());
+        let listed = table.listing_row();
+        let flag = mdfkit::catalog::model::TableInfo::LISTING_COLUMNS.iter().position(|c| *c == "vardecimal").unwrap();
+        assert_eq!(listed[flag].to_string(), mdfkit::value::Value::bit(true).to_string());
         let stored_variable = decoder.columns().iter().filter(|c| c.is_vardecimal()).count();
         assert_eq!(stored_variable, 7, "{}: every decimal is a variable-length column", t.qualified_name());
         let mut got: Vec<Vec<String>> = Vec::new();

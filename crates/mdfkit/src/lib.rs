@@ -175,7 +175,7 @@
 //! [`location`], [`source`], [`backup`] with [`xpress`]) → the catalog and page walks
 //! ([`catalog`], [`scan`], [`lob`]) → column values ([`decode`], [`compressed`], [`xmlbin`],
 //! [`rows`]) → Arrow ([`columnar`]) and [`recovery`] → the [`Database`] facade ([`database`],
-//! [`info`], [`table_scan`] with [`plain_pages`], [`export`], [`check`]). `docs/ARCHITECTURE.md`
+//! [`info`], [`table_scan`] with [`plain_pages`] and [`cd_pages`], [`export`], [`check`]). `docs/ARCHITECTURE.md`
 //! draws these layers and says what each module knows.
 
 #![forbid(unsafe_code)]
@@ -212,7 +212,7 @@ pub mod values;
 // `mdfkit::table_scan`, ...) for the crates and branches that name them there.
 pub use backup::xpress;
 pub use input::{io, location, sniff};
-pub use scans::{plain_pages, split, table_scan};
+pub use scans::{cd_pages, plain_pages, split, table_scan};
 pub use values::{clrtypes, spatial, types, xmlbin};
 
 // What a user of the facade needs, at the crate root.

@@ -142,6 +142,7 @@ mod tests {
             partitions,
             has_lob: false,
             has_row_overflow: false,
+            has_vardecimal: false,
         }
     }
 

@@ -15,6 +15,7 @@
 use std::collections::HashMap;
 
 use super::base::RowRef;
+use super::rowset::ColumnLocation;
 use super::Catalog;
 use crate::types::{SqlType, TypeInfo};
 use crate::value::Value;
@@ -41,6 +42,13 @@ pub struct TableInfo {
     pub has_lob: bool,
     /// Holds row-overflow data: an allocation unit of type 3 (ROW_OVERFLOW_DATA) with pages.
     pub has_row_overflow: bool,
+    /// In the vardecimal storage format (OBJECTPROPERTY's `TableHasVarDecimalStorageFormat`),
+    /// found as a DBA would: an uncompressed partition stores a decimal or numeric column as a
+    /// variable-length column (negative leaf offset in
+    /// `sys.system_internals_partition_columns`; `rows.rs` reads such values). In ROW and PAGE
+    /// compressed partitions every column has a negative offset and decimals are always
+    /// vardecimal: they do not count.
+    pub has_vardecimal: bool,
 }
 
 /// One partition of a table's heap or clustered index.
@@ -63,7 +71,7 @@ pub struct PartitionInfo {
 
 impl TableInfo {
     /// The columns of a table list (`mdfkit tables`, the studio's tables view).
-    pub const LISTING_COLUMNS: [&'static str; 10] = [
+    pub const LISTING_COLUMNS: [&'static str; 11] = [
         "table",
         "object_id",
         "type",
@@ -74,6 +82,7 @@ impl TableInfo {
         "compression",
         "lob",
         "row_overflow",
+        "vardecimal",
     ];
 
     /// The table's row in a table list, one value per [`Self::LISTING_COLUMNS`].
@@ -89,6 +98,7 @@ impl TableInfo {
             Value::text(self.compression_names().join(",")),
             Value::bit(self.has_lob),
             Value::bit(self.has_row_overflow),
+            Value::bit(self.has_vardecimal),
         ]
     }
 
@@ -326,6 +336,16 @@ impl Catalog {
             parts.sort_by_key(|(_, p)| p.partition_number);
             let has_lob = parts.iter().any(|(_, p)| lob_owners.contains(&p.partition_id));
             let has_row_overflow = parts.iter().any(|(_, p)| overflow_owners.contains(&p.partition_id));
+            let has_vardecimal = parts.iter().any(|(_, p)| {
+                p.data_compression == 0
+                    && self.base().layouts.get(&p.partition_id).is_some_and(|layout| {
+                        layout.columns.iter().any(|c| {
+                            !c.is_dropped()
+                                && matches!(c.type_info.sql_type, SqlType::Decimal | SqlType::Numeric)
+                                && matches!(c.location(), ColumnLocation::Variable(_))
+                        })
+                    })
+            });
             out.push(TableInfo {
                 object_id,
                 schema,
@@ -336,6 +356,7 @@ impl Catalog {
                 partitions: parts.into_iter().map(|(_, p)| p).collect(),
                 has_lob,
                 has_row_overflow,
+                has_vardecimal,
             });
         }
         out.sort_by(|a, b| (&a.schema, &a.name).cmp(&(&b.schema, &b.name)));

@@ -62,7 +62,12 @@ pub fn expand(ty: &TypeInfo, value: CdValue, out: &mut Vec<u8>) -> Result<()> {
         SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::SmallMoney | SqlType::Money => {
             let width = fixed()?;
             let value = compressed_integer(bytes, width).ok_or_else(too_long)?;
-            out.extend_from_slice(&value.to_le_bytes()[..width]);
+            // Copies of a constant size: no call to memmove per value.
+            match width {
+                2 => out.extend_from_slice(&(value as i16).to_le_bytes()),
+                4 => out.extend_from_slice(&(value as i32).to_le_bytes()),
+                _ => out.extend_from_slice(&value.to_le_bytes()[..width]),
+            }
         }
         SqlType::DateTime => {
             let value = compressed_integer(bytes, 8).ok_or_else(too_long)?;
@@ -102,23 +107,25 @@ pub fn expand(ty: &TypeInfo, value: CdValue, out: &mut Vec<u8>) -> Result<()> {
         }
         SqlType::NVarChar if ty.max_length >= 0 => scsu::unicode_value(bytes, out)?,
         SqlType::UniqueIdentifier if bytes.len() == 16 => out.extend_from_slice(bytes),
-        SqlType::VarChar
-        | SqlType::VarBinary
-        | SqlType::NVarChar
-        | SqlType::Text
-        | SqlType::NText
-        | SqlType::Image
-        | SqlType::Xml
-        | SqlType::Clr => out.extend_from_slice(bytes),
+        _ if stored_as_is(ty) => out.extend_from_slice(bytes),
         SqlType::SmallDateTime | SqlType::SqlVariant | SqlType::Unknown(_) => {
             return Err(Error::unsupported(format!(
                 "{} values in compressed records: storage form not confirmed, not read",
                 ty.spelling()
             )))
         }
-        SqlType::Bit | SqlType::TinyInt | SqlType::UniqueIdentifier => return Err(too_long()),
+        _ => return Err(too_long()),
     }
     Ok(())
+}
+
+/// Whether compressed values of type `ty` are stored in their ordinary storage form, so that
+/// [`expand`] copies their bytes as they are (the table's "as is" row, less uniqueidentifier,
+/// whose length is checked, and nvarchar(n), which is Unicode compressed).
+pub fn stored_as_is(ty: &TypeInfo) -> bool {
+    use SqlType::*;
+    matches!(ty.sql_type, VarChar | VarBinary | Text | NText | Image | Xml | Clr)
+        || (ty.sql_type == NVarChar && ty.max_length < 0)
 }
 
 /// A compressed integer: big endian in `bytes.len()` (0-`width`) bytes with the top bit flipped,

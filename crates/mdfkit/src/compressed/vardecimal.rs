@@ -57,8 +57,8 @@ pub fn unscaled(bytes: &[u8], precision: u8, scale: u8) -> Result<i128> {
     }
     let mut digit_count = 3 * digits.len() as i32;
     let mut mantissa: u128 = 0;
-    for (i, g) in digits.iter().enumerate() {
-        let (mut g, mut width) = (u128::from(*g), 1000u128);
+    for (i, &g) in digits.iter().enumerate() {
+        let (mut g, mut width) = (g, 1000u128);
         if i + 1 == digits.len() {
             while g % 10 == 0 && g > 0 {
                 g /= 10;
@@ -68,26 +68,25 @@ pub fn unscaled(bytes: &[u8], precision: u8, scale: u8) -> Result<i128> {
         }
         mantissa = mantissa
             .checked_mul(width)
-            .and_then(|m| m.checked_add(g))
+            .and_then(|m| m.checked_add(u128::from(g)))
             .ok_or_else(|| bad("more digits than a decimal holds".into()))?;
     }
     let power = exponent - digit_count + 1 + i32::from(scale);
     let magnitude = if mantissa == 0 {
         0
     } else if power >= 0 {
-        10u128
-            .checked_pow(power as u32)
-            .and_then(|p| mantissa.checked_mul(p))
+        POWERS_OF_TEN
+            .get(power as usize)
+            .and_then(|p| mantissa.checked_mul(*p))
             .ok_or_else(|| bad(format!("exponent {exponent} is out of range")))?
     } else {
-        let divisor = 10u128.checked_pow(power.unsigned_abs()).unwrap_or(u128::MAX);
+        let divisor = POWERS_OF_TEN.get(power.unsigned_abs() as usize).copied().unwrap_or(u128::MAX);
         if !mantissa.is_multiple_of(divisor) {
             return Err(bad(format!("more decimals than the column's scale {scale}")));
         }
         mantissa / divisor
     };
-    let limit = 10u128.pow(u32::from(precision.min(38)));
-    if magnitude >= limit {
+    if magnitude >= POWERS_OF_TEN[usize::from(precision.min(38))] {
         return Err(bad(format!("more digits than precision {precision}")));
     }
     // Below 10^38 < 2^127: fits.
@@ -95,14 +94,25 @@ pub fn unscaled(bytes: &[u8], precision: u8, scale: u8) -> Result<i128> {
     Ok(if positive { value } else { -value })
 }
 
+/// 10^0 to 10^38: every power a decimal's digits can need (10^39 overflows u128).
+const POWERS_OF_TEN: [u128; 39] = {
+    let mut powers = [1u128; 39];
+    let mut i = 1;
+    while i < powers.len() {
+        powers[i] = powers[i - 1] * 10;
+        i += 1;
+    }
+    powers
+};
+
 /// The `g`-th 10-bit group of the mantissa bytes, most significant bit first; bits past the end
 /// read as 0.
 fn group(bytes: &[u8], g: usize) -> u16 {
-    (0..10).fold(0u16, |acc, bit| {
-        let at = g * 10 + bit;
-        let set = bytes.get(at / 8).is_some_and(|b| b & (0x80 >> (at % 8)) != 0);
-        acc << 1 | u16::from(set)
-    })
+    // The group's 10 bits lie within the three bytes from the one holding its first bit.
+    let (first, skip) = ((g * 10) / 8, (g * 10) % 8);
+    let byte = |k: usize| u32::from(bytes.get(first + k).copied().unwrap_or(0));
+    let window = byte(0) << 16 | byte(1) << 8 | byte(2);
+    ((window >> (14 - skip)) & 0x3ff) as u16
 }
 
 /// Appends a vardecimal in the decimal storage form (a sign byte, 1 positive, then the magnitude

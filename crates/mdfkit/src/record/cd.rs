@@ -228,21 +228,8 @@ impl<'a> CdRecord<'a> {
                 b.len()
             )));
         }
-        let mut long_columns = 0;
-        for i in 0..columns {
-            match CdCode::from_nibble(nibble(b, i)) {
-                None => {
-                    return Err(Error::corrupt(format!(
-                        "column {i} has CD code {}, which is never written",
-                        nibble(b, i)
-                    )))
-                }
-                Some(CdCode::Long) => long_columns += 1,
-                Some(_) => {}
-            }
-        }
-
-        // Short data region: the cluster array, then each cluster's values.
+        // Short data region: the cluster array, then each cluster's values. One walk of the CD
+        // array checks every code, counts the long columns and sums each cluster's lengths.
         let full_clusters = columns.saturating_sub(1) / CLUSTER_COLUMNS;
         let clusters_at = cd_end;
         let short_start = clusters_at + full_clusters;
@@ -251,17 +238,27 @@ impl<'a> CdRecord<'a> {
                 "short data cluster array of {full_clusters} entries runs past the record"
             )));
         }
-        let mut at = short_start;
-        for cluster in 0..columns.div_ceil(CLUSTER_COLUMNS) {
-            let first = cluster * CLUSTER_COLUMNS;
-            let len: usize = (first..columns.min(first + CLUSTER_COLUMNS)).map(|i| short_len(nibble(b, i))).sum();
-            if cluster < full_clusters && usize::from(b[clusters_at + cluster]) != len {
-                return Err(Error::corrupt(format!(
-                    "short data cluster {cluster} holds {len} bytes by its CD codes, its cluster array says {}",
-                    b[clusters_at + cluster]
-                )));
+        let (mut long_columns, mut at, mut cluster_len) = (0, short_start, 0);
+        for i in 0..columns {
+            let code = nibble(b, i);
+            match code {
+                13..=15 => {
+                    return Err(Error::corrupt(format!("column {i} has CD code {code}, which is never written")))
+                }
+                CODE_LONG => long_columns += 1,
+                _ => cluster_len += short_len(code),
             }
-            at += len;
+            if (i + 1) % CLUSTER_COLUMNS == 0 || i + 1 == columns {
+                let cluster = i / CLUSTER_COLUMNS;
+                if cluster < full_clusters && usize::from(b[clusters_at + cluster]) != cluster_len {
+                    return Err(Error::corrupt(format!(
+                        "short data cluster {cluster} holds {cluster_len} bytes by its CD codes, its cluster array says {}",
+                        b[clusters_at + cluster]
+                    )));
+                }
+                at += cluster_len;
+                cluster_len = 0;
+            }
         }
         if at > b.len() {
             return Err(Error::corrupt(format!("short data region ends at {at}, past the record ({} bytes)", b.len())));
@@ -392,6 +389,48 @@ impl<'a> CdRecord<'a> {
         })
     }
 
+    /// Appends the stored values of the record's first `columns` columns (fewer when the record
+    /// stores fewer) to `out`, as [`Self::value`] gives them, walking the CD array once: the
+    /// short data region's values are consecutive (its clusters follow each other), the long
+    /// data region's entries are taken in order.
+    pub fn values_into(&self, columns: usize, out: &mut Vec<CdValue<'a>>) {
+        let b = self.bytes;
+        let (mut short_at, mut long_entry, mut long_start) = (self.short_start, 0, 0);
+        for i in 0..columns.min(self.column_count()) {
+            let code = nibble(b, i);
+            // In range: parse checked every cluster's and every long entry's bounds.
+            let value = match code {
+                0 => CdValue::Null,
+                1 => CdValue::Bytes(&[]),
+                2..=9 => {
+                    let end = short_at + usize::from(code - 1);
+                    let value = CdValue::Bytes(b.get(short_at..end).unwrap_or_default());
+                    short_at = end;
+                    value
+                }
+                CODE_PAGE_SYMBOL => {
+                    short_at += 1;
+                    CdValue::Symbol(b.get(short_at - 1).copied().unwrap_or_default())
+                }
+                CODE_LONG => {
+                    let raw = usize::from(read_u16(b, self.long_ends + 2 * long_entry).unwrap_or(0));
+                    let end = raw & usize::from(!LONG_COMPLEX);
+                    let bytes = b.get(self.long_data + long_start..self.long_data + end).unwrap_or_default();
+                    long_entry += 1;
+                    long_start = end;
+                    if raw & usize::from(LONG_COMPLEX) != 0 {
+                        CdValue::Complex(bytes)
+                    } else {
+                        CdValue::Bytes(bytes)
+                    }
+                }
+                // 11; parse refused 13-15.
+                _ => CdValue::TrueBit,
+            };
+            out.push(value);
+        }
+    }
+
     /// A forwarded record's back pointer to its forwarding stub (the complex long entry after the
     /// long columns' entries).
     pub fn back_pointer(&self) -> Option<&'a [u8]> {
@@ -504,6 +543,23 @@ pub(crate) mod tests {
         assert_eq!(rec.value(0), Some(CdValue::Symbol(3)));
         assert_eq!(rec.value(1), Some(CdValue::Bytes(&[0xaa, 0xbb])));
         assert_eq!(rec.value(2), Some(CdValue::Symbol(0)));
+    }
+
+    #[test]
+    fn one_walk_gives_every_value_as_value_does() {
+        let mut tagged = vec![0x01 | 0x02 | 0x20, 3, 0xab, 0x02, 0x42, 0x03, 1, 0, 3, 0x80, 9, 9, 9];
+        tagged.extend_from_slice(&[0x77; 14]);
+        let records = [hex(BC_BASE_ROW), hex(BC_EXT_ROW), tagged, vec![0x01, 3, 0x3c, 0x0c, 3, 0xaa, 0xbb, 0]];
+        for raw in &records {
+            let r = CdRecord::parse(raw).unwrap();
+            let mut all = Vec::new();
+            r.values_into(usize::MAX, &mut all);
+            let one_by_one: Vec<CdValue> = (0..r.column_count()).map(|i| r.value(i).unwrap()).collect();
+            assert_eq!(all, one_by_one);
+            let mut first = Vec::new();
+            r.values_into(2, &mut first);
+            assert_eq!(first, one_by_one[..2]);
+        }
     }
 
     #[test]

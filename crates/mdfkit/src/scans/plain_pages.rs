@@ -32,6 +32,23 @@ use crate::scan::{self, Flow, ScanMode, ScanStats};
 use crate::source::PageReader;
 use crate::types::SqlType;
 
+/// The slots of one page that a batch takes rows from, page at a time.
+#[derive(Clone, Copy)]
+pub struct PageSlots<'a> {
+    /// The partition's columns.
+    pub decoder: &'a RowDecoder,
+    /// Reads forwarded records and off-row values.
+    pub reader: &'a PageReader,
+    /// The page.
+    pub page: &'a Page,
+    /// A heap's page: forwarding stubs are followed.
+    pub is_heap: bool,
+    /// The first slot to read.
+    pub first_slot: u16,
+    /// Rows to append at most.
+    pub max_rows: usize,
+}
+
 /// Where each output column of a plain partition is, worked out once per partition.
 #[derive(Debug, Clone)]
 pub struct PlainLayout {
@@ -121,21 +138,11 @@ impl PlainLayout {
                 .all(|&index| matches!(record.var(index), Ok(None | Some(VarField { complex: false, .. }))))
     }
 
-    /// Appends the rows of `page`'s slots from `first_slot` on to `batch`, at most `max_rows` of
-    /// them, counting them (and ghosts, forwarded rows) in `stats`; returns the slot to continue
-    /// from (the slot count once the page is done).
-    #[allow(clippy::too_many_arguments)]
-    pub fn append_slots(
-        &self,
-        decoder: &RowDecoder,
-        batch: &mut BatchBuilder,
-        reader: &PageReader,
-        page: &Page,
-        is_heap: bool,
-        first_slot: u16,
-        max_rows: usize,
-        stats: &mut ScanStats,
-    ) -> Result<u16> {
+    /// Appends the rows of the slots `slots` names (in `slots.decoder`'s columns) to `batch`, counting them (and ghosts,
+    /// forwarded rows) in `stats`; returns the slot to continue from (the slot count once the
+    /// page is done).
+    pub fn append_slots(&self, slots: PageSlots, batch: &mut BatchBuilder, stats: &mut ScanStats) -> Result<u16> {
+        let PageSlots { decoder, reader, page, is_heap, first_slot, max_rows } = slots;
         let mut run: Vec<Record> = Vec::with_capacity(usize::from(page.slot_count()));
         let mut appended = 0usize;
         let mut slot = first_slot;
@@ -367,7 +374,8 @@ mod tests {
         let mut stats = ScanStats::default();
         let mut slot = 0;
         while slot < page.slot_count() {
-            slot = plain.append_slots(decoder, &mut batch, reader, page, true, slot, step, &mut stats).unwrap();
+            let slots = PageSlots { decoder, reader, page, is_heap: true, first_slot: slot, max_rows: step };
+            slot = plain.append_slots(slots, &mut batch, &mut stats).unwrap();
         }
         (batch.finish().unwrap(), stats)
     }

@@ -18,7 +18,7 @@
 //!
 //! It knows which partitions a table scan walks, in which order, and which path decodes them:
 //! record by record in key order ([`TableScan::records`]), Arrow batches a page at a time where the
-//! layout is plain ([`crate::plain_pages`]), or in tasks of pages on several threads
+//! layout is plain ([`crate::plain_pages`]) or ROW / PAGE compressed ([`crate::cd_pages`]), or in tasks of pages on several threads
 //! (`parallel`) for batches and for text built row by row ([`TableScan::chunks`]).
 
 use arrow_array::RecordBatch;
@@ -26,11 +26,12 @@ use arrow_schema::SchemaRef;
 
 use crate::catalog::base::AllocationUnit;
 use crate::catalog::model::{PartitionInfo, TableInfo};
+use crate::cd_pages::CdLayout;
 use crate::columnar::BatchBuilder;
 use crate::database::{check_has_storage, Database, ScanOptions};
 use crate::error::{Error, Result};
 use crate::page::{Page, PageId, PageType};
-use crate::plain_pages::PlainLayout;
+use crate::plain_pages::{PageSlots, PlainLayout};
 use crate::record::Record;
 use crate::rows::RowDecoder;
 use crate::scan::{self, Flow, RowLocation, ScanMode, ScanPosition, ScanStats};
@@ -241,7 +242,7 @@ impl<'a> TableScan<'a> {
             let capacity = batch_size.min(usize::try_from(partition.rows.max(0)).unwrap_or(0) + 1);
             let mut batch = BatchBuilder::new(&decoder, capacity);
             let mut stopped = false;
-            let plain = PlainLayout::of(&decoder).filter(|_| !options.salvage);
+            let plain = PageColumns::of(&decoder).filter(|_| !options.salvage);
             let stats = if let Some(plain) = plain {
                 let unit = db.scannable_unit(table, partition)?;
                 let mut stats = ScanStats::default();
@@ -252,16 +253,15 @@ impl<'a> TableScan<'a> {
                         let room = batch_size.saturating_sub(batch.len()).max(1);
                         let room = room.min(usize::try_from(remaining).unwrap_or(usize::MAX));
                         let rows_before = stats.rows;
-                        slot = plain.append_slots(
-                            &decoder,
-                            &mut batch,
-                            db.reader(),
+                        let slots = PageSlots {
+                            decoder: &decoder,
+                            reader: db.reader(),
                             page,
-                            table.is_heap,
-                            slot,
-                            room,
-                            &mut stats,
-                        )?;
+                            is_heap: table.is_heap,
+                            first_slot: slot,
+                            max_rows: room,
+                        };
+                        slot = plain.append_slots(slots, &mut batch, &mut stats)?;
                         remaining -= stats.rows - rows_before;
                         if batch.is_full(batch_size) && each(batch.finish()?)? == Flow::Stop {
                             stopped = true;
@@ -353,7 +353,7 @@ impl<'a> TableScan<'a> {
         }
         let live = ScanMode { include_ghosts: false, salvage: false, ..self.mode(partition)? };
         let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
-        let plain = PlainLayout::of(&decoder);
+        let plain = PageColumns::of(&decoder);
         // Builders are sized for a task's rows, as the catalog counts them (over the partition's
         // pages: a split's pages are a part of them).
         let partition_pages = usize::try_from(unit.data_pages).unwrap_or(0).max(pages.len()).max(1);
@@ -432,7 +432,7 @@ struct TaskShared<'a> {
     table: &'a TableInfo,
     unit: &'a AllocationUnit,
     decoder: &'a RowDecoder,
-    plain: Option<&'a PlainLayout>,
+    plain: Option<&'a PageColumns>,
     /// Live records only, in the partition's record format.
     live: ScanMode,
     /// Rows per batch at most.
@@ -453,16 +453,15 @@ impl TaskShared<'_> {
             let Some(page) = task_data_page(db, unit, id)? else { continue };
             if let Some(plain) = plain {
                 stats.pages += 1;
-                plain.append_slots(
+                let slots = PageSlots {
                     decoder,
-                    &mut batch,
-                    db.reader(),
-                    &page,
-                    table.is_heap,
-                    0,
-                    usize::MAX,
-                    &mut stats,
-                )?;
+                    reader: db.reader(),
+                    page: &page,
+                    is_heap: table.is_heap,
+                    first_slot: 0,
+                    max_rows: usize::MAX,
+                };
+                plain.append_slots(slots, &mut batch, &mut stats)?;
             } else {
                 let mut append = |record: &Record, _: RowLocation| {
                     batch.append(decoder, record)?;
@@ -478,6 +477,28 @@ impl TaskShared<'_> {
             send(batch.finish()?);
         }
         Ok(stats)
+    }
+}
+
+/// How a partition's pages go into batches a page at a time, column by column, where they can.
+enum PageColumns {
+    /// Uncompressed records.
+    Plain(PlainLayout),
+    /// ROW and PAGE compressed (CD) records.
+    Compressed(CdLayout),
+}
+
+impl PageColumns {
+    fn of(decoder: &RowDecoder) -> Option<Self> {
+        PlainLayout::of(decoder).map(Self::Plain).or_else(|| CdLayout::of(decoder).map(Self::Compressed))
+    }
+
+    /// [`PlainLayout::append_slots`] or [`CdLayout::append_slots`].
+    fn append_slots(&self, slots: PageSlots, batch: &mut BatchBuilder, stats: &mut ScanStats) -> Result<u16> {
+        match self {
+            Self::Plain(p) => p.append_slots(slots, batch, stats),
+            Self::Compressed(c) => c.append_slots(slots, batch, stats),
+        }
     }
 }
 

@@ -1,0 +1,223 @@
+//! Whole pages of ROW and PAGE compressed partitions into Arrow batches, column by column: the
+//! [`crate::plain_pages`] path for CD records.
+//!
+//! A page's CI structure (anchor record, dictionary) is parsed once. Each record's CD array is
+//! walked once ([`CdRecord::values_into`]), which places every stored value of the record; then
+//! each output column is appended for all the page's records in one typed loop
+//! (`ColumnBuilder::append_cells`, the conversion the row-by-row path uses). A value whose
+//! compressed form is its ordinary form (varchar, varbinary, (max) types:
+//! [`values::stored_as_is`]) goes to the builder straight from the record; the others are
+//! expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer reused for the
+//! whole column, after their anchor prefix and dictionary symbol are resolved against the
+//! page's CI structure ([`CompressionInfo::resolve`]).
+//!
+//! Eligibility is decided in two places, both explicit:
+//! - [`CdLayout::of`], once per partition: the rows are CD records, the layout has no sparse
+//!   column, and no output column holds a text pointer (text, ntext, image) or has a compressed
+//!   form this reader refuses (smalldatetime, sql_variant).
+//! - [`CdLayout::append_slots`], once per record: a primary record that stores every column read
+//!   (none added after it was written) and holds no complex value (LOB root, row-overflow or LOB
+//!   pointer).
+//!
+//! Everything else goes through the row-by-row path one slot at a time, in slot order: ghosts,
+//! forwarding stubs and forwarded records, deleted slots, off-row values, rows written before a
+//! column was added, damaged records. So both paths give identical rows.
+
+use crate::catalog::rowset::ColumnLocation;
+use crate::columnar::BatchBuilder;
+use crate::compressed::values;
+use crate::error::Result;
+use crate::page::compression_info::{CompressionInfo, PageValue};
+use crate::page::Page;
+use crate::plain_pages::PageSlots;
+use crate::record::cd::{CdRecord, CdRecordType, CdValue};
+use crate::record::{Record, RecordFormat};
+use crate::rows::{ColumnPlan, RowDecoder};
+use crate::scan::{self, Flow, ScanMode, ScanStats};
+use crate::types::SqlType;
+
+/// Where each output column of a compressed partition is, worked out once per partition.
+#[derive(Debug, Clone)]
+pub struct CdLayout {
+    columns: Vec<CdColumn>,
+    /// Columns a record must store: the last CD column read, plus one.
+    stored_columns: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct CdColumn {
+    /// The column's entry in the CD array.
+    index: usize,
+    /// Its compressed form is its ordinary storage form.
+    as_is: bool,
+}
+
+/// One cell of a column being appended: where its ordinary storage form is.
+#[derive(Debug, Clone, Copy)]
+enum Cell<'a> {
+    Null,
+    /// In the record (or the page's CI structure) as it is.
+    Stored(&'a [u8]),
+    /// Expanded into the column's buffer, at this range.
+    Expanded(usize, usize),
+}
+
+impl CdLayout {
+    /// The layout of the decoder's compressed partition, or `None` when its columns need the
+    /// row-by-row path (or the partition is not compressed).
+    pub fn of(decoder: &RowDecoder) -> Option<Self> {
+        if decoder.has_sparse() || decoder.format() != RecordFormat::Cd || decoder.columns().is_empty() {
+            return None;
+        }
+        let mut columns = Vec::with_capacity(decoder.columns().len());
+        let mut stored_columns = 0;
+        for plan in decoder.columns() {
+            let ty = &plan.column.type_info;
+            let row_by_row = matches!(
+                ty.sql_type,
+                SqlType::Text | SqlType::NText | SqlType::Image | SqlType::SmallDateTime | SqlType::SqlVariant
+            ) || matches!(ty.sql_type, SqlType::Unknown(_));
+            let ColumnLocation::Variable(index) = plan.physical.location() else { return None };
+            if row_by_row || plan.physical.is_sparse() {
+                return None;
+            }
+            stored_columns = stored_columns.max(index + 1);
+            columns.push(CdColumn { index, as_is: values::stored_as_is(ty) });
+        }
+        Some(CdLayout { columns, stored_columns })
+    }
+
+    /// [`crate::plain_pages::PlainLayout::append_slots`] for CD records.
+    pub fn append_slots(&self, slots: PageSlots, batch: &mut BatchBuilder, stats: &mut ScanStats) -> Result<u16> {
+        let PageSlots { decoder, reader, page, is_heap, first_slot, max_rows } = slots;
+        let ci = scan::page_compression_info(page, RecordFormat::Cd)?;
+        let mode = ScanMode { format: RecordFormat::Cd, ..ScanMode::default() };
+        let room = usize::from(page.slot_count().saturating_sub(first_slot)).min(max_rows);
+        // The run's stored values, column by column (`room` cells an output column: each
+        // column's pass then reads its cells in order), one record's values, and the run's slots.
+        let mut run = Run { cells: vec![CdValue::Null; room * self.columns.len()], room, slots: Vec::new() };
+        let mut record_values = Vec::with_capacity(self.stored_columns);
+        let mut appended = 0usize;
+        let mut slot = first_slot;
+        while slot < page.slot_count() && appended < max_rows {
+            if let Ok(Some(bytes)) = page.slot_bytes(slot) {
+                if let Ok(record) = CdRecord::parse(bytes) {
+                    if record.record_type() == CdRecordType::Primary && record.column_count() >= self.stored_columns {
+                        record_values.clear();
+                        record.values_into(self.stored_columns, &mut record_values);
+                        if !record_values.iter().any(|v| matches!(v, CdValue::Complex(_))) {
+                            let row = run.slots.len();
+                            for (j, column) in self.columns.iter().enumerate() {
+                                run.cells[j * room + row] = record_values[column.index];
+                            }
+                            run.slots.push(slot);
+                            appended += 1;
+                            slot += 1;
+                            continue;
+                        }
+                    }
+                }
+            }
+            // Rows keep their slot order: the run so far goes first.
+            self.append_run(decoder, batch, page, ci.as_ref(), &run, stats)?;
+            run.slots.clear();
+            let mut append = |record: &Record, _| {
+                batch.append(decoder, record)?;
+                appended += 1;
+                Ok(Flow::Continue)
+            };
+            scan::visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, stats, &mut append)?;
+            slot += 1;
+        }
+        self.append_run(decoder, batch, page, ci.as_ref(), &run, stats)?;
+        Ok(slot)
+    }
+
+    /// Appends a run of records' stored values to `batch`, one column at a time.
+    fn append_run<'a>(
+        &self,
+        decoder: &RowDecoder,
+        batch: &mut BatchBuilder,
+        page: &Page,
+        ci: Option<&CompressionInfo<'a>>,
+        run: &Run<'a>,
+        stats: &mut ScanStats,
+    ) -> Result<()> {
+        let rows = run.slots.len();
+        if rows == 0 {
+            return Ok(());
+        }
+        let (mut expanded, mut joined) = (Vec::new(), Vec::new());
+        let mut cells: Vec<Cell<'a>> = Vec::with_capacity(rows);
+        for (i, (plan, &column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
+            expanded.clear();
+            cells.clear();
+            let stored = &run.cells[i * run.room..][..rows];
+            for (&value, &slot) in stored.iter().zip(&run.slots) {
+                let cell = cell(plan, column, ci, value, &mut expanded, &mut joined)
+                    .map_err(|e| decoder.in_column(e, plan).at_page(page.id()).at_slot(slot))?;
+                cells.push(cell);
+            }
+            let expanded = &expanded;
+            batch
+                .append_column(
+                    i,
+                    plan,
+                    cells.iter().map(|&c| match c {
+                        Cell::Null => None,
+                        Cell::Stored(bytes) => Some(bytes),
+                        Cell::Expanded(start, end) => expanded.get(start..end),
+                    }),
+                )
+                .map_err(|e| decoder.in_column(e, plan).at_page(page.id()))?;
+        }
+        batch.add_rows(rows);
+        stats.rows += rows as u64;
+        Ok(())
+    }
+}
+
+/// The records of a page taken column by column so far.
+struct Run<'a> {
+    /// Each output column's stored values, `room` cells a column, the first `slots.len()` used.
+    cells: Vec<CdValue<'a>>,
+    room: usize,
+    /// The records' slots, in order (for errors).
+    slots: Vec<u16>,
+}
+
+/// Where the ordinary storage form of column `column`'s value `stored` is: its prefix and symbol
+/// resolved against the page's CI structure `ci`, expanded into `expanded` unless stored as is
+/// (`joined`: a buffer for a prefix joined with its suffix). What [`RowDecoder::stored`] does
+/// for one value of a CD record.
+fn cell<'a>(
+    plan: &ColumnPlan,
+    column: CdColumn,
+    ci: Option<&CompressionInfo<'a>>,
+    stored: CdValue<'a>,
+    expanded: &mut Vec<u8>,
+    joined: &mut Vec<u8>,
+) -> Result<Cell<'a>> {
+    let value = match ci {
+        Some(ci) => ci.resolve(column.index, stored)?,
+        None => PageValue::Stored(stored),
+    };
+    let ty = &plan.column.type_info;
+    let start = expanded.len();
+    match value {
+        PageValue::Stored(CdValue::Null) => return Ok(Cell::Null),
+        PageValue::Stored(CdValue::Bytes(bytes)) if column.as_is => return Ok(Cell::Stored(bytes)),
+        PageValue::Stored(value) => values::expand(ty, value, expanded)?,
+        PageValue::Prefixed { prefix, suffix } if column.as_is => {
+            expanded.extend_from_slice(prefix);
+            expanded.extend_from_slice(suffix);
+        }
+        PageValue::Prefixed { prefix, suffix } => {
+            joined.clear();
+            joined.extend_from_slice(prefix);
+            joined.extend_from_slice(suffix);
+            values::expand(ty, CdValue::Bytes(joined), expanded)?;
+        }
+    }
+    Ok(Cell::Expanded(start, expanded.len()))
+}
