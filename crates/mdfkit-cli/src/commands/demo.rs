@@ -58,7 +58,7 @@ fn compression_side_by_side(files: &[PathBuf]) -> Outcome {
             db.catalog().find_table(name).ok_or_else(|| Error::not_found(format!("no table {name} in the sample")))?;
         let decoder = db.row_decoder(&table, table.partitions[0].partition_id, None)?;
         let (mut rows, mut values) = (Vec::new(), Vec::new());
-        db.for_each_row(&table, |record, _| {
+        db.scan(&table).records(|record, _| {
             decoder.decode(record, &mut values)?;
             rows.push(values.clone());
             Ok(Flow::Continue)

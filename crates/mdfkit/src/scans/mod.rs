@@ -4,8 +4,8 @@
 //! tasks of pages on several threads (`parallel`) and independent parts of a scan for other
 //! processes ([`split`]).
 
-mod parallel;
 pub mod cd_pages;
+mod parallel;
 pub mod plain_pages;
 pub mod split;
 pub mod table_scan;
