@@ -1,4 +1,4 @@
-//! A whole file: open, then decode every row of every table (text values and Arrow batches,
+//! A whole file: open, then decode every row of every table (text values, export spellings and Arrow batches,
 //! serial, parallel and in splits; record by record with ghosts, stopping at damage and salvaging past it),
 //! then `mdfkit check` (pages and catalog). Input: sparse pages.
 #![no_main]
@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
         }
         for partition in &table.partitions {
             let Ok(decoder) = db.row_decoder(&table, partition.partition_id, None) else { continue };
-            let mut values = Vec::new();
+            let (mut values, mut off_row, mut text) = (Vec::new(), Vec::new(), String::new());
             // Ghosts too; then again salvaging, which takes pages from the IAM chains and goes
             // past damage instead of stopping at it.
             for salvage in [false, true] {
@@ -43,6 +43,11 @@ fuzz_target!(|data: &[u8]| {
                     let _ = decoder.decode(record, &mut values);
                     for v in &values {
                         let _ = v.to_string();
+                    }
+                    // The spelling of CSV and JSON Lines exports, straight from the bytes.
+                    for plan in decoder.columns() {
+                        text.clear();
+                        let _ = decoder.spell_one(record, plan, &mut off_row, &mut text);
                     }
                     Ok(Flow::Continue)
                 });

@@ -205,7 +205,8 @@ pub enum Gen {
     Random,
     /// Strings and binaries of a length (characters or bytes) uniform in `min..=max`.
     Length { min: usize, max: usize },
-    /// Integers uniform in `lo..=hi` (any numeric type: the unscaled value for decimal/money).
+    /// Integers uniform in `lo..=hi` (any numeric type: the unscaled value for decimal/money;
+    /// datetime2: the date's days since 0001-01-01).
     Range { lo: i64, hi: i64 },
     /// One of these strings, uniformly (string types).
     Choice(Vec<String>),

@@ -195,7 +195,15 @@ fn value_of(ty: ColType, gen: &Gen, row: u64, rng: &mut Rng) -> Val {
         Date => Val::Date(rng.range_i64(0, 3_652_058)),
         Time(s) => Val::Time(rng.below(86_400 * 10u64.pow(u32::from(s)))),
         DateTime2(s) => {
-            Val::DateTime2 { days: rng.range_i64(0, 3_652_058), units: rng.below(86_400 * 10u64.pow(u32::from(s))) }
+            // `Range`: days since 0001-01-01 within lo..=hi (Arrow's nanosecond timestamps hold
+            // only the years 1677 to 2262).
+            let days = match gen {
+                Gen::Range { lo, hi } => {
+                    rng.range_i64((*lo).clamp(0, 3_652_058), (*hi).clamp((*lo).clamp(0, 3_652_058), 3_652_058))
+                }
+                _ => rng.range_i64(0, 3_652_058),
+            };
+            Val::DateTime2 { days, units: rng.below(86_400 * 10u64.pow(u32::from(s))) }
         }
         DateTimeOffset(s) => Val::DateTimeOffset {
             // A day of margin at both ends: the local time shown must stay within 0001..9999.

@@ -22,8 +22,35 @@ reader!(read_i64, i64);
 
 /// Decodes UTF-16LE, replacing unpaired surrogates with U+FFFD.
 pub fn utf16le(b: &[u8]) -> String {
-    let units = b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
-    char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+    let mut text = String::new();
+    push_utf16le(b, &mut text);
+    text
+}
+
+/// Appends the UTF-16LE text in `bytes` to `out`: unpaired surrogates read U+FFFD (as
+/// `char::decode_utf16` reads them), an odd last byte is ignored. One pass, no iterator adapters:
+/// this runs for every nchar/nvarchar value of a scan or a text export.
+pub fn push_utf16le(bytes: &[u8], out: &mut String) {
+    out.reserve(bytes.len() / 2 * 3);
+    let mut units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).peekable();
+    while let Some(unit) = units.next() {
+        let code = match unit {
+            0..=0x7f => {
+                out.push(char::from(unit as u8));
+                continue;
+            }
+            0xd800..=0xdbff => match units.peek() {
+                Some(&low @ 0xdc00..=0xdfff) => {
+                    units.next();
+                    0x10000 + ((u32::from(unit) - 0xd800) << 10) + (u32::from(low) - 0xdc00)
+                }
+                _ => 0xfffd,
+            },
+            0xdc00..=0xdfff => 0xfffd,
+            _ => u32::from(unit),
+        };
+        out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
+    }
 }
 
 #[cfg(test)]

@@ -692,31 +692,10 @@ fn append_spatial_parts(b: &mut StructBuilder, srid: i32, wkb: &[u8]) {
     }
 }
 
-/// Replaces `out` with the UTF-16LE text in `bytes`: unpaired surrogates read U+FFFD (as
-/// `char::decode_utf16` reads them), an odd last byte is ignored. One pass, no iterator adapters:
-/// this runs for every nchar/nvarchar value.
+/// Replaces `out` with the UTF-16LE text in `bytes` ([`crate::bytes::push_utf16le`]).
 fn set_utf16(bytes: &[u8], out: &mut String) {
     out.clear();
-    out.reserve(bytes.len() / 2 * 3);
-    let mut units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).peekable();
-    while let Some(unit) = units.next() {
-        let code = match unit {
-            0..=0x7f => {
-                out.push(char::from(unit as u8));
-                continue;
-            }
-            0xd800..=0xdbff => match units.peek() {
-                Some(&low @ 0xdc00..=0xdfff) => {
-                    units.next();
-                    0x10000 + ((u32::from(unit) - 0xd800) << 10) + (u32::from(low) - 0xdc00)
-                }
-                _ => 0xfffd,
-            },
-            0xdc00..=0xdfff => 0xfffd,
-            _ => u32::from(unit),
-        };
-        out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
-    }
+    crate::bytes::push_utf16le(bytes, out);
 }
 
 /// Sign byte (1 positive, 0 negative), then a little-endian magnitude of up to 16 bytes.

@@ -32,7 +32,9 @@ use crate::catalog::model::ColumnInfo;
 use crate::clrtypes::ClrKind;
 use crate::error::{Error, Result};
 use crate::types::{SqlType, TypeInfo};
-use crate::value::{civil_from_days, guid_text, scaled_text, Value};
+use std::fmt::Write as _;
+
+use crate::value::{push_guid, push_scaled, write_date, write_padded, write_time, write_upper_hex, Value};
 
 /// Days from 0001-01-01 to 1970-01-01.
 const DAYS_0001_TO_1970: i64 = 719_162;
@@ -71,22 +73,111 @@ pub fn decode(
     bit_position: u8,
     code_page_text: &dyn Fn(&[u8]) -> Result<String>,
 ) -> Result<Value> {
-    let bad = || Error::corrupt(format!("{} value of {} bytes", ty.spelling(), bytes.len()));
+    if let Some(v) = integer_value(ty, bytes, bit_position)? {
+        return Ok(Value::Int(v));
+    }
+    let mut text = String::new();
+    if push_fixed_text(ty, bytes, &mut text)? {
+        return Ok(Value::Text(text));
+    }
     Ok(match ty.sql_type {
-        SqlType::Bit => Value::Int(i64::from(bytes.first().ok_or_else(bad)? >> (bit_position & 7) & 1)),
-        SqlType::TinyInt => Value::Int(i64::from(*bytes.first().ok_or_else(bad)?)),
-        SqlType::SmallInt => Value::Int(read_i16(bytes, 0).ok_or_else(bad)?.into()),
-        SqlType::Int => Value::Int(read_i32(bytes, 0).ok_or_else(bad)?.into()),
-        SqlType::BigInt => Value::Int(read_i64(bytes, 0).ok_or_else(bad)?),
-        // Rust's shortest spelling that reads back to the same value.
+        SqlType::DateTime => {
+            let ticks = read_u32(bytes, 0).ok_or_else(|| bad_value(ty, bytes))?;
+            let days = read_i32(bytes, 4).ok_or_else(|| bad_value(ty, bytes))?;
+            Value::DateTime { days, ticks }
+        }
+        SqlType::Char | SqlType::VarChar | SqlType::Text => Value::Text(code_page_text(bytes)?),
+        SqlType::NChar | SqlType::NVarChar | SqlType::NText => Value::Text(crate::bytes::utf16le(bytes)),
+        SqlType::Binary | SqlType::VarBinary | SqlType::Image | SqlType::Timestamp | SqlType::Clr => {
+            Value::Binary(bytes.to_vec())
+        }
+        SqlType::Xml => Value::Text(crate::xmlbin::decode_xml(bytes)?),
+        SqlType::SqlVariant => decode_variant(bytes, code_page_text)?.1,
+        other => return Err(Error::unsupported(format!("values of type {} are not decoded yet", other.name()))),
+    })
+}
+
+/// What a spelled value is, for CSV quoting and JSON: a number, fixed-form text, or free text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spelled {
+    /// An integer (and bit): a JSON number.
+    Number,
+    /// Text of a fixed form that holds no comma, quote, backslash or control character
+    /// (decimals, dates and times, GUIDs, `0x` hex): a JSON string as it is.
+    Plain,
+    /// Any other text: quoted or escaped where it needs it.
+    Text,
+}
+
+/// Appends the SQL Server spelling of a column's stored value to `out`: the text of
+/// [`decode_column`]'s value, without building the value for the types tables are made of (this
+/// runs for every value of a CSV or JSON Lines export).
+pub fn spell_column(column: &ColumnInfo, bytes: &[u8], bit_position: u8, out: &mut String) -> Result<Spelled> {
+    let ty = &column.type_info;
+    if column.clr_kind().is_none() {
+        if let Some(v) = integer_value(ty, bytes, bit_position)? {
+            out.push_str(itoa::Buffer::new().format(v));
+            return Ok(Spelled::Number);
+        }
+        if push_fixed_text(ty, bytes, out)? {
+            return Ok(Spelled::Plain);
+        }
+        match ty.sql_type {
+            SqlType::Char | SqlType::VarChar | SqlType::Text => {
+                crate::collation::decode_text_into(column.collation_id, bytes, out)?;
+                return Ok(Spelled::Text);
+            }
+            SqlType::NChar | SqlType::NVarChar | SqlType::NText => {
+                crate::bytes::push_utf16le(bytes, out);
+                return Ok(Spelled::Text);
+            }
+            SqlType::Binary | SqlType::VarBinary | SqlType::Image | SqlType::Timestamp | SqlType::Clr => {
+                out.push_str("0x");
+                let _ = write_upper_hex(out, bytes);
+                return Ok(Spelled::Plain);
+            }
+            _ => {}
+        }
+    }
+    let value = decode_column(column, bytes, bit_position, &|b| crate::collation::decode_text(column.collation_id, b))?;
+    let _ = write!(out, "{value}");
+    Ok(if matches!(value, Value::Int(_)) { Spelled::Number } else { Spelled::Text })
+}
+
+/// The error for a value whose bytes do not fit its type.
+fn bad_value(ty: &TypeInfo, bytes: &[u8]) -> Error {
+    Error::corrupt(format!("{} value of {} bytes", ty.spelling(), bytes.len()))
+}
+
+/// The value of an integer type (bit included); `None` for any other type.
+fn integer_value(ty: &TypeInfo, bytes: &[u8], bit_position: u8) -> Result<Option<i64>> {
+    let bad = || bad_value(ty, bytes);
+    Ok(Some(match ty.sql_type {
+        SqlType::Bit => i64::from(bytes.first().ok_or_else(bad)? >> (bit_position & 7) & 1),
+        SqlType::TinyInt => i64::from(*bytes.first().ok_or_else(bad)?),
+        SqlType::SmallInt => read_i16(bytes, 0).ok_or_else(bad)?.into(),
+        SqlType::Int => read_i32(bytes, 0).ok_or_else(bad)?.into(),
+        SqlType::BigInt => read_i64(bytes, 0).ok_or_else(bad)?,
+        _ => return Ok(None),
+    }))
+}
+
+/// Appends the spelling of a value of a type SQL Server prints as text of fixed form (real and
+/// float, money, decimal, the date and time types except datetime, uniqueidentifier); false,
+/// leaving `out` alone, for any other type.
+fn push_fixed_text(ty: &TypeInfo, bytes: &[u8], out: &mut String) -> Result<bool> {
+    let bad = || bad_value(ty, bytes);
+    match ty.sql_type {
         SqlType::Real => {
-            Value::Text(f32::from_le_bytes(bytes.get(..4).ok_or_else(bad)?.try_into().unwrap_or_default()).to_string())
+            let v = f32::from_le_bytes(bytes.get(..4).ok_or_else(bad)?.try_into().unwrap_or_default());
+            let _ = write!(out, "{v}");
         }
         SqlType::Float => {
-            Value::Text(f64::from_le_bytes(bytes.get(..8).ok_or_else(bad)?.try_into().unwrap_or_default()).to_string())
+            let v = f64::from_le_bytes(bytes.get(..8).ok_or_else(bad)?.try_into().unwrap_or_default());
+            let _ = write!(out, "{v}");
         }
-        SqlType::Money => Value::Text(scaled_text(read_i64(bytes, 0).ok_or_else(bad)?.into(), 4)),
-        SqlType::SmallMoney => Value::Text(scaled_text(read_i32(bytes, 0).ok_or_else(bad)?.into(), 4)),
+        SqlType::Money => push_scaled(out, read_i64(bytes, 0).ok_or_else(bad)?.into(), 4),
+        SqlType::SmallMoney => push_scaled(out, read_i32(bytes, 0).ok_or_else(bad)?.into(), 4),
         SqlType::Decimal | SqlType::Numeric => {
             let (&sign, magnitude) = bytes.split_first().ok_or_else(bad)?;
             if magnitude.len() > 16 {
@@ -95,57 +186,52 @@ pub fn decode(
             let mut m = [0u8; 16];
             m[..magnitude.len()].copy_from_slice(magnitude);
             let value = u128::from_le_bytes(m) as i128;
-            Value::Text(scaled_text(if sign == 0 { -value } else { value }, ty.scale))
-        }
-        SqlType::DateTime => {
-            let ticks = read_u32(bytes, 0).ok_or_else(bad)?;
-            let days = read_i32(bytes, 4).ok_or_else(bad)?;
-            Value::DateTime { days, ticks }
+            push_scaled(out, if sign == 0 { -value } else { value }, ty.scale);
         }
         SqlType::SmallDateTime => {
             let minutes = read_u16(bytes, 0).ok_or_else(bad)?;
             let days = read_u16(bytes, 2).ok_or_else(bad)?;
-            Value::Text(format!(
-                "{} {:02}:{:02}:00",
-                date_text(i64::from(days) - DAYS_1900_TO_1970),
-                minutes / 60,
-                minutes % 60
-            ))
+            let _ = write_date(out, i64::from(days) - DAYS_1900_TO_1970);
+            out.push(' ');
+            let _ = write_time(out, u64::from(minutes) * 60, 0);
         }
-        SqlType::Date => Value::Text(date_text(three_byte_days(bytes).ok_or_else(bad)?)),
-        SqlType::Time => Value::Text(time_text(time_units(bytes, ty.scale).ok_or_else(bad)?, ty.scale)),
+        SqlType::Date => {
+            let _ = write_date(out, three_byte_days(bytes).ok_or_else(bad)?);
+        }
+        SqlType::Time => {
+            let _ = write_time(out, time_units(bytes, ty.scale).ok_or_else(bad)?, ty.scale);
+        }
         SqlType::DateTime2 => {
             let split = bytes.len().checked_sub(3).ok_or_else(bad)?;
             let units = time_units(&bytes[..split], ty.scale).ok_or_else(bad)?;
             let days = three_byte_days(&bytes[split..]).ok_or_else(bad)?;
-            Value::Text(format!("{} {}", date_text(days), time_text(units, ty.scale)))
+            let _ = write_date(out, days);
+            out.push(' ');
+            let _ = write_time(out, units, ty.scale);
         }
         SqlType::DateTimeOffset => {
             let split = bytes.len().checked_sub(5).ok_or_else(bad)?;
             let units = time_units(&bytes[..split], ty.scale).ok_or_else(bad)?;
             let days = three_byte_days(&bytes[split..split + 3]).ok_or_else(bad)?;
             let offset = read_i16(bytes, split + 3).ok_or_else(bad)?;
-            // Stored in UTC; shown in the stored offset's local time, as SQL Server does.
             let per_day = 86_400 * 10i128.pow(u32::from(ty.scale));
             let local = i128::from(days) * per_day
                 + i128::from(units)
                 + i128::from(offset) * 60 * 10i128.pow(u32::from(ty.scale));
             let (d, u) = (local.div_euclid(per_day) as i64, local.rem_euclid(per_day) as u64);
-            let sign = if offset < 0 { '-' } else { '+' };
+            let _ = write_date(out, d);
+            out.push(' ');
+            let _ = write_time(out, u, ty.scale);
+            out.push_str(if offset < 0 { " -" } else { " +" });
             let o = offset.unsigned_abs();
-            Value::Text(format!("{} {} {sign}{:02}:{:02}", date_text(d), time_text(u, ty.scale), o / 60, o % 60))
+            let _ = write_padded(out, u64::from(o / 60), 2);
+            out.push(':');
+            let _ = write_padded(out, u64::from(o % 60), 2);
         }
-        SqlType::UniqueIdentifier => Value::Text(guid_text(bytes.get(..16).ok_or_else(bad)?)),
-        SqlType::Char | SqlType::VarChar | SqlType::Text => Value::Text(code_page_text(bytes)?),
-        SqlType::NChar | SqlType::NVarChar | SqlType::NText => Value::Text(crate::bytes::utf16le(bytes)),
-        // CLR values without their user type (see `decode_column`) are shown as bytes.
-        SqlType::Binary | SqlType::VarBinary | SqlType::Image | SqlType::Timestamp | SqlType::Clr => {
-            Value::Binary(bytes.to_vec())
-        }
-        SqlType::Xml => Value::Text(crate::xmlbin::decode_xml(bytes)?),
-        SqlType::SqlVariant => decode_variant(bytes, code_page_text)?.1,
-        other => return Err(Error::unsupported(format!("values of type {} are not decoded yet", other.name()))),
-    })
+        SqlType::UniqueIdentifier => push_guid(out, bytes.get(..16).ok_or_else(bad)?),
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// A sql_variant value: its base type's spelling and the value.
@@ -227,27 +313,10 @@ fn time_units(b: &[u8], scale: u8) -> Option<u64> {
     Some(u64::from_le_bytes(v))
 }
 
-/// `YYYY-MM-DD` for days since 1970-01-01.
-pub fn date_text(days_since_1970: i64) -> String {
-    let (y, m, d) = civil_from_days(days_since_1970);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
-/// `HH:MM:SS[.fffffff]` with `scale` fractional digits.
-fn time_text(units: u64, scale: u8) -> String {
-    let per_second = 10u64.pow(u32::from(scale));
-    let (secs, frac) = (units / per_second, units % per_second);
-    let hms = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
-    if scale == 0 {
-        hms
-    } else {
-        format!("{hms}.{frac:0width$}", width = usize::from(scale))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::scaled_text;
 
     fn ti(t: SqlType, precision: u8, scale: u8, len: i16) -> TypeInfo {
         TypeInfo { sql_type: t, max_length: len, precision, scale }
@@ -342,6 +411,58 @@ mod tests {
         assert_eq!(decode_clr(ClrKind::User, &[1, 2]).unwrap(), Value::Binary(vec![1, 2]));
         // Without the user type id a CLR value is shown as its bytes.
         assert_eq!(text(ti(SqlType::Clr, 0, 0, -1), &[0xAB]), "0xAB");
+    }
+
+    #[test]
+    fn spellings_are_the_decoded_values_text() {
+        let d = 734_576u32.to_le_bytes();
+        let mut dto = 12_345u32.to_le_bytes()[..3].to_vec();
+        dto.extend_from_slice(&d[..3]);
+        dto.extend_from_slice(&(-90i16).to_le_bytes());
+        let mut dto_east = dto.clone();
+        dto_east[6..].copy_from_slice(&600i16.to_le_bytes());
+        let mut dec = vec![0u8];
+        dec.extend_from_slice(&123_456_789u32.to_le_bytes());
+        let mut sdt = 1439u16.to_le_bytes().to_vec();
+        sdt.extend_from_slice(&40_981u16.to_le_bytes());
+        let mut variant = vec![0x38, 0x01];
+        variant.extend_from_slice(&(-7i32).to_le_bytes());
+        let cases: Vec<(TypeInfo, Vec<u8>)> = vec![
+            (ti(SqlType::Bit, 1, 0, 1), vec![1]),
+            (ti(SqlType::TinyInt, 3, 0, 1), vec![255]),
+            (ti(SqlType::SmallInt, 5, 0, 2), (-300i16).to_le_bytes().to_vec()),
+            (ti(SqlType::Int, 10, 0, 4), i32::MIN.to_le_bytes().to_vec()),
+            (ti(SqlType::BigInt, 19, 0, 8), i64::MAX.to_le_bytes().to_vec()),
+            (ti(SqlType::Real, 24, 0, 4), 1.5f32.to_le_bytes().to_vec()),
+            (ti(SqlType::Float, 53, 0, 8), (-0.1f64).to_le_bytes().to_vec()),
+            (ti(SqlType::Money, 19, 4, 8), (-5i64).to_le_bytes().to_vec()),
+            (ti(SqlType::SmallMoney, 10, 4, 4), 199_900i32.to_le_bytes().to_vec()),
+            (ti(SqlType::Decimal, 9, 5, 5), dec),
+            (ti(SqlType::DateTime, 23, 3, 8), [7_776_000u32.to_le_bytes(), (-1i32).to_le_bytes()].concat()),
+            (ti(SqlType::SmallDateTime, 16, 0, 4), sdt),
+            (ti(SqlType::Date, 10, 0, 3), d[..3].to_vec()),
+            (ti(SqlType::Time, 16, 7, 5), (86_399u64 * 10_000_000 + 42).to_le_bytes()[..5].to_vec()),
+            (ti(SqlType::DateTime2, 27, 7, 8), [&(123_456_789u64).to_le_bytes()[..5], &d[..3]].concat()),
+            (ti(SqlType::DateTimeOffset, 26, 0, 8), dto),
+            (ti(SqlType::DateTimeOffset, 26, 0, 8), dto_east),
+            (ti(SqlType::UniqueIdentifier, 0, 0, 16), (0..16).map(|i| i * 17).collect()),
+            (ti(SqlType::VarChar, 0, 0, 20), b"caf\xe9 \x80".to_vec()),
+            (ti(SqlType::NVarChar, 0, 0, 40), [0x41, 0, 0x3d, 0xd8, 0x00, 0xde, 0x00, 0xd8].to_vec()),
+            (ti(SqlType::VarBinary, 0, 0, 10), vec![0, 0xab, 0x7f]),
+            (ti(SqlType::SqlVariant, 0, 0, 8016), variant),
+        ];
+        for (ty, bytes) in cases {
+            let column = crate::rows::ColumnPlan::declared(1, "c", ty, 4, 1).column;
+            let mut out = String::from("kept,");
+            let spelled = spell_column(&column, &bytes, 0, &mut out).unwrap();
+            let value =
+                decode_column(&column, &bytes, 0, &|b| crate::collation::decode_text(column.collation_id, b)).unwrap();
+            assert_eq!(out, format!("kept,{value}"), "{ty:?}");
+            assert_eq!(spelled == Spelled::Number, matches!(value, Value::Int(_)), "{ty:?}");
+            if spelled == Spelled::Plain {
+                assert!(!out[5..].bytes().any(|b| matches!(b, b',' | b'"' | b'\\' | 0..=0x1f)), "{ty:?}: {out}");
+            }
+        }
     }
 
     #[test]

@@ -11,7 +11,6 @@
 //! object-store prefix in `mdfkit-cloud`), then finished, or dropped on an error, which leaves
 //! nothing: a truncated file or object must never pass for the whole table.
 
-use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -453,8 +452,7 @@ fn write_table(
                 let new_chunk = |decoder: &crate::rows::RowDecoder| TextChunk::new(decoder);
                 let append =
                     |chunk: &mut TextChunk, decoder: &crate::rows::RowDecoder, record: &crate::record::Record| {
-                        decoder.decode(record, &mut chunk.values)?;
-                        chunk.lines.push_row(format, &chunk.names, &chunk.values)?;
+                        chunk.lines.push_row(format, &chunk.keys, decoder, record)?;
                         chunk.rows += 1;
                         Ok(chunk.lines.text.len() >= TEXT_CHUNK_BYTES)
                     };
@@ -465,16 +463,14 @@ fn write_table(
                     Ok(Flow::Continue)
                 })?
             } else {
-                let mut values = Vec::new();
                 let mut lines = Lines::default();
                 let mut total = crate::scan::ScanStats::default();
                 for partition in &table.partitions {
                     let decoder = db.row_decoder(table, partition.partition_id, columns)?;
-                    let names = decoder.column_names();
+                    let keys = json_keys(&decoder);
                     total += scan.partition_records(partition, |record, _| {
-                        decoder.decode(record, &mut values)?;
                         lines.text.clear();
-                        lines.push_row(format, &names, &values)?;
+                        lines.push_row(format, &keys, &decoder, record)?;
                         out.write_all(lines.text.as_bytes()).map_err(io)?;
                         rows += 1;
                         if rows.is_multiple_of(65_536) {
@@ -496,52 +492,96 @@ fn write_table(
 /// Text a CSV or JSON Lines export's scan thread formats before handing it on.
 const TEXT_CHUNK_BYTES: usize = 1 << 20;
 
-/// Lines of CSV or JSON Lines text, and a buffer for spelling one value.
+/// Lines of CSV or JSON Lines text, and the buffers for spelling one value.
 #[derive(Default)]
 struct Lines {
     text: String,
+    /// The value being spelled.
     field: String,
+    /// An off-row value's bytes.
+    off_row: Vec<u8>,
 }
 
 impl Lines {
-    /// Appends one row as a CSV line (SQL Server's spellings; NULL is an empty field) or a JSON
-    /// object line.
-    fn push_row(&mut self, format: ExportFormat, names: &[String], values: &[Value]) -> Result<()> {
-        if format != ExportFormat::Csv {
-            write_json_object(&mut self.text, names, values);
-            return Ok(());
+    /// Appends `record` as a CSV line (SQL Server's spellings; NULL is an empty field) or a JSON
+    /// object line with the keys `keys` ([`json_keys`]). Nothing is allocated per value.
+    fn push_row(
+        &mut self,
+        format: ExportFormat,
+        keys: &[String],
+        decoder: &crate::rows::RowDecoder,
+        record: &crate::record::Record,
+    ) -> Result<()> {
+        use crate::decode::Spelled;
+        let json = format != ExportFormat::Csv;
+        if json {
+            self.text.push('{');
         }
-        for (i, value) in values.iter().enumerate() {
+        for (i, (plan, key)) in decoder.columns().iter().zip(keys).enumerate() {
             if i > 0 {
                 self.text.push(',');
             }
-            if !value.is_null() {
-                self.field.clear();
-                write!(self.field, "{value}").map_err(|e| Error::corrupt(e.to_string()))?;
-                push_csv_field(&mut self.text, &self.field);
+            if json {
+                self.text.push_str(key);
+            }
+            // Spelled straight into the line; moved aside only when it must be quoted or escaped.
+            let start = self.text.len();
+            match decoder.spell_one(record, plan, &mut self.off_row, &mut self.text)? {
+                None if json => self.text.push_str("null"),
+                None | Some(Spelled::Number) => {}
+                Some(kind) => {
+                    let spelled = &self.text[start..];
+                    let rewrite = kind == Spelled::Text
+                        && if json { json_needs_escapes(spelled) } else { csv_needs_quotes(spelled) };
+                    if rewrite {
+                        self.field.clear();
+                        self.field.push_str(spelled);
+                        self.text.truncate(start);
+                        if json {
+                            json_string(&mut self.text, &self.field);
+                        } else {
+                            push_csv_field(&mut self.text, &self.field);
+                        }
+                    } else if json {
+                        self.text.insert(start, '"');
+                        self.text.push('"');
+                    }
+                }
             }
         }
-        self.text.push('\n');
+        self.text.push_str(if json { "}\n" } else { "\n" });
         Ok(())
     }
+}
+
+/// Each column's JSON key and colon (`"name":`), escaped once per export instead of once a row.
+fn json_keys(decoder: &crate::rows::RowDecoder) -> Vec<String> {
+    decoder
+        .columns()
+        .iter()
+        .map(|plan| {
+            let mut key = String::new();
+            json_string(&mut key, &plan.column.name);
+            key.push(':');
+            key
+        })
+        .collect()
 }
 
 /// Rows a scan thread of a CSV or JSON Lines export has formatted.
 struct TextChunk {
     lines: Lines,
     rows: u64,
-    names: Vec<String>,
-    /// The row being formatted.
-    values: Vec<Value>,
+    /// The JSON keys of the decoder's columns.
+    keys: Vec<String>,
 }
 
 impl TextChunk {
     fn new(decoder: &crate::rows::RowDecoder) -> Self {
         TextChunk {
-            lines: Lines { text: String::with_capacity(TEXT_CHUNK_BYTES + (64 << 10)), field: String::new() },
+            lines: Lines { text: String::with_capacity(TEXT_CHUNK_BYTES + (64 << 10)), ..Lines::default() },
             rows: 0,
-            names: decoder.column_names(),
-            values: Vec::new(),
+            keys: json_keys(decoder),
         }
     }
 }
@@ -799,9 +839,19 @@ pub fn write_csv_row<'a>(line: &mut String, fields: impl Iterator<Item = Option<
     line.push('\n');
 }
 
+/// Whether a CSV field must be quoted: it holds a comma, a quote or a line break.
+fn csv_needs_quotes(f: &str) -> bool {
+    f.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+}
+
+/// Whether a JSON string needs escapes: it holds a quote, a backslash or a control character.
+fn json_needs_escapes(s: &str) -> bool {
+    s.bytes().any(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
+}
+
 /// Appends one CSV field, quoted only when it holds a comma, a quote or a line break.
 fn push_csv_field(line: &mut String, f: &str) {
-    if f.contains([',', '"', '\n', '\r']) {
+    if csv_needs_quotes(f) {
         line.push('"');
         for (i, part) in f.split('"').enumerate() {
             if i > 0 {
@@ -835,19 +885,33 @@ pub fn write_json_object(line: &mut String, names: &[String], values: &[Value]) 
     line.push_str("}\n");
 }
 
+/// Appends `s` as a JSON string: runs of characters that need no escape are copied whole.
 fn json_string(out: &mut String, s: &str) {
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+    let mut copied = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        // An ASCII byte is a whole character: `i` is a character boundary.
+        out.push_str(&s[copied..i]);
+        if escape.is_empty() {
+            const LOWER_HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("\\u00");
+            out.push(char::from(LOWER_HEX[usize::from(b >> 4)]));
+            out.push(char::from(LOWER_HEX[usize::from(b & 0x0f)]));
+        } else {
+            out.push_str(escape);
         }
+        copied = i + 1;
     }
+    out.push_str(&s[copied..]);
     out.push('"');
 }
 

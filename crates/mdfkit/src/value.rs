@@ -89,25 +89,86 @@ impl fmt::Display for Value {
                 f.write_str("0x")?;
                 write_upper_hex(f, b)
             }
-            Value::DateTime { days, ticks } => {
-                let (y, m, d) = civil_from_days(i64::from(*days) + DAYS_1900_TO_1970_NEG);
-                let ms_total = (u64::from(*ticks) * 10 + 1) / 3;
-                let (secs, ms) = (ms_total / 1000, ms_total % 1000);
-                write!(f, "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ms:03}", secs / 3600, secs / 60 % 60, secs % 60)
-            }
+            Value::DateTime { days, ticks } => write_datetime(f, *days, *ticks),
         }
     }
 }
 
+/// Writes a `datetime` (days since 1900-01-01, 1/300-second ticks) as `YYYY-MM-DD HH:MM:SS.mmm`.
+pub fn write_datetime(f: &mut impl fmt::Write, days: i32, ticks: u32) -> fmt::Result {
+    write_date(f, i64::from(days) + DAYS_1900_TO_1970_NEG)?;
+    let ms_total = (u64::from(ticks) * 10 + 1) / 3;
+    f.write_char(' ')?;
+    write_time(f, ms_total, 3)
+}
+
+/// Writes a date (days since 1970-01-01) as `YYYY-MM-DD`.
+pub fn write_date(f: &mut impl fmt::Write, days_since_1970: i64) -> fmt::Result {
+    let (y, m, d) = civil_from_days(days_since_1970);
+    write_padded_signed(f, y, 4)?;
+    f.write_char('-')?;
+    write_padded(f, u64::from(m), 2)?;
+    f.write_char('-')?;
+    write_padded(f, u64::from(d), 2)
+}
+
+/// Writes a time of day in units of 10^-`scale` seconds as `HH:MM:SS` and, for a scale above 0,
+/// `.` and `scale` digits of fraction.
+pub fn write_time(f: &mut impl fmt::Write, units: u64, scale: u8) -> fmt::Result {
+    let per_second = 10u64.pow(u32::from(scale.min(19)));
+    let (secs, frac) = (units / per_second, units % per_second);
+    write_padded(f, secs / 3600, 2)?;
+    f.write_char(':')?;
+    write_padded(f, secs / 60 % 60, 2)?;
+    f.write_char(':')?;
+    write_padded(f, secs % 60, 2)?;
+    if scale > 0 {
+        f.write_char('.')?;
+        write_padded(f, frac, usize::from(scale))?;
+    }
+    Ok(())
+}
+
+/// Writes `v` with leading zeros up to `width` digits, as `{v:0width$}` does, without the
+/// formatting machinery (this runs for every date and time of a text export).
+pub fn write_padded(f: &mut impl fmt::Write, v: u64, width: usize) -> fmt::Result {
+    // Digits from the last, by hand: a u64 has at most 20.
+    let mut digits = [b'0'; 20];
+    let (mut rest, mut first) = (v, digits.len());
+    loop {
+        first -= 1;
+        digits[first] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 && digits.len() - first >= width.min(digits.len()) {
+            break;
+        }
+    }
+    for _ in digits.len()..width {
+        f.write_char('0')?;
+    }
+    f.write_str(std::str::from_utf8(&digits[first..]).map_err(|_| fmt::Error)?)
+}
+
+/// [`write_padded`] for a signed value: the sign counts in the width, as `{v:0width$}` counts it.
+fn write_padded_signed(f: &mut impl fmt::Write, v: i64, width: usize) -> fmt::Result {
+    if v < 0 {
+        f.write_char('-')?;
+        return write_padded(f, v.unsigned_abs(), width.saturating_sub(1));
+    }
+    write_padded(f, v as u64, width)
+}
+
+/// Upper-case hex digits, as SQL Server prints binary values and GUIDs.
+const HEX_DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+
 /// Writes `bytes` as upper-case hex digits, a stack buffer at a time: a `write!` per byte was
 /// two thirds of a LOB table's CSV export.
-fn write_upper_hex(f: &mut fmt::Formatter<'_>, bytes: &[u8]) -> fmt::Result {
-    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+pub fn write_upper_hex(f: &mut impl fmt::Write, bytes: &[u8]) -> fmt::Result {
     let mut buf = [0u8; 1024];
     for chunk in bytes.chunks(buf.len() / 2) {
         for (pair, &x) in buf.chunks_exact_mut(2).zip(chunk) {
-            pair[0] = DIGITS[usize::from(x >> 4)];
-            pair[1] = DIGITS[usize::from(x & 0x0f)];
+            pair[0] = HEX_DIGITS[usize::from(x >> 4)];
+            pair[1] = HEX_DIGITS[usize::from(x & 0x0f)];
         }
         f.write_str(std::str::from_utf8(&buf[..chunk.len() * 2]).map_err(|_| fmt::Error)?)?;
     }
@@ -134,32 +195,56 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 
 /// `value / 10^scale` with exactly `scale` decimals, as SQL Server prints decimal and money.
 pub fn scaled_text(value: i128, scale: u8) -> String {
-    // One allocation: this runs for every money and decimal value of a CSV export.
+    let mut out = String::new();
+    push_scaled(&mut out, value, scale);
+    out
+}
+
+/// Appends [`scaled_text`]'s spelling to `out` (no allocation: this runs for every money and
+/// decimal value of a text export).
+pub fn push_scaled(out: &mut String, value: i128, scale: u8) {
     let mut digits = itoa::Buffer::new();
-    let digits = digits.format(value.unsigned_abs());
+    // 64-bit digits where the value fits (every money value, decimals up to 19 digits): 128-bit
+    // division is several times slower.
+    let digits = match u64::try_from(value.unsigned_abs()) {
+        Ok(small) => digits.format(small),
+        Err(_) => digits.format(value.unsigned_abs()),
+    };
     let scale = usize::from(scale);
-    let mut out = String::with_capacity(digits.len() + scale + 3);
     if value < 0 {
         out.push('-');
     }
     if scale == 0 {
         out.push_str(digits);
-        return out;
+        return;
     }
     let (int, frac) = digits.split_at(digits.len().saturating_sub(scale));
     out.push_str(if int.is_empty() { "0" } else { int });
     out.push('.');
     out.extend(std::iter::repeat_n('0', scale - frac.len()));
     out.push_str(frac);
-    out
 }
 
 /// The canonical upper-case text of a uniqueidentifier.
 pub fn guid_text(b: &[u8]) -> String {
-    format!(
-        "{:02X}{:02X}{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}-{:02X}{:02X}{:02X}{:02X}{:02X}{:02X}",
-        b[3], b[2], b[1], b[0], b[5], b[4], b[7], b[6], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]
-    )
+    let mut out = String::with_capacity(36);
+    push_guid(&mut out, b);
+    out
+}
+
+/// Appends [`guid_text`]'s spelling of the first 16 bytes of `b` (fewer: as many as there are).
+pub fn push_guid(out: &mut String, b: &[u8]) {
+    // The first three groups are little endian, the last two as stored.
+    const ORDER: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
+    for (i, &at) in ORDER.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        if let Some(&x) = b.get(at) {
+            out.push(char::from(HEX_DIGITS[usize::from(x >> 4)]));
+            out.push(char::from(HEX_DIGITS[usize::from(x & 0x0f)]));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -175,6 +260,22 @@ mod tests {
         let last_tick = 24 * 3600 * 300 - 1;
         assert_eq!(Value::DateTime { days: 2_958_463, ticks: last_tick }.to_string(), "9999-12-31 23:59:59.997");
         assert_eq!(Value::DateTime { days: -53_690, ticks: 0 }.to_string(), "1753-01-01 00:00:00.000");
+    }
+
+    #[test]
+    fn padded_digits_are_what_format_pads() {
+        for v in [0, 1, 9, 10, 99, 100, 12_345, 9_999_999, u64::MAX] {
+            for width in [0, 1, 2, 3, 4, 7, 20, 23] {
+                let mut out = String::new();
+                write_padded(&mut out, v, width).unwrap();
+                assert_eq!(out, format!("{v:0width$}"));
+            }
+        }
+        for v in [-1i64, -999, -10_000, 0, 2012] {
+            let mut out = String::new();
+            write_padded_signed(&mut out, v, 4).unwrap();
+            assert_eq!(out, format!("{v:04}"));
+        }
     }
 
     #[test]
