@@ -23,7 +23,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use mdfkit::scan::Flow;
-use mdfkit::{Database, ScanOptions};
+use mdfkit::Database;
 use mdfkit_forge::{ColType::*, ColumnSpec, Compression, Gen, Layout, Nulls, Spec, TableSpec, Version};
 
 fn col(name: &str, ty: mdfkit_forge::ColType, gen: Gen, nulls: Nulls) -> ColumnSpec {
@@ -197,9 +197,9 @@ fn run_case(case: &str, db_path: &Path, table: &str, threads: usize) {
                 Ok(Flow::Continue)
             };
             if case == "scan1" {
-                db.scan_batches(&info, &ScanOptions::default(), &mut each).expect("scan");
+                db.scan(&info).batches(&mut each).expect("scan");
             } else {
-                db.scan_batches_parallel(&info, &ScanOptions::default(), threads, &mut each).expect("scan");
+                db.scan(&info).threads(threads).batches(&mut each).expect("scan");
             }
             rows
         }
@@ -663,7 +663,6 @@ fn print_check(db: &Path, raw: &Measure, o: &Options) {
 /// thread and on all cores, Parquet export, and the compressed table's share of the plain one's
 /// rows/s (the target for PAGE compression: at least 60% on one core).
 fn run_compressed(gb: u64, o: &Options) {
-    let cores = cores();
     let db = ensure(&compressed_spec(gb), &cache_dir().join(format!("compressed-page-{gb}g")));
     warm_raw_read(&db, o);
     println!("plain, ROW and PAGE compressed tables");

@@ -109,10 +109,16 @@ pub enum Spelled {
     Text,
 }
 
-/// Appends the SQL Server spelling of a column's stored value to `out`: the text of
-/// [`decode_column`]'s value, without building the value for the types tables are made of (this
+/// Appends the SQL Server spelling of a column's stored value to `out` (char/varchar text decoded
+/// by the column's `text` codec): the text of [`decode_column`]'s value, without building the value for the types tables are made of (this
 /// runs for every value of a CSV or JSON Lines export).
-pub fn spell_column(column: &ColumnInfo, bytes: &[u8], bit_position: u8, out: &mut String) -> Result<Spelled> {
+pub fn spell_column(
+    column: &ColumnInfo,
+    text: &crate::collation::TextCodec,
+    bytes: &[u8],
+    bit_position: u8,
+    out: &mut String,
+) -> Result<Spelled> {
     let ty = &column.type_info;
     if column.clr_kind().is_none() {
         if let Some(v) = integer_value(ty, bytes, bit_position)? {
@@ -124,7 +130,7 @@ pub fn spell_column(column: &ColumnInfo, bytes: &[u8], bit_position: u8, out: &m
         }
         match ty.sql_type {
             SqlType::Char | SqlType::VarChar | SqlType::Text => {
-                crate::collation::decode_text_into(column.collation_id, bytes, out)?;
+                text.decode_into(bytes, out)?;
                 return Ok(Spelled::Text);
             }
             SqlType::NChar | SqlType::NVarChar | SqlType::NText => {
@@ -454,7 +460,8 @@ mod tests {
         for (ty, bytes) in cases {
             let column = crate::rows::ColumnPlan::declared(1, "c", ty, 4, 1).column;
             let mut out = String::from("kept,");
-            let spelled = spell_column(&column, &bytes, 0, &mut out).unwrap();
+            let codec = crate::collation::TextCodec::new(column.collation_id);
+            let spelled = spell_column(&column, &codec, &bytes, 0, &mut out).unwrap();
             let value =
                 decode_column(&column, &bytes, 0, &|b| crate::collation::decode_text(column.collation_id, b)).unwrap();
             assert_eq!(out, format!("kept,{value}"), "{ty:?}");

@@ -288,7 +288,9 @@ impl RowDecoder {
         self.stored(record, plan, off_row)
             .and_then(|bytes| match bytes {
                 None => Ok(None),
-                Some(bytes) => crate::decode::spell_column(&plan.column, bytes, plan.bit_position(), out).map(Some),
+                Some(bytes) => {
+                    crate::decode::spell_column(&plan.column, &plan.text, bytes, plan.bit_position(), out).map(Some)
+                }
             })
             .map_err(|e| self.in_column(e, plan))
     }
