@@ -8,7 +8,7 @@ The examples read ``shop.mdf``, the sample database ``mdfkit demo`` writes::
     >>> db.info.product, db.info.collation
     ('SQL Server 2019', 'SQL_Latin1_General_CP1_CI_AS')
     >>> [t.qualified_name for t in db.tables]
-    ['dbo.Customers', 'dbo.Orders', 'dbo.Products', 'sales.EventLog']
+    ['dbo.Customers', 'dbo.Orders', 'dbo.Products', 'sales.EventLog', 'sales.Readings', 'sales.ReadingsPage', 'sales.ReadingsRow']
     >>> t = db.table("dbo.Orders")
     >>> t.schema.field("Total").metadata              # the declared SQL type of each column
     {b'mdfkit.sql_type': b'numeric(12,2)'}
