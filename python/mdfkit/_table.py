@@ -65,9 +65,9 @@ class Table:
         (``mdfkit.sql_type``, e.g. ``b"decimal(19,4)"``)."""
         return self.arrow_schema()
 
-    def arrow_schema(self, columns: Optional[Sequence[str]] = None) -> pa.Schema:
-        """The Arrow schema of :meth:`to_arrow` with these ``columns``."""
-        native = self._db._native.schema(self.qualified_name, _columns(columns))
+    def arrow_schema(self, columns: Optional[Sequence[str]] = None, timestamps: str = "ns") -> pa.Schema:
+        """The Arrow schema of :meth:`to_arrow` with these ``columns`` and ``timestamps``."""
+        native = self._db._native.schema(self.qualified_name, _columns(columns), timestamps)
         return _import_schema(native)
 
     @property
@@ -79,10 +79,12 @@ class Table:
         """The table's ``CREATE TABLE`` statement, with keys and indexes."""
         return self._db._native.ddl(self.qualified_name)
 
-    def _stream(self, columns: Optional[Sequence[str]], limit: Optional[int], batch_size: int) -> Any:
+    def _stream(
+        self, columns: Optional[Sequence[str]], limit: Optional[int], batch_size: int, timestamps: str = "ns"
+    ) -> Any:
         if limit is not None and limit < 0:
             raise ValueError("limit must be >= 0")
-        return self._db._native.scan(self.qualified_name, _columns(columns), limit, batch_size)
+        return self._db._native.scan(self.qualified_name, _columns(columns), limit, batch_size, timestamps)
 
     def splits(self, target_bytes: int = 256 << 20, columns: Optional[Sequence[str]] = None) -> List[Split]:
         """The table's scan cut into independent :class:`Split` s of about ``target_bytes`` of
@@ -109,6 +111,7 @@ class Table:
         columns: Optional[Sequence[str]] = None,
         limit: Optional[int] = None,
         batch_size: int = 65536,
+        timestamps: str = "ns",
     ) -> pa.RecordBatchReader:
         """The rows as a :class:`pyarrow.RecordBatchReader` (read once, bounded memory).
 
@@ -116,15 +119,21 @@ class Table:
         them as :class:`mdfkit.Error` instead.
         """
         return pa.RecordBatchReader._import_from_c_capsule(
-            self._stream(columns, limit, batch_size).__arrow_c_stream__()
+            self._stream(columns, limit, batch_size, timestamps).__arrow_c_stream__()
         )
 
-    def to_arrow(self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None) -> pa.Table:
+    def to_arrow(
+        self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, timestamps: str = "ns"
+    ) -> pa.Table:
         """Reads the rows into a :class:`pyarrow.Table`.
 
         Args:
             columns: only these columns, in table order (all when ``None``).
             limit: at most this many rows.
+            timestamps: the unit of datetime2(7) and datetimeoffset(7) values: ``"ns"`` (exact,
+                but only the years 1677 to 2262: other values raise, naming this option) or
+                ``"us"`` (every year 0001-9999, e.g. the 9999-12-31 sentinel; the seventh
+                fractional digit, 100 ns, is dropped).
 
         Example::
 
@@ -136,7 +145,7 @@ class Table:
             OrderID: [[100000,100001]]
             Total: [[...]]
         """
-        stream = self._stream(columns, limit, 65536)
+        stream = self._stream(columns, limit, 65536, timestamps)
         reader = pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__())
         try:
             return reader.read_all()
@@ -148,8 +157,10 @@ class Table:
         batch_size: int = 65536,
         columns: Optional[Sequence[str]] = None,
         limit: Optional[int] = None,
+        timestamps: str = "ns",
     ) -> Iterator[pa.RecordBatch]:
-        """Yields the rows as :class:`pyarrow.RecordBatch` es of ``batch_size`` rows.
+        """Yields the rows as :class:`pyarrow.RecordBatch` es of ``batch_size`` rows
+        (``timestamps`` as in :meth:`to_arrow`).
 
         Memory stays bounded by a couple of batches whatever the table's size: the scan runs
         ahead by at most one batch and stops when the loop stops.
@@ -162,15 +173,19 @@ class Table:
             >>> total
             5000
         """
-        yield from stream_batches(self._stream(columns, limit, batch_size))
+        yield from stream_batches(self._stream(columns, limit, batch_size, timestamps))
 
     def to_pandas(
-        self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, **kwargs: Any
+        self,
+        columns: Optional[Sequence[str]] = None,
+        limit: Optional[int] = None,
+        timestamps: str = "ns",
+        **kwargs: Any,
     ) -> "pandas.DataFrame":
         """The rows as a :class:`pandas.DataFrame` (``pip install mdfkit[pandas]``);
-        ``kwargs`` go to :meth:`pyarrow.Table.to_pandas`."""
+        ``timestamps`` as in :meth:`to_arrow`, ``kwargs`` go to :meth:`pyarrow.Table.to_pandas`."""
         _require("pandas", "pandas")
-        return self.to_arrow(columns, limit).to_pandas(**kwargs)
+        return self.to_arrow(columns, limit, timestamps).to_pandas(**kwargs)
 
     def to_polars(self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None) -> "polars.DataFrame":
         """The rows as a :class:`polars.DataFrame` (``pip install mdfkit[polars]``)."""
@@ -184,14 +199,16 @@ class Table:
         columns: Optional[Sequence[str]] = None,
         compression: str = "zstd",
         threads: Optional[int] = None,
+        timestamps: str = "ns",
     ) -> ExportResult:
         """Writes the table to ``path`` as ``parquet``, ``arrow`` (IPC stream), ``csv`` or
         ``jsonl``, streaming (bounded memory, GIL released). ``compression`` is Parquet's:
         ``"zstd"``, ``"zstd:LEVEL"`` (1-22), ``"snappy"``, ``"lz4"`` or ``"none"``. ``threads``
         decode (and format) the rows, all cores by default; with more than one, rows come in page
-        allocation order, so ``threads=1`` keeps a clustered table in key order."""
+        allocation order, so ``threads=1`` keeps a clustered table in key order. ``timestamps``
+        (Parquet and Arrow) as in :meth:`to_arrow`: ``"us"`` writes the years ``"ns"`` refuses."""
         stats = self._db._native.export(
-            self.qualified_name, format, os.fspath(path), _columns(columns), compression, threads
+            self.qualified_name, format, os.fspath(path), _columns(columns), compression, threads, timestamps
         )
         return ExportResult(self.qualified_name, Path(path), stats["rows"], stats["bytes"], stats["seconds"])
 

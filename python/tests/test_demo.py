@@ -1,0 +1,51 @@
+"""The Python API over the sample database `mdfkit demo` writes (mdfkit-forge's shop): values
+checked against the text `mdfkit cat` prints, SQL Server's spelling of each stored value."""
+
+import csv
+import datetime
+import io
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import mdfkit
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory, mdfkit_bin) -> Path:
+    """shop.mdf, written by `mdfkit demo`."""
+    folder = tmp_path_factory.mktemp("demo")
+    subprocess.run([mdfkit_bin, "demo", "--dir", str(folder)], check=True, capture_output=True)
+    return folder / "shop.mdf"
+
+
+def cli_csv(mdfkit_bin, *args) -> list:
+    """The rows (dicts) of an `mdfkit ... --format csv` command."""
+    run = subprocess.run([mdfkit_bin, *args, "--format", "csv"], check=True, capture_output=True, text=True)
+    return list(csv.DictReader(io.StringIO(run.stdout)))
+
+
+def parse_datetime2_us(text: str) -> datetime.datetime:
+    """`YYYY-MM-DD hh:mm:ss.fffffff` (datetime2(7)) with its seventh digit (100 ns) dropped."""
+    return datetime.datetime.strptime(text[:26], "%Y-%m-%d %H:%M:%S.%f")
+
+
+def test_datetime2_7_of_every_year_reads_in_microseconds(shop, mdfkit_bin, tmp_path):
+    # sales.EventLog.At: datetime2(7) over the years 0001-9999.
+    expected = sorted(parse_datetime2_us(r["At"]) for r in cli_csv(mdfkit_bin, "cat", str(shop), "sales.EventLog"))
+    assert any(d.year < 1677 for d in expected) and any(d.year > 2262 for d in expected)
+    t = mdfkit.open(shop).table("sales.EventLog")
+    with pytest.raises(mdfkit.UnsupportedFeatureError, match='timestamps="us"'):
+        t.to_arrow(columns=["At"])
+    assert t.arrow_schema(timestamps="us").field("At").type == pa.timestamp("us")
+    assert sorted(t.to_arrow(columns=["At"], timestamps="us").column("At").to_pylist()) == expected
+    batches = list(t.iter_batches(batch_size=500, columns=["At"], timestamps="us"))
+    assert sorted(v for b in batches for v in b.column(0).to_pylist()) == expected
+    stats = t.export(tmp_path / "events.parquet", columns=["At"], timestamps="us")
+    assert stats.rows == len(expected)
+    assert sorted(pq.read_table(tmp_path / "events.parquet").column("At").to_pylist()) == expected
+    with pytest.raises(ValueError, match="timestamps"):
+        t.to_arrow(timestamps="ms")
