@@ -183,9 +183,13 @@ class Table:
         **kwargs: Any,
     ) -> "pandas.DataFrame":
         """The rows as a :class:`pandas.DataFrame` (``pip install mdfkit[pandas]``);
-        ``timestamps`` as in :meth:`to_arrow`, ``kwargs`` go to :meth:`pyarrow.Table.to_pandas`."""
+        ``timestamps`` as in :meth:`to_arrow`, ``kwargs`` go to :meth:`pyarrow.Table.to_pandas`.
+
+        time(7) columns become ``timedelta64[ns]`` since midnight: exact, where pandas'
+        ``datetime.time`` would hold only microseconds (time(0) to time(6) stay ``datetime.time``).
+        """
         _require("pandas", "pandas")
-        return self.to_arrow(columns, limit, timestamps).to_pandas(**kwargs)
+        return _times_as_durations(self.to_arrow(columns, limit, timestamps)).to_pandas(**kwargs)
 
     def to_polars(self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None) -> "polars.DataFrame":
         """The rows as a :class:`polars.DataFrame` (``pip install mdfkit[polars]``)."""
@@ -219,6 +223,16 @@ def _columns(columns: Optional[Sequence[str]]) -> Optional[List[str]]:
     if isinstance(columns, str):
         return [columns]
     return list(columns)
+
+
+def _times_as_durations(table: pa.Table) -> pa.Table:
+    """time(7) columns (``time64[ns]``) as ``duration[ns]`` since midnight, which pandas holds
+    exactly (its ``datetime.time`` stops at microseconds and refuses a 100 ns digit)."""
+    for i, f in enumerate(table.schema):
+        if f.type == pa.time64("ns"):
+            durations = table.column(i).cast(pa.int64()).cast(pa.duration("ns"))
+            table = table.set_column(i, f.with_type(pa.duration("ns")), durations)
+    return table
 
 
 def _import_schema(native: Any) -> pa.Schema:

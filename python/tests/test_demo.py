@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import mdfkit
+from conftest import optional
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +34,13 @@ def parse_datetime2_us(text: str) -> datetime.datetime:
     return datetime.datetime.strptime(text[:26], "%Y-%m-%d %H:%M:%S.%f")
 
 
+def time7_ns(text: str) -> int:
+    """`hh:mm:ss.fffffff` (time(7)) as nanoseconds since midnight."""
+    hms, fraction = text.split(".")
+    h, m, s = (int(p) for p in hms.split(":"))
+    return ((h * 60 + m) * 60 + s) * 1_000_000_000 + int(fraction) * 100
+
+
 def test_datetime2_7_of_every_year_reads_in_microseconds(shop, mdfkit_bin, tmp_path):
     # sales.EventLog.At: datetime2(7) over the years 0001-9999.
     expected = sorted(parse_datetime2_us(r["At"]) for r in cli_csv(mdfkit_bin, "cat", str(shop), "sales.EventLog"))
@@ -49,3 +57,15 @@ def test_datetime2_7_of_every_year_reads_in_microseconds(shop, mdfkit_bin, tmp_p
     assert sorted(pq.read_table(tmp_path / "events.parquet").column("At").to_pylist()) == expected
     with pytest.raises(ValueError, match="timestamps"):
         t.to_arrow(timestamps="ms")
+
+
+def test_time7_reads_into_pandas_exactly(shop, mdfkit_bin):
+    optional("pandas")
+    # dbo.Orders.PickTime: time(7), 100 ns digits that datetime.time cannot hold.
+    rows = cli_csv(mdfkit_bin, "cat", str(shop), "dbo.Orders", "--columns", "OrderID,PickTime")
+    expected = {int(r["OrderID"]): time7_ns(r["PickTime"]) for r in rows}
+    assert any(ns % 1000 for ns in expected.values())
+    df = mdfkit.open(shop).table("dbo.Orders").to_pandas(columns=["OrderID", "PickTime"])
+    assert str(df["PickTime"].dtype) == "timedelta64[ns]"
+    got = {int(i): int(td.value) for i, td in zip(df["OrderID"], df["PickTime"])}
+    assert got == expected
