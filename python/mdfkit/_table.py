@@ -52,6 +52,9 @@ class Table:
     compression: Tuple[str, ...]
     has_lob: bool
     has_row_overflow: bool
+    has_vardecimal: bool
+    """Stored in the vardecimal format (``sp_tableoption 'vardecimal storage format'``): decimal
+    and numeric values take only the bytes they need; ``mdfkit tables`` shows it too."""
     _db: "Database" = field(repr=False)
 
     @property

@@ -204,6 +204,7 @@ impl NativeDatabase {
             d.set_item("compression", t.compression_names())?;
             d.set_item("has_lob", t.has_lob)?;
             d.set_item("has_row_overflow", t.has_row_overflow)?;
+            d.set_item("has_vardecimal", t.has_vardecimal)?;
             out.append(d)?;
         }
         Ok(out)

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import mdfkit
-from conftest import optional
+from conftest import corpus_files, optional, CORPUS
 
 
 @pytest.fixture(scope="module")
@@ -68,4 +68,16 @@ def test_time7_reads_into_pandas_exactly(shop, mdfkit_bin):
     df = mdfkit.open(shop).table("dbo.Orders").to_pandas(columns=["OrderID", "PickTime"])
     assert str(df["PickTime"].dtype) == "timedelta64[ns]"
     got = {int(i): int(td.value) for i, td in zip(df["OrderID"], df["PickTime"])}
+    assert got == expected
+
+
+def vardecimal_flags(mdfkit_bin, path: Path) -> dict:
+    return {r["table"]: r["vardecimal"] == "1" for r in cli_csv(mdfkit_bin, "tables", str(path))}
+
+
+@pytest.mark.parametrize("name", ["demo"] + corpus_files("mdf"))
+def test_vardecimal_flag_as_mdfkit_tables_lists_it(name, shop, mdfkit_bin):
+    path = shop if name == "demo" else CORPUS / name
+    expected = vardecimal_flags(mdfkit_bin, path)
+    got = {t.qualified_name: t.has_vardecimal for t in mdfkit.open(path).tables}
     assert got == expected
