@@ -32,13 +32,14 @@ def export_delta(db: "Database", out_dir: str, name: str, source_column: Optiona
     try:
         table = db.table(name)
         target = _output_path(out_dir, table.qualified_name.replace("/", "_"))
-        schema = portable_schema(table.schema)
+        # Microseconds straight from the reader: Delta's unit, and every datetime2(7) year.
+        schema = portable_schema(table.arrow_schema(timestamps="us"))
         if source_column is not None:
             schema = schema.append(pa.field(source_column, pa.string()))
         source = db.paths[0]
 
         def batches() -> Iterator[pa.RecordBatch]:
-            for batch in table.iter_batches():
+            for batch in table.iter_batches(timestamps="us"):
                 batch = portable_batch(batch, portable_schema(batch.schema))
                 if source_column is not None:
                     batch = batch.append_column(pa.field(source_column, pa.string()),

@@ -57,6 +57,12 @@ def test_datetime2_7_of_every_year_reads_in_microseconds(shop, mdfkit_bin, tmp_p
     assert sorted(pq.read_table(tmp_path / "events.parquet").column("At").to_pylist()) == expected
     with pytest.raises(ValueError, match="timestamps"):
         t.to_arrow(timestamps="ms")
+    # Delta Lake holds microseconds: the export reads them so, every year included.
+    deltalake = optional("deltalake")
+    (result,) = mdfkit.export(shop, tmp_path / "lake", format="delta", tables=["sales.EventLog"])
+    assert result.error is None and result.rows == len(expected)
+    lake = deltalake.DeltaTable(str(tmp_path / "lake" / "sales.EventLog")).to_pyarrow_table()
+    assert sorted(lake.column("At").to_pylist()) == expected
 
 
 def test_time7_reads_into_pandas_exactly(shop, mdfkit_bin):
