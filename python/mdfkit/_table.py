@@ -194,10 +194,13 @@ class Table:
         _require("pandas", "pandas")
         return _times_as_durations(self.to_arrow(columns, limit, timestamps)).to_pandas(**kwargs)
 
-    def to_polars(self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None) -> "polars.DataFrame":
-        """The rows as a :class:`polars.DataFrame` (``pip install mdfkit[polars]``)."""
+    def to_polars(
+        self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, timestamps: str = "ns"
+    ) -> "polars.DataFrame":
+        """The rows as a :class:`polars.DataFrame` (``pip install mdfkit[polars]``); ``timestamps``
+        as in :meth:`to_arrow`."""
         pl = _require("polars", "polars")
-        return pl.from_arrow(self.to_arrow(columns, limit))
+        return pl.from_arrow(self.to_arrow(columns, limit, timestamps))
 
     def export(
         self,

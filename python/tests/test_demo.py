@@ -57,6 +57,9 @@ def test_datetime2_7_of_every_year_reads_in_microseconds(shop, mdfkit_bin, tmp_p
     assert sorted(pq.read_table(tmp_path / "events.parquet").column("At").to_pylist()) == expected
     with pytest.raises(ValueError, match="timestamps"):
         t.to_arrow(timestamps="ms")
+    polars = optional("polars")
+    frame = t.to_polars(columns=["At"], timestamps="us")
+    assert frame.schema["At"] == polars.Datetime("us") and sorted(frame["At"].to_list()) == expected
     # Delta Lake holds microseconds: the export reads them so, every year included.
     deltalake = optional("deltalake")
     (result,) = mdfkit.export(shop, tmp_path / "lake", format="delta", tables=["sales.EventLog"])
