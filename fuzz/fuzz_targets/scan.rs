@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use mdfkit::scan::Flow;
-use mdfkit::{Database, ScanOptions};
+use mdfkit::{Database, ScanOptions, TimestampUnit};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(source) = mdfkit_fuzz::sparse_files(data) else { return };
@@ -16,11 +16,13 @@ fuzz_target!(|data: &[u8]| {
     let Ok(db) = Database::from_source(source) else { return };
     let options = ScanOptions { batch_size: 50, ..ScanOptions::default() };
     for table in db.catalog().tables(true) {
-        let _ = db.arrow_schema(&table, None);
+        let _ = db.arrow_schema(&table, None, TimestampUnit::Nanosecond);
         let _ = db.scan(&table).options(&options).batches(|batch| {
             let _ = batch.num_rows();
             Ok(Flow::Continue)
         });
+        let _ =
+            db.scan(&table).options(&options).timestamps(TimestampUnit::Microsecond).batches(|_| Ok(Flow::Continue));
         let _ = db.scan(&table).options(&options).threads(2).batches(|_| Ok(Flow::Continue));
         // Splits, and one made hostile as a split from elsewhere could be: runs past the file's
         // end, a run of every page number.
@@ -39,18 +41,19 @@ fuzz_target!(|data: &[u8]| {
             // Ghosts too; then again salvaging, which takes pages from the IAM chains and goes
             // past damage instead of stopping at it.
             for salvage in [false, true] {
-                let _ = db.scan(&table).include_ghosts(true).salvage(salvage).partition_records(partition, |record, _| {
-                    let _ = decoder.decode(record, &mut values);
-                    for v in &values {
-                        let _ = v.to_string();
-                    }
-                    // The spelling of CSV and JSON Lines exports, straight from the bytes.
-                    for plan in decoder.columns() {
-                        text.clear();
-                        let _ = decoder.spell_one(record, plan, &mut off_row, &mut text);
-                    }
-                    Ok(Flow::Continue)
-                });
+                let _ =
+                    db.scan(&table).include_ghosts(true).salvage(salvage).partition_records(partition, |record, _| {
+                        let _ = decoder.decode(record, &mut values);
+                        for v in &values {
+                            let _ = v.to_string();
+                        }
+                        // The spelling of CSV and JSON Lines exports, straight from the bytes.
+                        for plan in decoder.columns() {
+                            text.clear();
+                            let _ = decoder.spell_one(record, plan, &mut off_row, &mut text);
+                        }
+                        Ok(Flow::Continue)
+                    });
             }
         }
     }

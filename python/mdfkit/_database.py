@@ -104,6 +104,7 @@ class Database:
             compression=tuple(d["compression"]),
             has_lob=d["has_lob"],
             has_row_overflow=d["has_row_overflow"],
+            has_vardecimal=d["has_vardecimal"],
             _db=self,
         )
 

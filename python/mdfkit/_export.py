@@ -32,13 +32,14 @@ def export_delta(db: "Database", out_dir: str, name: str, source_column: Optiona
     try:
         table = db.table(name)
         target = _output_path(out_dir, table.qualified_name.replace("/", "_"))
-        schema = portable_schema(table.schema)
+        # Microseconds straight from the reader: Delta's unit, and every datetime2(7) year.
+        schema = portable_schema(table.arrow_schema(timestamps="us"))
         if source_column is not None:
             schema = schema.append(pa.field(source_column, pa.string()))
         source = db.paths[0]
 
         def batches() -> Iterator[pa.RecordBatch]:
-            for batch in table.iter_batches():
+            for batch in table.iter_batches(timestamps="us"):
                 batch = portable_batch(batch, portable_schema(batch.schema))
                 if source_column is not None:
                     batch = batch.append_column(pa.field(source_column, pa.string()),
@@ -77,6 +78,7 @@ def export(
     compression: str = "zstd",
     threads: Optional[int] = None,
     source_column: Optional[str] = None,
+    timestamps: str = "ns",
 ) -> List[ExportResult]:
     """Exports tables to files in ``out_dir``, one per table: ``schema.name.parquet``.
 
@@ -100,6 +102,9 @@ def export(
         threads: decoding (and formatting) threads, all cores by default. With more than one,
             rows come in page allocation order; ``threads=1`` keeps clustered tables in key order.
         source_column: (delta) the name of a column naming each row's database (its first file).
+        timestamps: (parquet, arrow) the unit of datetime2(7) and datetimeoffset(7): ``"ns"``
+            (exact, years 1677 to 2262 only: a table with other values fails, naming this option)
+            or ``"us"`` (every year 0001-9999; the 100 ns digit dropped).
 
     Returns:
         One :class:`ExportResult` per table.
@@ -122,7 +127,7 @@ def export(
     else:
         if source_column is not None:
             raise ValueError("source_column is for format='delta'")
-        done = db._native.export_tables(target, format, names, compression, threads)
+        done = db._native.export_tables(target, format, names, compression, threads, timestamps)
         results = [
             ExportResult(d["table"], _output_path(target, d["name"]), d.get("rows", 0), d.get("bytes", 0),
                          d.get("seconds", 0.0), d["error"])

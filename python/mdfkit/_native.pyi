@@ -31,13 +31,14 @@ class NativeDatabase:
     def tables(self, system: bool = False) -> List[Dict[str, Any]]: ...
     def resolve(self, name: str) -> Tuple[str, str]: ...
     def ddl(self, table: str) -> str: ...
-    def schema(self, table: str, columns: Optional[List[str]] = None) -> ArrowSchema: ...
+    def schema(self, table: str, columns: Optional[List[str]] = None, timestamps: str = "ns") -> ArrowSchema: ...
     def scan(
         self,
         table: str,
         columns: Optional[List[str]] = None,
         limit: Optional[int] = None,
         batch_size: int = 65536,
+        timestamps: str = "ns",
     ) -> Stream: ...
     def splits(
         self, table: str, sources: List[str], target_bytes: int, columns: Optional[List[str]] = None
@@ -51,6 +52,7 @@ class NativeDatabase:
         columns: Optional[List[str]] = None,
         compression: str = "zstd",
         threads: Optional[int] = None,
+        timestamps: str = "ns",
     ) -> Dict[str, Any]: ...
     def export_tables(
         self,
@@ -59,6 +61,7 @@ class NativeDatabase:
         tables: Optional[List[str]] = None,
         compression: str = "zstd",
         threads: Optional[int] = None,
+        timestamps: str = "ns",
     ) -> List[Dict[str, Any]]: ...
 
 def read_split(split: str, batch_size: int = 65536) -> Stream: ...

@@ -52,6 +52,9 @@ class Table:
     compression: Tuple[str, ...]
     has_lob: bool
     has_row_overflow: bool
+    has_vardecimal: bool
+    """Stored in the vardecimal format (``sp_tableoption 'vardecimal storage format'``): decimal
+    and numeric values take only the bytes they need; ``mdfkit tables`` shows it too."""
     _db: "Database" = field(repr=False)
 
     @property
@@ -65,9 +68,9 @@ class Table:
         (``mdfkit.sql_type``, e.g. ``b"decimal(19,4)"``)."""
         return self.arrow_schema()
 
-    def arrow_schema(self, columns: Optional[Sequence[str]] = None) -> pa.Schema:
-        """The Arrow schema of :meth:`to_arrow` with these ``columns``."""
-        native = self._db._native.schema(self.qualified_name, _columns(columns))
+    def arrow_schema(self, columns: Optional[Sequence[str]] = None, timestamps: str = "ns") -> pa.Schema:
+        """The Arrow schema of :meth:`to_arrow` with these ``columns`` and ``timestamps``."""
+        native = self._db._native.schema(self.qualified_name, _columns(columns), timestamps)
         return _import_schema(native)
 
     @property
@@ -79,10 +82,12 @@ class Table:
         """The table's ``CREATE TABLE`` statement, with keys and indexes."""
         return self._db._native.ddl(self.qualified_name)
 
-    def _stream(self, columns: Optional[Sequence[str]], limit: Optional[int], batch_size: int) -> Any:
+    def _stream(
+        self, columns: Optional[Sequence[str]], limit: Optional[int], batch_size: int, timestamps: str = "ns"
+    ) -> Any:
         if limit is not None and limit < 0:
             raise ValueError("limit must be >= 0")
-        return self._db._native.scan(self.qualified_name, _columns(columns), limit, batch_size)
+        return self._db._native.scan(self.qualified_name, _columns(columns), limit, batch_size, timestamps)
 
     def splits(self, target_bytes: int = 256 << 20, columns: Optional[Sequence[str]] = None) -> List[Split]:
         """The table's scan cut into independent :class:`Split` s of about ``target_bytes`` of
@@ -109,6 +114,7 @@ class Table:
         columns: Optional[Sequence[str]] = None,
         limit: Optional[int] = None,
         batch_size: int = 65536,
+        timestamps: str = "ns",
     ) -> pa.RecordBatchReader:
         """The rows as a :class:`pyarrow.RecordBatchReader` (read once, bounded memory).
 
@@ -116,15 +122,21 @@ class Table:
         them as :class:`mdfkit.Error` instead.
         """
         return pa.RecordBatchReader._import_from_c_capsule(
-            self._stream(columns, limit, batch_size).__arrow_c_stream__()
+            self._stream(columns, limit, batch_size, timestamps).__arrow_c_stream__()
         )
 
-    def to_arrow(self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None) -> pa.Table:
+    def to_arrow(
+        self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, timestamps: str = "ns"
+    ) -> pa.Table:
         """Reads the rows into a :class:`pyarrow.Table`.
 
         Args:
             columns: only these columns, in table order (all when ``None``).
             limit: at most this many rows.
+            timestamps: the unit of datetime2(7) and datetimeoffset(7) values: ``"ns"`` (exact,
+                but only the years 1677 to 2262: other values raise, naming this option) or
+                ``"us"`` (every year 0001-9999, e.g. the 9999-12-31 sentinel; the seventh
+                fractional digit, 100 ns, is dropped).
 
         Example::
 
@@ -136,7 +148,7 @@ class Table:
             OrderID: [[100000,100001]]
             Total: [[...]]
         """
-        stream = self._stream(columns, limit, 65536)
+        stream = self._stream(columns, limit, 65536, timestamps)
         reader = pa.RecordBatchReader._import_from_c_capsule(stream.__arrow_c_stream__())
         try:
             return reader.read_all()
@@ -148,8 +160,10 @@ class Table:
         batch_size: int = 65536,
         columns: Optional[Sequence[str]] = None,
         limit: Optional[int] = None,
+        timestamps: str = "ns",
     ) -> Iterator[pa.RecordBatch]:
-        """Yields the rows as :class:`pyarrow.RecordBatch` es of ``batch_size`` rows.
+        """Yields the rows as :class:`pyarrow.RecordBatch` es of ``batch_size`` rows
+        (``timestamps`` as in :meth:`to_arrow`).
 
         Memory stays bounded by a couple of batches whatever the table's size: the scan runs
         ahead by at most one batch and stops when the loop stops.
@@ -162,20 +176,31 @@ class Table:
             >>> total
             5000
         """
-        yield from stream_batches(self._stream(columns, limit, batch_size))
+        yield from stream_batches(self._stream(columns, limit, batch_size, timestamps))
 
     def to_pandas(
-        self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, **kwargs: Any
+        self,
+        columns: Optional[Sequence[str]] = None,
+        limit: Optional[int] = None,
+        timestamps: str = "ns",
+        **kwargs: Any,
     ) -> "pandas.DataFrame":
         """The rows as a :class:`pandas.DataFrame` (``pip install mdfkit[pandas]``);
-        ``kwargs`` go to :meth:`pyarrow.Table.to_pandas`."""
-        _require("pandas", "pandas")
-        return self.to_arrow(columns, limit).to_pandas(**kwargs)
+        ``timestamps`` as in :meth:`to_arrow`, ``kwargs`` go to :meth:`pyarrow.Table.to_pandas`.
 
-    def to_polars(self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None) -> "polars.DataFrame":
-        """The rows as a :class:`polars.DataFrame` (``pip install mdfkit[polars]``)."""
+        time(7) columns become ``timedelta64[ns]`` since midnight: exact, where pandas'
+        ``datetime.time`` would hold only microseconds (time(0) to time(6) stay ``datetime.time``).
+        """
+        _require("pandas", "pandas")
+        return _times_as_durations(self.to_arrow(columns, limit, timestamps)).to_pandas(**kwargs)
+
+    def to_polars(
+        self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, timestamps: str = "ns"
+    ) -> "polars.DataFrame":
+        """The rows as a :class:`polars.DataFrame` (``pip install mdfkit[polars]``); ``timestamps``
+        as in :meth:`to_arrow`."""
         pl = _require("polars", "polars")
-        return pl.from_arrow(self.to_arrow(columns, limit))
+        return pl.from_arrow(self.to_arrow(columns, limit, timestamps))
 
     def export(
         self,
@@ -184,14 +209,16 @@ class Table:
         columns: Optional[Sequence[str]] = None,
         compression: str = "zstd",
         threads: Optional[int] = None,
+        timestamps: str = "ns",
     ) -> ExportResult:
         """Writes the table to ``path`` as ``parquet``, ``arrow`` (IPC stream), ``csv`` or
         ``jsonl``, streaming (bounded memory, GIL released). ``compression`` is Parquet's:
         ``"zstd"``, ``"zstd:LEVEL"`` (1-22), ``"snappy"``, ``"lz4"`` or ``"none"``. ``threads``
         decode (and format) the rows, all cores by default; with more than one, rows come in page
-        allocation order, so ``threads=1`` keeps a clustered table in key order."""
+        allocation order, so ``threads=1`` keeps a clustered table in key order. ``timestamps``
+        (Parquet and Arrow) as in :meth:`to_arrow`: ``"us"`` writes the years ``"ns"`` refuses."""
         stats = self._db._native.export(
-            self.qualified_name, format, os.fspath(path), _columns(columns), compression, threads
+            self.qualified_name, format, os.fspath(path), _columns(columns), compression, threads, timestamps
         )
         return ExportResult(self.qualified_name, Path(path), stats["rows"], stats["bytes"], stats["seconds"])
 
@@ -202,6 +229,16 @@ def _columns(columns: Optional[Sequence[str]]) -> Optional[List[str]]:
     if isinstance(columns, str):
         return [columns]
     return list(columns)
+
+
+def _times_as_durations(table: pa.Table) -> pa.Table:
+    """time(7) columns (``time64[ns]``) as ``duration[ns]`` since midnight, which pandas holds
+    exactly (its ``datetime.time`` stops at microseconds and refuses a 100 ns digit)."""
+    for i, f in enumerate(table.schema):
+        if f.type == pa.time64("ns"):
+            durations = table.column(i).cast(pa.int64()).cast(pa.duration("ns"))
+            table = table.set_column(i, f.with_type(pa.duration("ns")), durations)
+    return table
 
 
 def _import_schema(native: Any) -> pa.Schema:

@@ -33,7 +33,7 @@ use mdfkit::log::redo::StopPoint;
 use mdfkit::scan::Flow;
 use mdfkit::split::ScanSplit;
 use mdfkit::value::Value;
-use mdfkit::{Database, ErrorKind, ScanOptions};
+use mdfkit::{Database, ErrorKind, ScanOptions, TimestampUnit};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyList};
@@ -204,6 +204,7 @@ impl NativeDatabase {
             d.set_item("compression", t.compression_names())?;
             d.set_item("has_lob", t.has_lob)?;
             d.set_item("has_row_overflow", t.has_row_overflow)?;
+            d.set_item("has_vardecimal", t.has_vardecimal)?;
             out.append(d)?;
         }
         Ok(out)
@@ -222,15 +223,22 @@ impl NativeDatabase {
     }
 
     /// The Arrow schema of `table` (only `columns` when given), as an `__arrow_c_schema__` holder.
-    #[pyo3(signature = (table, columns = None))]
-    fn schema(&self, py: Python<'_>, table: &str, columns: Option<Vec<String>>) -> PyResult<ArrowSchema> {
+    #[pyo3(signature = (table, columns = None, timestamps = "ns"))]
+    fn schema(
+        &self,
+        py: Python<'_>,
+        table: &str,
+        columns: Option<Vec<String>>,
+        timestamps: &str,
+    ) -> PyResult<ArrowSchema> {
+        let timestamps = parse_timestamps(timestamps)?;
         let t = self.find(py, table)?;
-        let schema = self.db.arrow_schema(&t, columns.as_deref()).py_err_in(py, &t)?;
+        let schema = self.db.arrow_schema(&t, columns.as_deref(), timestamps).py_err_in(py, &t)?;
         Ok(ArrowSchema { schema })
     }
 
     /// A one-shot stream of the rows of `table` as Arrow record batches.
-    #[pyo3(signature = (table, columns = None, limit = None, batch_size = 65_536))]
+    #[pyo3(signature = (table, columns = None, limit = None, batch_size = 65_536, timestamps = "ns"))]
     fn scan(
         &self,
         py: Python<'_>,
@@ -238,15 +246,17 @@ impl NativeDatabase {
         columns: Option<Vec<String>>,
         limit: Option<u64>,
         batch_size: usize,
+        timestamps: &str,
     ) -> PyResult<Stream> {
         if batch_size == 0 {
             return Err(PyValueError::new_err("batch_size must be at least 1"));
         }
+        let timestamps = parse_timestamps(timestamps)?;
         let t = self.find(py, table)?;
         // The schema is computed now so that an unknown column or an undecodable type is raised
         // here, as the right exception, before any consumer sees the stream.
-        let schema = self.db.arrow_schema(&t, columns.as_deref()).py_err_in(py, &t)?;
-        let options = ScanOptions { columns, batch_size, limit, salvage: false };
+        let schema = self.db.arrow_schema(&t, columns.as_deref(), timestamps).py_err_in(py, &t)?;
+        let options = ScanOptions { columns, batch_size, limit, salvage: false, timestamps };
         let name = t.qualified_name();
         let mut stream = Stream::new(schema, Source::Scan { db: Arc::clone(&self.db), table: t, options });
         stream.table = Some(name);
@@ -282,7 +292,8 @@ impl NativeDatabase {
 
     /// Writes `table` to `path` as `format` (parquet, arrow, csv, jsonl); returns rows, bytes,
     /// seconds and ghost records skipped. The GIL is released while writing.
-    #[pyo3(signature = (table, format, path, columns = None, compression = "zstd", threads = None))]
+    #[pyo3(signature = (table, format, path, columns = None, compression = "zstd", threads = None, timestamps = "ns"))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn export<'py>(
         &self,
         py: Python<'py>,
@@ -292,8 +303,9 @@ impl NativeDatabase {
         columns: Option<Vec<String>>,
         compression: &str,
         threads: Option<usize>,
+        timestamps: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let (format, options) = export_settings(format, columns, compression, threads)?;
+        let (format, options) = export_settings(format, columns, compression, threads, timestamps)?;
         let t = self.find(py, table)?;
         let db = &self.db;
         let stats = py
@@ -312,7 +324,8 @@ impl NativeDatabase {
     /// prefix. A failed table does not stop the others; returns a dict per table: `table`,
     /// `name`, `rows`, `bytes`, `seconds`, `error` (the exception, or None). The GIL is released
     /// while writing.
-    #[pyo3(signature = (out, format, tables = None, compression = "zstd", threads = None))]
+    #[pyo3(signature = (out, format, tables = None, compression = "zstd", threads = None, timestamps = "ns"))]
+    #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn export_tables<'py>(
         &self,
         py: Python<'py>,
@@ -321,8 +334,9 @@ impl NativeDatabase {
         tables: Option<Vec<String>>,
         compression: &str,
         threads: Option<usize>,
+        timestamps: &str,
     ) -> PyResult<Bound<'py, PyList>> {
-        let (format, options) = export_settings(format, None, compression, threads)?;
+        let (format, options) = export_settings(format, None, compression, threads, timestamps)?;
         let chosen = match tables {
             Some(names) => names.iter().map(|n| self.find(py, n)).collect::<PyResult<Vec<_>>>()?,
             None => self.db.catalog().tables(false),
@@ -370,6 +384,7 @@ fn export_settings(
     columns: Option<Vec<String>>,
     compression: &str,
     threads: Option<usize>,
+    timestamps: &str,
 ) -> PyResult<(ExportFormat, ExportOptions)> {
     if threads == Some(0) {
         return Err(PyValueError::new_err("threads must be at least 1"));
@@ -377,7 +392,18 @@ fn export_settings(
     let format = parse_format(format)?;
     let compression = compression.parse().map_err(PyValueError::new_err)?;
     let threads = threads.unwrap_or_else(mdfkit::export::all_cores);
-    Ok((format, ExportOptions { columns, threads, salvage: false, compression }))
+    let timestamps = parse_timestamps(timestamps)?;
+    Ok((format, ExportOptions { columns, threads, salvage: false, compression, timestamps }))
+}
+
+/// The unit of datetime2(7) / datetimeoffset(7) timestamps by name: `ns` (exact, years 1677 to
+/// 2262) or `us` (every year, the 100 ns digit dropped).
+fn parse_timestamps(unit: &str) -> PyResult<TimestampUnit> {
+    match unit {
+        "ns" => Ok(TimestampUnit::Nanosecond),
+        "us" => Ok(TimestampUnit::Microsecond),
+        other => Err(PyValueError::new_err(format!("timestamps must be \"ns\" or \"us\", not {other:?}"))),
+    }
 }
 
 /// An export format by name: parquet, arrow (Arrow IPC stream), csv, jsonl.

@@ -248,6 +248,11 @@ enum Command {
         /// and lz4 write faster and larger files
         #[arg(long, value_name = "CODEC", default_value = "zstd")]
         compression: mdfkit::export::ParquetCompression,
+        /// Parquet/Arrow unit of datetime2(7) and datetimeoffset(7): ns is exact but holds only
+        /// the years 1677-2262 (other values are refused); us holds every year 0001-9999 (e.g.
+        /// the 9999-12-31 sentinel) and drops the seventh fractional digit (100 ns)
+        #[arg(long, value_enum, value_name = "UNIT", default_value_t = TimestampsArg::Ns)]
+        timestamps: TimestampsArg,
     },
     /// Check pages, allocation and B-tree chains for damage (like DBCC CHECKDB PHYSICAL_ONLY)
     #[command(
@@ -496,6 +501,23 @@ enum BenchCommand {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum TimestampsArg {
+    /// Nanoseconds: exact, years 1677-2262
+    Ns,
+    /// Microseconds: every year, the 100 ns digit dropped
+    Us,
+}
+
+impl From<TimestampsArg> for mdfkit::TimestampUnit {
+    fn from(t: TimestampsArg) -> Self {
+        match t {
+            TimestampsArg::Ns => mdfkit::TimestampUnit::Nanosecond,
+            TimestampsArg::Us => mdfkit::TimestampUnit::Microsecond,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum ExportFormatArg {
     /// Apache Parquet, zstd-compressed
     Parquet,
@@ -604,12 +626,13 @@ fn main() -> ExitCode {
         }
         Command::Sys { args, format } => commands::sys(&args, position, format),
         Command::Demo { dir } => commands::demo(dir),
-        Command::Export { files, tables, all, format, output, columns, threads, salvage, compression } => {
+        Command::Export { files, tables, all, format, output, columns, threads, salvage, compression, timestamps } => {
             let options = mdfkit::export::ExportOptions {
                 columns,
                 threads: threads.unwrap_or_else(mdfkit::export::all_cores),
                 salvage,
                 compression,
+                timestamps: timestamps.into(),
             };
             commands::export(&files.files, position, &tables, all, format.into(), &output, &options)
         }

@@ -559,6 +559,26 @@ fn demo_builds_the_sample_database_and_the_other_commands_read_it() {
     let cat = mdfkit(&["cat", mdf.to_str().unwrap(), "dbo.Customers", "--limit", "3", "--format", "csv"]);
     assert!(cat.status.success(), "{}", text(&cat.stderr));
     assert_eq!(text(&cat.stdout).lines().count(), 4);
+    // sales.EventLog's datetime2(7) values span every year: refused in exact nanoseconds (naming
+    // the option), written in microseconds.
+    let export = |extra: &[&str]| {
+        let mut args = vec!["export", mdf.to_str().unwrap(), "--table", "sales.EventLog", "-o"];
+        args.push(dir.to_str().unwrap());
+        args.extend(extra);
+        mdfkit(&args)
+    };
+    let parquet = dir.join("sales.EventLog.parquet");
+    let refused = export(&[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("--timestamps us"), "{}", text(&refused.stderr));
+    assert!(!parquet.exists());
+    let written = export(&["--timestamps", "us"]);
+    assert!(written.status.success(), "{}", text(&written.stderr));
+    assert!(parquet.exists());
+    // Every live row, as many as `cat` prints (its CSV less the header line); the report is on stderr.
+    let all = mdfkit(&["cat", mdf.to_str().unwrap(), "sales.EventLog", "--format", "csv"]);
+    let rows = text(&all.stdout).lines().count() - 1;
+    assert!(text(&written.stderr).contains(&format!(" {rows} rows ")), "{}", text(&written.stderr));
     std::fs::remove_dir_all(&dir).ok();
 }
 

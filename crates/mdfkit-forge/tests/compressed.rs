@@ -197,7 +197,7 @@ fn batches_by_column_equal_the_row_by_row_path() {
             let table = db.catalog().find_table(&name).unwrap();
             let decoder = db.row_decoder(&table, table.partitions[0].partition_id, None).unwrap();
             assert!(mdfkit::cd_pages::CdLayout::of(&decoder).is_some(), "{name} takes the column path");
-            let mut rows = mdfkit::columnar::BatchBuilder::new(&decoder, 64);
+            let mut rows = mdfkit::columnar::BatchBuilder::new(&decoder, 64, mdfkit::TimestampUnit::Nanosecond);
             db.scan(&table)
                 .records(|record, _| {
                     rows.append(&decoder, record)?;

@@ -324,3 +324,71 @@ fn lobs_from_empty_to_several_megabytes_round_trip() {
     }
     common::assert_round_trip(&spec);
 }
+
+/// datetime2(7) at both ends of its range (0001-01-01 and the 9999-12-31 sentinel) and
+/// datetimeoffset(7) over every year read as microsecond timestamps on request (the forge's
+/// values, the 100 ns digit dropped), and are refused by name, naming the option, in the
+/// default exact nanoseconds.
+#[test]
+fn timestamps_outside_nanoseconds_read_in_microseconds_on_request() {
+    use arrow_array::{Array, Int32Array, StructArray, TimestampMicrosecondArray};
+    use mdfkit::scan::Flow;
+    use mdfkit::TimestampUnit;
+    use mdfkit_forge::Val;
+    const LAST_DAY: i64 = 3_652_058; // 9999-12-31, in days since 0001-01-01
+    const DAYS_0001_TO_1970: i64 = 719_162;
+    let key = col("id", ColType::Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never);
+    let table = TableSpec::new("dbo", "Far", Layout::Clustered { key: 0 }, 40)
+        .column(key)
+        .column(col("first", ColType::DateTime2(7), Gen::Range { lo: 0, hi: 0 }, Nulls::Every(3)))
+        .column(col("last", ColType::DateTime2(7), Gen::Range { lo: LAST_DAY, hi: LAST_DAY }, Nulls::Never))
+        .column(col("zoned", ColType::DateTimeOffset(7), Gen::Random, Nulls::Every(4)));
+    let s = Spec::new("forge_far", Version::V904, 7).table(table);
+    let (db, _) = common::open(&s);
+    let t = db.catalog().find_table("dbo.Far").unwrap();
+
+    let refused = db.scan(&t).batches(|_| Ok(Flow::Continue)).unwrap_err();
+    assert_eq!(refused.kind(), mdfkit::ErrorKind::Unsupported, "{refused}");
+    assert!(refused.to_string().contains("--timestamps us"), "{refused}");
+
+    let micros = |days: i64, units: u64| (days - DAYS_0001_TO_1970) * 86_400_000_000 + (units / 10) as i64;
+    let expected: Vec<Vec<Option<i64>>> = mdfkit_forge::live_rows(&s, 0)
+        .map(|row| {
+            row.iter()
+                .map(|v| match v {
+                    Some(Val::Int(id)) => Some(*id),
+                    Some(Val::DateTime2 { days, units } | Val::DateTimeOffset { days, units, .. }) => {
+                        Some(micros(*days, *units))
+                    }
+                    None => None,
+                    Some(other) => panic!("unexpected forge value {other:?}"),
+                })
+                .collect()
+        })
+        .collect();
+    let mut got: Vec<Vec<Option<i64>>> = Vec::new();
+    db.scan(&t)
+        .timestamps(TimestampUnit::Microsecond)
+        .batches(|b| {
+            let ids = b.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
+            let first = b.column(1).as_any().downcast_ref::<TimestampMicrosecondArray>().unwrap();
+            let last = b.column(2).as_any().downcast_ref::<TimestampMicrosecondArray>().unwrap();
+            let zoned = b.column(3).as_any().downcast_ref::<StructArray>().unwrap();
+            let utc = zoned.column(0).as_any().downcast_ref::<TimestampMicrosecondArray>().unwrap();
+            for r in 0..b.num_rows() {
+                let ts = |a: &TimestampMicrosecondArray, valid: bool| valid.then(|| a.value(r));
+                got.push(vec![
+                    Some(i64::from(ids.value(r))),
+                    ts(first, first.is_valid(r)),
+                    ts(last, last.is_valid(r)),
+                    ts(utc, zoned.is_valid(r)),
+                ]);
+            }
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    assert_eq!(got, expected);
+    // The ends of the range, as a calendar gives them: 0001-01-01 and 9999-12-31 at midnight.
+    assert!(got.iter().any(|row| row[1].is_some_and(|us| us < -62_135_596_800_000_000 + 86_400_000_000)));
+    assert!(got.iter().all(|row| row[2].is_some_and(|us| us >= 253_402_214_400_000_000)));
+}

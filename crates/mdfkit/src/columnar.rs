@@ -12,8 +12,8 @@
 //! | time(n)                       | Time64(µs) for n ≤ 6, Time64(ns) for n = 7           |
 //! | datetime                      | Timestamp(ms), 1/300 s ticks rounded as SQL Server prints them (…007 stays …007) |
 //! | smalldatetime                 | Timestamp(s)                                         |
-//! | datetime2(n)                  | Timestamp(µs) for n ≤ 6, Timestamp(ns) for n = 7     |
-//! | datetimeoffset(n)             | Struct { utc: Timestamp(µs/ns, "UTC"), offset_minutes: Int16 } |
+//! | datetime2(n)                  | Timestamp(µs) for n ≤ 6, Timestamp(ns) for n = 7 (µs with [`TimestampUnit::Microsecond`]) |
+//! | datetimeoffset(n)             | Struct { utc: Timestamp(µs/ns, "UTC"), offset_minutes: Int16 }, unit as datetime2(n) |
 //! | char / varchar / text / nchar / nvarchar / ntext / xml | Utf8                        |
 //! | binary / varbinary / image, user CLR types | Binary                                  |
 //! | hierarchyid                   | Utf8: the path SQL Server's `ToString()` prints (`/1/-2.18/`) |
@@ -21,6 +21,11 @@
 //! | sql_variant                   | Struct { base_type: Utf8 (e.g. `decimal(9,2)`), value: Utf8 (SQL Server's spelling) } |
 //! | uniqueidentifier              | FixedSizeBinary(16), RFC 4122 byte order: a UUID reader gives the string SQL Server prints |
 //! | rowversion / timestamp        | FixedSizeBinary(8)                                   |
+//!
+//! Nanoseconds since 1970 in an i64 hold only the years 1677 to 2262, while datetime2 goes from
+//! 0001 to 9999 (9999-12-31 is an everyday "no end" sentinel). [`TimestampUnit::Nanosecond`] (the
+//! default) is exact and refuses a datetime2(7) / datetimeoffset(7) value outside that range by
+//! name; [`TimestampUnit::Microsecond`] holds every year and drops the 100 ns digit.
 //!
 //! Every field carries its declared SQL type in the metadata key `mdfkit.sql_type`
 //! (e.g. `decimal(18,2)`, `nvarchar(max)`), so front ends can show what the column was.
@@ -56,13 +61,24 @@ const DAYS_0001_TO_1970: i64 = 719_162;
 const DAYS_1900_TO_1970: i64 = 25_567;
 const MS_PER_DAY: i64 = 86_400_000;
 
+/// The unit of the timestamps of datetime2(7) and datetimeoffset(7) columns (scales 0 to 6 are
+/// always microseconds, time(7) always nanoseconds: both exact).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TimestampUnit {
+    /// Exact: every 100 ns tick kept; values outside the years 1677 to 2262 are refused.
+    #[default]
+    Nanosecond,
+    /// Every year 0001 to 9999; the seventh fractional digit (100 ns) is dropped.
+    Microsecond,
+}
+
 /// The Arrow type of a column: [`arrow_type`], except for the CLR types decoded by their user
 /// type id (hierarchyid, geometry, geography).
-pub fn column_arrow_type(c: &ColumnInfo) -> DataType {
+pub fn column_arrow_type(c: &ColumnInfo, unit: TimestampUnit) -> DataType {
     match c.clr_kind() {
         Some(ClrKind::HierarchyId) => DataType::Utf8,
         Some(ClrKind::Geometry | ClrKind::Geography) => DataType::Struct(spatial_fields()),
-        _ => arrow_type(&c.type_info),
+        _ => arrow_type(&c.type_info, unit),
     }
 }
 
@@ -71,8 +87,8 @@ pub fn spatial_fields() -> Fields {
     Fields::from(vec![Field::new("srid", DataType::Int32, false), Field::new("wkb", DataType::Binary, false)])
 }
 
-/// The Arrow type of a SQL type.
-pub fn arrow_type(t: &TypeInfo) -> DataType {
+/// The Arrow type of a SQL type, datetime2(7) / datetimeoffset(7) in `unit`.
+pub fn arrow_type(t: &TypeInfo, unit: TimestampUnit) -> DataType {
     use SqlType::*;
     match t.sql_type {
         Bit => DataType::Boolean,
@@ -89,8 +105,8 @@ pub fn arrow_type(t: &TypeInfo) -> DataType {
         Time => DataType::Time64(fine_unit(t.scale)),
         DateTime => DataType::Timestamp(TimeUnit::Millisecond, None),
         SmallDateTime => DataType::Timestamp(TimeUnit::Second, None),
-        DateTime2 => DataType::Timestamp(fine_unit(t.scale), None),
-        DateTimeOffset => DataType::Struct(offset_fields(t.scale)),
+        DateTime2 => DataType::Timestamp(timestamp_unit(t.scale, unit), None),
+        DateTimeOffset => DataType::Struct(offset_fields(timestamp_unit(t.scale, unit))),
         Char | VarChar | Text | NChar | NVarChar | NText | Xml => DataType::Utf8,
         SqlVariant => DataType::Struct(variant_fields()),
         UniqueIdentifier => DataType::FixedSizeBinary(16),
@@ -107,25 +123,33 @@ fn fine_unit(scale: u8) -> TimeUnit {
     }
 }
 
+/// The unit of a datetime2 / datetimeoffset column of `scale`.
+fn timestamp_unit(scale: u8, unit: TimestampUnit) -> TimeUnit {
+    match unit {
+        TimestampUnit::Nanosecond => fine_unit(scale),
+        TimestampUnit::Microsecond => TimeUnit::Microsecond,
+    }
+}
+
 fn variant_fields() -> Fields {
     Fields::from(vec![Field::new("base_type", DataType::Utf8, false), Field::new("value", DataType::Utf8, false)])
 }
 
-fn offset_fields(scale: u8) -> Fields {
+fn offset_fields(unit: TimeUnit) -> Fields {
     Fields::from(vec![
-        Field::new("utc", DataType::Timestamp(fine_unit(scale), Some("UTC".into())), false),
+        Field::new("utc", DataType::Timestamp(unit, Some("UTC".into())), false),
         Field::new("offset_minutes", DataType::Int16, false),
     ])
 }
 
-/// The Arrow schema of the columns a decoder returns.
-pub fn schema(decoder: &RowDecoder) -> SchemaRef {
+/// The Arrow schema of the columns a decoder returns, datetime2(7) / datetimeoffset(7) in `unit`.
+pub fn schema(decoder: &RowDecoder, unit: TimestampUnit) -> SchemaRef {
     let fields: Vec<Field> = decoder
         .columns()
         .iter()
         .map(|c| {
             let metadata = HashMap::from([(SQL_TYPE_KEY.to_string(), c.column.type_info.spelling())]);
-            Field::new(&c.column.name, column_arrow_type(&c.column), true).with_metadata(metadata)
+            Field::new(&c.column.name, column_arrow_type(&c.column, unit), true).with_metadata(metadata)
         })
         .collect();
     Arc::new(Schema::new(fields))
@@ -303,11 +327,13 @@ impl Bits {
 }
 
 impl BatchBuilder {
-    /// A builder of batches of the decoder's columns, room for `capacity` rows to start with.
-    pub fn new(decoder: &RowDecoder, capacity: usize) -> Self {
-        let schema = schema(decoder);
+    /// A builder of batches of the decoder's columns, room for `capacity` rows to start with,
+    /// datetime2(7) / datetimeoffset(7) in `unit`.
+    pub fn new(decoder: &RowDecoder, capacity: usize, unit: TimestampUnit) -> Self {
+        let schema = schema(decoder, unit);
         let columns: Vec<ColumnInfo> = decoder.columns().iter().map(|c| c.column.clone()).collect();
-        let builders = columns.iter().map(|c| ColumnBuilder::new(c, capacity)).collect();
+        let builders =
+            columns.iter().zip(schema.fields()).map(|(c, f)| ColumnBuilder::new(c, f.data_type(), capacity)).collect();
         BatchBuilder {
             schema,
             columns,
@@ -389,8 +415,10 @@ impl BatchBuilder {
         let columns = self
             .builders
             .iter_mut()
-            .zip(&self.columns)
-            .map(|(builder, column)| std::mem::replace(builder, ColumnBuilder::new(column, capacity)).finish())
+            .zip(self.columns.iter().zip(self.schema.fields()))
+            .map(|(builder, (column, field))| {
+                std::mem::replace(builder, ColumnBuilder::new(column, field.data_type(), capacity)).finish()
+            })
             .collect::<Result<Vec<ArrayRef>>>()?;
         self.rows = 0;
         self.bytes = 0;
@@ -399,10 +427,11 @@ impl BatchBuilder {
 }
 
 impl ColumnBuilder {
-    fn new(c: &ColumnInfo, capacity: usize) -> Self {
+    /// A builder of `c`'s values as `d` (the column's [`column_arrow_type`] in the batch's unit).
+    fn new(c: &ColumnInfo, d: &DataType, capacity: usize) -> Self {
         use SqlType::*;
         let t = &c.type_info;
-        let d = column_arrow_type(c);
+        let d = d.clone();
         match d {
             DataType::Boolean => ColumnBuilder::Bool(Bits::new(capacity)),
             DataType::UInt8 => ColumnBuilder::U8(Prim::new(capacity, d)),
@@ -606,7 +635,7 @@ impl ColumnBuilder {
         match self {
             ColumnBuilder::Offset(b) => {
                 let split = bytes.len().checked_sub(2).ok_or_else(bad)?;
-                let digits = if t.scale <= 6 { 6 } else { 9 };
+                let digits = if b.field_builder::<TimestampMicrosecondBuilder>(0).is_some() { 6 } else { 9 };
                 let utc = datetime2(&bytes[..split], t.scale, digits).ok_or_else(bad)?;
                 append_offset_parts(b, utc, read_i16(bytes, split).ok_or_else(bad)?);
                 b.append(true);
@@ -772,7 +801,9 @@ fn unconvertible(plan: &ColumnPlan, bytes: &[u8]) -> Error {
     if nanoseconds_overflow(t, bytes) {
         return Error::unsupported(format!(
             "column {}: a {} value outside the years 1677 to 2262 that Arrow's nanosecond \
-             timestamps hold; CSV and JSON Lines spell every value exactly",
+             timestamps hold; microsecond timestamps hold every year (`--timestamps us`, Python \
+             `timestamps=\"us\"`, the 100 ns digit dropped), and CSV and JSON Lines spell every \
+             value exactly",
             plan.column.name,
             t.spelling()
         ));
@@ -781,7 +812,8 @@ fn unconvertible(plan: &ColumnPlan, bytes: &[u8]) -> Error {
 }
 
 /// True when `bytes` is a well-formed datetime2(7) or datetimeoffset(7) value that
-/// [`datetime2`] refused for its range alone, not for its bytes.
+/// [`datetime2`] refused for its range alone, not for its bytes (in microseconds every
+/// well-formed value converts, so this only fires for nanosecond columns).
 fn nanoseconds_overflow(t: &TypeInfo, bytes: &[u8]) -> bool {
     let stored = match t.sql_type {
         SqlType::DateTime2 => bytes,
@@ -797,15 +829,25 @@ fn nanoseconds_overflow(t: &TypeInfo, bytes: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    const NS: TimestampUnit = TimestampUnit::Nanosecond;
+
     #[test]
     fn maps_types_as_documented() {
         let t = |sql_type, precision, scale| TypeInfo { sql_type, max_length: 0, precision, scale };
-        assert_eq!(arrow_type(&t(SqlType::Decimal, 18, 2)), DataType::Decimal128(18, 2));
-        assert_eq!(arrow_type(&t(SqlType::Money, 19, 4)), DataType::Decimal128(19, 4));
-        assert_eq!(arrow_type(&t(SqlType::DateTime2, 27, 7)), DataType::Timestamp(TimeUnit::Nanosecond, None));
-        assert_eq!(arrow_type(&t(SqlType::Time, 10, 2)), DataType::Time64(TimeUnit::Microsecond));
-        assert_eq!(arrow_type(&t(SqlType::UniqueIdentifier, 0, 0)), DataType::FixedSizeBinary(16));
-        assert!(matches!(arrow_type(&t(SqlType::DateTimeOffset, 34, 7)), DataType::Struct(_)));
+        assert_eq!(arrow_type(&t(SqlType::Decimal, 18, 2), NS), DataType::Decimal128(18, 2));
+        assert_eq!(arrow_type(&t(SqlType::Money, 19, 4), NS), DataType::Decimal128(19, 4));
+        assert_eq!(arrow_type(&t(SqlType::DateTime2, 27, 7), NS), DataType::Timestamp(TimeUnit::Nanosecond, None));
+        assert_eq!(arrow_type(&t(SqlType::Time, 10, 2), NS), DataType::Time64(TimeUnit::Microsecond));
+        assert_eq!(arrow_type(&t(SqlType::UniqueIdentifier, 0, 0), NS), DataType::FixedSizeBinary(16));
+        assert!(matches!(arrow_type(&t(SqlType::DateTimeOffset, 34, 7), NS), DataType::Struct(_)));
+        // Microseconds on request: datetime2(7) and datetimeoffset(7) only, time(7) stays exact.
+        let us = TimestampUnit::Microsecond;
+        assert_eq!(arrow_type(&t(SqlType::DateTime2, 27, 7), us), DataType::Timestamp(TimeUnit::Microsecond, None));
+        assert_eq!(
+            arrow_type(&t(SqlType::DateTimeOffset, 34, 7), us),
+            DataType::Struct(offset_fields(TimeUnit::Microsecond))
+        );
+        assert_eq!(arrow_type(&t(SqlType::Time, 16, 7), us), DataType::Time64(TimeUnit::Nanosecond));
     }
 
     fn clr_plan(user_type_id: i32) -> ColumnPlan {
@@ -820,8 +862,8 @@ mod tests {
         use arrow_array::{Array, BinaryArray, Int32Array, StringArray, StructArray};
         // hierarchyid: the path as text.
         let plan = clr_plan(128);
-        assert_eq!(column_arrow_type(&plan.column), DataType::Utf8);
-        let mut b = ColumnBuilder::new(&plan.column, 4);
+        assert_eq!(column_arrow_type(&plan.column, NS), DataType::Utf8);
+        let mut b = ColumnBuilder::new(&plan.column, &DataType::Utf8, 4);
         let mut text = String::new();
         b.append(&plan, &[0x5A, 0xC0], &mut text).unwrap();
         b.append(&plan, &[], &mut text).unwrap();
@@ -833,8 +875,8 @@ mod tests {
 
         // geography: SRID and WKB with longitude first.
         let plan = clr_plan(130);
-        assert_eq!(column_arrow_type(&plan.column), DataType::Struct(spatial_fields()));
-        let mut b = ColumnBuilder::new(&plan.column, 4);
+        assert_eq!(column_arrow_type(&plan.column, NS), DataType::Struct(spatial_fields()));
+        let mut b = ColumnBuilder::new(&plan.column, &DataType::Struct(spatial_fields()), 4);
         let point = [
             0xE6, 0x10, 0, 0, 1, 0x0C, 0, 0, 0, 0, 0, 0x60, 0x44, 0x40, 0x8F, 0xC2, 0xF5, 0x28, 0x5C, 0x7F, 0x52, 0xC0,
         ];
@@ -852,8 +894,8 @@ mod tests {
         assert_eq!(wkb.value(0), expected.as_slice());
 
         // Geometry is the same struct; user CLR types stay binary.
-        assert_eq!(column_arrow_type(&clr_plan(129).column), DataType::Struct(spatial_fields()));
-        assert_eq!(column_arrow_type(&clr_plan(300).column), DataType::Binary);
+        assert_eq!(column_arrow_type(&clr_plan(129).column, NS), DataType::Struct(spatial_fields()));
+        assert_eq!(column_arrow_type(&clr_plan(300).column, NS), DataType::Binary);
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::backup::chain::BackupFiles;
 use crate::catalog::base::AllocationUnit;
 use crate::catalog::model::{compression_name, PartitionInfo, TableInfo};
 use crate::catalog::Catalog;
-use crate::columnar;
+use crate::columnar::{self, TimestampUnit};
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
 use crate::log::redo::StopPoint;
@@ -222,13 +222,19 @@ impl Database {
         Ok(counts)
     }
 
-    /// The Arrow schema a scan of `table` produces ([`crate::table_scan::TableScan::schema`]).
-    pub fn arrow_schema(&self, table: &TableInfo, columns: Option<&[String]>) -> Result<SchemaRef> {
+    /// The Arrow schema a scan of `table` produces ([`crate::table_scan::TableScan::schema`]),
+    /// datetime2(7) / datetimeoffset(7) in `timestamps`.
+    pub fn arrow_schema(
+        &self,
+        table: &TableInfo,
+        columns: Option<&[String]>,
+        timestamps: TimestampUnit,
+    ) -> Result<SchemaRef> {
         let partition = table
             .partitions
             .first()
             .ok_or_else(|| Error::corrupt("has no partition").in_object(table.qualified_name()))?;
-        Ok(columnar::schema(&self.row_decoder(table, partition.partition_id, columns)?))
+        Ok(columnar::schema(&self.row_decoder(table, partition.partition_id, columns)?, timestamps))
     }
 }
 
@@ -243,11 +249,19 @@ pub struct ScanOptions {
     pub limit: Option<u64>,
     /// Skip damaged pages and records instead of stopping at the first (see [`crate::scan::ScanMode`]).
     pub salvage: bool,
+    /// The unit of datetime2(7) / datetimeoffset(7) timestamps (see [`TimestampUnit`]).
+    pub timestamps: TimestampUnit,
 }
 
 impl Default for ScanOptions {
     fn default() -> Self {
-        ScanOptions { columns: None, batch_size: 65_536, limit: None, salvage: false }
+        ScanOptions {
+            columns: None,
+            batch_size: 65_536,
+            limit: None,
+            salvage: false,
+            timestamps: TimestampUnit::Nanosecond,
+        }
     }
 }
 

@@ -151,6 +151,9 @@ pub struct ExportOptions {
     pub salvage: bool,
     /// Parquet's page compression (other formats ignore it).
     pub compression: ParquetCompression,
+    /// The unit of datetime2(7) / datetimeoffset(7) timestamps in Parquet and Arrow (see
+    /// [`crate::TimestampUnit`]; CSV and JSON Lines spell every value exactly).
+    pub timestamps: crate::TimestampUnit,
 }
 
 /// Writes `table` to `out` in `format`, calling `progress` with the rows written so far. On an
@@ -410,11 +413,16 @@ fn write_table(
     let io = |e: std::io::Error| Error::io(path, "cannot write", e);
     let columns = export.columns.as_deref();
     let threads = export.threads.max(1);
-    let scan = db.scan(table).columns(export.columns.clone()).salvage(export.salvage).threads(threads);
+    let scan = db
+        .scan(table)
+        .columns(export.columns.clone())
+        .salvage(export.salvage)
+        .threads(threads)
+        .timestamps(export.timestamps);
     let mut rows = 0u64;
     let stats = match format {
         ExportFormat::Parquet => {
-            let schema = db.arrow_schema(table, columns)?;
+            let schema = scan.schema()?;
             std::thread::scope(|scope| -> Result<crate::scan::ScanStats> {
                 let mut parquet = ParquetOutput::new(scope, file, schema, threads, export.compression)?;
                 let stats = scan.batches(|batch| {
@@ -428,7 +436,7 @@ fn write_table(
             })?
         }
         ExportFormat::Arrow => {
-            let schema = db.arrow_schema(table, columns)?;
+            let schema = scan.schema()?;
             let mut writer = StreamWriter::try_new(BufWriter::new(file), &schema).map_err(arrow_error)?;
             let stats = scan.batches(|batch| {
                 rows += batch.num_rows() as u64;
@@ -443,7 +451,7 @@ fn write_table(
             let mut out = BufWriter::new(file);
             if format == ExportFormat::Csv {
                 let mut header = String::new();
-                let names = db.arrow_schema(table, columns)?;
+                let names = scan.schema()?;
                 write_csv_row(&mut header, names.fields().iter().map(|f| Some(f.name().as_str())));
                 out.write_all(header.as_bytes()).map_err(io)?;
             }

@@ -217,6 +217,7 @@ pub use values::{clrtypes, spatial, types, xmlbin};
 
 // What a user of the facade needs, at the crate root.
 pub use catalog::model::{ColumnInfo, TableInfo};
+pub use columnar::TimestampUnit;
 pub use database::{Database, ScanOptions};
 pub use error::{Error, ErrorKind, Result};
 pub use export::{export_tables, ExportFormat, ExportOptions, ExportReport};

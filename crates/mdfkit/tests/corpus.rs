@@ -518,7 +518,7 @@ fn lines_from_values(db: &Database, t: &mdfkit::catalog::model::TableInfo, csv: 
     let mut lines = Vec::new();
     let (mut line, mut values) = (String::new(), Vec::new());
     if csv {
-        let schema = db.arrow_schema(t, None).unwrap();
+        let schema = db.arrow_schema(t, None, mdfkit::TimestampUnit::Nanosecond).unwrap();
         write_csv_row(&mut line, schema.fields().iter().map(|f| Some(f.name().as_str())));
         lines.push(line.trim_end().to_string());
     }

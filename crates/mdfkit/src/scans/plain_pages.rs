@@ -356,7 +356,7 @@ mod tests {
 
     /// Decodes `page` row by row, as the scans did before the fast path.
     fn row_by_row(decoder: &RowDecoder, reader: &PageReader, page: &Page) -> (RecordBatch, ScanStats) {
-        let mut batch = BatchBuilder::new(decoder, 16);
+        let mut batch = BatchBuilder::new(decoder, 16, crate::TimestampUnit::Nanosecond);
         let mut stats = ScanStats::default();
         let mut append = |record: &Record, _| {
             batch.append(decoder, record)?;
@@ -370,7 +370,7 @@ mod tests {
     /// Decodes `page` with the fast path, at most `step` rows a call.
     fn by_columns(decoder: &RowDecoder, reader: &PageReader, page: &Page, step: usize) -> (RecordBatch, ScanStats) {
         let plain = PlainLayout::of(decoder).expect("a plain layout");
-        let mut batch = BatchBuilder::new(decoder, 16);
+        let mut batch = BatchBuilder::new(decoder, 16, crate::TimestampUnit::Nanosecond);
         let mut stats = ScanStats::default();
         let mut slot = 0;
         while slot < page.slot_count() {

@@ -262,7 +262,7 @@ impl ScanSplit {
 
     /// The Arrow schema [`ScanSplit::read`] produces.
     pub fn schema(&self, db: &Database) -> Result<arrow_schema::SchemaRef> {
-        db.arrow_schema(&self.table(db)?, self.columns.as_deref())
+        db.arrow_schema(&self.table(db)?, self.columns.as_deref(), crate::TimestampUnit::Nanosecond)
     }
 
     /// Pages the split names (data pages and others of its extents).

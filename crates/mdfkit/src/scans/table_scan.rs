@@ -74,7 +74,14 @@ impl<'a> TableScan<'a> {
         self
     }
 
-    /// Columns, batch size, limit and salvage at once.
+    /// The unit of datetime2(7) / datetimeoffset(7) timestamps in batches (see
+    /// [`crate::TimestampUnit`]; records are unaffected).
+    pub fn timestamps(mut self, unit: crate::TimestampUnit) -> Self {
+        self.options.timestamps = unit;
+        self
+    }
+
+    /// Columns, batch size, limit, salvage and timestamp unit at once.
     pub fn options(mut self, options: &ScanOptions) -> Self {
         self.options = options.clone();
         self
@@ -115,7 +122,7 @@ impl<'a> TableScan<'a> {
 
     /// The Arrow schema [`TableScan::batches`] produces.
     pub fn schema(&self) -> Result<SchemaRef> {
-        self.db.arrow_schema(self.table, self.options.columns.as_deref())
+        self.db.arrow_schema(self.table, self.options.columns.as_deref(), self.options.timestamps)
     }
 
     fn mode(&self, partition: &PartitionInfo) -> Result<ScanMode> {
@@ -240,7 +247,7 @@ impl<'a> TableScan<'a> {
             let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
             // Small tables should not pay for a full-size batch up front; builders grow as needed.
             let capacity = batch_size.min(usize::try_from(partition.rows.max(0)).unwrap_or(0) + 1);
-            let mut batch = BatchBuilder::new(&decoder, capacity);
+            let mut batch = BatchBuilder::new(&decoder, capacity, options.timestamps);
             let mut stopped = false;
             let plain = PageColumns::of(&decoder).filter(|_| !options.salvage);
             let stats = if let Some(plain) = plain {
@@ -366,6 +373,7 @@ impl<'a> TableScan<'a> {
             plain: plain.as_ref(),
             live,
             batch_size: options.batch_size.max(1),
+            timestamps: options.timestamps,
             rows_per_page,
         };
         let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| shared.decode_pages(pages, send);
@@ -437,6 +445,7 @@ struct TaskShared<'a> {
     live: ScanMode,
     /// Rows per batch at most.
     batch_size: usize,
+    timestamps: crate::TimestampUnit,
     /// Rows a page holds on average (the catalog's row count over the pages).
     rows_per_page: usize,
 }
@@ -446,9 +455,10 @@ impl TaskShared<'_> {
     /// pages of an allocated extent are skipped), handing each to `send` (which answers false
     /// when nobody wants more).
     fn decode_pages(&self, pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool) -> Result<ScanStats> {
-        let TaskShared { db, table, unit, decoder, plain, live, batch_size, rows_per_page } = *self;
+        let TaskShared { db, table, unit, decoder, plain, live, batch_size, timestamps, rows_per_page } = *self;
         let mut stats = ScanStats::default();
-        let mut batch = BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())));
+        let mut batch =
+            BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())), timestamps);
         for &id in pages {
             let Some(page) = task_data_page(db, unit, id)? else { continue };
             if let Some(plain) = plain {
