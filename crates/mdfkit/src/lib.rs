@@ -171,7 +171,7 @@
 //! # Where things are
 //!
 //! From the bottom: bytes ([`io`], [`bytes`], [`types`], [`value`], [`collation`], [`clrtypes`],
-//! [`spatial`]) → pages and records ([`page`], [`record`], [`error`]) → sources ([`sniff`],
+//! [`spatial`]) → pages and records ([`geometry`], [`page`], [`record`], [`error`]) → sources ([`sniff`],
 //! [`location`], [`source`], [`backup`] with [`xpress`]) → the catalog and page walks
 //! ([`catalog`], [`scan`], [`lob`]) → column values ([`decode`], [`compressed`], [`xmlbin`],
 //! [`rows`]) → Arrow ([`columnar`]) and [`recovery`] → the [`Database`] facade ([`database`],
@@ -193,6 +193,7 @@ pub mod database;
 pub mod decode;
 pub mod error;
 pub mod export;
+pub mod geometry;
 pub mod info;
 pub mod input;
 pub mod lob;
