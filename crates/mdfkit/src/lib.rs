@@ -170,8 +170,8 @@
 //!
 //! # Where things are
 //!
-//! From the bottom: bytes ([`io`], [`bytes`], [`types`], [`value`], [`collation`], [`clrtypes`],
-//! [`spatial`]) → pages and records ([`geometry`], [`page`], [`record`], [`error`]) → sources ([`sniff`],
+//! From the bottom: bytes ([`io`], `bytes`, [`types`], [`value`], [`collation`], [`clrtypes`],
+//! [`spatial`]) → pages and records ([`PageId`], [`page`], [`record`], [`error`]) → sources ([`sniff`],
 //! [`location`], [`source`], [`backup`] with [`xpress`]) → the catalog and page walks
 //! ([`catalog`], [`scan`], [`lob`]) → column values ([`decode`], [`compressed`], [`xmlbin`],
 //! [`rows`]) → Arrow ([`columnar`]) and [`recovery`] → the [`Database`] facade ([`database`],
@@ -183,7 +183,7 @@
 
 pub mod anatomy;
 pub mod backup;
-pub mod bytes;
+mod bytes;
 pub mod catalog;
 pub mod check;
 pub mod collation;
@@ -193,9 +193,9 @@ pub mod database;
 pub mod decode;
 pub mod error;
 pub mod export;
-pub mod geometry;
+mod geometry;
 pub mod info;
-pub mod input;
+mod input;
 pub mod lob;
 pub mod log;
 pub mod log_changes;
@@ -204,13 +204,13 @@ pub mod record;
 pub mod recovery;
 pub mod rows;
 pub mod scan;
-pub mod scans;
+mod scans;
 pub mod source;
 pub mod value;
-pub mod values;
+mod values;
 
-// Modules moved into the folders of their layer keep their paths at the root (`mdfkit::io`,
-// `mdfkit::table_scan`, ...) for the crates and branches that name them there.
+// The folders `input/`, `scans/` and `values/` are private: the modules users name in them are
+// public at the root (`mdfkit::io`, `mdfkit::table_scan`, ...), one path each.
 pub use backup::xpress;
 pub use input::{io, location, sniff};
 pub use scans::{cd_pages, plain_pages, split, table_scan};

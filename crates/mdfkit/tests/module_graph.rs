@@ -64,14 +64,34 @@ fn rust_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// `pub use error::{Error, Result};` in `lib.rs` → `Error` and `Result` belong to `error`.
+/// `pub use error::{Error, Result};` in `lib.rs` → `Error` and `Result` belong to `error`, and
+/// `pub use scans::split::ScanSplit;` → `ScanSplit` to `scans` (crate-private re-exports alike).
+/// A name re-exported from a re-export (`pub use scan::Flow` where `scan` is `catalog::scan`)
+/// belongs where that one does.
 fn lib_reexports(lib: &str) -> BTreeMap<String, String> {
     let mut reexports = BTreeMap::new();
     for line in lib.lines() {
-        let Some(rest) = line.trim().strip_prefix("pub use ") else { continue };
-        let Some((module, names)) = rest.trim_end_matches(';').split_once("::") else { continue };
-        for name in names.trim_matches(|c| c == '{' || c == '}').split(',') {
-            reexports.insert(name.trim().to_string(), module.to_string());
+        let line = line.trim();
+        let Some(rest) = line.strip_prefix("pub use ").or_else(|| line.strip_prefix("pub(crate) use ")) else {
+            continue;
+        };
+        let Some((module, path)) = rest.trim_end_matches(';').split_once("::") else { continue };
+        let names = match path.find('{') {
+            Some(open) => path[open + 1..].trim_end_matches('}'),
+            None => path.rsplit("::").next().unwrap_or(path),
+        };
+        for name in names.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+            reexports.insert(name.to_string(), module.to_string());
+        }
+    }
+    let direct = reexports.clone();
+    for module in reexports.values_mut() {
+        // Each step follows one `pub use`; there are fewer steps than re-exports.
+        for _ in 0..direct.len() {
+            match direct.get(module.as_str()) {
+                Some(next) if next != module => *module = next.clone(),
+                _ => break,
+            }
         }
     }
     reexports
