@@ -181,40 +181,32 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod anatomy;
 pub mod backup;
 mod bytes;
 pub mod catalog;
-pub mod check;
-pub mod collation;
-pub mod columnar;
-pub mod compressed;
+mod columns;
 pub mod database;
-pub mod decode;
 pub mod error;
 pub mod export;
+mod forensics;
 mod geometry;
 pub mod info;
 mod input;
-pub mod lob;
 pub mod log;
-pub mod log_changes;
 pub mod page;
 pub mod record;
-pub mod recovery;
-pub mod rows;
-pub mod scan;
 mod scans;
-pub mod source;
-pub mod value;
 mod values;
 
 // The folders `input/`, `scans/` and `values/` are private: the modules users name in them are
 // public at the root (`mdfkit::io`, `mdfkit::table_scan`, ...), one path each.
 pub use backup::xpress;
-pub use input::{io, location, sniff};
+pub use catalog::scan;
+pub use columns::{columnar, compressed, decode, lob, rows};
+pub use forensics::{anatomy, check, log_changes, recovery};
+pub use input::{io, location, sniff, source};
 pub use scans::{cd_pages, plain_pages, split, table_scan};
-pub use values::{clrtypes, spatial, types, xmlbin};
+pub use values::{clrtypes, collation, spatial, types, value, xmlbin};
 
 // What a user of the facade needs, at the crate root.
 pub use catalog::model::{ColumnInfo, TableInfo};

@@ -5,3 +5,4 @@
 pub mod io;
 pub mod location;
 pub mod sniff;
+pub mod source;

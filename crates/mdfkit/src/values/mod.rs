@@ -3,6 +3,8 @@
 //! ([`spatial`]: geometry, geography) and binary XML ([`xmlbin`]).
 
 pub mod clrtypes;
+pub mod collation;
 pub mod spatial;
 pub mod types;
+pub mod value;
 pub mod xmlbin;
