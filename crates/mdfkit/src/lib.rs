@@ -170,12 +170,14 @@
 //!
 //! # Where things are
 //!
-//! From the bottom: bytes ([`io`], `bytes`, [`types`], [`value`], [`collation`], [`clrtypes`],
-//! [`spatial`]) → pages and records ([`PageId`], [`page`], [`record`], [`error`]) → sources ([`sniff`],
-//! [`location`], [`source`], [`backup`] with [`xpress`]) → the catalog and page walks
-//! ([`catalog`], [`scan`], [`lob`]) → column values ([`decode`], [`compressed`], [`xmlbin`],
-//! [`rows`]) → Arrow ([`columnar`]) and [`recovery`] → the [`Database`] facade ([`database`],
-//! [`info`], [`table_scan`] with [`plain_pages`] and [`cd_pages`], [`export`], [`check`]). `docs/ARCHITECTURE.md`
+//! From the bottom: values ([`value`], [`collation`], [`types`], [`clrtypes`], [`spatial`],
+//! [`xmlbin`]) and the [`error`] type → records and pages ([`record`], [`page`], [`PageId`]) →
+//! bytes in and pages by address ([`io`], [`location`], [`sniff`], [`source`]) → backups and the
+//! log ([`backup`] with [`xpress`], [`log`]) → the catalog and its page walks ([`catalog`],
+//! [`scan`]) → column values ([`rows`], [`lob`], [`compressed`], [`decode`], [`columnar`]) → the
+//! [`Database`] facade ([`database`]) → scans, info and exports ([`table_scan`] with
+//! [`plain_pages`], [`cd_pages`] and [`split`], [`info`], [`export`]), with the forensic tools
+//! beside them ([`check`], [`recovery`], [`anatomy`], [`log_changes`]). `docs/ARCHITECTURE.md`
 //! draws these layers and says what each module knows.
 
 #![forbid(unsafe_code)]
@@ -198,8 +200,8 @@ pub mod record;
 mod scans;
 mod values;
 
-// The folders `input/`, `scans/` and `values/` are private: the modules users name in them are
-// public at the root (`mdfkit::io`, `mdfkit::table_scan`, ...), one path each.
+// The folders `columns/`, `forensics/`, `input/`, `scans/` and `values/` are private: the modules
+// users name in them are public at the root (`mdfkit::io`, `mdfkit::rows`, ...), one path each.
 pub use backup::xpress;
 pub use catalog::scan;
 pub use columns::{columnar, compressed, decode, lob, rows};
