@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use mdfkit::backup::chain::{BackupFiles, PlannedSet};
+use mdfkit::backup::FromBackup;
 use mdfkit::log::redo::StopPoint;
 use mdfkit::source::PageSource;
 use mdfkit::value::Value;

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::page::PageId;
+use crate::geometry::PageId;
 
 /// What went wrong, coarsely: enough for a front end to choose an exit code or exception class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::backup::chain::BackupFiles;
-use crate::backup::BackupSet;
+use crate::backup::{BackupSet, FromBackup};
 use crate::catalog::views::ViewRows;
 use crate::database::{Database, MissingFile};
 use crate::error::Result;

@@ -170,50 +170,45 @@
 //!
 //! # Where things are
 //!
-//! From the bottom: bytes ([`io`], [`bytes`], [`types`], [`value`], [`collation`], [`clrtypes`],
-//! [`spatial`]) → pages and records ([`page`], [`record`], [`error`]) → sources ([`sniff`],
-//! [`location`], [`source`], [`backup`] with [`xpress`]) → the catalog and page walks
-//! ([`catalog`], [`scan`], [`lob`]) → column values ([`decode`], [`compressed`], [`xmlbin`],
-//! [`rows`]) → Arrow ([`columnar`]) and [`recovery`] → the [`Database`] facade ([`database`],
-//! [`info`], [`table_scan`] with [`plain_pages`] and [`cd_pages`], [`export`], [`check`]). `docs/ARCHITECTURE.md`
+//! From the bottom: values ([`value`], [`collation`], [`types`], [`clrtypes`], [`spatial`],
+//! [`xmlbin`]) and the [`error`] type → records and pages ([`record`], [`page`], [`PageId`]) →
+//! bytes in and pages by address ([`io`], [`location`], [`sniff`], [`source`]) → backups and the
+//! log ([`backup`] with [`xpress`], [`log`]) → the catalog and its page walks ([`catalog`],
+//! [`scan`]) → column values ([`rows`], [`lob`], [`compressed`], [`decode`], [`columnar`]) → the
+//! [`Database`] facade ([`database`]) → scans, info and exports ([`table_scan`] with
+//! [`plain_pages`], [`cd_pages`] and [`split`], [`info`], [`export`]), with the forensic tools
+//! beside them ([`check`], [`recovery`], [`anatomy`], [`log_changes`]). `docs/ARCHITECTURE.md`
 //! draws these layers and says what each module knows.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-pub mod anatomy;
 pub mod backup;
-pub mod bytes;
+mod bytes;
 pub mod catalog;
-pub mod check;
-pub mod collation;
-pub mod columnar;
-pub mod compressed;
+mod columns;
 pub mod database;
-pub mod decode;
 pub mod error;
 pub mod export;
+mod forensics;
+mod geometry;
 pub mod info;
-pub mod input;
-pub mod lob;
+mod input;
 pub mod log;
-pub mod log_changes;
 pub mod page;
 pub mod record;
-pub mod recovery;
-pub mod rows;
-pub mod scan;
-pub mod scans;
-pub mod source;
-pub mod value;
-pub mod values;
+mod scans;
+mod values;
 
-// Modules moved into the folders of their layer keep their paths at the root (`mdfkit::io`,
-// `mdfkit::table_scan`, ...) for the crates and branches that name them there.
+// The folders `columns/`, `forensics/`, `input/`, `scans/` and `values/` are private: the modules
+// users name in them are public at the root (`mdfkit::io`, `mdfkit::rows`, ...), one path each.
 pub use backup::xpress;
-pub use input::{io, location, sniff};
+pub use catalog::scan;
+pub use columns::{columnar, compressed, decode, lob, rows};
+pub use forensics::{anatomy, check, log_changes, recovery};
+pub use input::{io, location, sniff, source};
 pub use scans::{cd_pages, plain_pages, split, table_scan};
-pub use values::{clrtypes, spatial, types, xmlbin};
+pub use values::{clrtypes, collation, spatial, types, value, xmlbin};
 
 // What a user of the facade needs, at the crate root.
 pub use catalog::model::{ColumnInfo, TableInfo};

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mdfkit::backup::chain::BackupFiles;
-use mdfkit::backup::{BackupMedia, BackupPages};
+use mdfkit::backup::{BackupMedia, BackupPages, FromBackup};
 use mdfkit::catalog::views::VIEW_NAMES;
 use mdfkit::log::redo::{StopPoint, WARNING};
 use mdfkit::scan::Flow;

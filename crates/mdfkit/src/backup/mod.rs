@@ -94,6 +94,7 @@ pub mod mssqlbak;
 pub mod mtf;
 pub mod xpress;
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -105,6 +106,7 @@ use crate::page::{PageId, PAGE_SIZE};
 use crate::sniff::{self, FileFormat};
 use crate::source::{PageSource, SourceFile};
 
+use chain::RestorePlan;
 use extents::{DataStream, ExtentMap, StreamExtent};
 pub use header::{BackupDate, BackupType, Lsn, MediaFamily};
 use header::{SetBlock, SetInfo};
@@ -597,7 +599,7 @@ impl BackupMedia {
             file_list,
             backup_sets,
             copies,
-            set,
+            origin: BackupOrigin { set, plan: None },
             differential: None,
             missing_extents: located.missing,
             stripes_not_given,
@@ -713,7 +715,7 @@ pub struct BackupPages {
     file_list: Vec<BackupFile>,
     backup_sets: usize,
     copies: usize,
-    set: BackupSet,
+    origin: BackupOrigin,
     /// The differential backup whose extents are laid over the full backup's pages.
     differential: Option<BackupSet>,
     /// Read with stripes missing ([`BackupMedia::into_pages_with_stripes_missing`]): the extents
@@ -754,7 +756,7 @@ impl BackupPages {
     /// The backup set whose pages are served (the full backup when a differential is laid over
     /// it).
     pub fn backup_set(&self) -> &BackupSet {
-        &self.set
+        &self.origin.set
     }
 
     /// First pages of the extents the allocation maps list that are not in the stripes given.
@@ -802,7 +804,7 @@ impl BackupPages {
         files.sort_by_key(|f| f.file_id);
         self.files = files;
         self.file_list = diff.file_list;
-        self.differential = Some(diff.set);
+        self.differential = Some(diff.origin.set);
         self
     }
 
@@ -1211,8 +1213,39 @@ impl PageSource for BackupPages {
         &self.stripes_not_given
     }
 
+    fn origin(&self) -> Option<&(dyn Any + Send + Sync)> {
+        Some(&self.origin)
+    }
+}
+
+/// Where the pages of a source read from backups come from, kept in the source
+/// ([`PageSource::origin`]) for the layers above: the backup set whose pages they are and, for a
+/// restore chain, the plan it was read by.
+#[derive(Debug, Clone)]
+pub struct BackupOrigin {
+    /// The backup set whose pages are served (the full backup when a differential is laid over
+    /// it).
+    pub set: BackupSet,
+    /// The restore plan, for backups read as a restore chain ([`crate::log::redo::restore`]).
+    pub plan: Option<RestorePlan>,
+}
+
+/// The backup set and restore plan of any page source: `None` for sources not read from backups.
+pub trait FromBackup {
+    /// The backup set whose pages these are, for a source read from a backup.
+    fn backup_set(&self) -> Option<&BackupSet>;
+    /// The restore plan the source was read by, for backups read as a restore chain
+    /// ([`crate::log::redo::restore`]): which sets were read, which skipped and why.
+    fn restore_plan(&self) -> Option<&RestorePlan>;
+}
+
+impl<S: PageSource + ?Sized> FromBackup for S {
     fn backup_set(&self) -> Option<&BackupSet> {
-        Some(&self.set)
+        Some(&self.origin()?.downcast_ref::<BackupOrigin>()?.set)
+    }
+
+    fn restore_plan(&self) -> Option<&RestorePlan> {
+        self.origin()?.downcast_ref::<BackupOrigin>()?.plan.as_ref()
     }
 }
 

@@ -560,6 +560,11 @@ fn positions_choose_the_set_read() {
     let pages = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(None).unwrap();
     assert_eq!(marker(&pages, PageId::new(1, 0)), 0xb0);
     assert_eq!(pages.backup_set().database_name, "Shop");
+    // The same set through any page source (its `origin`), and no plan outside a restore chain.
+    let source: &dyn PageSource = &pages;
+    assert_eq!(source.backup_set().map(|set| set.database_name.as_str()), Some("Shop"));
+    assert_eq!(source.backup_set().map(|set| set.position), Some(pages.backup_set().position));
+    assert!(source.restore_plan().is_none());
     let pages = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(1)).unwrap();
     assert_eq!(marker(&pages, PageId::new(1, 0)), 0xa0);
     let e = BackupMedia::from_bytes("test.bak", bytes.clone()).unwrap().into_pages(Some(3)).err().unwrap();

@@ -82,30 +82,8 @@ const ROWSETS_COLUMNS: [(&str, i32); 4] = [("rowsetid", 1), ("ownertype", 2), ("
 /// syscolpars column ids: id, number, colid, name.
 const COLPARS_COLUMNS: [(&str, i32); 4] = [("id", 1), ("number", 2), ("colid", 3), ("name", 4)];
 
-/// One row of sysallocunits (`sys.system_internals_allocation_units`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllocationUnit {
-    /// auid: `sys.allocation_units.allocation_unit_id`, the id on its pages' headers.
-    pub id: i64,
-    /// 1 in-row data, 2 LOB data, 3 row-overflow data.
-    pub kind: u8,
-    /// ownerid: the rowset (partition) the unit belongs to.
-    pub owner_id: i64,
-    /// fgid: the filegroup the unit's pages are in.
-    pub filegroup_id: i16,
-    /// pgfirst: the first data page (the first leaf page of a B-tree); 0:0 when empty.
-    pub first_page: PageId,
-    /// pgroot: the root page of a B-tree.
-    pub root_page: PageId,
-    /// pgfirstiam: the first IAM page of the unit's IAM chain.
-    pub first_iam_page: PageId,
-    /// pcused: pages in use.
-    pub used_pages: i64,
-    /// pcdata: data pages in use.
-    pub data_pages: i64,
-    /// pcreserved: pages reserved.
-    pub total_pages: i64,
-}
+// One row of sysallocunits: defined with the page walks that follow it, below the catalog.
+pub use crate::page::allocation::AllocationUnit;
 
 /// The base-table reader: page access plus the layouts learned so far.
 pub struct BaseTables {

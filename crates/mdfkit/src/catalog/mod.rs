@@ -9,6 +9,7 @@ pub mod base;
 pub mod ddl;
 pub mod model;
 pub mod rowset;
+pub mod scan;
 pub mod views;
 
 use std::collections::HashMap;

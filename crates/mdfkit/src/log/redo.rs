@@ -48,11 +48,12 @@
 //! of it fails, naming the page, the record's LSN and its operation. Pages no read needs never
 //! stop anything.
 
+use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::backup::chain::{BackupFiles, RestorePlan};
-use crate::backup::{BackupSet, Lsn};
+use crate::backup::chain::BackupFiles;
+use crate::backup::{BackupOrigin, FromBackup, Lsn};
 use crate::bytes::read_u16;
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::protection::page_checksum;
@@ -295,8 +296,8 @@ pub struct RedoPages {
     left_out: HashMap<&'static str, usize>,
     applied: usize,
     notes: Vec<String>,
-    /// The plan the base pages were read by, when they come from a restore chain.
-    plan: Option<RestorePlan>,
+    /// The base's backup set and the plan it was read by, when it comes from a restore chain.
+    origin: Option<BackupOrigin>,
 }
 
 /// How the notes a reader must be told begin ([`RedoPages::warn`]).
@@ -314,7 +315,7 @@ impl RedoPages {
             left_out: HashMap::new(),
             applied: 0,
             notes,
-            plan: None,
+            origin: None,
         }
     }
 
@@ -507,7 +508,7 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         Ok(())
     };
     let mut redo = RedoPages::new(Arc::new(pages));
-    redo.plan = Some(plan.clone());
+    redo.origin = redo.base.backup_set().map(|set| BackupOrigin { set: set.clone(), plan: Some(plan.clone()) });
     if stop == StopPoint::NoLog {
         redo.note("the log is not rolled forward: the pages as the backups copied them".to_string());
         return Ok(redo);
@@ -764,12 +765,11 @@ impl PageSource for RedoPages {
         self.base.parts_not_given()
     }
 
-    fn backup_set(&self) -> Option<&BackupSet> {
-        self.base.backup_set()
-    }
-
-    fn restore_plan(&self) -> Option<&RestorePlan> {
-        self.plan.as_ref()
+    fn origin(&self) -> Option<&(dyn Any + Send + Sync)> {
+        match &self.origin {
+            Some(origin) => Some(origin),
+            None => self.base.origin(),
+        }
     }
 }
 

@@ -26,6 +26,33 @@ use crate::bytes::read_u16;
 use crate::error::{Error, Result};
 use crate::page::{Page, PageId, PageType};
 
+/// An allocation unit: the id its pages carry in their headers, where its IAM chain and its
+/// B-tree start, and its page counts; one row of sysallocunits
+/// (`sys.system_internals_allocation_units`), read by the catalog and followed by page walks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocationUnit {
+    /// auid: `sys.allocation_units.allocation_unit_id`, the id on its pages' headers.
+    pub id: i64,
+    /// 1 in-row data, 2 LOB data, 3 row-overflow data.
+    pub kind: u8,
+    /// ownerid: the rowset (partition) the unit belongs to.
+    pub owner_id: i64,
+    /// fgid: the filegroup the unit's pages are in.
+    pub filegroup_id: i16,
+    /// pgfirst: the first data page (the first leaf page of a B-tree); 0:0 when empty.
+    pub first_page: PageId,
+    /// pgroot: the root page of a B-tree.
+    pub root_page: PageId,
+    /// pgfirstiam: the first IAM page of the unit's IAM chain.
+    pub first_iam_page: PageId,
+    /// pcused: pages in use.
+    pub used_pages: i64,
+    /// pcdata: data pages in use.
+    pub data_pages: i64,
+    /// pcreserved: pages reserved.
+    pub total_pages: i64,
+}
+
 /// Pages covered by one PFS page.
 pub const PFS_INTERVAL: u32 = 8088;
 /// Extents covered by one IAM page's bitmap.

@@ -29,11 +29,12 @@
 //! "SQL Server Internals"; checked on every system table of the corpus files.
 
 pub mod cd;
+pub mod compression_info;
 
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
-use crate::page::compression_info::CompressionInfo;
 use cd::{CdRecord, CdRecordType};
+use compression_info::CompressionInfo;
 
 /// The record format of a partition's data pages, from `sys.partitions.data_compression`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

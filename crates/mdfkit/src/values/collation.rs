@@ -39,7 +39,7 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 
 /// SQL Server's list of collations (see its header for the sources).
-const TABLE: &str = include_str!("../data/collations.tsv");
+const TABLE: &str = include_str!("../../data/collations.tsv");
 
 const DESIGNATOR_INDEX: u32 = 0xFF;
 const SUPPLEMENTARY: u32 = 1 << 8;

@@ -10,6 +10,7 @@
 //! [`PageReader`] sits on a source and turns raw bytes into validated [`Page`]s: torn-page bits
 //! restored, checksums verified, and the page's own address checked against the one asked for.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -56,14 +57,11 @@ pub trait PageSource: Send + Sync {
         &[]
     }
 
-    /// The backup set whose pages these are, for a source read from a backup.
-    fn backup_set(&self) -> Option<&crate::backup::BackupSet> {
-        None
-    }
-
-    /// The restore plan the source was read by, for backups read as a restore chain
-    /// ([`crate::log::redo::restore`]): which sets were read, which skipped and why.
-    fn restore_plan(&self) -> Option<&crate::backup::chain::RestorePlan> {
+    /// What the layer that built the source knows of where its pages come from, kept for that
+    /// layer to read back: a backup source's set and restore plan (`backup::BackupOrigin`, read
+    /// through `backup::FromBackup`). Opaque here, so that this layer names no layer above it;
+    /// none by default.
+    fn origin(&self) -> Option<&(dyn Any + Send + Sync)> {
         None
     }
 }

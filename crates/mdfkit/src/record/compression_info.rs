@@ -51,7 +51,7 @@
 
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
-use crate::page::{HEADER_SIZE, PAGE_SIZE};
+use crate::geometry::{HEADER_SIZE, PAGE_SIZE};
 use crate::record::cd::{CdRecord, CdValue};
 
 /// Type bit 0x80 of a page header: the page starts with a CI structure.

@@ -18,9 +18,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::bytes::read_u16;
-use crate::catalog::base::AllocationUnit;
 use crate::error::{Error, Result};
-use crate::page::allocation::{pfs_page_for, pfs_says_allocated, IamPage};
+use crate::page::allocation::{pfs_page_for, pfs_says_allocated, AllocationUnit, IamPage};
 use crate::page::compression_info::{CompressionInfo, PAGE_HAS_CI_STRUCTURE};
 use crate::page::{Page, PageId, PageType};
 use crate::record::cd::CdRecord;
