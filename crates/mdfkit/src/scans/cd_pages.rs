@@ -25,7 +25,8 @@
 
 use crate::catalog::rowset::ColumnLocation;
 use crate::columnar::BatchBuilder;
-use crate::compressed::values;
+use crate::compressed::values::{self, IntegerForm};
+use crate::compressed::vardecimal;
 use crate::error::Result;
 use crate::page::compression_info::{CompressionInfo, PageValue};
 use crate::page::Page;
@@ -34,7 +35,7 @@ use crate::record::cd::{CdRecord, CdRecordType, CdValue};
 use crate::record::{Record, RecordFormat};
 use crate::rows::{ColumnPlan, RowDecoder};
 use crate::scan::{self, Flow, ScanMode, ScanStats};
-use crate::types::SqlType;
+use crate::types::{SqlType, TypeInfo};
 
 /// Where each output column of a compressed partition is, worked out once per partition.
 #[derive(Debug, Clone)]
@@ -50,6 +51,19 @@ struct CdColumn {
     index: usize,
     /// Its compressed form is its ordinary storage form.
     as_is: bool,
+    /// How its values go into Arrow.
+    typed: Typed,
+}
+
+/// A column's values read straight into Arrow, with no ordinary storage form in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Typed {
+    /// One integer each.
+    Integer(IntegerForm),
+    /// vardecimal.
+    Decimal,
+    /// Expanded to the ordinary storage form, then converted as every value of the type is.
+    No,
 }
 
 /// One cell of a column being appended: where its ordinary storage form is.
@@ -82,7 +96,12 @@ impl CdLayout {
                 return None;
             }
             stored_columns = stored_columns.max(index + 1);
-            columns.push(CdColumn { index, as_is: values::stored_as_is(ty) });
+            let typed = match IntegerForm::of(ty) {
+                Some(form) => Typed::Integer(form),
+                None if matches!(ty.sql_type, SqlType::Decimal | SqlType::Numeric) => Typed::Decimal,
+                None => Typed::No,
+            };
+            columns.push(CdColumn { index, as_is: values::stored_as_is(ty), typed });
         }
         Some(CdLayout { columns, stored_columns })
     }
@@ -150,9 +169,30 @@ impl CdLayout {
         let (mut expanded, mut joined) = (Vec::new(), Vec::new());
         let mut cells: Vec<Cell<'a>> = Vec::with_capacity(rows);
         for (i, (plan, &column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
+            let stored = &run.cells[i * run.room..][..rows];
+            let ty = &plan.column.type_info;
+            let located = |e, slot| decoder.in_column(e, plan).at_page(page.id()).at_slot(slot);
+            match column.typed {
+                Typed::Integer(form) => {
+                    let integers = stored.iter().zip(&run.slots).map(|(&value, &slot)| {
+                        resolve(ci, column, value).and_then(|v| integer_cell(ty, form, v)).map_err(|e| located(e, slot))
+                    });
+                    batch.append_integers(i, plan, integers)?;
+                    continue;
+                }
+                Typed::Decimal => {
+                    let decimals = stored.iter().zip(&run.slots).map(|(&value, &slot)| {
+                        resolve(ci, column, value)
+                            .and_then(|v| decimal_cell(ty, v, &mut joined))
+                            .map_err(|e| located(e, slot))
+                    });
+                    batch.append_decimals(i, plan, decimals)?;
+                    continue;
+                }
+                Typed::No => {}
+            }
             expanded.clear();
             cells.clear();
-            let stored = &run.cells[i * run.room..][..rows];
             for (&value, &slot) in stored.iter().zip(&run.slots) {
                 let cell = cell(plan, column, ci, value, &mut expanded, &mut joined)
                     .map_err(|e| decoder.in_column(e, plan).at_page(page.id()).at_slot(slot))?;
@@ -198,10 +238,7 @@ fn cell<'a>(
     expanded: &mut Vec<u8>,
     joined: &mut Vec<u8>,
 ) -> Result<Cell<'a>> {
-    let value = match ci {
-        Some(ci) => ci.resolve(column.index, stored)?,
-        None => PageValue::Stored(stored),
-    };
+    let value = resolve(ci, column, stored)?;
     let ty = &plan.column.type_info;
     let start = expanded.len();
     match value {
@@ -213,11 +250,64 @@ fn cell<'a>(
             expanded.extend_from_slice(suffix);
         }
         PageValue::Prefixed { prefix, suffix } => {
-            joined.clear();
-            joined.extend_from_slice(prefix);
-            joined.extend_from_slice(suffix);
-            values::expand(ty, CdValue::Bytes(joined), expanded)?;
+            values::expand(ty, CdValue::Bytes(join(prefix, suffix, joined)), expanded)?
         }
     }
     Ok(Cell::Expanded(start, expanded.len()))
+}
+
+/// Column `column`'s value `stored`, its prefix and symbol resolved against the page's CI
+/// structure `ci`.
+#[inline]
+fn resolve<'a>(ci: Option<&CompressionInfo<'a>>, column: CdColumn, stored: CdValue<'a>) -> Result<PageValue<'a>> {
+    match ci {
+        Some(ci) => ci.resolve(column.index, stored),
+        None => Ok(PageValue::Stored(stored)),
+    }
+}
+
+/// The integer (NULL: `None`) of a value of type `ty`, of integer form `form`: what [`cell`] and
+/// the builder's conversion give, without the ordinary storage form in between, and the same
+/// errors ([`values::expand`]'s).
+#[inline]
+fn integer_cell(ty: &TypeInfo, form: IntegerForm, value: PageValue) -> Result<Option<i64>> {
+    let (head, tail) = match value {
+        PageValue::Stored(CdValue::Null) => return Ok(None),
+        PageValue::Stored(CdValue::Bytes(bytes)) => (bytes, &[][..]),
+        PageValue::Prefixed { prefix, suffix } => (prefix, suffix),
+        PageValue::Stored(CdValue::TrueBit) if form == IntegerForm::Bit => return Ok(Some(1)),
+        PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
+    };
+    form.value(head, tail).map(Some).ok_or_else(|| values::too_long(ty, head.len() + tail.len()))
+}
+
+/// The count of `10^-scale` (NULL: `None`) of a vardecimal value of type `ty` (`joined`: a buffer
+/// for a prefix joined with its suffix), as [`integer_cell`] reads integers.
+#[inline]
+fn decimal_cell(ty: &TypeInfo, value: PageValue, joined: &mut Vec<u8>) -> Result<Option<i128>> {
+    let bytes = match value {
+        PageValue::Stored(CdValue::Null) => return Ok(None),
+        PageValue::Stored(CdValue::Bytes(bytes)) => bytes,
+        PageValue::Prefixed { prefix, suffix } => join(prefix, suffix, joined),
+        PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
+    };
+    vardecimal::unscaled(bytes, ty.precision, ty.scale).map(Some)
+}
+
+/// `prefix` followed by `suffix`, in `joined`.
+fn join<'b>(prefix: &[u8], suffix: &[u8], joined: &'b mut Vec<u8>) -> &'b [u8] {
+    joined.clear();
+    joined.extend_from_slice(prefix);
+    joined.extend_from_slice(suffix);
+    joined
+}
+
+/// The error for a value of type `ty` stored as `other` (a true bit of another type, a symbol
+/// without a dictionary, a complex value): [`values::expand`]'s.
+#[cold]
+fn not_stored_as(ty: &TypeInfo, other: CdValue) -> crate::error::Error {
+    match values::expand(ty, other, &mut Vec::new()) {
+        Err(e) => e,
+        Ok(()) => crate::error::Error::corrupt(format!("{} value stored as {other:?}", ty.spelling())),
+    }
 }
