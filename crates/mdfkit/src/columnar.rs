@@ -224,44 +224,45 @@ impl<T: ArrowPrimitiveType> Prim<T> {
         convert: impl Fn(&[u8]) -> Option<T::Native>,
         bad: impl Fn(&[u8]) -> Error,
     ) -> Result<usize> {
-        let mut total = 0usize;
-        self.extend(cells.map(|cell| match cell {
-            None => Ok(None),
+        let (mut total, mut failure) = (0usize, None);
+        self.extend(cells.map_while(|cell| match cell {
+            None => Some(None),
             Some(bytes) => {
                 total += bytes.len();
-                convert(bytes).map(Some).ok_or_else(|| bad(bytes))
+                let value = convert(bytes);
+                if value.is_none() {
+                    failure = Some(bad(bytes));
+                }
+                value.map(Some)
             }
-        }))?;
-        Ok(total)
+        }));
+        failure.map_or(Ok(total), Err)
     }
 
-    /// Appends a run of values (`None`: NULL) up to the first error; returns how many were not
-    /// NULL. Valid values are counted and their bits set once per run of them.
+    /// Appends a run of values (`None`: NULL); returns how many were not NULL. Valid values are
+    /// counted and their bits set once per run of them. The values are small (an error stops
+    /// the run where the caller keeps it): no large `Result` moves per value.
     #[inline]
-    fn extend(&mut self, values: impl Iterator<Item = Result<Option<T::Native>>>) -> Result<usize> {
+    fn extend(&mut self, values: impl Iterator<Item = Option<T::Native>>) -> usize {
         self.values.reserve(values.size_hint().0);
         let (mut valid, mut all_valid) = (0usize, 0usize);
         for value in values {
             match value {
-                Ok(None) => {
+                None => {
                     self.nulls.append_n_non_nulls(valid);
                     all_valid += valid;
                     valid = 0;
                     self.nulls.append_null();
                     self.values.push(T::Native::default());
                 }
-                Ok(Some(value)) => {
+                Some(value) => {
                     self.values.push(value);
                     valid += 1;
-                }
-                Err(e) => {
-                    self.nulls.append_n_non_nulls(valid);
-                    return Err(e);
                 }
             }
         }
         self.nulls.append_n_non_nulls(valid);
-        Ok(all_valid + valid)
+        all_valid + valid
     }
 
     fn finish(&mut self) -> Result<ArrayRef> {
@@ -298,39 +299,38 @@ impl Bits {
         convert: impl Fn(&[u8]) -> Option<bool>,
         bad: impl Fn(&[u8]) -> Error,
     ) -> Result<usize> {
-        let mut total = 0usize;
-        self.extend(cells.map(|cell| match cell {
-            None => Ok(None),
+        let (mut total, mut failure) = (0usize, None);
+        self.extend(cells.map_while(|cell| match cell {
+            None => Some(None),
             Some(bytes) => {
                 total += bytes.len();
-                convert(bytes).map(Some).ok_or_else(|| bad(bytes))
+                let value = convert(bytes);
+                if value.is_none() {
+                    failure = Some(bad(bytes));
+                }
+                value.map(Some)
             }
-        }))?;
-        Ok(total)
+        }));
+        failure.map_or(Ok(total), Err)
     }
 
     /// Appends a run of values as [`Prim::extend`] does; values are gathered 64 bits at a time.
     #[inline]
-    fn extend(&mut self, values: impl Iterator<Item = Result<Option<bool>>>) -> Result<usize> {
+    fn extend(&mut self, values: impl Iterator<Item = Option<bool>>) -> usize {
         let (mut valid, mut all_valid) = (0usize, 0usize);
         let (mut word, mut bits) = (0u64, 0usize);
-        let mut result = Ok(());
         for value in values {
             let value = match value {
-                Ok(None) => {
+                None => {
                     self.nulls.append_n_non_nulls(valid);
                     all_valid += valid;
                     valid = 0;
                     self.nulls.append_null();
                     false
                 }
-                Ok(Some(value)) => {
+                Some(value) => {
                     valid += 1;
                     value
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
                 }
             };
             word |= u64::from(value) << bits;
@@ -342,7 +342,7 @@ impl Bits {
         }
         self.values.append_packed_range(0..bits, &word.to_le_bytes());
         self.nulls.append_n_non_nulls(valid);
-        result.map(|()| all_valid + valid)
+        all_valid + valid
     }
 
     fn finish(&mut self) -> Result<ArrayRef> {
@@ -430,26 +430,25 @@ impl BatchBuilder {
     /// Appends a run of integer cells (`None`: NULL) to output column `index`, of an integer,
     /// bit, money, date or datetime column: each the integer its ordinary storage form holds
     /// ([`crate::compressed::values::IntegerForm`]: days since 0001-01-01, `days << 32 | ticks`,
-    /// ten-thousandths). One typed loop per column, no bytes in between.
+    /// ten-thousandths). One typed loop per column, no bytes in between; the caller ends `cells`
+    /// at a value it cannot read, and keeps the error.
     pub(crate) fn append_integers(
         &mut self,
         index: usize,
         plan: &ColumnPlan,
-        cells: impl Iterator<Item = Result<Option<i64>>>,
+        cells: impl Iterator<Item = Option<i64>>,
     ) -> Result<()> {
         // The integer types fit their builders' natives: IntegerForm read at most their width.
         let valid = match builder_at(&mut self.builders, index)? {
-            ColumnBuilder::Bool(b) => b.extend(cells.map(|c| c.map(|v| v.map(|v| v != 0))))?,
-            ColumnBuilder::U8(b) => b.extend(cells.map(|c| c.map(|v| v.map(|v| v as u8))))?,
-            ColumnBuilder::I16(b) => b.extend(cells.map(|c| c.map(|v| v.map(|v| v as i16))))?,
-            ColumnBuilder::I32(b) => b.extend(cells.map(|c| c.map(|v| v.map(|v| v as i32))))?,
-            ColumnBuilder::I64(b) => b.extend(cells)?,
-            ColumnBuilder::Decimal(b) => b.extend(cells.map(|c| c.map(|v| v.map(i128::from))))?,
-            ColumnBuilder::Date(b) => {
-                b.extend(cells.map(|c| c.map(|v| v.map(|days| (days - DAYS_0001_TO_1970) as i32))))?
-            }
+            ColumnBuilder::Bool(b) => b.extend(cells.map(|v| v.map(|v| v != 0))),
+            ColumnBuilder::U8(b) => b.extend(cells.map(|v| v.map(|v| v as u8))),
+            ColumnBuilder::I16(b) => b.extend(cells.map(|v| v.map(|v| v as i16))),
+            ColumnBuilder::I32(b) => b.extend(cells.map(|v| v.map(|v| v as i32))),
+            ColumnBuilder::I64(b) => b.extend(cells),
+            ColumnBuilder::Decimal(b) => b.extend(cells.map(|v| v.map(i128::from))),
+            ColumnBuilder::Date(b) => b.extend(cells.map(|v| v.map(|days| (days - DAYS_0001_TO_1970) as i32))),
             ColumnBuilder::TsMs(b) => {
-                b.extend(cells.map(|c| c.map(|v| v.map(|v| datetime_millis_of(v as u32, (v >> 32) as i32)))))?
+                b.extend(cells.map(|v| v.map(|v| datetime_millis_of(v as u32, (v >> 32) as i32))))
             }
             _ => return Err(not_read_as(plan, "integers")),
         };
@@ -458,17 +457,17 @@ impl BatchBuilder {
     }
 
     /// Appends a run of decimal cells (`None`: NULL) to output column `index`, a decimal or
-    /// numeric column: each a count of `10^-scale`.
+    /// numeric column: each a count of `10^-scale` (as [`Self::append_integers`]).
     pub(crate) fn append_decimals(
         &mut self,
         index: usize,
         plan: &ColumnPlan,
-        cells: impl Iterator<Item = Result<Option<i128>>>,
+        cells: impl Iterator<Item = Option<i128>>,
     ) -> Result<()> {
         let ColumnBuilder::Decimal(b) = builder_at(&mut self.builders, index)? else {
             return Err(not_read_as(plan, "decimals"));
         };
-        let valid = b.extend(cells)?;
+        let valid = b.extend(cells);
         self.bytes += valid * plan.column.type_info.fixed_length().unwrap_or(1);
         Ok(())
     }

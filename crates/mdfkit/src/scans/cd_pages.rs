@@ -171,25 +171,42 @@ impl CdLayout {
         for (i, (plan, &column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
             let stored = &run.cells[i * run.room..][..rows];
             let ty = &plan.column.type_info;
-            let located = |e, slot| decoder.in_column(e, plan).at_page(page.id()).at_slot(slot);
+            // A value that does not read ends the column's run; its error, located, is kept here.
+            let mut failure = None;
+            let mut fail = |e, slot| failure = Some(decoder.in_column(e, plan).at_page(page.id()).at_slot(slot));
+            let values = stored.iter().zip(&run.slots);
             match column.typed {
                 Typed::Integer(form) => {
-                    let integers = stored.iter().zip(&run.slots).map(|(&value, &slot)| {
-                        resolve(ci, column, value).and_then(|v| integer_cell(ty, form, v)).map_err(|e| located(e, slot))
+                    let integers = values.map_while(|(&value, &slot)| {
+                        match resolve(ci, column, value).and_then(|v| integer_cell(ty, form, v)) {
+                            Ok(v) => Some(v),
+                            Err(e) => {
+                                fail(e, slot);
+                                None
+                            }
+                        }
                     });
                     batch.append_integers(i, plan, integers)?;
-                    continue;
                 }
                 Typed::Decimal => {
-                    let decimals = stored.iter().zip(&run.slots).map(|(&value, &slot)| {
-                        resolve(ci, column, value)
-                            .and_then(|v| decimal_cell(ty, v, &mut joined))
-                            .map_err(|e| located(e, slot))
+                    let decimals = values.map_while(|(&value, &slot)| {
+                        match resolve(ci, column, value).and_then(|v| decimal_cell(ty, v, &mut joined)) {
+                            Ok(v) => Some(v),
+                            Err(e) => {
+                                fail(e, slot);
+                                None
+                            }
+                        }
                     });
                     batch.append_decimals(i, plan, decimals)?;
-                    continue;
                 }
                 Typed::No => {}
+            }
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            if column.typed != Typed::No {
+                continue;
             }
             expanded.clear();
             cells.clear();
