@@ -2,14 +2,18 @@
 //! [`crate::plain_pages`] path for CD records.
 //!
 //! A page's CI structure (anchor record, dictionary) is parsed once. Each record's CD array is
-//! walked once ([`CdRecord::values_into`]), which places every stored value of the record; then
-//! each output column is appended for all the page's records in one typed loop
-//! (`ColumnBuilder::append_cells`, the conversion the row-by-row path uses). A value whose
-//! compressed form is its ordinary form (varchar, varbinary, (max) types:
-//! [`values::stored_as_is`]) goes to the builder straight from the record; the others are
-//! expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer reused for the
-//! whole column, after their anchor prefix and dictionary symbol are resolved against the
-//! page's CI structure ([`CompressionInfo::resolve`]).
+//! walked once ([`CdRecord::parse_values`]), which checks the record and places every stored
+//! value of it; then each output column is appended for all the page's records in one loop,
+//! after each value's anchor prefix and dictionary symbol are resolved against the page's CI
+//! structure ([`CompressionInfo::resolve`]):
+//! - integers, bit, money, date and datetime ([`IntegerForm`]) and decimals (vardecimal) are read
+//!   from the stored bytes straight into the column's Arrow values, one typed loop a column
+//!   ([`BatchBuilder::append_integers`], [`BatchBuilder::append_decimals`]);
+//! - a value whose compressed form is its ordinary form (varchar, varbinary, (max) types:
+//!   [`values::stored_as_is`]) goes to the builder straight from the record;
+//! - the others are expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer
+//!   reused for the whole column, then converted as every value of their type is
+//!   (`ColumnBuilder::append_cells`).
 //!
 //! Eligibility is decided in two places, both explicit:
 //! - [`CdLayout::of`], once per partition: the rows are CD records, the layout has no sparse
@@ -120,10 +124,9 @@ impl CdLayout {
         let mut slot = first_slot;
         while slot < page.slot_count() && appended < max_rows {
             if let Ok(Some(bytes)) = page.slot_bytes(slot) {
-                if let Ok(record) = CdRecord::parse(bytes) {
+                record_values.clear();
+                if let Ok(record) = CdRecord::parse_values(bytes, self.stored_columns, &mut record_values) {
                     if record.record_type() == CdRecordType::Primary && record.column_count() >= self.stored_columns {
-                        record_values.clear();
-                        record.values_into(self.stored_columns, &mut record_values);
                         if !record_values.iter().any(|v| matches!(v, CdValue::Complex(_))) {
                             let row = run.slots.len();
                             for (j, column) in self.columns.iter().enumerate() {
