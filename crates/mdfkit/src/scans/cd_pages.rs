@@ -180,15 +180,14 @@ impl CdLayout {
             let values = stored.iter().zip(&run.slots);
             match column.typed {
                 Typed::Integer(form) => {
-                    let integers = values.map_while(|(&value, &slot)| {
-                        match resolve(ci, column, value).and_then(|v| integer_cell(ty, form, v)) {
+                    let integers =
+                        values.map_while(|(&value, &slot)| match integer_cell(ty, form, ci, column, value) {
                             Ok(v) => Some(v),
                             Err(e) => {
                                 fail(e, slot);
                                 None
                             }
-                        }
-                    });
+                        });
                     batch.append_integers(i, plan, integers)?;
                 }
                 Typed::Decimal => {
@@ -289,14 +288,25 @@ fn resolve<'a>(ci: Option<&CompressionInfo<'a>>, column: CdColumn, stored: CdVal
 /// The integer (NULL: `None`) of a value of type `ty`, of integer form `form`: what [`cell`] and
 /// the builder's conversion give, without the ordinary storage form in between, and the same
 /// errors ([`values::expand`]'s).
+/// Bytes stored in the record, on a page without a CI structure, are matched first: the value
+/// then goes through no [`PageValue`] (copied through memory, that costs as much as the rest).
 #[inline]
-fn integer_cell(ty: &TypeInfo, form: IntegerForm, value: PageValue) -> Result<Option<i64>> {
-    let (head, tail) = match value {
-        PageValue::Stored(CdValue::Null) => return Ok(None),
-        PageValue::Stored(CdValue::Bytes(bytes)) => (bytes, &[][..]),
-        PageValue::Prefixed { prefix, suffix } => (prefix, suffix),
-        PageValue::Stored(CdValue::TrueBit) if form == IntegerForm::Bit => return Ok(Some(1)),
-        PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
+fn integer_cell<'a>(
+    ty: &TypeInfo,
+    form: IntegerForm,
+    ci: Option<&CompressionInfo<'a>>,
+    column: CdColumn,
+    stored: CdValue<'a>,
+) -> Result<Option<i64>> {
+    let (head, tail) = match (ci, stored) {
+        (None, CdValue::Bytes(bytes)) => (bytes, &[][..]),
+        _ => match resolve(ci, column, stored)? {
+            PageValue::Stored(CdValue::Null) => return Ok(None),
+            PageValue::Stored(CdValue::Bytes(bytes)) => (bytes, &[][..]),
+            PageValue::Prefixed { prefix, suffix } => (prefix, suffix),
+            PageValue::Stored(CdValue::TrueBit) if form == IntegerForm::Bit => return Ok(Some(1)),
+            PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
+        },
     };
     form.value(head, tail).map(Some).ok_or_else(|| values::too_long(ty, head.len() + tail.len()))
 }
