@@ -215,33 +215,18 @@ impl<T: ArrowPrimitiveType> Prim<T> {
         self.nulls.append_null();
     }
 
-    /// Appends a run of cells, converting the non-NULL ones with `convert`; returns the stored
-    /// bytes appended.
-    #[inline]
-    fn append_cells<'a>(
-        &mut self,
-        cells: impl Iterator<Item = Option<&'a [u8]>>,
-        convert: impl Fn(&[u8]) -> Option<T::Native>,
-        bad: impl Fn(&[u8]) -> Error,
-    ) -> Result<usize> {
-        let (mut total, mut failure) = (0usize, None);
-        self.extend(cells.map_while(|cell| match cell {
-            None => Some(None),
-            Some(bytes) => {
-                total += bytes.len();
-                let value = convert(bytes);
-                if value.is_none() {
-                    failure = Some(bad(bytes));
-                }
-                value.map(Some)
-            }
-        }));
-        failure.map_or(Ok(total), Err)
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let values = std::mem::take(&mut self.values);
+        let array = PrimitiveArray::<T>::try_new(values.into(), self.nulls.finish())
+            .map_err(|e| Error::corrupt(format!("building a column: {e}")))?;
+        // The data type was worked out for `T` (`ColumnBuilder::new`): only its parameters
+        // (precision and scale, time zone) change.
+        Ok(Arc::new(array.with_data_type(self.data_type.clone())))
     }
+}
 
-    /// Appends a run of values (`None`: NULL); returns how many were not NULL. Valid values are
-    /// counted and their bits set once per run of them. The values are small (an error stops
-    /// the run where the caller keeps it): no large `Result` moves per value.
+impl<T: ArrowPrimitiveType> Runs<T::Native> for Prim<T> {
+    /// Valid values are counted and their bits set once per run of them.
     #[inline]
     fn extend(&mut self, values: impl Iterator<Item = Option<T::Native>>) -> usize {
         self.values.reserve(values.size_hint().0);
@@ -264,14 +249,37 @@ impl<T: ArrowPrimitiveType> Prim<T> {
         self.nulls.append_n_non_nulls(valid);
         all_valid + valid
     }
+}
 
-    fn finish(&mut self) -> Result<ArrayRef> {
-        let values = std::mem::take(&mut self.values);
-        let array = PrimitiveArray::<T>::try_new(values.into(), self.nulls.finish())
-            .map_err(|e| Error::corrupt(format!("building a column: {e}")))?;
-        // The data type was worked out for `T` (`ColumnBuilder::new`): only its parameters
-        // (precision and scale, time zone) change.
-        Ok(Arc::new(array.with_data_type(self.data_type.clone())))
+/// A builder of fixed-width values appended a run at a time.
+trait Runs<V> {
+    /// Appends a run of values (`None`: NULL); returns how many were not NULL. The values are
+    /// small (an error stops the run where the caller keeps it): no large `Result` moves per
+    /// value.
+    fn extend(&mut self, values: impl Iterator<Item = Option<V>>) -> usize;
+
+    /// Appends a run of cells, converting the non-NULL ones with `convert`; returns the stored
+    /// bytes appended.
+    #[inline]
+    fn append_cells<'a>(
+        &mut self,
+        cells: impl Iterator<Item = Option<&'a [u8]>>,
+        convert: impl Fn(&[u8]) -> Option<V>,
+        bad: impl Fn(&[u8]) -> Error,
+    ) -> Result<usize> {
+        let (mut total, mut failure) = (0usize, None);
+        self.extend(cells.map_while(|cell| match cell {
+            None => Some(None),
+            Some(bytes) => {
+                total += bytes.len();
+                let value = convert(bytes);
+                if value.is_none() {
+                    failure = Some(bad(bytes));
+                }
+                value.map(Some)
+            }
+        }));
+        failure.map_or(Ok(total), Err)
     }
 }
 
@@ -291,30 +299,17 @@ impl Bits {
         self.nulls.append_null();
     }
 
-    /// Appends a run of cells as [`Prim::append_cells`] does.
-    #[inline]
-    fn append_cells<'a>(
-        &mut self,
-        cells: impl Iterator<Item = Option<&'a [u8]>>,
-        convert: impl Fn(&[u8]) -> Option<bool>,
-        bad: impl Fn(&[u8]) -> Error,
-    ) -> Result<usize> {
-        let (mut total, mut failure) = (0usize, None);
-        self.extend(cells.map_while(|cell| match cell {
-            None => Some(None),
-            Some(bytes) => {
-                total += bytes.len();
-                let value = convert(bytes);
-                if value.is_none() {
-                    failure = Some(bad(bytes));
-                }
-                value.map(Some)
-            }
-        }));
-        failure.map_or(Ok(total), Err)
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let (values, nulls) = (self.values.finish(), self.nulls.finish());
+        if nulls.as_ref().is_some_and(|n| n.len() != values.len()) {
+            return Err(Error::corrupt("building a bit column: values and nulls differ in length".to_string()));
+        }
+        Ok(Arc::new(BooleanArray::new(values, nulls)))
     }
+}
 
-    /// Appends a run of values as [`Prim::extend`] does; values are gathered 64 bits at a time.
+impl Runs<bool> for Bits {
+    /// Values are gathered 64 bits at a time.
     #[inline]
     fn extend(&mut self, values: impl Iterator<Item = Option<bool>>) -> usize {
         let (mut valid, mut all_valid) = (0usize, 0usize);
@@ -343,14 +338,6 @@ impl Bits {
         self.values.append_packed_range(0..bits, &word.to_le_bytes());
         self.nulls.append_n_non_nulls(valid);
         all_valid + valid
-    }
-
-    fn finish(&mut self) -> Result<ArrayRef> {
-        let (values, nulls) = (self.values.finish(), self.nulls.finish());
-        if nulls.as_ref().is_some_and(|n| n.len() != values.len()) {
-            return Err(Error::corrupt("building a bit column: values and nulls differ in length".to_string()));
-        }
-        Ok(Arc::new(BooleanArray::new(values, nulls)))
     }
 }
 
