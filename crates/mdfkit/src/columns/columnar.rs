@@ -215,40 +215,6 @@ impl<T: ArrowPrimitiveType> Prim<T> {
         self.nulls.append_null();
     }
 
-    /// Appends a run of cells, converting the non-NULL ones with `convert`; returns the stored
-    /// bytes appended. Valid values are counted and their bits set once per run of them.
-    #[inline]
-    fn append_cells<'a>(
-        &mut self,
-        cells: impl Iterator<Item = Option<&'a [u8]>>,
-        convert: impl Fn(&[u8]) -> Option<T::Native>,
-        bad: impl Fn(&[u8]) -> Error,
-    ) -> Result<usize> {
-        self.values.reserve(cells.size_hint().0);
-        let (mut total, mut valid) = (0usize, 0usize);
-        for cell in cells {
-            match cell {
-                None => {
-                    self.nulls.append_n_non_nulls(valid);
-                    valid = 0;
-                    self.nulls.append_null();
-                    self.values.push(T::Native::default());
-                }
-                Some(bytes) => {
-                    total += bytes.len();
-                    let Some(value) = convert(bytes) else {
-                        self.nulls.append_n_non_nulls(valid);
-                        return Err(bad(bytes));
-                    };
-                    self.values.push(value);
-                    valid += 1;
-                }
-            }
-        }
-        self.nulls.append_n_non_nulls(valid);
-        Ok(total)
-    }
-
     fn finish(&mut self) -> Result<ArrayRef> {
         let values = std::mem::take(&mut self.values);
         let array = PrimitiveArray::<T>::try_new(values.into(), self.nulls.finish())
@@ -256,6 +222,64 @@ impl<T: ArrowPrimitiveType> Prim<T> {
         // The data type was worked out for `T` (`ColumnBuilder::new`): only its parameters
         // (precision and scale, time zone) change.
         Ok(Arc::new(array.with_data_type(self.data_type.clone())))
+    }
+}
+
+impl<T: ArrowPrimitiveType> Runs<T::Native> for Prim<T> {
+    /// Valid values are counted and their bits set once per run of them.
+    #[inline]
+    fn extend(&mut self, values: impl Iterator<Item = Option<T::Native>>) -> usize {
+        self.values.reserve(values.size_hint().0);
+        let (mut valid, mut all_valid) = (0usize, 0usize);
+        for value in values {
+            match value {
+                None => {
+                    self.nulls.append_n_non_nulls(valid);
+                    all_valid += valid;
+                    valid = 0;
+                    self.nulls.append_null();
+                    self.values.push(T::Native::default());
+                }
+                Some(value) => {
+                    self.values.push(value);
+                    valid += 1;
+                }
+            }
+        }
+        self.nulls.append_n_non_nulls(valid);
+        all_valid + valid
+    }
+}
+
+/// A builder of fixed-width values appended a run at a time.
+trait Runs<V> {
+    /// Appends a run of values (`None`: NULL); returns how many were not NULL. The values are
+    /// small (an error stops the run where the caller keeps it): no large `Result` moves per
+    /// value.
+    fn extend(&mut self, values: impl Iterator<Item = Option<V>>) -> usize;
+
+    /// Appends a run of cells, converting the non-NULL ones with `convert`; returns the stored
+    /// bytes appended.
+    #[inline]
+    fn append_cells<'a>(
+        &mut self,
+        cells: impl Iterator<Item = Option<&'a [u8]>>,
+        convert: impl Fn(&[u8]) -> Option<V>,
+        bad: impl Fn(&[u8]) -> Error,
+    ) -> Result<usize> {
+        let (mut total, mut failure) = (0usize, None);
+        self.extend(cells.map_while(|cell| match cell {
+            None => Some(None),
+            Some(bytes) => {
+                total += bytes.len();
+                let value = convert(bytes);
+                if value.is_none() {
+                    failure = Some(bad(bytes));
+                }
+                value.map(Some)
+            }
+        }));
+        failure.map_or(Ok(total), Err)
     }
 }
 
@@ -275,32 +299,31 @@ impl Bits {
         self.nulls.append_null();
     }
 
-    /// Appends a run of cells as [`Prim::append_cells`] does; values are gathered 64 bits at a
-    /// time.
+    fn finish(&mut self) -> Result<ArrayRef> {
+        let (values, nulls) = (self.values.finish(), self.nulls.finish());
+        if nulls.as_ref().is_some_and(|n| n.len() != values.len()) {
+            return Err(Error::corrupt("building a bit column: values and nulls differ in length".to_string()));
+        }
+        Ok(Arc::new(BooleanArray::new(values, nulls)))
+    }
+}
+
+impl Runs<bool> for Bits {
+    /// Values are gathered 64 bits at a time.
     #[inline]
-    fn append_cells<'a>(
-        &mut self,
-        cells: impl Iterator<Item = Option<&'a [u8]>>,
-        convert: impl Fn(&[u8]) -> Option<bool>,
-        bad: impl Fn(&[u8]) -> Error,
-    ) -> Result<usize> {
-        let (mut total, mut valid) = (0usize, 0usize);
+    fn extend(&mut self, values: impl Iterator<Item = Option<bool>>) -> usize {
+        let (mut valid, mut all_valid) = (0usize, 0usize);
         let (mut word, mut bits) = (0u64, 0usize);
-        let mut result = Ok(());
-        for cell in cells {
-            let value = match cell {
+        for value in values {
+            let value = match value {
                 None => {
                     self.nulls.append_n_non_nulls(valid);
+                    all_valid += valid;
                     valid = 0;
                     self.nulls.append_null();
                     false
                 }
-                Some(bytes) => {
-                    total += bytes.len();
-                    let Some(value) = convert(bytes) else {
-                        result = Err(bad(bytes));
-                        break;
-                    };
+                Some(value) => {
                     valid += 1;
                     value
                 }
@@ -314,15 +337,7 @@ impl Bits {
         }
         self.values.append_packed_range(0..bits, &word.to_le_bytes());
         self.nulls.append_n_non_nulls(valid);
-        result.map(|()| total)
-    }
-
-    fn finish(&mut self) -> Result<ArrayRef> {
-        let (values, nulls) = (self.values.finish(), self.nulls.finish());
-        if nulls.as_ref().is_some_and(|n| n.len() != values.len()) {
-            return Err(Error::corrupt("building a bit column: values and nulls differ in length".to_string()));
-        }
-        Ok(Arc::new(BooleanArray::new(values, nulls)))
+        all_valid + valid
     }
 }
 
@@ -395,9 +410,52 @@ impl BatchBuilder {
         plan: &ColumnPlan,
         cells: impl Iterator<Item = Option<&'a [u8]>>,
     ) -> Result<()> {
-        let builder =
-            self.builders.get_mut(index).ok_or_else(|| Error::corrupt(format!("no output column {index}")))?;
-        self.bytes += builder.append_cells(plan, cells, &mut self.text)?;
+        self.bytes += builder_at(&mut self.builders, index)?.append_cells(plan, cells, &mut self.text)?;
+        Ok(())
+    }
+
+    /// Appends a run of integer cells (`None`: NULL) to output column `index`, of an integer,
+    /// bit, money, date or datetime column: each the integer its ordinary storage form holds
+    /// ([`crate::compressed::values::IntegerForm`]: days since 0001-01-01, `days << 32 | ticks`,
+    /// ten-thousandths). One typed loop per column, no bytes in between; the caller ends `cells`
+    /// at a value it cannot read, and keeps the error.
+    pub(crate) fn append_integers(
+        &mut self,
+        index: usize,
+        plan: &ColumnPlan,
+        cells: impl Iterator<Item = Option<i64>>,
+    ) -> Result<()> {
+        // The integer types fit their builders' natives: IntegerForm read at most their width.
+        let valid = match builder_at(&mut self.builders, index)? {
+            ColumnBuilder::Bool(b) => b.extend(cells.map(|v| v.map(|v| v != 0))),
+            ColumnBuilder::U8(b) => b.extend(cells.map(|v| v.map(|v| v as u8))),
+            ColumnBuilder::I16(b) => b.extend(cells.map(|v| v.map(|v| v as i16))),
+            ColumnBuilder::I32(b) => b.extend(cells.map(|v| v.map(|v| v as i32))),
+            ColumnBuilder::I64(b) => b.extend(cells),
+            ColumnBuilder::Decimal(b) => b.extend(cells.map(|v| v.map(i128::from))),
+            ColumnBuilder::Date(b) => b.extend(cells.map(|v| v.map(|days| (days - DAYS_0001_TO_1970) as i32))),
+            ColumnBuilder::TsMs(b) => {
+                b.extend(cells.map(|v| v.map(|v| datetime_millis_of(v as u32, (v >> 32) as i32))))
+            }
+            _ => return Err(not_read_as(plan, "integers")),
+        };
+        self.bytes += valid * plan.column.type_info.fixed_length().unwrap_or(1);
+        Ok(())
+    }
+
+    /// Appends a run of decimal cells (`None`: NULL) to output column `index`, a decimal or
+    /// numeric column: each a count of `10^-scale` (as [`Self::append_integers`]).
+    pub(crate) fn append_decimals(
+        &mut self,
+        index: usize,
+        plan: &ColumnPlan,
+        cells: impl Iterator<Item = Option<i128>>,
+    ) -> Result<()> {
+        let ColumnBuilder::Decimal(b) = builder_at(&mut self.builders, index)? else {
+            return Err(not_read_as(plan, "decimals"));
+        };
+        let valid = b.extend(cells);
+        self.bytes += valid * plan.column.type_info.fixed_length().unwrap_or(1);
         Ok(())
     }
 
@@ -748,9 +806,13 @@ fn smalldatetime_seconds(bytes: &[u8]) -> Option<i64> {
 /// datetime: 1/300 s ticks since midnight (4 bytes), then days since 1900-01-01 (4 bytes, signed),
 /// as milliseconds rounded the way SQL Server prints them.
 fn datetime_millis(bytes: &[u8]) -> Option<i64> {
-    let ticks = i64::from(read_u32(bytes, 0)?);
-    let days = i64::from(read_i32(bytes, 4)?);
-    Some((days - DAYS_1900_TO_1970) * MS_PER_DAY + (ticks * 10 + 1) / 3)
+    Some(datetime_millis_of(read_u32(bytes, 0)?, read_i32(bytes, 4)?))
+}
+
+/// A datetime of `days` since 1900-01-01 and `ticks` (1/300 s) since midnight, in milliseconds
+/// since 1970.
+fn datetime_millis_of(ticks: u32, days: i32) -> i64 {
+    (i64::from(days) - DAYS_1900_TO_1970) * MS_PER_DAY + (i64::from(ticks) * 10 + 1) / 3
 }
 
 /// A uniqueidentifier's 16 bytes (first three groups little endian) in RFC 4122 order.
@@ -796,6 +858,16 @@ fn datetime2(bytes: &[u8], scale: u8, digits: u32) -> Option<i64> {
 /// Why a stored value did not convert to its Arrow type: a datetime2(7) / datetimeoffset(7)
 /// outside the nanosecond range (refused by name), or bytes that are no value of the type
 /// (damage).
+/// The builder of output column `index`.
+fn builder_at(builders: &mut [ColumnBuilder], index: usize) -> Result<&mut ColumnBuilder> {
+    builders.get_mut(index).ok_or_else(|| Error::corrupt(format!("no output column {index}")))
+}
+
+/// The error for a typed run of `what` appended to a column of another type.
+fn not_read_as(plan: &ColumnPlan, what: &str) -> Error {
+    Error::corrupt(format!("column {} ({}) is not read as {what}", plan.column.name, plan.column.type_info.spelling()))
+}
+
 fn unconvertible(plan: &ColumnPlan, bytes: &[u8]) -> Error {
     let t = &plan.column.type_info;
     if nanoseconds_overflow(t, bytes) {

@@ -198,17 +198,24 @@ const CODE_PAGE_SYMBOL: u8 = 12;
 /// Bytes in the short data region of a CD code: a dictionary symbol's number takes one.
 #[inline]
 fn short_len(code: u8) -> usize {
-    match code {
-        2..=9 => usize::from(code - 1),
-        CODE_PAGE_SYMBOL => 1,
-        _ => 0,
-    }
+    // A table, not a branch: codes vary from one column to the next.
+    const SHORT_LEN: [u8; 16] = [0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 1, 0, 0, 0];
+    usize::from(SHORT_LEN[usize::from(code & 0x0f)])
 }
 
 impl<'a> CdRecord<'a> {
     /// Parses a CD record starting at `b[0]`; `b` may run past the record's end (up to the page's
     /// slot array).
     pub fn parse(b: &'a [u8]) -> Result<Self> {
+        Self::parse_values(b, 0, &mut Vec::new())
+    }
+
+    /// [`Self::parse`], appending the stored values of the record's first `columns` columns
+    /// (fewer when the record stores fewer) to `out` as [`Self::value`] gives them, in the same
+    /// walk of the CD array: the short data region's values are consecutive (its clusters follow
+    /// each other), the long data region's entries are taken in order once it is read. On an
+    /// error, `out` holds some of them.
+    pub fn parse_values(b: &'a [u8], columns: usize, out: &mut Vec<CdValue<'a>>) -> Result<Self> {
         let header = *b.first().ok_or_else(|| Error::corrupt("empty CD record"))?;
         if header & HEADER_CD_FORMAT == 0 {
             return Err(Error::corrupt(format!("record header {header:#04x} is not in the CD format (bit 0 clear)")));
@@ -220,17 +227,17 @@ impl<'a> CdRecord<'a> {
                 "CD record with a two-byte column count (more than 127 columns): layout not confirmed, not read",
             ));
         }
-        let columns = usize::from(count_byte);
-        let cd_end = CD_ARRAY + columns.div_ceil(2);
+        let count = usize::from(count_byte);
+        let cd_end = CD_ARRAY + count.div_ceil(2);
         if cd_end > b.len() {
             return Err(Error::corrupt(format!(
-                "CD array of {columns} columns runs past the record ({} bytes)",
+                "CD array of {count} columns runs past the record ({} bytes)",
                 b.len()
             )));
         }
         // Short data region: the cluster array, then each cluster's values. One walk of the CD
         // array checks every code, counts the long columns and sums each cluster's lengths.
-        let full_clusters = columns.saturating_sub(1) / CLUSTER_COLUMNS;
+        let full_clusters = count.saturating_sub(1) / CLUSTER_COLUMNS;
         let clusters_at = cd_end;
         let short_start = clusters_at + full_clusters;
         if short_start > b.len() {
@@ -238,17 +245,35 @@ impl<'a> CdRecord<'a> {
                 "short data cluster array of {full_clusters} entries runs past the record"
             )));
         }
+        let (wanted, first) = (columns.min(count), out.len());
         let (mut long_columns, mut at, mut cluster_len) = (0, short_start, 0);
-        for i in 0..columns {
+        for i in 0..count {
             let code = nibble(b, i);
-            match code {
-                13..=15 => {
-                    return Err(Error::corrupt(format!("column {i} has CD code {code}, which is never written")))
-                }
-                CODE_LONG => long_columns += 1,
-                _ => cluster_len += short_len(code),
+            let len = short_len(code);
+            if i < wanted {
+                // Out of range only in a record this walk then refuses.
+                let short_at = at + cluster_len;
+                // Codes 1-9, bytes in the short data region (none for 1), tested first: one
+                // branch for most values, whatever their lengths.
+                out.push(if (1..=9).contains(&code) {
+                    CdValue::Bytes(b.get(short_at..short_at + len).unwrap_or_default())
+                } else {
+                    match code {
+                        0 => CdValue::Null,
+                        CODE_PAGE_SYMBOL => CdValue::Symbol(b.get(short_at).copied().unwrap_or_default()),
+                        // Set once the long data region is read.
+                        CODE_LONG => CdValue::Complex(&[]),
+                        // 11; 13-15 are refused below.
+                        _ => CdValue::TrueBit,
+                    }
+                });
             }
-            if (i + 1) % CLUSTER_COLUMNS == 0 || i + 1 == columns {
+            if code > CODE_PAGE_SYMBOL {
+                return Err(Error::corrupt(format!("column {i} has CD code {code}, which is never written")));
+            }
+            long_columns += usize::from(code == CODE_LONG);
+            cluster_len += len;
+            if (i + 1) % CLUSTER_COLUMNS == 0 || i + 1 == count {
                 let cluster = i / CLUSTER_COLUMNS;
                 if cluster < full_clusters && usize::from(b[clusters_at + cluster]) != cluster_len {
                     return Err(Error::corrupt(format!(
@@ -304,6 +329,24 @@ impl<'a> CdRecord<'a> {
             }
             (long_ends, long_data, long_entries) = (ends_at, data_start, entries);
             at = start;
+            if long_columns > 0 {
+                // The long columns' entries, in order (in range: checked just above).
+                let (mut entry, mut start) = (0, 0);
+                for (i, value) in out[first..].iter_mut().enumerate() {
+                    if nibble(b, i) != CODE_LONG {
+                        continue;
+                    }
+                    let raw = usize::from(read_u16(b, ends_at + 2 * entry).unwrap_or(0));
+                    let end = raw & usize::from(!LONG_COMPLEX);
+                    let bytes = b.get(data_start + start..data_start + end).unwrap_or_default();
+                    *value = if raw & usize::from(LONG_COMPLEX) != 0 {
+                        CdValue::Complex(bytes)
+                    } else {
+                        CdValue::Bytes(bytes)
+                    };
+                    (entry, start) = (entry + 1, end);
+                }
+            }
         } else if long_columns > 0 {
             return Err(Error::corrupt(format!("{long_columns} long columns but no long data region")));
         }
@@ -390,45 +433,10 @@ impl<'a> CdRecord<'a> {
     }
 
     /// Appends the stored values of the record's first `columns` columns (fewer when the record
-    /// stores fewer) to `out`, as [`Self::value`] gives them, walking the CD array once: the
-    /// short data region's values are consecutive (its clusters follow each other), the long
-    /// data region's entries are taken in order.
+    /// stores fewer) to `out`, as [`Self::parse_values`] does.
     pub fn values_into(&self, columns: usize, out: &mut Vec<CdValue<'a>>) {
-        let b = self.bytes;
-        let (mut short_at, mut long_entry, mut long_start) = (self.short_start, 0, 0);
-        for i in 0..columns.min(self.column_count()) {
-            let code = nibble(b, i);
-            // In range: parse checked every cluster's and every long entry's bounds.
-            let value = match code {
-                0 => CdValue::Null,
-                1 => CdValue::Bytes(&[]),
-                2..=9 => {
-                    let end = short_at + usize::from(code - 1);
-                    let value = CdValue::Bytes(b.get(short_at..end).unwrap_or_default());
-                    short_at = end;
-                    value
-                }
-                CODE_PAGE_SYMBOL => {
-                    short_at += 1;
-                    CdValue::Symbol(b.get(short_at - 1).copied().unwrap_or_default())
-                }
-                CODE_LONG => {
-                    let raw = usize::from(read_u16(b, self.long_ends + 2 * long_entry).unwrap_or(0));
-                    let end = raw & usize::from(!LONG_COMPLEX);
-                    let bytes = b.get(self.long_data + long_start..self.long_data + end).unwrap_or_default();
-                    long_entry += 1;
-                    long_start = end;
-                    if raw & usize::from(LONG_COMPLEX) != 0 {
-                        CdValue::Complex(bytes)
-                    } else {
-                        CdValue::Bytes(bytes)
-                    }
-                }
-                // 11; parse refused 13-15.
-                _ => CdValue::TrueBit,
-            };
-            out.push(value);
-        }
+        // The record's own bytes parsed once already.
+        let _ = Self::parse_values(self.bytes, columns, out);
     }
 
     /// A forwarded record's back pointer to its forwarding stub (the complex long entry after the

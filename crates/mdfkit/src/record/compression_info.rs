@@ -163,14 +163,13 @@ impl<'a> CompressionInfo<'a> {
 
     /// The value of column `column` (0-based) of a record on this page whose stored value is
     /// `stored`: dictionary symbol and anchor prefix resolved (see the module's drawing).
+    #[inline]
     pub fn resolve(&self, column: usize, stored: CdValue<'a>) -> Result<PageValue<'a>> {
         let stored = match stored {
-            CdValue::Symbol(n) => CdValue::Bytes(self.dictionary.get(usize::from(n)).copied().ok_or_else(|| {
-                Error::corrupt(format!(
-                    "column {column}: dictionary symbol {n} past the page's {} dictionary entries",
-                    self.dictionary.len()
-                ))
-            })?),
+            CdValue::Symbol(n) => match self.dictionary.get(usize::from(n)) {
+                Some(&entry) => CdValue::Bytes(entry),
+                None => return Err(self.no_symbol(column, n)),
+            },
             other => other,
         };
         let Some(anchor) = self.prefixes.get(column).copied().flatten() else {
@@ -178,19 +177,33 @@ impl<'a> CompressionInfo<'a> {
         };
         let CdValue::Bytes(bytes) = stored else { return Ok(PageValue::Stored(stored)) };
         let Some((&length, suffix)) = bytes.split_first() else { return Ok(PageValue::Stored(CdValue::Bytes(anchor))) };
-        if length & TWO_BYTE_PREFIX_LENGTH != 0 {
-            return Err(Error::unsupported(format!(
-                "column {column}: a two-byte anchor prefix length (byte {length:#04x}): its layout is not confirmed, not read"
-            )));
+        match anchor.get(..usize::from(length)) {
+            Some(prefix) if length & TWO_BYTE_PREFIX_LENGTH == 0 => Ok(PageValue::Prefixed { prefix, suffix }),
+            _ => Err(bad_prefix(column, length, anchor.len())),
         }
-        let prefix = anchor.get(..usize::from(length)).ok_or_else(|| {
-            Error::corrupt(format!(
-                "column {column}: anchor prefix of {length} bytes, longer than the anchor's {} bytes",
-                anchor.len()
-            ))
-        })?;
-        Ok(PageValue::Prefixed { prefix, suffix })
     }
+
+    #[cold]
+    fn no_symbol(&self, column: usize, n: u8) -> Error {
+        Error::corrupt(format!(
+            "column {column}: dictionary symbol {n} past the page's {} dictionary entries",
+            self.dictionary.len()
+        ))
+    }
+}
+
+/// The error for an anchor prefix length byte `length` of column `column` whose anchor value
+/// holds `anchor_len` bytes.
+#[cold]
+fn bad_prefix(column: usize, length: u8, anchor_len: usize) -> Error {
+    if length & TWO_BYTE_PREFIX_LENGTH != 0 {
+        return Error::unsupported(format!(
+            "column {column}: a two-byte anchor prefix length (byte {length:#04x}): its layout is not confirmed, not read"
+        ));
+    }
+    Error::corrupt(format!(
+        "column {column}: anchor prefix of {length} bytes, longer than the anchor's {anchor_len} bytes"
+    ))
 }
 
 /// A column's value on a page with a CI structure, still in its compressed storage form.

@@ -2,14 +2,18 @@
 //! [`crate::plain_pages`] path for CD records.
 //!
 //! A page's CI structure (anchor record, dictionary) is parsed once. Each record's CD array is
-//! walked once ([`CdRecord::values_into`]), which places every stored value of the record; then
-//! each output column is appended for all the page's records in one typed loop
-//! (`ColumnBuilder::append_cells`, the conversion the row-by-row path uses). A value whose
-//! compressed form is its ordinary form (varchar, varbinary, (max) types:
-//! [`values::stored_as_is`]) goes to the builder straight from the record; the others are
-//! expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer reused for the
-//! whole column, after their anchor prefix and dictionary symbol are resolved against the
-//! page's CI structure ([`CompressionInfo::resolve`]).
+//! walked once ([`CdRecord::parse_values`]), which checks the record and places every stored
+//! value of it; then each output column is appended for all the page's records in one loop,
+//! after each value's anchor prefix and dictionary symbol are resolved against the page's CI
+//! structure ([`CompressionInfo::resolve`]):
+//! - integers, bit, money, date and datetime ([`IntegerForm`]) and decimals (vardecimal) are read
+//!   from the stored bytes straight into the column's Arrow values, one typed loop a column
+//!   ([`BatchBuilder::append_integers`], [`BatchBuilder::append_decimals`]);
+//! - a value whose compressed form is its ordinary form (varchar, varbinary, (max) types:
+//!   [`values::stored_as_is`]) goes to the builder straight from the record;
+//! - the others are expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer
+//!   reused for the whole column, then converted as every value of their type is
+//!   (`ColumnBuilder::append_cells`).
 //!
 //! Eligibility is decided in two places, both explicit:
 //! - [`CdLayout::of`], once per partition: the rows are CD records, the layout has no sparse
@@ -25,7 +29,8 @@
 
 use crate::catalog::rowset::ColumnLocation;
 use crate::columnar::BatchBuilder;
-use crate::compressed::values;
+use crate::compressed::values::{self, IntegerForm};
+use crate::compressed::vardecimal;
 use crate::error::Result;
 use crate::page::compression_info::{CompressionInfo, PageValue};
 use crate::page::Page;
@@ -34,7 +39,7 @@ use crate::record::cd::{CdRecord, CdRecordType, CdValue};
 use crate::record::{Record, RecordFormat};
 use crate::rows::{ColumnPlan, RowDecoder};
 use crate::scan::{self, Flow, ScanMode, ScanStats};
-use crate::types::SqlType;
+use crate::types::{SqlType, TypeInfo};
 
 /// Where each output column of a compressed partition is, worked out once per partition.
 #[derive(Debug, Clone)]
@@ -50,6 +55,19 @@ struct CdColumn {
     index: usize,
     /// Its compressed form is its ordinary storage form.
     as_is: bool,
+    /// How its values go into Arrow.
+    typed: Typed,
+}
+
+/// A column's values read straight into Arrow, with no ordinary storage form in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Typed {
+    /// One integer each.
+    Integer(IntegerForm),
+    /// vardecimal.
+    Decimal,
+    /// Expanded to the ordinary storage form, then converted as every value of the type is.
+    No,
 }
 
 /// One cell of a column being appended: where its ordinary storage form is.
@@ -82,7 +100,12 @@ impl CdLayout {
                 return None;
             }
             stored_columns = stored_columns.max(index + 1);
-            columns.push(CdColumn { index, as_is: values::stored_as_is(ty) });
+            let typed = match IntegerForm::of(ty) {
+                Some(form) => Typed::Integer(form),
+                None if matches!(ty.sql_type, SqlType::Decimal | SqlType::Numeric) => Typed::Decimal,
+                None => Typed::No,
+            };
+            columns.push(CdColumn { index, as_is: values::stored_as_is(ty), typed });
         }
         Some(CdLayout { columns, stored_columns })
     }
@@ -101,10 +124,9 @@ impl CdLayout {
         let mut slot = first_slot;
         while slot < page.slot_count() && appended < max_rows {
             if let Ok(Some(bytes)) = page.slot_bytes(slot) {
-                if let Ok(record) = CdRecord::parse(bytes) {
+                record_values.clear();
+                if let Ok(record) = CdRecord::parse_values(bytes, self.stored_columns, &mut record_values) {
                     if record.record_type() == CdRecordType::Primary && record.column_count() >= self.stored_columns {
-                        record_values.clear();
-                        record.values_into(self.stored_columns, &mut record_values);
                         if !record_values.iter().any(|v| matches!(v, CdValue::Complex(_))) {
                             let row = run.slots.len();
                             for (j, column) in self.columns.iter().enumerate() {
@@ -150,9 +172,46 @@ impl CdLayout {
         let (mut expanded, mut joined) = (Vec::new(), Vec::new());
         let mut cells: Vec<Cell<'a>> = Vec::with_capacity(rows);
         for (i, (plan, &column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
+            let stored = &run.cells[i * run.room..][..rows];
+            let ty = &plan.column.type_info;
+            // A value that does not read ends the column's run; its error, located, is kept here.
+            let mut failure = None;
+            let mut fail = |e, slot| failure = Some(decoder.in_column(e, plan).at_page(page.id()).at_slot(slot));
+            let values = stored.iter().zip(&run.slots);
+            match column.typed {
+                Typed::Integer(form) => {
+                    let integers =
+                        values.map_while(|(&value, &slot)| match integer_cell(ty, form, ci, column, value) {
+                            Ok(v) => Some(v),
+                            Err(e) => {
+                                fail(e, slot);
+                                None
+                            }
+                        });
+                    batch.append_integers(i, plan, integers)?;
+                }
+                Typed::Decimal => {
+                    let decimals = values.map_while(|(&value, &slot)| {
+                        match resolve(ci, column, value).and_then(|v| decimal_cell(ty, v, &mut joined)) {
+                            Ok(v) => Some(v),
+                            Err(e) => {
+                                fail(e, slot);
+                                None
+                            }
+                        }
+                    });
+                    batch.append_decimals(i, plan, decimals)?;
+                }
+                Typed::No => {}
+            }
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            if column.typed != Typed::No {
+                continue;
+            }
             expanded.clear();
             cells.clear();
-            let stored = &run.cells[i * run.room..][..rows];
             for (&value, &slot) in stored.iter().zip(&run.slots) {
                 let cell = cell(plan, column, ci, value, &mut expanded, &mut joined)
                     .map_err(|e| decoder.in_column(e, plan).at_page(page.id()).at_slot(slot))?;
@@ -198,10 +257,7 @@ fn cell<'a>(
     expanded: &mut Vec<u8>,
     joined: &mut Vec<u8>,
 ) -> Result<Cell<'a>> {
-    let value = match ci {
-        Some(ci) => ci.resolve(column.index, stored)?,
-        None => PageValue::Stored(stored),
-    };
+    let value = resolve(ci, column, stored)?;
     let ty = &plan.column.type_info;
     let start = expanded.len();
     match value {
@@ -213,11 +269,75 @@ fn cell<'a>(
             expanded.extend_from_slice(suffix);
         }
         PageValue::Prefixed { prefix, suffix } => {
-            joined.clear();
-            joined.extend_from_slice(prefix);
-            joined.extend_from_slice(suffix);
-            values::expand(ty, CdValue::Bytes(joined), expanded)?;
+            values::expand(ty, CdValue::Bytes(join(prefix, suffix, joined)), expanded)?
         }
     }
     Ok(Cell::Expanded(start, expanded.len()))
+}
+
+/// Column `column`'s value `stored`, its prefix and symbol resolved against the page's CI
+/// structure `ci`.
+#[inline]
+fn resolve<'a>(ci: Option<&CompressionInfo<'a>>, column: CdColumn, stored: CdValue<'a>) -> Result<PageValue<'a>> {
+    match ci {
+        Some(ci) => ci.resolve(column.index, stored),
+        None => Ok(PageValue::Stored(stored)),
+    }
+}
+
+/// The integer (NULL: `None`) of a value of type `ty`, of integer form `form`: what [`cell`] and
+/// the builder's conversion give, without the ordinary storage form in between, and the same
+/// errors ([`values::expand`]'s).
+/// Bytes stored in the record, on a page without a CI structure, are matched first: the value
+/// then goes through no [`PageValue`] (copied through memory, that costs as much as the rest).
+#[inline]
+fn integer_cell<'a>(
+    ty: &TypeInfo,
+    form: IntegerForm,
+    ci: Option<&CompressionInfo<'a>>,
+    column: CdColumn,
+    stored: CdValue<'a>,
+) -> Result<Option<i64>> {
+    let (head, tail) = match (ci, stored) {
+        (None, CdValue::Bytes(bytes)) => (bytes, &[][..]),
+        _ => match resolve(ci, column, stored)? {
+            PageValue::Stored(CdValue::Null) => return Ok(None),
+            PageValue::Stored(CdValue::Bytes(bytes)) => (bytes, &[][..]),
+            PageValue::Prefixed { prefix, suffix } => (prefix, suffix),
+            PageValue::Stored(CdValue::TrueBit) if form == IntegerForm::Bit => return Ok(Some(1)),
+            PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
+        },
+    };
+    form.value(head, tail).map(Some).ok_or_else(|| values::too_long(ty, head.len() + tail.len()))
+}
+
+/// The count of `10^-scale` (NULL: `None`) of a vardecimal value of type `ty` (`joined`: a buffer
+/// for a prefix joined with its suffix), as [`integer_cell`] reads integers.
+#[inline]
+fn decimal_cell(ty: &TypeInfo, value: PageValue, joined: &mut Vec<u8>) -> Result<Option<i128>> {
+    let bytes = match value {
+        PageValue::Stored(CdValue::Null) => return Ok(None),
+        PageValue::Stored(CdValue::Bytes(bytes)) => bytes,
+        PageValue::Prefixed { prefix, suffix } => join(prefix, suffix, joined),
+        PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
+    };
+    vardecimal::unscaled(bytes, ty.precision, ty.scale).map(Some)
+}
+
+/// `prefix` followed by `suffix`, in `joined`.
+fn join<'b>(prefix: &[u8], suffix: &[u8], joined: &'b mut Vec<u8>) -> &'b [u8] {
+    joined.clear();
+    joined.extend_from_slice(prefix);
+    joined.extend_from_slice(suffix);
+    joined
+}
+
+/// The error for a value of type `ty` stored as `other` (a true bit of another type, a symbol
+/// without a dictionary, a complex value): [`values::expand`]'s.
+#[cold]
+fn not_stored_as(ty: &TypeInfo, other: CdValue) -> crate::error::Error {
+    match values::expand(ty, other, &mut Vec::new()) {
+        Err(e) => e,
+        Ok(()) => crate::error::Error::corrupt(format!("{} value stored as {other:?}", ty.spelling())),
+    }
 }

@@ -54,14 +54,14 @@ pub fn expand(ty: &TypeInfo, value: CdValue, out: &mut Vec<u8>) -> Result<()> {
         }
         CdValue::Bytes(b) => b,
     };
-    let too_long = || Error::corrupt(format!("compressed {} value of {} bytes", ty.spelling(), bytes.len()));
+    let overlong = || too_long(ty, bytes.len());
     let fixed = || ty.fixed_length().ok_or_else(|| Error::corrupt(format!("{} has no fixed length", ty.spelling())));
     match ty.sql_type {
         SqlType::Bit if bytes.is_empty() => out.push(0),
         SqlType::TinyInt if bytes.len() <= 1 => out.push(bytes.first().copied().unwrap_or(0)),
         SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::SmallMoney | SqlType::Money => {
             let width = fixed()?;
-            let value = compressed_integer(bytes, width).ok_or_else(too_long)?;
+            let value = compressed_integer(bytes, width).ok_or_else(overlong)?;
             // Copies of a constant size: no call to memmove per value.
             match width {
                 2 => out.extend_from_slice(&(value as i16).to_le_bytes()),
@@ -70,7 +70,7 @@ pub fn expand(ty: &TypeInfo, value: CdValue, out: &mut Vec<u8>) -> Result<()> {
             }
         }
         SqlType::DateTime => {
-            let value = compressed_integer(bytes, 8).ok_or_else(too_long)?;
+            let value = compressed_integer(bytes, 8).ok_or_else(overlong)?;
             out.extend_from_slice(&(value as u32).to_le_bytes());
             out.extend_from_slice(&((value >> 32) as i32).to_le_bytes());
         }
@@ -78,29 +78,29 @@ pub fn expand(ty: &TypeInfo, value: CdValue, out: &mut Vec<u8>) -> Result<()> {
             vardecimal::to_decimal_storage(bytes, ty.precision, ty.scale, fixed()?, out)?
         }
         SqlType::Real | SqlType::Float => {
-            let zeros = fixed()?.checked_sub(bytes.len()).ok_or_else(too_long)?;
+            let zeros = fixed()?.checked_sub(bytes.len()).ok_or_else(overlong)?;
             out.resize(out.len() + zeros, 0);
             out.extend_from_slice(bytes);
         }
         SqlType::Date | SqlType::Time | SqlType::DateTime2 | SqlType::DateTimeOffset => {
-            let zeros = fixed()?.checked_sub(bytes.len()).ok_or_else(too_long)?;
+            let zeros = fixed()?.checked_sub(bytes.len()).ok_or_else(overlong)?;
             out.extend_from_slice(bytes);
             out.resize(out.len() + zeros, 0);
         }
         SqlType::Timestamp => {
-            let zeros = 8usize.checked_sub(bytes.len()).ok_or_else(too_long)?;
+            let zeros = 8usize.checked_sub(bytes.len()).ok_or_else(overlong)?;
             out.resize(out.len() + zeros, 0);
             out.extend_from_slice(bytes);
         }
         SqlType::Char | SqlType::Binary => {
-            let pad = fixed()?.checked_sub(bytes.len()).ok_or_else(too_long)?;
+            let pad = fixed()?.checked_sub(bytes.len()).ok_or_else(overlong)?;
             out.extend_from_slice(bytes);
             out.resize(out.len() + pad, if ty.sql_type == SqlType::Char { b' ' } else { 0 });
         }
         SqlType::NChar => {
             let start = out.len();
             scsu::unicode_value(bytes, out)?;
-            let pad = fixed()?.checked_sub(out.len() - start).ok_or_else(too_long)?;
+            let pad = fixed()?.checked_sub(out.len() - start).ok_or_else(overlong)?;
             for _ in 0..pad / 2 {
                 out.extend_from_slice(&[b' ', 0]);
             }
@@ -114,7 +114,7 @@ pub fn expand(ty: &TypeInfo, value: CdValue, out: &mut Vec<u8>) -> Result<()> {
                 ty.spelling()
             )))
         }
-        _ => return Err(too_long()),
+        _ => return Err(overlong()),
     }
     Ok(())
 }
@@ -128,21 +128,78 @@ pub fn stored_as_is(ty: &TypeInfo) -> bool {
         || (ty.sql_type == NVarChar && ty.max_length < 0)
 }
 
+/// The error for a compressed value of type `ty` longer (`len` bytes) than the type holds.
+pub fn too_long(ty: &TypeInfo, len: usize) -> Error {
+    Error::corrupt(format!("compressed {} value of {len} bytes", ty.spelling()))
+}
+
 /// A compressed integer: big endian in `bytes.len()` (0-`width`) bytes with the top bit flipped,
 /// sign-extended; `None` when longer than `width`.
 fn compressed_integer(bytes: &[u8], width: usize) -> Option<i64> {
-    let n = bytes.len();
-    if n > width || n > 8 {
-        return None;
+    IntegerForm::Flipped(width).value(bytes, &[])
+}
+
+/// The compressed forms that hold one integer, which [`IntegerForm::value`] reads straight from
+/// the stored bytes (the column-at-a-time path, [`crate::scans::cd_pages`], puts it into Arrow
+/// with no ordinary storage form in between). The integer is the one the ordinary form holds:
+/// a date's days since 0001-01-01, a datetime's `days << 32 | ticks`, money in ten-thousandths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntegerForm {
+    /// tinyint: the byte; 0 stored as no bytes.
+    Byte,
+    /// smallint, int, bigint, smallmoney, money, datetime: big endian in at most this many bytes,
+    /// top bit flipped.
+    Flipped(usize),
+    /// date: little endian in at most this many bytes, high zero bytes dropped.
+    LittleEndian(usize),
+    /// bit: no bytes for 0 (a 1 is the CD code for a true bit, which stores none).
+    Bit,
+}
+
+impl IntegerForm {
+    /// The form of type `ty`'s compressed values, `None` when they are not one integer.
+    pub fn of(ty: &TypeInfo) -> Option<Self> {
+        Some(match ty.sql_type {
+            SqlType::TinyInt => IntegerForm::Byte,
+            SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::SmallMoney | SqlType::Money => {
+                IntegerForm::Flipped(ty.fixed_length()?)
+            }
+            SqlType::DateTime => IntegerForm::Flipped(8),
+            SqlType::Date => IntegerForm::LittleEndian(3),
+            SqlType::Bit => IntegerForm::Bit,
+            _ => return None,
+        })
     }
-    if n == 0 {
-        return Some(0);
+
+    /// The integer stored as `head` followed by `tail` (an anchor prefix and the record's suffix,
+    /// or the whole value and nothing), `None` when they are longer than the form holds.
+    #[inline]
+    pub fn value(self, head: &[u8], tail: &[u8]) -> Option<i64> {
+        let n = head.len() + tail.len();
+        // Big endian: each byte shifts the ones before it up.
+        let big_endian = || {
+            let raw = head.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+            tail.iter().fold(raw, |acc, &b| acc << 8 | u64::from(b))
+        };
+        match self {
+            IntegerForm::Flipped(width) if n <= width.min(8) => {
+                if n == 0 {
+                    return Some(0);
+                }
+                let bits = 8 * n as u32;
+                let flipped = big_endian() ^ (1u64 << (bits - 1));
+                // Move the value's sign bit to bit 63 and shift back, extending it.
+                Some(((flipped << (64 - bits)) as i64) >> (64 - bits))
+            }
+            IntegerForm::Byte if n <= 1 => Some(big_endian() as i64),
+            IntegerForm::LittleEndian(width) if n <= width.min(8) => {
+                // Reversed, the bytes read big endian end up at the top of the word.
+                Some(if n == 0 { 0 } else { (big_endian().swap_bytes() >> (64 - 8 * n as u32)) as i64 })
+            }
+            IntegerForm::Bit if n == 0 => Some(0),
+            _ => None,
+        }
     }
-    let raw = bytes.iter().fold(0u64, |acc, b| acc << 8 | u64::from(*b));
-    let bits = 8 * n as u32;
-    let flipped = raw ^ (1u64 << (bits - 1));
-    // Move the value's sign bit to bit 63 and shift back, extending it.
-    Some(((flipped << (64 - bits)) as i64) >> (64 - bits))
 }
 
 /// A compressed value of type `ty` spelled as SQL Server prints it (`code_page_text` decodes
@@ -213,6 +270,27 @@ mod tests {
         ] {
             assert_eq!(first_column(record, spelling), value, "{record} as {spelling}");
         }
+    }
+
+    #[test]
+    fn integer_forms_read_a_prefix_and_suffix_as_the_joined_value() {
+        // OrcaMDF's -8388609 as an int, and a date of day 0x030201, split at every byte.
+        for (form, bytes, value) in [
+            (IntegerForm::Flipped(4), &[0x7f, 0x7f, 0xff, 0xff][..], -8_388_609),
+            (IntegerForm::LittleEndian(3), &[0x01, 0x02, 0x03][..], 0x030201),
+            (IntegerForm::Byte, &[0xff][..], 255),
+        ] {
+            for split in 0..=bytes.len() {
+                assert_eq!(form.value(&bytes[..split], &bytes[split..]), Some(value), "{form:?} split at {split}");
+            }
+        }
+        assert_eq!(IntegerForm::LittleEndian(3).value(&[], &[]), Some(0));
+        assert_eq!(IntegerForm::Bit.value(&[], &[]), Some(0));
+        assert_eq!(IntegerForm::Bit.value(&[1], &[]), None);
+        assert_eq!(IntegerForm::Flipped(2).value(&[0x80], &[1, 2]), None, "three bytes for a smallint");
+        assert_eq!(IntegerForm::of(&ty("money")), Some(IntegerForm::Flipped(8)));
+        assert_eq!(IntegerForm::of(&ty("datetime")), Some(IntegerForm::Flipped(8)));
+        assert_eq!(IntegerForm::of(&ty("decimal(9,2)")), None);
     }
 
     #[test]
