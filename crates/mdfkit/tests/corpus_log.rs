@@ -257,8 +257,7 @@ fn the_marks_split_the_stopat_rows_as_expected() {
 
 /// The mark stop points of the redo ([`StopPoint::Mark`]) keep exactly the transactions whose
 /// inserts give EXPECTED.json's max_step for STOPATMARK, STOPBEFOREMARK and STOPATMARK ... AFTER
-/// (the StopAt chain's pages cannot be rolled forward yet: its log creates the table's first
-/// page, see `the_stopat_chain_is_refused_by_name`; the transactions kept are checked here).
+/// (from the log's own row images; `the_stopat_chain_reads_each_marks_rows` reads the pages).
 #[test]
 fn mark_stop_points_keep_the_expected_transactions() {
     let Some(dir) = common::corpus_dir() else { return };
@@ -313,15 +312,56 @@ fn mark_stop_points_keep_the_expected_transactions() {
     assert!(e.to_string().contains("no mark \"nosuchmark\""), "{e}");
 }
 
-/// The StopAt chain's log backups create dbo.steps' first page (LOP_FORMAT_PAGE, allocation
-/// bits, file header changes): redo does not do those yet, and the read is refused naming the
-/// page, the operation and its LSN, never answered from the full backup alone.
+/// The StopAt chain read through the library at each of EXPECTED.json's mark stop points holds
+/// its max_step. Its log backups create dbo.steps' first page (LOP_FORMAT_PAGE of an IAM and a
+/// data page, LOP_ROOT_CHANGE of its sys.sysallocunits row, PFS and SGAM bits, the file
+/// header's differential base), so this reads only if redo does every one of them.
 #[test]
-fn the_stopat_chain_is_refused_by_name() {
+fn the_stopat_chain_reads_each_marks_rows() {
     let Some(dir) = common::corpus_dir() else { return };
-    let files = chain(&dir, "stopat");
-    let e = Database::open(&files).err().unwrap().to_string();
-    assert!(e.contains("page 1:0 cannot be rolled forward: LOP_FILE_HDR_MODIFY at LSN 00000013:000000a4:0001"), "{e}");
+    let mut files = chain(&dir, "stopat");
+    files.extend(chain(&dir, "stopat-later-logs"));
+    let case = &expected(&dir, "stopat + stopat-later-logs")[0]["expect"];
+    for (stopatmark, stopbeforemark, after, key) in [
+        (Some("dbatoolstest"), None, None, "STOPATMARK 'dbatoolstest'"),
+        (None, Some("dbatoolstest"), None, "STOPBEFOREMARK 'dbatoolstest'"),
+        (
+            Some("dbatoolstest"),
+            None,
+            Some("2020-05-12 13:33:35"),
+            "STOPATMARK 'dbatoolstest' AFTER '2020-05-12 13:33:35'",
+        ),
+    ] {
+        let stop = StopPoint::from_options(None, stopatmark, stopbeforemark, after, None).unwrap().unwrap();
+        let db = Database::open_until(&files, None, stop).unwrap_or_else(|e| panic!("{key}: {e}"));
+        let max = common::step_rows(&db).iter().filter_map(|(step, _)| *step).max();
+        assert_eq!(max, case[key]["max_step"].as_i64(), "{key}");
+    }
+}
+
+/// The striped chain (full and log backup, each over two files) reads: its log creates
+/// dbo.steps' first page as StopAt's does. Ground truth: the script that made it (dbatools'
+/// lab build, `RestoreTimeStripe.sql`) inserts steps 0 to 9, one row each, between the full
+/// backup and the first log backup; every `dt` lies between the two backups' start and finish
+/// (their headers).
+#[test]
+fn the_striped_chain_reads_the_rows_its_first_log_inserts() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let files = chain(&dir, "stripe");
+    let db = Database::open(&files).unwrap();
+    let rows = common::step_rows(&db);
+    let steps: Vec<i64> = rows.iter().filter_map(|(step, _)| *step).collect();
+    assert_eq!(steps, (0..10).collect::<Vec<_>>());
+    let header = |file: &str| {
+        let media = BackupMedia::open(&[dir.join("chains/stripe").join(file)]).unwrap();
+        media.sets()[0].clone()
+    };
+    let start = header("RestoreTimeStripe.bak").start.unwrap().to_string();
+    let finish = header("RestoreTimeStripe_1.trn").finish.unwrap().to_string();
+    assert!(
+        rows.iter().all(|(_, dt)| dt[..19] >= start[..19] && dt[..19] <= finish[..19]),
+        "{rows:?} {start} {finish}"
+    );
 }
 
 /// A damaged log block is named, never read past: a sector whose status byte has the other
