@@ -402,11 +402,26 @@ fn a_damaged_log_block_is_named() {
     assert!(e.contains("slot 1") && e.contains(&format!("log block at byte {first} of the file")), "{e}");
 }
 
-/// A copy of the RestoreTimeClean chain in a scratch folder, with a slot entry pointing outside
-/// its block in the middle of `RestoreTimeClean2_2.trn`'s log: the damaged file, the
-/// block's byte offset in it, and its LSN (vlf and block from the block header at +0x0c and
-/// +0x10, see `log/block.rs`).
-fn damaged_chain(dir: &Path, scratch: &Path) -> (Vec<PathBuf>, PathBuf, usize, Lsn) {
+/// A damaged log block: a slot entry pointing outside its block, or its header zeroed (so that it
+/// reads as the end of the log).
+#[derive(Clone, Copy, Debug)]
+enum Damage {
+    SlotOutside,
+    ZeroHeader,
+}
+
+/// A block of a damaged log: its byte offset in the file and its LSN.
+struct DamagedBlock {
+    offset: usize,
+    lsn: Lsn,
+    /// The block after it.
+    next: (usize, Lsn),
+}
+
+/// A copy of the RestoreTimeClean chain in a scratch folder, with `damage` done to a block in the
+/// middle of `RestoreTimeClean2_2.trn`'s log: the files, the damaged file and the block (vlf and
+/// block from the block header at +0x0c and +0x10, see `log/block.rs`).
+fn damaged_chain(dir: &Path, scratch: &Path, damage: Damage) -> (Vec<PathBuf>, PathBuf, DamagedBlock) {
     std::fs::create_dir_all(scratch).unwrap();
     let mut files = Vec::new();
     for file in chain(dir, "restoretimeclean") {
@@ -427,45 +442,69 @@ fn damaged_chain(dir: &Path, scratch: &Path) -> (Vec<PathBuf>, PathBuf, usize, L
             block: u32::from_le_bytes(bytes[at + 0x10..at + 0x14].try_into().unwrap()),
             slot: 0,
         };
-        blocks.push((at, size, lsn));
+        blocks.push((at, lsn));
         at += size.max(512);
     }
     assert!(blocks.len() >= 3, "{} blocks", blocks.len());
-    let (offset, _, lsn) = blocks[blocks.len() / 2];
-    // Slot 1's entry (just below entry 0, whose offset is at block +4) points past the block.
-    let array = offset + usize::from(u16::from_le_bytes([bytes[offset + 4], bytes[offset + 5]]));
-    bytes[array - 2..array].copy_from_slice(&0xfff0u16.to_le_bytes());
+    let middle = blocks.len() / 2;
+    let ((offset, lsn), next) = (blocks[middle], blocks[middle + 1]);
+    match damage {
+        Damage::SlotOutside => {
+            // Slot 1's entry (just below entry 0, whose offset is at block +4) points past the block.
+            let array = offset + usize::from(u16::from_le_bytes([bytes[offset + 4], bytes[offset + 5]]));
+            bytes[array - 2..array].copy_from_slice(&0xfff0u16.to_le_bytes());
+        }
+        Damage::ZeroHeader => bytes[offset..offset + 0x28].fill(0),
+    }
     std::fs::write(&damaged, bytes).unwrap();
-    (files, damaged, offset, lsn)
+    (files, damaged, DamagedBlock { offset, lsn, next })
 }
 
-/// A damaged log backup in a chain: the restore fails naming the file, the block's byte offset
-/// and LSN; with salvage it rolls forward up to the last good record, says what it kept, and
-/// reads what the undamaged chain reads when stopped just before the damaged block.
+/// A damaged log backup in a chain (a slot outside its block, or a block header of zeros that
+/// would read as the end of the log): the restore fails naming the file, the block's byte offset
+/// and an LSN (the block's own, or for a zeroed header the block after it); with salvage it rolls
+/// forward up to the last good record, says what it kept, and reads what the undamaged chain reads
+/// when stopped just before the damaged block.
 #[test]
 fn a_damaged_log_backup_fails_the_chain_and_salvage_stops_at_the_last_good_lsn() {
     let Some(dir) = common::corpus_dir() else { return };
-    let scratch = std::env::temp_dir().join(format!("mdfkit-damaged-chain-{}", std::process::id()));
-    let (files, damaged, offset, lsn) = damaged_chain(&dir, &scratch);
-    let block = format!("LSN {}", mdfkit::log::lsn_text(lsn));
+    for damage in [Damage::SlotOutside, Damage::ZeroHeader] {
+        damaged_chain_is_named_and_salvaged(&dir, damage);
+    }
+}
+
+fn damaged_chain_is_named_and_salvaged(dir: &Path, damage: Damage) {
+    let scratch = std::env::temp_dir().join(format!("mdfkit-damaged-chain-{}-{damage:?}", std::process::id()));
+    let (files, damaged, block) = damaged_chain(dir, &scratch, damage);
+    let (offset, lsn) = (block.offset, block.lsn);
+    let named = match damage {
+        Damage::SlotOutside => format!("LSN {}", mdfkit::log::lsn_text(lsn)),
+        Damage::ZeroHeader => format!(
+            "its header is zeros, as at the end of the log, but a block follows at byte {} (LSN {})",
+            block.next.0,
+            mdfkit::log::lsn_text(block.next.1)
+        ),
+    };
     let e = Database::open(&files).err().expect("a damaged log refused").to_string();
     assert!(
         e.contains(damaged.to_str().unwrap())
             && e.contains(&format!("log block at byte {offset} of the file"))
-            && e.contains(&block)
-            && e.contains("slot 1 says its record is at +65520")
+            && e.contains(&named)
             && e.contains("--salvage"),
-        "{e}"
+        "{damage:?}: {e}"
     );
+    if let Damage::SlotOutside = damage {
+        assert!(e.contains("slot 1 says its record is at +65520"), "{e}");
+    }
     let salvaged = Database::open_salvaging_until(&files, None, StopPoint::End).unwrap();
     let notes = salvaged.reader().source().notes().to_vec();
-    assert!(notes.iter().any(|n| n.contains(&block) && n.contains("rolled forward up to there only")), "{notes:?}");
-    let intact = chain(&dir, "restoretimeclean");
+    assert!(notes.iter().any(|n| n.contains(&named) && n.contains("rolled forward up to there only")), "{notes:?}");
+    let intact = chain(dir, "restoretimeclean");
     let before = Database::open_until(&intact, None, StopPoint::Lsn { at: lsn, included: false }).unwrap();
     let kept = common::step_times(&salvaged);
     assert_eq!(kept, common::step_times(&before));
     // Less than the whole chain (EXPECTED.json's max), more than the log before the damaged one.
-    let whole = expected(&dir, "restoretimeclean").into_iter().find(|c| c["stopat"].is_null()).unwrap();
+    let whole = expected(dir, "restoretimeclean").into_iter().find(|c| c["stopat"].is_null()).unwrap();
     assert!(kept.last().map(String::as_str) < whole["max_dt"].as_str(), "{kept:?}");
     let first_log = Database::open(&intact[..3]).unwrap();
     assert!(kept.len() > common::step_times(&first_log).len());
