@@ -23,6 +23,17 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `mdfkit cat --format csv FILES... dbo.steps OPTIONS...`, which must succeed.
+fn cat_steps(files: &[String], options: &[&str]) -> Output {
+    let mut args = vec!["cat", "--format", "csv"];
+    args.extend(files.iter().map(String::as_str));
+    args.push("dbo.steps");
+    args.extend(options);
+    let run = mdfkit(&args);
+    assert_eq!(run.status.code(), Some(0), "{options:?}: {}", text(&run.stderr));
+    run
+}
+
 /// The `dt` column (the second) of `cat dbo.steps --format csv`, to the second, sorted.
 fn step_times(run: &Output) -> Vec<String> {
     let mut dts: Vec<String> =
@@ -351,12 +362,7 @@ fn cat_of_the_stopat_chain_stops_at_its_marks() {
             "STOPATMARK 'dbatoolstest' AFTER '2020-05-12 13:33:35'",
         ),
     ] {
-        let mut args = vec!["cat", "--format", "csv"];
-        args.extend(files.iter().map(String::as_str));
-        args.push("dbo.steps");
-        args.extend(options);
-        let run = mdfkit(&args);
-        assert_eq!(run.status.code(), Some(0), "{key}: {}", text(&run.stderr));
+        let run = cat_steps(&files, options);
         let max = text(&run.stdout).lines().skip(1).filter_map(|l| l.split(',').next()?.parse::<i64>().ok()).max();
         assert_eq!(max, case["expect"][key]["max_step"].as_i64(), "{key}");
     }
@@ -397,12 +403,7 @@ fn a_stop_lsn_reads_as_the_stop_time_of_its_commit() {
     let decimal = format!("{}{:010}{:05}", parts[0], parts[1], parts[2]);
     let short = format!("{}:{}:{}", parts[0], parts[1], parts[2]);
     let dts = |stop: &[&str]| -> (String, String) {
-        let mut args = vec!["cat", "--format", "csv"];
-        args.extend(files.iter().map(String::as_str));
-        args.push("dbo.steps");
-        args.extend(stop);
-        let run = mdfkit(&args);
-        assert_eq!(run.status.code(), Some(0), "{stop:?}: {}", text(&run.stderr));
+        let run = cat_steps(&files, stop);
         let dts = step_times(&run);
         (dts.first().cloned().unwrap(), dts.last().cloned().unwrap())
     };
