@@ -179,6 +179,12 @@ fn inserts_into_steps_name_its_partition() {
         }
     }
     assert!(inserts > 0, "no insert into dbo.steps in the log backups");
+    // StopAt's log creates dbo.steps' first pages: its LOP_ROOT_CHANGE records name its rowset.
+    let stopat = Database::open_until(&[dir.join("chains/stopat/StopAt.bak")], None, StopPoint::NoLog).unwrap();
+    let steps = stopat.catalog().find_table("dbo.steps").unwrap().partitions[0].partition_id as u64;
+    let (_, seen) = records(&dir.join("chains/stopat/StopAt_1.trn"));
+    let roots: Vec<Option<u64>> = seen.iter().filter(|r| r.op == Operation::ROOT_CHANGE).map(|r| r.partition).collect();
+    assert_eq!(roots, [Some(steps); 3]);
 }
 
 /// The chain's EXPECTED.json entry for `folder`.

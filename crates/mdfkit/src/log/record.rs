@@ -315,9 +315,17 @@ impl<'a> LogRecord<'a> {
         self.page_field(0x20, |b| read_u16(b, 0x1e))
     }
 
-    /// The rowset (`sys.partitions.partition_id`) the page belongs to.
+    /// The rowset (`sys.partitions.partition_id`) the page belongs to: +0x30, but +0x38 for
+    /// LOP_ROOT_CHANGE (the rowset whose `sys.sysallocunits` row it changes: StopAt_1.trn's
+    /// 13:a9:e carries 72057594038779904, the ownerid of the row it changes) and none for
+    /// LOP_FORMAT_PAGE and LOP_FILE_HDR_MODIFY, whose +0x30 holds other fields (see
+    /// [`super::redo`]).
     pub fn partition_id(&self) -> Option<u64> {
-        self.page_field(0x38, |b| read_u64(b, 0x30))
+        match self.operation() {
+            Operation::ROOT_CHANGE => self.page_field(0x40, |b| read_u64(b, 0x38)),
+            Operation::FORMAT_PAGE | Operation::FILE_HDR_MODIFY => None,
+            _ => self.page_field(0x38, |b| read_u64(b, 0x30)),
+        }
     }
 
     /// +0x38: where in the record a page operation's change starts.
