@@ -343,6 +343,17 @@ fn the_stopat_chain_reads_each_marks_rows() {
         let max = common::step_rows(&db).iter().filter_map(|(step, _)| *step).max();
         assert_eq!(max, case[key]["max_step"].as_i64(), "{key}");
     }
+    pages_redone_agree(&files);
+}
+
+/// The pages redo built agree with each other and with the rest of the database: page and
+/// catalog checks (IAM chains and PFS bytes against the pages, sys.sysallocunits against the
+/// IAM pages, like DBCC CHECKDB PHYSICAL_ONLY) find no problem in the database `files` restore.
+fn pages_redone_agree(files: &[PathBuf]) {
+    let db = Database::open(files).unwrap();
+    let (pages, _) = mdfkit::check::check_pages(db.reader().source(), |_| {});
+    let (catalog, _) = mdfkit::check::check_catalog(&db).unwrap();
+    assert!(pages.is_empty() && catalog.is_empty(), "{pages:?} {catalog:?}");
 }
 
 /// The striped chain (full and log backup, each over two files) reads: its log creates
@@ -368,6 +379,7 @@ fn the_striped_chain_reads_the_rows_its_first_log_inserts() {
         rows.iter().all(|(_, dt)| dt[..19] >= start[..19] && dt[..19] <= finish[..19]),
         "{rows:?} {start} {finish}"
     );
+    pages_redone_agree(&files);
 }
 
 /// A damaged log block is named, never read past: a sector whose status byte has the other
