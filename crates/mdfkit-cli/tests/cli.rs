@@ -23,6 +23,17 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `mdfkit cat --format csv FILES... dbo.steps OPTIONS...`, which must succeed.
+fn cat_steps(files: &[String], options: &[&str]) -> Output {
+    let mut args = vec!["cat", "--format", "csv"];
+    args.extend(files.iter().map(String::as_str));
+    args.push("dbo.steps");
+    args.extend(options);
+    let run = mdfkit(&args);
+    assert_eq!(run.status.code(), Some(0), "{options:?}: {}", text(&run.stderr));
+    run
+}
+
 /// The `dt` column (the second) of `cat dbo.steps --format csv`, to the second, sorted.
 fn step_times(run: &Output) -> Vec<String> {
     let mut dts: Vec<String> =
@@ -328,6 +339,35 @@ fn the_restore_plan_lists_the_logs_after_the_differential() {
     assert!(text(&run.stderr).contains("no mark \"nosuchmark\""), "{}", text(&run.stderr));
 }
 
+/// The StopAt chain (its log creates dbo.steps' first page): `cat` with EXPECTED.json's three
+/// mark stop points gives each one's max_step; the step is the csv's first column.
+#[test]
+fn cat_of_the_stopat_chain_stops_at_its_marks() {
+    let Some(dir) = corpus() else { return };
+    let mut files = Vec::new();
+    for folder in ["chains/stopat", "chains/stopat-later-logs"] {
+        for e in std::fs::read_dir(dir.join(folder)).unwrap() {
+            files.push(e.unwrap().path().to_str().unwrap().to_string());
+        }
+    }
+    files.sort();
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap()).unwrap();
+    let case = expected["chains"].as_array().unwrap().iter().find(|c| c["database"] == "StopAt").unwrap();
+    for (options, key) in [
+        (&["--stopatmark", "dbatoolstest"][..], "STOPATMARK 'dbatoolstest'"),
+        (&["--stopbeforemark", "dbatoolstest"][..], "STOPBEFOREMARK 'dbatoolstest'"),
+        (
+            &["--stopatmark", "dbatoolstest", "--after", "2020-05-12 13:33:35"][..],
+            "STOPATMARK 'dbatoolstest' AFTER '2020-05-12 13:33:35'",
+        ),
+    ] {
+        let run = cat_steps(&files, options);
+        let max = text(&run.stdout).lines().skip(1).filter_map(|l| l.split(',').next()?.parse::<i64>().ok()).max();
+        assert_eq!(max, case["expect"][key]["max_step"].as_i64(), "{key}");
+    }
+}
+
 /// `--stopatlsn` at the commit of the last transaction committed by EXPECTED.json's STOPAT time
 /// (found with `mdfkit log`) reads that restore's min and max of dbo.steps.dt, in the three
 /// spellings of an LSN; `--stopbeforemark lsn:` at it leaves that transaction out, and an LSN
@@ -363,12 +403,7 @@ fn a_stop_lsn_reads_as_the_stop_time_of_its_commit() {
     let decimal = format!("{}{:010}{:05}", parts[0], parts[1], parts[2]);
     let short = format!("{}:{}:{}", parts[0], parts[1], parts[2]);
     let dts = |stop: &[&str]| -> (String, String) {
-        let mut args = vec!["cat", "--format", "csv"];
-        args.extend(files.iter().map(String::as_str));
-        args.push("dbo.steps");
-        args.extend(stop);
-        let run = mdfkit(&args);
-        assert_eq!(run.status.code(), Some(0), "{stop:?}: {}", text(&run.stderr));
+        let run = cat_steps(&files, stop);
         let dts = step_times(&run);
         (dts.first().cloned().unwrap(), dts.last().cloned().unwrap())
     };

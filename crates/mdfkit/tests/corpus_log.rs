@@ -179,6 +179,12 @@ fn inserts_into_steps_name_its_partition() {
         }
     }
     assert!(inserts > 0, "no insert into dbo.steps in the log backups");
+    // StopAt's log creates dbo.steps' first pages: its LOP_ROOT_CHANGE records name its rowset.
+    let stopat = Database::open_until(&[dir.join("chains/stopat/StopAt.bak")], None, StopPoint::NoLog).unwrap();
+    let steps = stopat.catalog().find_table("dbo.steps").unwrap().partitions[0].partition_id as u64;
+    let (_, seen) = records(&dir.join("chains/stopat/StopAt_1.trn"));
+    let roots: Vec<Option<u64>> = seen.iter().filter(|r| r.op == Operation::ROOT_CHANGE).map(|r| r.partition).collect();
+    assert_eq!(roots, [Some(steps); 3]);
 }
 
 /// The chain's EXPECTED.json entry for `folder`.
@@ -257,8 +263,7 @@ fn the_marks_split_the_stopat_rows_as_expected() {
 
 /// The mark stop points of the redo ([`StopPoint::Mark`]) keep exactly the transactions whose
 /// inserts give EXPECTED.json's max_step for STOPATMARK, STOPBEFOREMARK and STOPATMARK ... AFTER
-/// (the StopAt chain's pages cannot be rolled forward yet: its log creates the table's first
-/// page, see `the_stopat_chain_is_refused_by_name`; the transactions kept are checked here).
+/// (from the log's own row images; `the_stopat_chain_reads_each_marks_rows` reads the pages).
 #[test]
 fn mark_stop_points_keep_the_expected_transactions() {
     let Some(dir) = common::corpus_dir() else { return };
@@ -313,15 +318,68 @@ fn mark_stop_points_keep_the_expected_transactions() {
     assert!(e.to_string().contains("no mark \"nosuchmark\""), "{e}");
 }
 
-/// The StopAt chain's log backups create dbo.steps' first page (LOP_FORMAT_PAGE, allocation
-/// bits, file header changes): redo does not do those yet, and the read is refused naming the
-/// page, the operation and its LSN, never answered from the full backup alone.
+/// The StopAt chain read through the library at each of EXPECTED.json's mark stop points holds
+/// its max_step. Its log backups create dbo.steps' first page (LOP_FORMAT_PAGE of an IAM and a
+/// data page, LOP_ROOT_CHANGE of its sys.sysallocunits row, PFS and SGAM bits, the file
+/// header's differential base), so this reads only if redo does every one of them.
 #[test]
-fn the_stopat_chain_is_refused_by_name() {
+fn the_stopat_chain_reads_each_marks_rows() {
     let Some(dir) = common::corpus_dir() else { return };
-    let files = chain(&dir, "stopat");
-    let e = Database::open(&files).err().unwrap().to_string();
-    assert!(e.contains("page 1:0 cannot be rolled forward: LOP_FILE_HDR_MODIFY at LSN 00000013:000000a4:0001"), "{e}");
+    let mut files = chain(&dir, "stopat");
+    files.extend(chain(&dir, "stopat-later-logs"));
+    let case = &expected(&dir, "stopat + stopat-later-logs")[0]["expect"];
+    for (stopatmark, stopbeforemark, after, key) in [
+        (Some("dbatoolstest"), None, None, "STOPATMARK 'dbatoolstest'"),
+        (None, Some("dbatoolstest"), None, "STOPBEFOREMARK 'dbatoolstest'"),
+        (
+            Some("dbatoolstest"),
+            None,
+            Some("2020-05-12 13:33:35"),
+            "STOPATMARK 'dbatoolstest' AFTER '2020-05-12 13:33:35'",
+        ),
+    ] {
+        let stop = StopPoint::from_options(None, stopatmark, stopbeforemark, after, None).unwrap().unwrap();
+        let db = Database::open_until(&files, None, stop).unwrap_or_else(|e| panic!("{key}: {e}"));
+        let max = common::step_rows(&db).iter().filter_map(|(step, _)| *step).max();
+        assert_eq!(max, case[key]["max_step"].as_i64(), "{key}");
+    }
+    pages_redone_agree(&files);
+}
+
+/// The pages redo built agree with each other and with the rest of the database: page and
+/// catalog checks (IAM chains and PFS bytes against the pages, sys.sysallocunits against the
+/// IAM pages, like DBCC CHECKDB PHYSICAL_ONLY) find no problem in the database `files` restore.
+fn pages_redone_agree(files: &[PathBuf]) {
+    let db = Database::open(files).unwrap();
+    let (pages, _) = mdfkit::check::check_pages(db.reader().source(), |_| {});
+    let (catalog, _) = mdfkit::check::check_catalog(&db).unwrap();
+    assert!(pages.is_empty() && catalog.is_empty(), "{pages:?} {catalog:?}");
+}
+
+/// The striped chain (full and log backup, each over two files) reads: its log creates
+/// dbo.steps' first page as StopAt's does. Ground truth: the script that made it (dbatools'
+/// lab build, `RestoreTimeStripe.sql`) inserts steps 0 to 9, one row each, between the full
+/// backup and the first log backup; every `dt` lies between the two backups' start and finish
+/// (their headers).
+#[test]
+fn the_striped_chain_reads_the_rows_its_first_log_inserts() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let files = chain(&dir, "stripe");
+    let db = Database::open(&files).unwrap();
+    let rows = common::step_rows(&db);
+    let steps: Vec<i64> = rows.iter().filter_map(|(step, _)| *step).collect();
+    assert_eq!(steps, (0..10).collect::<Vec<_>>());
+    let header = |file: &str| {
+        let media = BackupMedia::open(&[dir.join("chains/stripe").join(file)]).unwrap();
+        media.sets()[0].clone()
+    };
+    let start = header("RestoreTimeStripe.bak").start.unwrap().to_string();
+    let finish = header("RestoreTimeStripe_1.trn").finish.unwrap().to_string();
+    assert!(
+        rows.iter().all(|(_, dt)| dt[..19] >= start[..19] && dt[..19] <= finish[..19]),
+        "{rows:?} {start} {finish}"
+    );
+    pages_redone_agree(&files);
 }
 
 /// A damaged log block is named, never read past: a sector whose status byte has the other
@@ -362,11 +420,26 @@ fn a_damaged_log_block_is_named() {
     assert!(e.contains("slot 1") && e.contains(&format!("log block at byte {first} of the file")), "{e}");
 }
 
-/// A copy of the RestoreTimeClean chain in a scratch folder, with a slot entry pointing outside
-/// its block in the middle of `RestoreTimeClean2_2.trn`'s log: the damaged file, the
-/// block's byte offset in it, and its LSN (vlf and block from the block header at +0x0c and
-/// +0x10, see `log/block.rs`).
-fn damaged_chain(dir: &Path, scratch: &Path) -> (Vec<PathBuf>, PathBuf, usize, Lsn) {
+/// A damaged log block: a slot entry pointing outside its block, or its header zeroed (so that it
+/// reads as the end of the log).
+#[derive(Clone, Copy, Debug)]
+enum Damage {
+    SlotOutside,
+    ZeroHeader,
+}
+
+/// A block of a damaged log: its byte offset in the file and its LSN.
+struct DamagedBlock {
+    offset: usize,
+    lsn: Lsn,
+    /// The block after it.
+    next: (usize, Lsn),
+}
+
+/// A copy of the RestoreTimeClean chain in a scratch folder, with `damage` done to a block in the
+/// middle of `RestoreTimeClean2_2.trn`'s log: the files, the damaged file and the block (vlf and
+/// block from the block header at +0x0c and +0x10, see `log/block.rs`).
+fn damaged_chain(dir: &Path, scratch: &Path, damage: Damage) -> (Vec<PathBuf>, PathBuf, DamagedBlock) {
     std::fs::create_dir_all(scratch).unwrap();
     let mut files = Vec::new();
     for file in chain(dir, "restoretimeclean") {
@@ -387,45 +460,69 @@ fn damaged_chain(dir: &Path, scratch: &Path) -> (Vec<PathBuf>, PathBuf, usize, L
             block: u32::from_le_bytes(bytes[at + 0x10..at + 0x14].try_into().unwrap()),
             slot: 0,
         };
-        blocks.push((at, size, lsn));
+        blocks.push((at, lsn));
         at += size.max(512);
     }
     assert!(blocks.len() >= 3, "{} blocks", blocks.len());
-    let (offset, _, lsn) = blocks[blocks.len() / 2];
-    // Slot 1's entry (just below entry 0, whose offset is at block +4) points past the block.
-    let array = offset + usize::from(u16::from_le_bytes([bytes[offset + 4], bytes[offset + 5]]));
-    bytes[array - 2..array].copy_from_slice(&0xfff0u16.to_le_bytes());
+    let middle = blocks.len() / 2;
+    let ((offset, lsn), next) = (blocks[middle], blocks[middle + 1]);
+    match damage {
+        Damage::SlotOutside => {
+            // Slot 1's entry (just below entry 0, whose offset is at block +4) points past the block.
+            let array = offset + usize::from(u16::from_le_bytes([bytes[offset + 4], bytes[offset + 5]]));
+            bytes[array - 2..array].copy_from_slice(&0xfff0u16.to_le_bytes());
+        }
+        Damage::ZeroHeader => bytes[offset..offset + 0x28].fill(0),
+    }
     std::fs::write(&damaged, bytes).unwrap();
-    (files, damaged, offset, lsn)
+    (files, damaged, DamagedBlock { offset, lsn, next })
 }
 
-/// A damaged log backup in a chain: the restore fails naming the file, the block's byte offset
-/// and LSN; with salvage it rolls forward up to the last good record, says what it kept, and
-/// reads what the undamaged chain reads when stopped just before the damaged block.
+/// A damaged log backup in a chain (a slot outside its block, or a block header of zeros that
+/// would read as the end of the log): the restore fails naming the file, the block's byte offset
+/// and an LSN (the block's own, or for a zeroed header the block after it); with salvage it rolls
+/// forward up to the last good record, says what it kept, and reads what the undamaged chain reads
+/// when stopped just before the damaged block.
 #[test]
 fn a_damaged_log_backup_fails_the_chain_and_salvage_stops_at_the_last_good_lsn() {
     let Some(dir) = common::corpus_dir() else { return };
-    let scratch = std::env::temp_dir().join(format!("mdfkit-damaged-chain-{}", std::process::id()));
-    let (files, damaged, offset, lsn) = damaged_chain(&dir, &scratch);
-    let block = format!("LSN {}", mdfkit::log::lsn_text(lsn));
+    for damage in [Damage::SlotOutside, Damage::ZeroHeader] {
+        damaged_chain_is_named_and_salvaged(&dir, damage);
+    }
+}
+
+fn damaged_chain_is_named_and_salvaged(dir: &Path, damage: Damage) {
+    let scratch = std::env::temp_dir().join(format!("mdfkit-damaged-chain-{}-{damage:?}", std::process::id()));
+    let (files, damaged, block) = damaged_chain(dir, &scratch, damage);
+    let (offset, lsn) = (block.offset, block.lsn);
+    let named = match damage {
+        Damage::SlotOutside => format!("LSN {}", mdfkit::log::lsn_text(lsn)),
+        Damage::ZeroHeader => format!(
+            "its header is zeros, as at the end of the log, but a block follows at byte {} (LSN {})",
+            block.next.0,
+            mdfkit::log::lsn_text(block.next.1)
+        ),
+    };
     let e = Database::open(&files).err().expect("a damaged log refused").to_string();
     assert!(
         e.contains(damaged.to_str().unwrap())
             && e.contains(&format!("log block at byte {offset} of the file"))
-            && e.contains(&block)
-            && e.contains("slot 1 says its record is at +65520")
+            && e.contains(&named)
             && e.contains("--salvage"),
-        "{e}"
+        "{damage:?}: {e}"
     );
+    if let Damage::SlotOutside = damage {
+        assert!(e.contains("slot 1 says its record is at +65520"), "{e}");
+    }
     let salvaged = Database::open_salvaging_until(&files, None, StopPoint::End).unwrap();
     let notes = salvaged.reader().source().notes().to_vec();
-    assert!(notes.iter().any(|n| n.contains(&block) && n.contains("rolled forward up to there only")), "{notes:?}");
-    let intact = chain(&dir, "restoretimeclean");
+    assert!(notes.iter().any(|n| n.contains(&named) && n.contains("rolled forward up to there only")), "{notes:?}");
+    let intact = chain(dir, "restoretimeclean");
     let before = Database::open_until(&intact, None, StopPoint::Lsn { at: lsn, included: false }).unwrap();
     let kept = common::step_times(&salvaged);
     assert_eq!(kept, common::step_times(&before));
     // Less than the whole chain (EXPECTED.json's max), more than the log before the damaged one.
-    let whole = expected(&dir, "restoretimeclean").into_iter().find(|c| c["stopat"].is_null()).unwrap();
+    let whole = expected(dir, "restoretimeclean").into_iter().find(|c| c["stopat"].is_null()).unwrap();
     assert!(kept.last().map(String::as_str) < whole["max_dt"].as_str(), "{kept:?}");
     let first_log = Database::open(&intact[..3]).unwrap();
     assert!(kept.len() > common::step_times(&first_log).len());

@@ -13,7 +13,10 @@
 //! block is copied whole, so its records before the first LSN belong to the previous backup and
 //! [`BackupLog`] leaves them out, as it leaves out anything from the last LSN on. A full or
 //! differential backup holds the log restore needs to make its fuzzy pages consistent, which may
-//! start before the backup's first LSN (the oldest open transaction). Blocks are read one at a
+//! start before the backup's first LSN (the oldest open transaction). A block header of zeros ends a piece's log
+//! (the rest of the piece is zeros) unless a block with a later LSN follows it in the piece: then
+//! the header was damaged, and reading fails naming the byte offset and the block that follows,
+//! as for any other damaged block (stale blocks of an earlier LSN after the end do not count). Blocks are read one at a
 //! time, in stream order; a stream only moves forward, so no chain in it can cycle.
 //!
 //! Not read yet: `.ldf` files (file header, virtual log file headers): a log file given is
@@ -40,6 +43,8 @@ pub struct BackupLog<'a> {
     piece: usize,
     at: u64,
     done: bool,
+    /// The LSN of the last block read.
+    last_block: Option<Lsn>,
 }
 
 impl<'a> BackupLog<'a> {
@@ -49,7 +54,7 @@ impl<'a> BackupLog<'a> {
             return Err(Error::not_found(format!("no backup set at position {position}")));
         };
         let pieces = media.log_pieces(position);
-        Ok(BackupLog { media, set, pieces, piece: 0, at: 0, done: false })
+        Ok(BackupLog { media, set, pieces, piece: 0, at: 0, done: false, last_block: None })
     }
 
     /// The backup set whose log this is (its header: first and last LSN, dates).
@@ -78,7 +83,23 @@ impl<'a> BackupLog<'a> {
                 Error::corrupt(format!("log block at byte {} of {place}: {m}", piece.offset + at)).in_file(&path)
             };
             let Some(h) = block::BlockHeader::parse(&header).map_err(|m| fail(self.at, m))? else {
-                // The used part of this piece ends here.
+                // The used part of this piece ends here, unless a later block follows: then this
+                // header was zeroed (a damaged block), and the log cannot be read on.
+                if let Some((next_at, next)) = self.later_block(&piece, self.at)? {
+                    let read = match self.last_block {
+                        Some(lsn) => format!("the block before it is at LSN {}", lsn_text(lsn)),
+                        None => "it is the first".to_string(),
+                    };
+                    return Err(fail(
+                        self.at,
+                        format!(
+                            "its header is zeros, as at the end of the log, but a block follows at byte {} \
+                             (LSN {}): the block here is damaged ({read})",
+                            piece.offset + next_at,
+                            lsn_text(next)
+                        ),
+                    ));
+                }
                 self.piece += 1;
                 self.at = 0;
                 continue;
@@ -87,9 +108,35 @@ impl<'a> BackupLog<'a> {
             self.media.read_log(&piece, self.at, &mut raw)?;
             let parsed = LogBlock::parse(&raw).map_err(|m| fail(self.at, format!("(LSN {}) {m}", lsn_text(h.lsn))))?;
             self.at += u64::from(h.size);
+            self.last_block = Some(h.lsn);
             if let Some(block) = parsed {
                 return Ok(Some(block));
             }
+        }
+        Ok(None)
+    }
+
+    /// The first block after `at` in `piece` (its offset in the piece and LSN) whose header
+    /// reads and whose LSN is past the last block read: what a zeroed header hides. Older
+    /// blocks (stale log left in the stream) do not count. Reads the rest of the piece once,
+    /// a chunk at a time, looking at each sector's first byte.
+    fn later_block(&self, piece: &LogPiece, at: u64) -> Result<Option<(u64, Lsn)>> {
+        const CHUNK: usize = 64 * 1024;
+        let sector = block::SECTOR as u64;
+        let mut chunk = vec![0u8; CHUNK];
+        let mut from = at + sector;
+        while from + block::BLOCK_HEADER_SIZE as u64 <= piece.len {
+            let len = (piece.len - from).min(CHUNK as u64) as usize;
+            self.media.read_log(piece, from, &mut chunk[..len])?;
+            for offset in (0..len).step_by(block::SECTOR) {
+                let Some(header) = chunk.get(offset..offset + block::BLOCK_HEADER_SIZE) else { break };
+                if let Ok(Some(h)) = block::BlockHeader::parse(header) {
+                    if self.last_block.is_none_or(|last| h.lsn > last) {
+                        return Ok(Some((from + offset as u64, h.lsn)));
+                    }
+                }
+            }
+            from += len as u64;
         }
         Ok(None)
     }

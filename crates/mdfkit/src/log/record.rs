@@ -8,9 +8,13 @@
 //!  +0x10 6    transaction id: u32 low, u16 high (fn_dblog shows it high:low, `0000:00000287`)
 //!  +0x16 u8   operation (LOP_*)         +0x17 u8 context (LCX_*)
 //!  page operations (LOP_* below 0x80):
-//!  +0x18 u32 page, u16 file  +0x1e u16 slot  +0x20 u32 (?)  +0x24 10 the page's previous LSN
+//!  +0x18 u32 page, u16 file  +0x1e u16 slot  +0x20 u32 the page's allocation unit, middle part
+//!  +0x24 10 the page's previous LSN  +0x2e u16 the allocation unit, high part (the page
+//!            header's m_objId and m_indexId: 29 and 256 on the pages of StopAt's dbo.steps,
+//!            allocation unit 72057594039828480; 99 and 0 on allocation pages)
 //!  +0x30 u64 partition id (the rowset: sys.partitions.partition_id; for allocation pages the
 //!            id of their rowset, 99 << 16)      +0x38 u16 offset in row
+//!  (each operation's own fields past +0x30: see [`super::redo`])
 //!  LOP_BEGIN_XACT:  +0x28 u32 ticks (1/300 s) and +0x2c u32 days since 1900-01-01: begin time
 //!  LOP_COMMIT_XACT: +0x18 u32 ticks and +0x1c u32 days: end time
 //!  fixed length: u16 count of row images, their u16 lengths, padding to 4 bytes, then the images,
@@ -51,8 +55,23 @@ impl Operation {
     pub const DELETE_ROWS: Operation = Operation(0x03);
     /// `LOP_MODIFY_ROW`: bytes of a record replaced at an offset (before and after images).
     pub const MODIFY_ROW: Operation = Operation(0x04);
+    /// `LOP_MODIFY_HEADER`: bytes of a page header replaced (before and after images).
+    pub const MODIFY_HEADER: Operation = Operation(0x05);
     /// `LOP_MODIFY_COLUMNS`: several ranges of a record replaced.
     pub const MODIFY_COLUMNS: Operation = Operation(0x06);
+    /// `LOP_SET_BITS`: bits of an allocation page's record set or cleared.
+    pub const SET_BITS: Operation = Operation(0x07);
+    /// `LOP_SET_FREE_SPACE`: one page's byte in a PFS page changed.
+    pub const SET_FREE_SPACE: Operation = Operation(0x0a);
+    /// `LOP_EXPUNGE_ROWS`: a ghost record removed (ghost cleanup).
+    pub const EXPUNGE_ROWS: Operation = Operation(0x0d);
+    /// `LOP_FILE_HDR_MODIFY`: the file header record (page 0 of a file) changed.
+    pub const FILE_HDR_MODIFY: Operation = Operation(0x10);
+    /// `LOP_COUNT_DELTA`: cached row and page counts of a rowset changed.
+    pub const COUNT_DELTA: Operation = Operation(0x12);
+    /// `LOP_ROOT_CHANGE`: a page address of an allocation unit (first, root, first IAM page)
+    /// changed in `sys.sysallocunits`.
+    pub const ROOT_CHANGE: Operation = Operation(0x13);
     /// `LOP_BEGIN_XACT`: a transaction begins (its name, begin time and user SID).
     pub const BEGIN_XACT: Operation = Operation(0x80);
     /// `LOP_COMMIT_XACT`: a transaction commits (its end time).
@@ -296,9 +315,17 @@ impl<'a> LogRecord<'a> {
         self.page_field(0x20, |b| read_u16(b, 0x1e))
     }
 
-    /// The rowset (`sys.partitions.partition_id`) the page belongs to.
+    /// The rowset (`sys.partitions.partition_id`) the page belongs to: +0x30, but +0x38 for
+    /// LOP_ROOT_CHANGE (the rowset whose `sys.sysallocunits` row it changes: StopAt_1.trn's
+    /// 13:a9:e carries 72057594038779904, the ownerid of the row it changes) and none for
+    /// LOP_FORMAT_PAGE and LOP_FILE_HDR_MODIFY, whose +0x30 holds other fields (see
+    /// [`super::redo`]).
     pub fn partition_id(&self) -> Option<u64> {
-        self.page_field(0x38, |b| read_u64(b, 0x30))
+        match self.operation() {
+            Operation::ROOT_CHANGE => self.page_field(0x40, |b| read_u64(b, 0x38)),
+            Operation::FORMAT_PAGE | Operation::FILE_HDR_MODIFY => None,
+            _ => self.page_field(0x38, |b| read_u64(b, 0x30)),
+        }
     }
 
     /// +0x38: where in the record a page operation's change starts.

@@ -26,7 +26,8 @@
 //! `RestoreTimeClean2.bak` holds the page at.
 //!
 //! **Operations redone** (row images as [`super::record`] reads them; page layout as
-//! [`crate::page`] draws it):
+//! [`crate::page`] draws it; offsets below are in the record, past the page-operation header
+//! that [`super::record`] draws). The row operations:
 //! - LOP_INSERT_ROWS: image 0 is the whole row, `slot` where it goes. Heap pages (LCX_HEAP) keep
 //!   their slot numbers (row ids): the row takes an empty slot (offset 0) or the next new one.
 //!   Index pages (other contexts) keep slots in key order: later slots move up by one.
@@ -34,7 +35,59 @@
 //!   it); on an index page the slot is removed and later slots move down; with LCX_MARK_AS_GHOST
 //!   the row is kept and its record type becomes a ghost (status bits 1-3 = 5 data, 6 index).
 //! - LOP_MODIFY_ROW: images 0 and 1 are the bytes before and after at +0x38 (offset in the row);
-//!   applied where the before image matches the page and the two are the same length.
+//!   applied where the before image matches the page and the two are the same length. The same
+//!   record changes allocation pages: on StopAt_1.trn, 13:a9:5 turns PFS byte 25 (page 21) from
+//!   0x20 to 0x60 (allocated), 13:a9:9 writes 1:21 into the first single-page slot (row offset
+//!   46) of the new IAM page 1:22. On PFS pages (LCX_PFS) the before image is not compared: the
+//!   PFS byte a backup copies can differ from it at the same page LSN (RestoreTimeStripe.bak's
+//!   PFS 1:1 at LSN 14:37:f has 0x30 for page 78, 14:98:4's before image says 0x14; its after
+//!   image, 0x60, is what the records after it build on).
+//! - LOP_MODIFY_COLUMNS: several same-length changes of one row. Image 0: a u16 pair per
+//!   range (its offset in the row, twice: the pairs are equal on the corpus, a record whose pair
+//!   differs is refused); image 1: a u16 length per range; images 2 and 3: not used by redo (a
+//!   key of the row); then a before and an after image per range. StopAt_1.trn 13:a1:2 on 1:29:
+//!   five ranges at 70, 134, 144, 160, 252 of lengths 1, 9, 16, 6, 1 (14 images).
+//! - LOP_EXPUNGE_ROWS (ghost cleanup): the ghost record in `slot` goes: on an index page later
+//!   slots move down, on a heap the slot empties; the page's ghost count (+58) drops by one. A
+//!   slot that does not hold a ghost is refused. StopAt_1.trn 13:ad:2: slot 3 of 1:95.
+//!
+//! The page and allocation operations (each layout read from StopAt_1.trn and
+//! RestoreTimeStripe_1.trn, whose records for the first insert into an empty heap are the same;
+//! the page layouts from [`crate::page`] and [`crate::page::allocation`]):
+//! - LOP_FORMAT_PAGE: a page made new, its old bytes unused (so a page the backup did not copy
+//!   is formatted from zeros; its previous LSN is 0:0:1). +0x30 u8 page type, +0x31 u8 type flag
+//!   bits, +0x32 u8 level, +0x3a u16 pminlen, +0x44 6 an IAM page's start page; the allocation
+//!   unit from +0x20/+0x2e. Every other byte of +0x30..+0x50 is zero on the corpus; a record
+//!   where one is not is refused, its meaning unknown (page links of a split, probably). The page
+//!   is empty (96-byte header, no slots), except an IAM page: its header record (94 bytes:
+//!   status 0, fixed end 94, the start page at 40) and its extent bitmap (7992 bytes: fixed end
+//!   7992, zeros), 6 bytes free, as RestoreTimeClean2.bak copied the fresh IAM page 1:154.
+//!   Types redone: data (1), index (2) and IAM (10); other types (text pages among them) are
+//!   refused. 13:a9:7
+//!   formats 1:22 as IAM (start page 1:0, pminlen 90), 13:a9:10 formats 1:21 as a data page
+//!   (type flag bits 4, pminlen 16: the `dbo.steps` row that 13:a9:13 then inserts).
+//! - LOP_ROOT_CHANGE (LCX_CLUSTERED, on a `sys.sysallocunits` page): +0x48 6 the new page id,
+//!   +0x50 6 the old one, +0x58 u16 where the 6-byte column is in the row (27 pgfirst, 33
+//!   pgroot, 39 pgfirstiam), `slot` the allocation unit's row; applied where the row holds the
+//!   old page id. 13:a9:e sets pgfirstiam of slot 54 of 1:130 to 1:22, 13:a9:f and 13:a9:11
+//!   pgfirst to 1:21 (the second from 1:21 to 1:21): as RestoreTimeClean2.bak shows a one-page
+//!   heap's row (pgfirst the data page, pgroot 0:0, pgfirstiam the IAM page).
+//! - LOP_SET_BITS: +0x30 u16 the first bit (from bit 0 of the record, its 4-byte header
+//!   included), +0x32 u16 how many, +0x34 u16 the value (0 or 1). 13:ad:3 clears bit 795 of PFS
+//!   1:1 = byte 99 (page 95) bit 3, the has-ghosts bit, after 13:ad:2 expunged page 95's ghost.
+//! - LOP_SET_FREE_SPACE: one PFS byte: +0x30 u16 its offset in the row (4 + the page's place
+//!   in the interval), +0x32 u8 the new byte, +0x33 u8 the old one (not compared, as for
+//!   LOP_MODIFY_ROW on PFS pages). 13:a9:14: byte 25 (page 21) 0x60 -> 0x61 after the first row went in.
+//! - LOP_MODIFY_HEADER: +0x38 u16 an offset in the page header, images 0 and 1 the bytes
+//!   before and after. 13:ad:4: PFS 1:1's type flag bits (+2) 1 -> 0.
+//! - LOP_FILE_HDR_MODIFY: the file header record (slot 0 of page 0): +0x38 u16 offset in the
+//!   row, images 0 and 1 before and after (the whole 1070-byte record on the corpus: 13:a4:1
+//!   writes the differential base LSN and GUID of StopAt.bak), image 2 (10 zero bytes) unused.
+//!   Its previous page LSN is 0 and the page stays at LSN 0:0:1 (StopAt.bak's page 1:0 is at
+//!   0:0:1): the LSN rule does not apply; the after image is written over the row (left alone
+//!   where the row holds it already) and the page LSN is kept. The before image is not checked:
+//!   the record a backup copies can differ from it (RestoreTimeStripe.bak's byte 400 is 0, 14:93:1's
+//!   before image has 0x69 there and its after image 0).
 //!
 //! Rows are written at the page's free-data offset (header +30), which then moves past them;
 //! the free count (+28) follows. A changed page that was checksum protected gets its checksum
@@ -43,10 +96,16 @@
 //! **Records that change nothing a read uses**, left out by name (and counted in the notes):
 //! LOP_COUNT_DELTA (cached row and page counts in the catalog's rowsets), the differential and
 //! minimally-logged change maps (LCX_DIFF_MAP, LCX_ML_MAP), the boot page's checkpoint fields
-//! (LCX_BOOT_PAGE_CKPT). **Every other page operation** (LOP_FORMAT_PAGE, allocation bits,
-//! page splits, ...) that reaches a page not already holding it makes that page refused: a read
-//! of it fails, naming the page, the record's LSN and its operation. Pages no read needs never
-//! stop anything.
+//! (LCX_BOOT_PAGE_CKPT). Records that are not page operations (LOP_* from 0x80) change no page
+//! and are only read for their transaction: LOP_HOBT_DELTA (the in-memory row and page counts of
+//! a HoBt, which a checkpoint writes to `sys.sysallocunits`' pcused/pcdata/pcreserved, columns no
+//! read uses) and LOP_CREATE_ALLOCCHAIN (the in-memory allocation chain of a new allocation
+//! unit, whose pages are logged on their own: the IAM page's LOP_FORMAT_PAGE and the
+//! LOP_ROOT_CHANGE of its `sys.sysallocunits` row). **Every other page operation** (page
+//! splits, LOB pages, ...), or one whose fields are not as above, that reaches a page not
+//! already holding it makes that page refused (so does any record in the LOB contexts,
+//! LCX_TEXT_MIX and LCX_TEXT_TREE): a read of it fails, naming the page, the
+//! record's LSN and its operation. Pages no read needs never stop anything.
 
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
@@ -354,7 +413,10 @@ impl RedoPages {
             *self.left_out.entry(reason).or_default() += 1;
             return;
         }
-        if self.refused.contains_key(&page_id) {
+        let kept = commits.keeps(record);
+        let formats = op == Operation::FORMAT_PAGE;
+        // A page made new forgets why it was refused.
+        if self.refused.contains_key(&page_id) && !(formats && kept) {
             return;
         }
         // Taken out of the changed pages (no copy), put back where the record leaves it alone.
@@ -362,11 +424,17 @@ impl RedoPages {
         let was_changed = held.is_some();
         let mut page = match held.map_or_else(|| self.base_copy(page_id), Ok) {
             Ok(p) => p,
+            // A page the backup did not copy (its extent was free then): formatting needs
+            // nothing of it.
+            Err(_) if formats => vec![0u8; PAGE_SIZE].into_boxed_slice(),
             // A page the base lacks: reading it fails in the base's own words.
             Err(_) => return,
         };
+        if op == Operation::FILE_HDR_MODIFY {
+            self.apply_file_header(kept, was_changed, page_id, page, record);
+            return;
+        }
         let page_lsn = Lsn::parse(&page, 40).unwrap_or_default();
-        let kept = commits.keeps(record);
         if page_lsn >= record.lsn {
             if !kept && record.transaction_id().0 != 0 {
                 self.refuse(
@@ -394,7 +462,7 @@ impl RedoPages {
             self.refuse(page_id, record, format!("{} at LSN {} is too short", op.name(), lsn_text(record.lsn)));
             return;
         };
-        if previous != page_lsn {
+        if previous != page_lsn && !formats {
             self.refuse(
                 page_id,
                 record,
@@ -408,19 +476,46 @@ impl RedoPages {
             );
             return;
         }
-        match redo(&mut page, record) {
+        match redo(&mut page, page_id, record) {
             Ok(()) => {
                 page[40..50].copy_from_slice(&lsn_bytes(record.lsn));
-                seal(&mut page);
-                self.changed.insert(page_id, page);
-                self.applied += 1;
+                self.keep_changed(page_id, page);
             }
-            Err(why) => self.refuse(
-                page_id,
-                record,
-                format!("cannot be rolled forward: {} at LSN {} {why}", op.name(), lsn_text(record.lsn)),
-            ),
+            Err(why) => self.refuse_unredone(page_id, record, &why),
         }
+    }
+
+    /// LOP_FILE_HDR_MODIFY: by its images, not by the page LSN, which the file header page
+    /// does not carry forward (see the module documentation).
+    fn apply_file_header(
+        &mut self,
+        kept: bool,
+        was_changed: bool,
+        page_id: PageId,
+        mut page: Box<[u8]>,
+        record: &LogRecord<'_>,
+    ) {
+        match redo_file_header(&mut page, record) {
+            Ok(true) if kept => self.keep_changed(page_id, page),
+            Err(why) if kept => self.refuse_unredone(page_id, record, &why),
+            // Left out, or already holding the change: the page as it was.
+            _ if was_changed => {
+                self.changed.insert(page_id, page);
+            }
+            _ => {}
+        }
+    }
+
+    fn keep_changed(&mut self, page_id: PageId, mut page: Box<[u8]>) {
+        seal(&mut page);
+        self.refused.remove(&page_id);
+        self.changed.insert(page_id, page);
+        self.applied += 1;
+    }
+
+    fn refuse_unredone(&mut self, page_id: PageId, record: &LogRecord<'_>, why: &str) {
+        let op = record.operation().name();
+        self.refuse(page_id, record, format!("cannot be rolled forward: {op} at LSN {} {why}", lsn_text(record.lsn)));
     }
 
     fn refuse(&mut self, page: PageId, record: &LogRecord<'_>, why: String) {
@@ -606,24 +701,201 @@ fn seal(page: &mut [u8]) {
 
 const LCX_HEAP: u8 = 0x01;
 const LCX_MARK_AS_GHOST: u8 = 0x13;
+const LCX_PFS: u8 = 0x0b;
+const LCX_TEXT_MIX: u8 = 0x05;
+const LCX_TEXT_TREE: u8 = 0x06;
 
 /// Applies one record to `page` (8192 bytes), or says why it cannot.
-fn redo(page: &mut [u8], record: &LogRecord<'_>) -> std::result::Result<(), String> {
+fn redo(page: &mut [u8], page_id: PageId, record: &LogRecord<'_>) -> std::result::Result<(), String> {
     let slot = record.slot().ok_or("has no slot")?;
     let mut images = record.row_images()?;
     let heap = record.context().0 == LCX_HEAP;
+    if matches!(record.context().0, LCX_TEXT_MIX | LCX_TEXT_TREE) {
+        // LOB records are addressed by slot from their roots: which slot rules an insert or a
+        // delete keeps on these pages is not known yet.
+        return Err(format!("changes a LOB page ({}), which redo does not do yet", record.context().name()));
+    }
+    let mut before_after = || -> std::result::Result<(&[u8], &[u8]), String> {
+        let before = images.next().ok_or("carries no before image")?;
+        Ok((before, images.next().ok_or("carries no after image")?))
+    };
     match record.operation() {
-        Operation::INSERT_ROWS => insert_row(page, slot, images.next().ok_or("carries no row")?, heap),
+        Operation::INSERT_ROWS => insert_row(page, slot, record.row_images()?.next().ok_or("carries no row")?, heap),
         Operation::DELETE_ROWS if record.context().0 == LCX_MARK_AS_GHOST => mark_ghost(page, slot),
         Operation::DELETE_ROWS => delete_row(page, slot, heap),
         Operation::MODIFY_ROW => {
-            let before = images.next().ok_or("carries no before image")?;
-            let after = images.next().ok_or("carries no after image")?;
+            let (before, after) = before_after()?;
             let offset = usize::from(record.offset_in_row().ok_or("has no offset in the row")?);
-            modify_row(page, slot, offset, before, after)
+            modify_row(page, slot, offset, before, after, record.context().0 != LCX_PFS)
+        }
+        Operation::MODIFY_COLUMNS => modify_columns(page, slot, record),
+        Operation::EXPUNGE_ROWS => expunge_row(page, slot, heap),
+        Operation::FORMAT_PAGE => format_page(page, page_id, record),
+        Operation::ROOT_CHANGE => root_change(page, slot, record),
+        Operation::SET_BITS => set_bits(page, slot, record),
+        Operation::SET_FREE_SPACE => set_free_space(page, slot, record),
+        Operation::MODIFY_HEADER => {
+            let (before, after) = before_after()?;
+            let offset = usize::from(record.offset_in_row().ok_or("has no offset in the header")?);
+            modify_header(page, offset, before, after)
         }
         _ => Err("is not supported by redo".to_string()),
     }
+}
+
+/// A field of the record's fixed part (an operation's own, past the common page-operation
+/// header), `None` where the fixed part ends before it.
+fn fixed_field<'r>(record: &LogRecord<'r>, at: usize, len: usize) -> Option<&'r [u8]> {
+    (at + len <= usize::from(record.fixed_length())).then(|| record.bytes().get(at..at + len))?
+}
+
+fn fixed_u16(record: &LogRecord<'_>, at: usize) -> std::result::Result<usize, String> {
+    fixed_field(record, at, 2)
+        .map(|b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+        .ok_or_else(|| format!("is too short for its field at +{at:#x}"))
+}
+
+/// LOP_FORMAT_PAGE: see the module documentation for the fields.
+fn format_page(page: &mut [u8], id: PageId, record: &LogRecord<'_>) -> std::result::Result<(), String> {
+    let fields = fixed_field(record, 0x30, 0x20).ok_or("is too short for the page it formats")?;
+    let (page_type, type_flags, level) = (fields[0], fields[1], fields[2]);
+    let known = |at: usize| matches!(at, 0..=2 | 0x0a..=0x0b | 0x14..=0x19);
+    if let Some(at) = (0..fields.len()).find(|&at| fields[at] != 0 && !known(at)) {
+        return Err(format!("carries a format field not understood (+{:#x} = {:#04x})", 0x30 + at, fields[at]));
+    }
+    let object = fixed_field(record, 0x20, 4).ok_or("has no allocation unit")?;
+    let index = fixed_field(record, 0x2e, 2).ok_or("has no allocation unit")?;
+    let (object, index) = (object.to_vec(), index.to_vec());
+    let iam = match page_type {
+        DATA_PAGE | INDEX_PAGE => false,
+        IAM_PAGE => true,
+        other => return Err(format!("formats a page of type {other}, which redo does not build")),
+    };
+    page.fill(0);
+    page[0] = 1;
+    page[1] = page_type;
+    page[2] = type_flags;
+    page[3] = level;
+    page[6..8].copy_from_slice(&index);
+    page[14..16].copy_from_slice(&fields[0x0a..0x0c]);
+    page[24..28].copy_from_slice(&object);
+    page[32..36].copy_from_slice(&id.page.to_le_bytes());
+    page[36..38].copy_from_slice(&id.file.to_le_bytes());
+    set_u16(page, 30, HEADER_SIZE);
+    set_u16(page, 28, PAGE_SIZE - HEADER_SIZE);
+    if iam {
+        // The header record (the start page at 40), then the extent bitmap, both zeroed.
+        let mut at = HEADER_SIZE;
+        for (slot, len) in [IAM_HEADER_RECORD, IAM_BITMAP_RECORD].into_iter().enumerate() {
+            set_u16(page, at + 2, len);
+            set_u16(page, slot_entry(slot), at);
+            at += len;
+        }
+        page[HEADER_SIZE + 40..HEADER_SIZE + 46].copy_from_slice(&fields[0x14..0x1a]);
+        set_u16(page, 22, 2);
+        set_u16(page, 30, at);
+        set_u16(page, 28, PAGE_SIZE - at - 4);
+    }
+    Ok(())
+}
+
+const DATA_PAGE: u8 = 1;
+const INDEX_PAGE: u8 = 2;
+const IAM_PAGE: u8 = 10;
+/// Lengths of an IAM page's two records ([`crate::page::allocation`]).
+const IAM_HEADER_RECORD: usize = 94;
+const IAM_BITMAP_RECORD: usize = 7992;
+
+/// LOP_ROOT_CHANGE: one 6-byte page id of a `sys.sysallocunits` row, from the old to the new.
+fn root_change(page: &mut [u8], slot: u16, record: &LogRecord<'_>) -> std::result::Result<(), String> {
+    let new = fixed_field(record, 0x48, 6).ok_or("has no new page id")?;
+    let old = fixed_field(record, 0x50, 6).ok_or("has no old page id")?;
+    let offset = fixed_u16(record, 0x58)?;
+    modify_row(page, slot, offset, old, new, true)
+}
+
+/// LOP_SET_BITS: `count` bits of a record from `first`, set to `value`.
+fn set_bits(page: &mut [u8], slot: u16, record: &LogRecord<'_>) -> std::result::Result<(), String> {
+    let (first, count, value) = (fixed_u16(record, 0x30)?, fixed_u16(record, 0x32)?, fixed_u16(record, 0x34)?);
+    if value > 1 {
+        return Err(format!("sets bits to {value}, not 0 or 1"));
+    }
+    let (at, end) = row_bounds(page, slot)?;
+    if at + (first + count).div_ceil(8) > end {
+        return Err(format!("changes bits {first}..{} past the end of slot {slot}", first + count));
+    }
+    for bit in first..first + count {
+        let byte = &mut page[at + bit / 8];
+        let mask = 1u8 << (bit % 8);
+        *byte = if value == 1 { *byte | mask } else { *byte & !mask };
+    }
+    Ok(())
+}
+
+/// LOP_SET_FREE_SPACE: one byte of a PFS record, from the old value to the new.
+fn set_free_space(page: &mut [u8], slot: u16, record: &LogRecord<'_>) -> std::result::Result<(), String> {
+    let offset = fixed_u16(record, 0x30)?;
+    let values = fixed_field(record, 0x32, 2).ok_or("has no PFS byte")?;
+    modify_row(page, slot, offset, &values[1..2], &values[0..1], false)
+}
+
+/// LOP_MODIFY_HEADER: bytes of the page header, where they hold the before image.
+fn modify_header(page: &mut [u8], offset: usize, before: &[u8], after: &[u8]) -> std::result::Result<(), String> {
+    let end = offset + before.len();
+    if before.len() != after.len() || end > HEADER_SIZE || (offset < 50 && end > 40) {
+        return Err(format!(
+            "changes {} header bytes at {offset} into {} (outside the header, or its LSN)",
+            before.len(),
+            after.len()
+        ));
+    }
+    if page[offset..end] != *before {
+        return Err(format!("finds other bytes than its before image at offset {offset} of the page header"));
+    }
+    page[offset..end].copy_from_slice(after);
+    Ok(())
+}
+
+/// LOP_MODIFY_COLUMNS: ranges of one row, each from its before image to its after image.
+fn modify_columns(page: &mut [u8], slot: u16, record: &LogRecord<'_>) -> std::result::Result<(), String> {
+    let mut images = record.row_images()?;
+    let offsets = images.next().ok_or("carries no column offsets")?;
+    // Images 1 (the ranges' lengths: the before and after images give them too), 2 and 3.
+    let mut images = images.skip(3);
+    for pair in offsets.chunks(4) {
+        let [a0, a1, b0, b1] = pair else { return Err("carries a column offset cut short".to_string()) };
+        let (offset, other) = (u16::from_le_bytes([*a0, *a1]), u16::from_le_bytes([*b0, *b1]));
+        if offset != other {
+            return Err(format!("moves a column from offset {offset} to {other} of the row"));
+        }
+        let before = images.next().ok_or("carries fewer before images than columns")?;
+        let after = images.next().ok_or("carries fewer after images than columns")?;
+        modify_row(page, slot, usize::from(offset), before, after, true)?;
+    }
+    Ok(())
+}
+
+/// LOP_FILE_HDR_MODIFY: the after image written over the row; `Ok(false)` where the row
+/// already holds it.
+fn redo_file_header(page: &mut [u8], record: &LogRecord<'_>) -> std::result::Result<bool, String> {
+    let mut images = record.row_images()?;
+    let before = images.next().ok_or("carries no before image")?;
+    let after = images.next().ok_or("carries no after image")?;
+    let offset = usize::from(record.offset_in_row().ok_or("has no offset in the row")?);
+    let (at, end) = row_bounds(page, 0)?;
+    let (from, to) = (at + offset, at + offset + after.len());
+    if before.len() != after.len() || to > end {
+        return Err(format!(
+            "changes {} bytes at offset {offset} of the file header record into {}",
+            before.len(),
+            after.len()
+        ));
+    }
+    if page[from..to] == *after {
+        return Ok(false);
+    }
+    page[from..to].copy_from_slice(after);
+    Ok(true)
 }
 
 struct Layout {
@@ -707,6 +979,26 @@ fn row_at(page: &[u8], slot: u16) -> std::result::Result<usize, String> {
     Ok(offset)
 }
 
+/// Where the row in `slot` starts, and the end of the record area it lies in.
+fn row_bounds(page: &[u8], slot: u16) -> std::result::Result<(usize, usize), String> {
+    Ok((row_at(page, slot)?, layout(page)?.free_data))
+}
+
+/// Record types (status bits 1-3) of ghosts: data, index, version.
+const GHOST_TYPES: [u8; 3] = [5, 6, 7];
+
+fn expunge_row(page: &mut [u8], slot: u16, heap: bool) -> std::result::Result<(), String> {
+    let at = row_at(page, slot)?;
+    let record_type = (page[at] >> 1) & 7;
+    if !GHOST_TYPES.contains(&record_type) {
+        return Err(format!("removes slot {slot}, which holds a record of type {record_type}, not a ghost"));
+    }
+    delete_row(page, slot, heap)?;
+    let ghosts = usize::from(read_u16(page, 58).unwrap_or(0));
+    set_u16(page, 58, ghosts.saturating_sub(1));
+    Ok(())
+}
+
 fn mark_ghost(page: &mut [u8], slot: u16) -> std::result::Result<(), String> {
     let at = row_at(page, slot)?;
     // Status bits 1-3: 0 primary data record -> 5 ghost data, 3 index record -> 6 ghost index.
@@ -719,19 +1011,22 @@ fn mark_ghost(page: &mut [u8], slot: u16) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Bytes of a row replaced by the after image; with `compare`, only where they hold the before
+/// image.
 fn modify_row(
     page: &mut [u8],
     slot: u16,
     offset: usize,
     before: &[u8],
     after: &[u8],
+    compare: bool,
 ) -> std::result::Result<(), String> {
     let at = row_at(page, slot)? + offset;
     let free_data = layout(page)?.free_data;
     if before.len() != after.len() {
         return Err(format!("changes the row's length ({} bytes to {})", before.len(), after.len()));
     }
-    if at + before.len() > free_data || page[at..at + before.len()] != *before {
+    if at + before.len() > free_data || (compare && page[at..at + before.len()] != *before) {
         return Err(format!("finds other bytes than its before image at offset {offset} of slot {slot}"));
     }
     page[at..at + after.len()].copy_from_slice(after);
@@ -979,10 +1274,187 @@ mod tests {
         let (redo, read) = run(base.clone(), &records, StopPoint::End);
         assert_eq!(read.unwrap(), base);
         assert!(redo.finish().notes().iter().any(|n| n.contains("1 LOP_COUNT_DELTA")));
-        let records = [(NEXT_LSN, op(0x01, LCX_HEAP, 0, 0, BASE_LSN, 0, &[&[0u8; 96]]))];
+        // LOP_DELETE_SPLIT (0x0b): not redone, the page is refused naming it.
+        let records = [(NEXT_LSN, op(0x0b, 0x02, 0, 0, BASE_LSN, 0, &[]))];
         let e = run(base, &records, StopPoint::End).1.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported);
-        assert!(e.to_string().contains("LOP_FORMAT_PAGE at LSN 00000019:000000be:0002"), "{e}");
+        assert!(e.to_string().contains("LOP_DELETE_SPLIT at LSN 00000019:000000be:0002"), "{e}");
+        // An insert onto a LOB page (LCX_TEXT_MIX): refused too.
+        let records = [(NEXT_LSN, op(0x02, LCX_TEXT_MIX, 0, 1, BASE_LSN, 0, &[b"lob-1"]))];
+        let e = run(page(&[b"row-0"], BASE_LSN, 0), &records, StopPoint::End).1.unwrap_err().to_string();
+        assert!(e.contains("LOP_INSERT_ROWS") && e.contains("LOB page (LCX_TEXT_MIX)"), "{e}");
+    }
+
+    /// A page-operation record on [`PAGE`] with the operation's own fields from +0x30 on.
+    fn page_op(
+        op: u8,
+        context: u8,
+        (previous, slot): (Lsn, u16),
+        fields: &[(usize, &[u8])],
+        fixed: usize,
+        images: &[&[u8]],
+    ) -> Vec<u8> {
+        let mut all: Vec<(usize, &[u8])> = vec![];
+        let page = PAGE.page.to_le_bytes();
+        let file = PAGE.file.to_le_bytes();
+        let slot = slot.to_le_bytes();
+        let previous = lsn_bytes(previous);
+        // The page's allocation unit: m_objId 29, m_indexId 256 (StopAt's dbo.steps).
+        let (object, index) = (29u32.to_le_bytes(), 256u16.to_le_bytes());
+        all.extend([(0x18, &page[..]), (0x1c, &file[..]), (0x1e, &slot[..]), (0x20, &object[..])]);
+        all.extend([(0x24, &previous[..]), (0x2e, &index[..])]);
+        all.extend_from_slice(fields);
+        forge_record(op, context, 0, &all, fixed, images)
+    }
+
+    /// LOP_FORMAT_PAGE of [`PAGE`] as `page_type` (fields as 13:a9:7 and 13:a9:10 of
+    /// StopAt_1.trn lay them out).
+    fn format(page_type: u8, type_flags: u8, pminlen: u16, start: Option<PageId>) -> Vec<u8> {
+        let pminlen = pminlen.to_le_bytes();
+        let mut start_page = [0u8; 6];
+        if let Some(s) = start {
+            start_page[..4].copy_from_slice(&s.page.to_le_bytes());
+            start_page[4..].copy_from_slice(&s.file.to_le_bytes());
+        }
+        let fields = [(0x30, &[page_type, type_flags, 0][..]), (0x3a, &pminlen[..]), (0x44, &start_page[..])];
+        page_op(0x01, LCX_HEAP, (Lsn { vlf: 0, block: 0, slot: 1 }, 0xffff), &fields, 0x50, &[])
+    }
+
+    #[test]
+    fn format_page_builds_an_empty_data_page_or_a_fresh_iam_page() {
+        // Over an old page at an earlier LSN, whatever it held.
+        let old = page(&[b"stale row"], BASE_LSN, 0);
+        let p = run(old, &[(NEXT_LSN, format(1, 4, 16, None))], StopPoint::End).1.unwrap();
+        assert_eq!((p[0], p[1], p[2], p[3]), (1, 1, 4, 0));
+        assert_eq!((read_u16(&p, 6), read_u16(&p, 14), read_u16(&p, 22)), (Some(256), Some(16), Some(0)));
+        assert_eq!(crate::bytes::read_u32(&p, 24), Some(29));
+        assert_eq!((read_u16(&p, 28), read_u16(&p, 30)), (Some(8096), Some(96)));
+        assert_eq!((crate::bytes::read_u32(&p, 32), read_u16(&p, 36)), (Some(153), Some(1)));
+        assert_eq!(Lsn::parse(&p, 40), Some(NEXT_LSN));
+        assert!(p[96..].iter().all(|b| *b == 0));
+        // An IAM page: its header record (the start page at 40) and its extent bitmap, as
+        // crate::page::allocation reads them.
+        let iam = format(10, 0, 90, Some(PageId::new(1, 0)));
+        let p = run(page(&[], BASE_LSN, 0), &[(NEXT_LSN, iam)], StopPoint::End).1.unwrap();
+        let read = crate::page::Page::new(p.clone().into_boxed_slice(), PAGE).unwrap();
+        let decoded = crate::page::allocation::IamPage::parse(&read).unwrap();
+        assert_eq!(decoded.start, PageId::new(1, 0));
+        assert!(decoded.single_pages.is_empty() && decoded.extents.is_empty());
+        assert_eq!((read_u16(&p, 22), read_u16(&p, 28), read_u16(&p, 30)), (Some(2), Some(6), Some(8182)));
+    }
+
+    #[test]
+    fn format_page_refuses_fields_it_does_not_know_and_types_it_does_not_build() {
+        let mut unknown = format(1, 4, 16, None);
+        unknown[0x36] = 7;
+        let e = run(page(&[], BASE_LSN, 0), &[(NEXT_LSN, unknown)], StopPoint::End).1.unwrap_err().to_string();
+        assert!(e.contains("format field not understood (+0x36 = 0x07)"), "{e}");
+        let pfs = format(11, 0, 0, None);
+        let e = run(page(&[], BASE_LSN, 0), &[(NEXT_LSN, pfs)], StopPoint::End).1.unwrap_err().to_string();
+        assert!(e.contains("formats a page of type 11"), "{e}");
+    }
+
+    /// A sys.sysallocunits row: 73 fixed bytes, pgfirst at 27, pgroot at 33, pgfirstiam at 39.
+    fn allocunit_row() -> Vec<u8> {
+        let mut row = vec![0u8; 77];
+        row[0] = 0x10;
+        row[2] = 73;
+        row
+    }
+
+    #[test]
+    fn root_change_sets_a_page_id_of_an_allocation_unit_from_its_old_value() {
+        let row = allocunit_row();
+        let change = |previous: Lsn, new: PageId, old: PageId, column: u16| {
+            let id = |p: PageId| {
+                let mut b = [0u8; 6];
+                b[..4].copy_from_slice(&p.page.to_le_bytes());
+                b[4..].copy_from_slice(&p.file.to_le_bytes());
+                b
+            };
+            let (new, old, column) = (id(new), id(old), column.to_le_bytes());
+            page_op(0x13, 0x02, (previous, 0), &[(0x48, &new[..]), (0x50, &old[..]), (0x58, &column[..])], 0x60, &[])
+        };
+        let none = PageId::new(0, 0);
+        let records = [
+            (NEXT_LSN, change(BASE_LSN, PageId::new(1, 22), none, 39)),
+            (LSN_A, change(NEXT_LSN, PageId::new(1, 21), none, 27)),
+        ];
+        let p = run(page(&[&row], BASE_LSN, 0), &records, StopPoint::End).1.unwrap();
+        assert_eq!(&p[96 + 27..96 + 45], &[21, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 22, 0, 0, 0, 1, 0]);
+        // A row whose column is not the old value: refused.
+        let records = [(NEXT_LSN, change(BASE_LSN, PageId::new(1, 22), PageId::new(1, 5), 39))];
+        let e = run(page(&[&row], BASE_LSN, 0), &records, StopPoint::End).1.unwrap_err().to_string();
+        assert!(e.contains("LOP_ROOT_CHANGE") && e.contains("other bytes than its before image at offset 39"), "{e}");
+    }
+
+    /// A PFS record: 4-byte header, then one byte per page.
+    fn pfs_row(bytes: &[(usize, u8)]) -> Vec<u8> {
+        let mut row = vec![0u8; 4 + 64];
+        row[2..4].copy_from_slice(&68u16.to_le_bytes());
+        for (page, b) in bytes {
+            row[4 + page] = *b;
+        }
+        row
+    }
+
+    #[test]
+    fn pfs_changes_set_bits_free_space_and_header_bytes() {
+        // Page 5 has ghosts (0x08) and is allocated (0x40); page 9 is a mixed page (0x20).
+        let row = pfs_row(&[(5, 0x48), (9, 0x20)]);
+        let mut base = page(&[&row], BASE_LSN, 0);
+        base[2] = 1;
+        let ghost_bit = (8 * (4 + 5) + 3u16).to_le_bytes();
+        let set_bits =
+            page_op(0x07, LCX_PFS, (BASE_LSN, 0), &[(0x30, &ghost_bit[..]), (0x32, &[1, 0, 0, 0][..])], 0x36, &[]);
+        let free_space = page_op(0x0a, LCX_PFS, (NEXT_LSN, 0), &[(0x30, &[13, 0, 0x61, 0x60][..])], 0x34, &[]);
+        let header = page_op(0x05, LCX_PFS, (LSN_A, 0), &[(0x38, &[2, 0][..])], 0x3e, &[&[1], &[0]]);
+        let after_a = Lsn { vlf: 25, block: 0xbf, slot: 1 };
+        let records = [(NEXT_LSN, set_bits), (LSN_A, free_space), (after_a, header)];
+        let p = run(base, &records, StopPoint::End).1.unwrap();
+        // The ghost bit went; page 9's byte took the new free-space value (the old one is not
+        // compared: 0x20 on the page, 0x60 in the record); the type flag bits 1 -> 0.
+        assert_eq!((p[96 + 4 + 5], p[96 + 4 + 9], p[2]), (0x40, 0x61, 0));
+    }
+
+    #[test]
+    fn modify_columns_changes_each_range_and_expunge_removes_a_ghost() {
+        let row: &[u8] = b"\x10\x00abcdefghijklmnop";
+        // Ranges at 3 (1 byte) and 10 (2 bytes): offsets twice, lengths, two unused images, then
+        // before and after of each.
+        let images: [&[u8]; 8] = [&[3, 0, 3, 0, 10, 0, 10, 0], &[1, 0, 2, 0], b"key", b"k", b"b", b"B", b"ij", b"IJ"];
+        let record = page_op(0x06, 0x02, (BASE_LSN, 0), &[], 0x3e, &images);
+        let p = run(page(&[row], BASE_LSN, 0), &[(NEXT_LSN, record)], StopPoint::End).1.unwrap();
+        assert_eq!(slot_row(&p, 0, row.len()), Some(&b"\x10\x00aBcdefghIJklmnop"[..]));
+        // Expunge of slot 1, a ghost index record (type 6): it goes, slot 2 moves down.
+        let rows: [&[u8]; 3] = [b"\x06row0", b"\x0crow1", b"\x06row2"];
+        let mut base = page(&rows, BASE_LSN, 0);
+        base[58] = 1;
+        let expunge = page_op(0x0d, 0x03, (BASE_LSN, 1), &[], 0x3e, &[]);
+        let p = run(base.clone(), &[(NEXT_LSN, expunge)], StopPoint::End).1.unwrap();
+        assert_eq!((read_u16(&p, 22), read_u16(&p, 58)), (Some(2), Some(0)));
+        assert_eq!(slot_row(&p, 1, 5), Some(rows[2]));
+        // Slot 0 holds an index record, not a ghost: refused.
+        let expunge = page_op(0x0d, 0x03, (BASE_LSN, 0), &[], 0x3e, &[]);
+        let e = run(base, &[(NEXT_LSN, expunge)], StopPoint::End).1.unwrap_err().to_string();
+        assert!(e.contains("LOP_EXPUNGE_ROWS") && e.contains("record of type 3, not a ghost"), "{e}");
+    }
+
+    #[test]
+    fn file_header_changes_write_their_after_image_and_keep_the_page_lsn() {
+        let file_header = Lsn { vlf: 0, block: 0, slot: 1 };
+        let base = page(&[b"0123456789"], file_header, 0);
+        // The before image differs from the page at byte 1 (as a backup's copy may): not checked.
+        let images: [&[u8]; 3] = [b"0X23456789", b"01234abcde", &[0u8; 10]];
+        let record = page_op(0x10, 0x11, (Lsn::default(), 0), &[(0x38, &[0, 0][..])], 0x3e, &images);
+        let (redo, read) = run(base, &[(NEXT_LSN, record.clone())], StopPoint::End);
+        let p = read.unwrap();
+        assert_eq!(slot_row(&p, 0, 10), Some(&b"01234abcde"[..]));
+        assert_eq!(Lsn::parse(&p, 40), Some(file_header));
+        assert_eq!(redo.applied(), 1);
+        // Twice: the second finds its after image there and changes nothing.
+        let (redo, read) = run(p.clone(), &[(NEXT_LSN, record)], StopPoint::End);
+        assert_eq!((read.unwrap(), redo.applied(), redo.changed_pages()), (p, 0, 0));
     }
 
     #[test]

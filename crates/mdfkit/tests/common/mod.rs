@@ -135,20 +135,32 @@ pub fn serial_and_parallel_rows(
 /// dbo.steps.dt of a database (the chains of `chains/`), to the second, sorted.
 #[allow(dead_code)]
 pub fn step_times(db: &mdfkit::Database) -> Vec<String> {
+    step_rows(db).into_iter().map(|(_, dt)| dt).collect()
+}
+
+/// dbo.steps rows of a database (the chains of `chains/`): `step` and `dt` to the second, in
+/// the order of `dt`.
+#[allow(dead_code)]
+pub fn step_rows(db: &mdfkit::Database) -> Vec<(Option<i64>, String)> {
     let t = db.catalog().find_table("dbo.steps").expect("dbo.steps");
-    let mut dts = Vec::new();
+    let mut rows = Vec::new();
     for p in &t.partitions {
         let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
-        let dt = decoder.column_names().iter().position(|c| c == "dt").unwrap();
+        let column = |name: &str| decoder.column_names().iter().position(|c| c == name).unwrap();
+        let (step, dt) = (column("step"), column("dt"));
         let mut values = Vec::new();
         db.scan(&t)
             .partition_records(p, |record, _| {
                 decoder.decode(record, &mut values)?;
-                dts.push(values[dt].to_string().chars().take(19).collect());
+                let step = match values[step] {
+                    mdfkit::value::Value::Int(v) => Some(v),
+                    _ => None,
+                };
+                rows.push((step, values[dt].to_string().chars().take(19).collect::<String>()));
                 Ok(mdfkit::scan::Flow::Continue)
             })
             .unwrap();
     }
-    dts.sort();
-    dts
+    rows.sort_by(|a, b| a.1.cmp(&b.1));
+    rows
 }
