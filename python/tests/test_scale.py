@@ -292,6 +292,37 @@ def test_a_damaged_page_fails_the_dask_and_spark_jobs_naming_the_page(corpus_her
     with pytest.raises(Exception) as caught:
         spark_table(spark, str(path), "SalesLT.Customer")
     assert f"page {page}" in str(caught.value) and "SalesLT.Customer" in str(caught.value), str(caught.value)[-2000:]
+    # With salvage both jobs finish without that page's rows, and Dask's summary names the page.
+    import mdfkit.dask as mdfkit_dask
+
+    clean = mdfkit.open(corpus_here / AW).table("SalesLT.Customer").to_arrow()
+    file_id, page_id = map(int, page.split(":"))
+    rows_on_page = int.from_bytes((corpus_here / AW).read_bytes()[page_id * 8192 + 22: page_id * 8192 + 24], "little")
+    got = dask_table(str(path), "SalesLT.Customer", source_column=None, salvage=True)
+    assert clean.num_rows - got.num_rows == rows_on_page
+    reports = mdfkit_dask.skipped(dask_client)
+    assert [(r["table"], s[0], s[1]) for r in reports for s in r["skipped"]] == [("SalesLT.Customer", file_id, page_id)]
+    assert spark_table(spark, str(path), "SalesLT.Customer", salvage="true").num_rows == got.num_rows
+
+
+def test_splits_carry_the_timestamp_unit_to_workers_dask_and_spark(mdfkit_bin, dask_client, spark, tmp_path):
+    demo = subprocess.run([mdfkit_bin, "demo", "--dir", str(tmp_path)], capture_output=True, text=True)
+    assert demo.returncode == 0, demo.stderr
+    shop = str(tmp_path / "shop.mdf")
+    # Its datetime2(7) values reach past 2262: nanoseconds refuse them, microseconds hold them.
+    t = mdfkit.open(shop).table("sales.EventLog")
+    single = t.to_arrow(timestamps="us")
+    splits = t.splits(target_bytes=TARGET, timestamps="us")
+    assert len(splits) > 1 and all(s.timestamps == "us" for s in splits)
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:
+        blobs = pool.map(_read_pickled, [pickle.dumps(s) for s in splits])
+    assert digest(pa.concat_tables(pa.ipc.open_stream(b).read_all() for b in blobs)) == digest(single)
+    with pytest.raises(mdfkit.Error):
+        for s in t.splits(target_bytes=TARGET):
+            list(mdfkit.iter_split(s))
+    assert digest(dask_table(shop, "sales.EventLog", source_column=None, timestamps="us")) == digest(single)
+    assert digest(spark_table(spark, shop, "sales.EventLog", timestamps="us")) == digest(portable(single))
 
 
 def test_delta_export_of_two_databases_reads_back_equal(corpus_here, tmp_path):
