@@ -250,7 +250,8 @@ enum Command {
         compression: mdfkit::export::ParquetCompression,
         /// Parquet/Arrow unit of datetime2(7) and datetimeoffset(7): ns is exact but holds only
         /// the years 1677-2262 (other values are refused); us holds every year 0001-9999 (e.g.
-        /// the 9999-12-31 sentinel) and drops the seventh fractional digit (100 ns)
+        /// the 9999-12-31 sentinel) and drops the seventh fractional digit (100 ns); Delta
+        /// tables always take us
         #[arg(long, value_enum, value_name = "UNIT", default_value_t = TimestampsArg::Ns)]
         timestamps: TimestampsArg,
     },

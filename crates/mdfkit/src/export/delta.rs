@@ -335,7 +335,7 @@ fn delta_arrow_type(t: &DataType) -> DataType {
     match t {
         DataType::UInt8 => DataType::Int16,
         DataType::FixedSizeBinary(_) => DataType::Binary,
-        DataType::Time64(_) | DataType::Time32(_) => DataType::Utf8,
+        DataType::Time64(_) => DataType::Utf8,
         DataType::Timestamp(_, tz) => DataType::Timestamp(TimeUnit::Microsecond, tz.clone()),
         DataType::Struct(fields) => DataType::Struct(delta_fields(fields)),
         other => other.clone(),

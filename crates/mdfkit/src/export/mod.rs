@@ -424,8 +424,11 @@ impl ExportDestination for LocalFolder {
     fn create_new(&self, name: &str, bytes: &[u8]) -> Result<bool> {
         let path = self.path_of(name)?;
         // Written beside, then linked to its name: `link` fails where the name exists, and a
-        // reader never sees a half-written file under it.
-        let temporary = path.with_extension(format!("tmp-{}", std::process::id()));
+        // reader never sees a half-written file under it. The temporary name is this process's
+        // and this call's alone.
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temporary = path.with_extension(format!("tmp-{}-{call}", std::process::id()));
         std::fs::write(&temporary, bytes).map_err(|e| Error::io(&temporary, "cannot write", e))?;
         let linked = std::fs::hard_link(&temporary, &path);
         std::fs::remove_file(&temporary).ok();
