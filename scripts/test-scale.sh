@@ -2,7 +2,8 @@
 # The scale tests (issue 18): python/tests/test_scale.py reads corpus files, a compressed backup and
 # objects on a local S3 server (versitygw, started by the tests) with Spark (a local[2] session
 # through the `mdfkit` Python data source), Dask (distributed.LocalCluster, 2 worker processes)
-# and pickled splits in other processes, and writes Delta Lake tables read back with `deltalake`.
+# and pickled splits in other processes, and writes Delta Lake tables (Python's export through
+# `deltalake`, the CLI's `export --format delta` through mdfkit's own writer) read back with `deltalake`.
 # Installs with pip what is missing: PySpark 4, dask[distributed,dataframe], deltalake (about
 # 2.5 minutes and 450 MB on first run); Spark needs Java 17 or later, installed from Debian
 # (openjdk-17-jre-headless) when `java` is missing; versitygw as scripts/test-cloud.sh installs it.
@@ -48,5 +49,7 @@ rm -rf "$site"
 python3 -m pip install -q --disable-pip-version-check --no-deps --target "$site" "$wheels"/mdfkit-*.whl
 echo "scale tests: wheel ready after $((SECONDS - started)) s" >&2
 
-MDFKIT_SCALE_TESTS=1 PYTHONPATH="$site" python3 -m pytest -q -p no:cacheprovider python/tests/test_scale.py
+# The CLI, for its `export --format delta` read back with deltalake.
+cargo build -q -p mdfkit-cli --locked
+MDFKIT_BIN="$CARGO_TARGET_DIR/debug/mdfkit" MDFKIT_SCALE_TESTS=1 PYTHONPATH="$site" python3 -m pytest -q -p no:cacheprovider python/tests/test_scale.py
 echo "scale tests: done in $((SECONDS - started)) s" >&2

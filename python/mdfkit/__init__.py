@@ -49,6 +49,7 @@ from .errors import (
     MissingFileError,
     NotADatabaseError,
     NotFoundError,
+    SalvageWarning,
     UnsupportedFeatureError,
 )
 
@@ -72,4 +73,5 @@ __all__ = [
     "MissingFileError",
     "NotFoundError",
     "IoError",
+    "SalvageWarning",
 ]

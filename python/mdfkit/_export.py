@@ -92,7 +92,10 @@ def export(
             commit (created by the first export; export many databases into one ``out_dir`` to
             gather them), written by the ``deltalake`` package (``pip install deltalake``), types
             as :mod:`mdfkit._portable` casts them. ``out_dir`` may be an object URL that
-            ``deltalake`` opens (its own credentials, from the environment).
+            ``deltalake`` opens (its own credentials, from the environment). The CLI's
+            ``mdfkit export --format delta`` writes the same tables (types, ``mdfkit.sql_type``
+            metadata) with mdfkit's own Delta writer, no package needed: each appends to the
+            other's tables.
         tables: names of the tables to write; all user tables when ``None``.
         errors: ``"raise"``: write every table that can be written, then raise the first
             error (its ``results`` attribute lists what was done); ``"skip"``: return the failures

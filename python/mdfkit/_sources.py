@@ -37,7 +37,8 @@ def databases(paths_or_urls: Databases) -> List[List[str]]:
     return out
 
 
-def plan(files: List[str], table: str, target_bytes: int, columns: Optional[List[str]]) -> List[Split]:
+def plan(files: List[str], table: str, target_bytes: int, columns: Optional[List[str]], timestamps: str = "ns",
+         salvage: bool = False) -> List[Split]:
     """The splits of ``table`` in the database of ``files`` (opened here: on a worker when an
     engine runs this as a task)."""
     with Database(files) as db:
@@ -45,4 +46,4 @@ def plan(files: List[str], table: str, target_bytes: int, columns: Optional[List
             found = db.table(table)
         except NotFoundError as exc:
             raise NotFoundError(f"{', '.join(files)}: {exc}") from None
-        return found.splits(target_bytes=target_bytes, columns=columns)
+        return found.splits(target_bytes=target_bytes, columns=columns, timestamps=timestamps, salvage=salvage)

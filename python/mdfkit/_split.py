@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Iterator, List, Optional, Sequence
@@ -15,7 +16,7 @@ from typing import Any, Iterator, List, Optional, Sequence
 import pyarrow as pa
 
 from . import _native
-from .errors import _stream_error
+from .errors import SalvageWarning, _stream_error
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,16 @@ class Split:
         return self._fields["columns"]
 
     @property
+    def timestamps(self) -> str:
+        """The unit of datetime2(7) / datetimeoffset(7) timestamps: ``"ns"`` or ``"us"``."""
+        return self._fields.get("timestamps", "ns")
+
+    @property
+    def salvage(self) -> bool:
+        """Whether damaged pages and records are skipped (and reported) instead of failing."""
+        return self._fields.get("salvage", False)
+
+    @property
     def pages(self) -> int:
         """Pages the split names (data pages and the other pages of its extents)."""
         return sum(run[2] for run in self._fields["pages"])
@@ -73,12 +84,12 @@ class Split:
 
 
 def plan_splits(native_db: Any, sources: Sequence[str], table: str, target_bytes: int,
-                columns: Optional[List[str]]) -> List[Split]:
+                columns: Optional[List[str]], timestamps: str = "ns", salvage: bool = False) -> List[Split]:
     """:meth:`Table.splits`'s work. Local paths are made absolute: a worker may run elsewhere."""
     if target_bytes < 1:
         raise ValueError("target_bytes must be at least 1")
     absolute = [s if "://" in s else os.path.abspath(s) for s in sources]
-    return [Split(text) for text in native_db.splits(table, absolute, target_bytes, columns)]
+    return [Split(text) for text in native_db.splits(table, absolute, target_bytes, columns, timestamps, salvage)]
 
 
 def _stream(split: Split, batch_size: int) -> Any:
@@ -96,8 +107,29 @@ def read_split(split: Split, batch_size: int = 65536) -> pa.RecordBatchReader:
 
 def iter_split(split: Split, batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
     """The batches of one split; a damaged page raises :class:`mdfkit.CorruptPageError` naming
-    it (``page_id``, ``table``)."""
-    yield from stream_batches(_stream(split, batch_size))
+    it (``page_id``, ``table``). A salvage split skips it instead and, once read, warns with a
+    :class:`mdfkit.SalvageWarning` naming the split and what it skipped (on a Dask worker, also
+    logged as a ``mdfkit-salvage`` event, which :func:`mdfkit.dask.skipped` gathers)."""
+    stream = _stream(split, batch_size)
+    yield from stream_batches(stream)
+    skipped = stream.skipped()
+    if skipped:
+        _report_skipped(split if isinstance(split, Split) else Split(split), skipped)
+
+
+def _report_skipped(split: Split, skipped: list) -> None:
+    where = ", ".join(f"page {f}:{p}" + (f" slot {s}" if s is not None else "") + f" ({reason})"
+                      for f, p, s, reason in skipped)
+    message = (f"{split.table} of {split.database}, split {split.index + 1} of {split.count}: "
+               f"{len(skipped)} damaged pages or records skipped: {where}")
+    try:
+        from distributed import get_worker
+
+        get_worker().log_event("mdfkit-salvage", {"table": split.table, "database": split.database,
+                                                  "split": split.index, "skipped": skipped})
+    except (ImportError, ValueError):
+        pass  # not on a Dask worker
+    warnings.warn(SalvageWarning(message, skipped), stacklevel=3)
 
 
 def stream_batches(stream: Any) -> Iterator[pa.RecordBatch]:

@@ -89,12 +89,15 @@ class Table:
             raise ValueError("limit must be >= 0")
         return self._db._native.scan(self.qualified_name, _columns(columns), limit, batch_size, timestamps)
 
-    def splits(self, target_bytes: int = 256 << 20, columns: Optional[Sequence[str]] = None) -> List[Split]:
+    def splits(self, target_bytes: int = 256 << 20, columns: Optional[Sequence[str]] = None, timestamps: str = "ns",
+               salvage: bool = False) -> List[Split]:
         """The table's scan cut into independent :class:`Split` s of about ``target_bytes`` of
         pages each, for :func:`mdfkit.read_split` on other processes or machines (picklable; the
         engines in :mod:`mdfkit.dask` and :mod:`mdfkit.spark` use them). Together they return every
         row once, in page allocation order. Workers open the database from the same paths (made
-        absolute) or URLs.
+        absolute) or URLs. Each split carries ``timestamps`` (``"ns"`` or ``"us"``, as in
+        :meth:`to_arrow`) and ``salvage``: a salvage split's reader skips damaged pages and
+        records and reports them (:func:`mdfkit.iter_split`).
 
         Example::
 
@@ -102,7 +105,8 @@ class Table:
             >>> pa.concat_tables(mdfkit.read_split(s).read_all() for s in splits).num_rows
             5000
         """
-        return plan_splits(self._db._native, self._db.paths, self.qualified_name, target_bytes, _columns(columns))
+        return plan_splits(self._db._native, self._db.paths, self.qualified_name, target_bytes, _columns(columns),
+                           timestamps, salvage)
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         """Arrow PyCapsule interface: a new stream of all the rows at each call, so

@@ -24,13 +24,14 @@ from ._split import Split, _stream_schema, read_split_table
 
 
 def splits(paths_or_urls: Databases, table: str, columns: Optional[Sequence[str]] = None,
-           target_bytes: int = 256 << 20) -> List[Split]:
+           target_bytes: int = 256 << 20, timestamps: str = "ns", salvage: bool = False) -> List[Split]:
     """The splits of ``table`` in every database, planned in parallel on the current Dask
     scheduler (the cluster's workers open the catalogs)."""
     import dask
 
     cols = None if columns is None else [columns] if isinstance(columns, str) else list(columns)
-    planned = dask.compute(*[dask.delayed(plan)(files, table, target_bytes, cols) for files in databases(paths_or_urls)])
+    planned = dask.compute(*[dask.delayed(plan)(files, table, target_bytes, cols, timestamps, salvage)
+                             for files in databases(paths_or_urls)])
     return [split for per_database in planned for split in per_database]
 
 
@@ -48,7 +49,8 @@ def _read(split: Split, source_column: Optional[str]) -> Any:
 
 
 def read_table(paths_or_urls: Databases, table: str, columns: Optional[Sequence[str]] = None,
-               target_bytes: int = 256 << 20, source_column: Optional[str] = "source") -> Any:
+               target_bytes: int = 256 << 20, source_column: Optional[str] = "source", timestamps: str = "ns",
+               salvage: bool = False) -> Any:
     """``table`` of every database given as a lazy ``dask.dataframe.DataFrame``.
 
     Args:
@@ -59,16 +61,31 @@ def read_table(paths_or_urls: Databases, table: str, columns: Optional[Sequence[
         target_bytes: pages per partition, in bytes (about 256 MB of pages by default).
         source_column: name of a column naming each row's database (its first file); ``None``
             for none.
+        timestamps: ``"ns"`` (exact, years 1677-2262) or ``"us"`` (every year) for datetime2(7)
+            and datetimeoffset(7), as in :meth:`mdfkit.Table.to_arrow`.
+        salvage: skip damaged pages and records instead of failing; each split that skipped
+            some logs them (:func:`skipped` lists them after the computation).
 
     A damaged page fails the computation with :class:`mdfkit.CorruptPageError` naming the page
-    and the table.
+    and the table (unless ``salvage``).
     """
     import dask.dataframe as dd
 
-    planned = splits(paths_or_urls, table, columns, target_bytes)
+    planned = splits(paths_or_urls, table, columns, target_bytes, timestamps, salvage)
     # The schema only: opening the first split's stream reads no page.
     meta = _stream_schema(planned[0]).empty_table()
     if source_column is not None:
         meta = meta.append_column(source_column, pa.array([], pa.string()))
     return dd.from_map(_read, planned, source_column=source_column, meta=_to_pandas(meta),
                        label=f"mdfkit-{table}", enforce_metadata=False)
+
+
+def skipped(client: Any = None) -> List[dict]:
+    """What the salvage reads of the cluster's workers skipped so far, one entry per split that
+    skipped something: ``table``, ``database``, ``split`` (its index) and ``skipped``
+    (``(file_id, page_id, slot, reason)`` each). ``client``: the current one by default."""
+    if client is None:
+        from distributed import get_client
+
+        client = get_client()
+    return [event for _, event in client.get_events("mdfkit-salvage")]

@@ -65,6 +65,15 @@ class IoError(Error, OSError):
     """Reading or writing a file failed at the operating-system level."""
 
 
+class SalvageWarning(UserWarning):
+    """A salvage read (``salvage=True``) skipped damaged pages or records: the message names
+    them; ``skipped`` holds ``(file_id, page_id, slot, reason)`` each."""
+
+    def __init__(self, message: str, skipped: list) -> None:
+        super().__init__(message)
+        self.skipped = skipped
+
+
 def _stream_error(stream: Any, exc: BaseException) -> BaseException:
     """The mdfkit exception behind an Arrow error raised while reading ``stream``."""
     error = stream.take_error()

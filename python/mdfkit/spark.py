@@ -12,7 +12,9 @@ so not a doctest)::
 Options: ``table`` (required), ``columns`` (comma-separated: only these are read; a schema given
 with ``.schema(...)`` naming some of the columns does the same), ``target_bytes`` (pages per
 partition, default 256 MB), ``source_column`` (a column naming each row's database; none by
-default). ``load`` takes a path, a URL, a glob of local files, or several databases separated by
+default), ``timestamps`` (``us`` to read datetime2(7) of every year; ``ns`` by default: only
+1677-2262), ``salvage`` (``true``: skip damaged pages and records; each task that skipped some
+warns, naming them, in its executor's log). ``load`` takes a path, a URL, a glob of local files, or several databases separated by
 commas; the splits are planned on the driver (Dask plans them on its workers). Spark 4's Python data
 sources cannot be told which columns a query uses, hence
 ``columns``. Workers need only ``pip install mdfkit`` (with object-store support for URLs).
@@ -71,13 +73,16 @@ class MdfkitDataSource(DataSource):
 
     def _splits(self, columns: Optional[List[str]]) -> List[Split]:
         target = int(self.options.get("target_bytes", 256 << 20))
-        return [s for files in self._paths() for s in plan(files, self._table(), target, columns)]
+        timestamps = self.options.get("timestamps", "ns")
+        salvage = str(self.options.get("salvage", "false")).lower() in ("true", "1", "yes")
+        return [s for files in self._paths() for s in plan(files, self._table(), target, columns, timestamps, salvage)]
 
     def _arrow_schema(self) -> pa.Schema:
         from ._database import Database
 
         with Database(self._paths()[0]) as db:
-            schema = db.table(self._table()).arrow_schema(_option_list(self.options.get("columns")))
+            schema = db.table(self._table()).arrow_schema(_option_list(self.options.get("columns")),
+                                                          self.options.get("timestamps", "ns"))
         if self.options.get("source_column"):
             schema = schema.append(pa.field(self.options["source_column"], pa.string()))
         return schema

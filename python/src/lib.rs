@@ -30,7 +30,7 @@ use arrow_schema::{ArrowError, SchemaRef};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::export::{export_table, export_tables, ExportDestination, ExportFormat, ExportOptions, LocalOutput};
 use mdfkit::log::redo::StopPoint;
-use mdfkit::scan::Flow;
+use mdfkit::scan::{Flow, ScanStats, Skipped};
 use mdfkit::split::ScanSplit;
 use mdfkit::value::Value;
 use mdfkit::{Database, ErrorKind, ScanOptions, TimestampUnit};
@@ -265,8 +265,9 @@ impl NativeDatabase {
 
     /// The scan of `table` cut into splits of about `target_bytes` of pages
     /// ([`mdfkit::split`]), each as JSON; `sources` are the database's files as a worker will
-    /// open them.
-    #[pyo3(signature = (table, sources, target_bytes, columns = None))]
+    /// open them. Each split carries the timestamp unit and whether to salvage.
+    #[pyo3(signature = (table, sources, target_bytes, columns = None, timestamps = "ns", salvage = false))]
+    #[allow(clippy::too_many_arguments)]
     fn splits(
         &self,
         py: Python<'_>,
@@ -274,11 +275,21 @@ impl NativeDatabase {
         sources: Vec<String>,
         target_bytes: u64,
         columns: Option<Vec<String>>,
+        timestamps: &str,
+        salvage: bool,
     ) -> PyResult<Vec<String>> {
+        let timestamps = parse_timestamps(timestamps)?;
         let t = self.find(py, table)?;
         let db = &self.db;
-        let splits =
-            py.detach(|| db.scan(&t).columns(columns).splits(&sources, None, target_bytes)).py_err_in(py, &t)?;
+        let splits = py
+            .detach(|| {
+                db.scan(&t).columns(columns).timestamps(timestamps).salvage(salvage).splits(
+                    &sources,
+                    None,
+                    target_bytes,
+                )
+            })
+            .py_err_in(py, &t)?;
         Ok(splits.iter().map(ScanSplit::to_json).collect())
     }
 
@@ -448,19 +459,23 @@ enum Source {
 /// stream interface a consumer sees only a message.
 type ErrorSlot = Arc<Mutex<Option<mdfkit::Error>>>;
 
+/// The pages and records a salvage read skipped, kept for the Python side once the stream ends.
+type SkippedSlot = Arc<Mutex<Vec<Skipped>>>;
+
 /// A one-shot stream of record batches, exported through `__arrow_c_stream__`.
 #[pyclass(frozen, module = "mdfkit._native")]
 struct Stream {
     schema: SchemaRef,
     source: Mutex<Option<Source>>,
     error: ErrorSlot,
+    skipped: SkippedSlot,
     /// The table scanned, for the errors' `table` attribute.
     table: Option<String>,
 }
 
 impl Stream {
     fn new(schema: SchemaRef, source: Source) -> Self {
-        Stream { schema, source: Mutex::new(Some(source)), error: Arc::default(), table: None }
+        Stream { schema, source: Mutex::new(Some(source)), error: Arc::default(), skipped: Arc::default(), table: None }
     }
 }
 
@@ -483,6 +498,7 @@ impl Stream {
             schema: Arc::clone(&self.schema),
             state: ReaderState::NotStarted(source),
             error: Arc::clone(&self.error),
+            skipped: Arc::clone(&self.skipped),
         };
         let ffi = FFI_ArrowArrayStream::new(Box::new(reader));
         PyCapsule::new(py, ffi, Some(CString::from(c"arrow_array_stream")))
@@ -490,6 +506,13 @@ impl Stream {
 
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
         ArrowSchema { schema: Arc::clone(&self.schema) }.__arrow_c_schema__(py)
+    }
+
+    /// What a salvage read skipped, once the stream ended: `(file_id, page_id, slot, reason)`
+    /// each (ids and slot `None` where the damage had none).
+    fn skipped(&self) -> Vec<(Option<u16>, Option<u32>, Option<u16>, String)> {
+        let skipped = self.skipped.lock().unwrap_or_else(PoisonError::into_inner);
+        skipped.iter().map(|s| (s.page.map(|p| p.file), s.page.map(|p| p.page), s.slot, s.reason.clone())).collect()
     }
 
     /// The error that ended the scan, as the matching `mdfkit` exception (None if none).
@@ -511,6 +534,7 @@ struct BatchReader {
     schema: SchemaRef,
     state: ReaderState,
     error: ErrorSlot,
+    skipped: SkippedSlot,
 }
 
 impl BatchReader {
@@ -518,30 +542,33 @@ impl BatchReader {
         self.state = match source {
             Source::Batches(batches) => ReaderState::Batches(batches.into_iter()),
             Source::Scan { db, table, options } => {
-                self.spawn(move |send| db.scan(&table).options(&options).batches(send).map(drop))
+                self.spawn(move |send| db.scan(&table).options(&options).batches(send))
             }
-            Source::Split { db, split, batch_size } => {
-                self.spawn(move |send| split.read(&db, batch_size, send).map(drop))
-            }
+            Source::Split { db, split, batch_size } => self.spawn(move |send| split.read(&db, batch_size, send)),
         };
     }
 
     /// Runs `read` on a thread of its own, its batches handed over a channel of one slot (the
     /// reader builds the next batch while the consumer holds the last one); its error is kept for
-    /// `take_error`.
+    /// `take_error`, what it skipped for `skipped`.
     fn spawn(
         &self,
-        read: impl FnOnce(&mut dyn FnMut(RecordBatch) -> mdfkit::Result<Flow>) -> mdfkit::Result<()> + Send + 'static,
+        read: impl FnOnce(&mut dyn FnMut(RecordBatch) -> mdfkit::Result<Flow>) -> mdfkit::Result<ScanStats> + Send + 'static,
     ) -> ReaderState {
         let (tx, rx) = sync_channel(1);
         let slot = Arc::clone(&self.error);
+        let skipped = Arc::clone(&self.skipped);
         let spawned = std::thread::Builder::new().name("mdfkit-scan".into()).spawn(move || {
             // A send fails when the consumer dropped the stream: stop reading.
             let result = read(&mut |batch| Ok(if tx.send(Ok(batch)).is_ok() { Flow::Continue } else { Flow::Stop }));
-            if let Err(e) = result {
-                let message = e.to_string();
-                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
-                tx.send(Err(ArrowError::ExternalError(message.into()))).ok();
+            match result {
+                // Kept before the channel closes: the consumer asks once it saw the end.
+                Ok(stats) => *skipped.lock().unwrap_or_else(PoisonError::into_inner) = stats.skipped,
+                Err(e) => {
+                    let message = e.to_string();
+                    *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(e);
+                    tx.send(Err(ArrowError::ExternalError(message.into()))).ok();
+                }
             }
         });
         match spawned {

@@ -8,6 +8,8 @@ measured (the corpus's expected-value files). A damaged page fails the job, nami
 scripts/test-scale.sh installs PySpark, Dask and deltalake, builds the wheel with object-store
 support and runs this file with MDFKIT_SCALE_TESTS=1; elsewhere it says so and passes."""
 
+import csv
+import io
 import json
 import multiprocessing
 import os
@@ -290,6 +292,37 @@ def test_a_damaged_page_fails_the_dask_and_spark_jobs_naming_the_page(corpus_her
     with pytest.raises(Exception) as caught:
         spark_table(spark, str(path), "SalesLT.Customer")
     assert f"page {page}" in str(caught.value) and "SalesLT.Customer" in str(caught.value), str(caught.value)[-2000:]
+    # With salvage both jobs finish without that page's rows, and Dask's summary names the page.
+    import mdfkit.dask as mdfkit_dask
+
+    clean = mdfkit.open(corpus_here / AW).table("SalesLT.Customer").to_arrow()
+    file_id, page_id = map(int, page.split(":"))
+    rows_on_page = int.from_bytes((corpus_here / AW).read_bytes()[page_id * 8192 + 22: page_id * 8192 + 24], "little")
+    got = dask_table(str(path), "SalesLT.Customer", source_column=None, salvage=True)
+    assert clean.num_rows - got.num_rows == rows_on_page
+    reports = mdfkit_dask.skipped(dask_client)
+    assert [(r["table"], s[0], s[1]) for r in reports for s in r["skipped"]] == [("SalesLT.Customer", file_id, page_id)]
+    assert spark_table(spark, str(path), "SalesLT.Customer", salvage="true").num_rows == got.num_rows
+
+
+def test_splits_carry_the_timestamp_unit_to_workers_dask_and_spark(mdfkit_bin, dask_client, spark, tmp_path):
+    demo = subprocess.run([mdfkit_bin, "demo", "--dir", str(tmp_path)], capture_output=True, text=True)
+    assert demo.returncode == 0, demo.stderr
+    shop = str(tmp_path / "shop.mdf")
+    # Its datetime2(7) values reach past 2262: nanoseconds refuse them, microseconds hold them.
+    t = mdfkit.open(shop).table("sales.EventLog")
+    single = t.to_arrow(timestamps="us")
+    splits = t.splits(target_bytes=TARGET, timestamps="us")
+    assert len(splits) > 1 and all(s.timestamps == "us" for s in splits)
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(2) as pool:
+        blobs = pool.map(_read_pickled, [pickle.dumps(s) for s in splits])
+    assert digest(pa.concat_tables(pa.ipc.open_stream(b).read_all() for b in blobs)) == digest(single)
+    with pytest.raises(mdfkit.Error):
+        for s in t.splits(target_bytes=TARGET):
+            list(mdfkit.iter_split(s))
+    assert digest(dask_table(shop, "sales.EventLog", source_column=None, timestamps="us")) == digest(single)
+    assert digest(spark_table(spark, shop, "sales.EventLog", timestamps="us")) == digest(portable(single))
 
 
 def test_delta_export_of_two_databases_reads_back_equal(corpus_here, tmp_path):
@@ -310,6 +343,59 @@ def test_delta_export_of_two_databases_reads_back_equal(corpus_here, tmp_path):
             mine = back.filter(pc.equal(back.column("source"), str(source))).drop_columns(["source"])
             assert digest(mine) == digest(single), (t.qualified_name, source)
         assert back.schema.field(back.column_names[0]).metadata[b"mdfkit.sql_type"]
+
+
+# Declared types whose `mdfkit cat` spelling is the Delta value's str() (binary: 0x and upper-case hex).
+CAT_SPELLED = ("tinyint", "smallint", "int", "bigint", "decimal", "numeric", "money", "smallmoney", "char", "varchar",
+               "nchar", "nvarchar", "binary", "varbinary")
+
+
+def cat_columns(mdfkit_bin: str, source: Path, table: str) -> dict:
+    """`mdfkit cat SOURCE TABLE --format csv`: each column's sorted spellings (NULL: empty)."""
+    done = subprocess.run([mdfkit_bin, "cat", str(source), table, "--format", "csv"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.reader(io.StringIO(done.stdout)))
+    return {name: sorted(row[i] for row in rows[1:]) for i, name in enumerate(rows[0])}
+
+
+def spelled_like_cat(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return "0x" + value.hex().upper()
+    return str(value)
+
+
+def test_cli_delta_export_appends_versions_read_back_as_cat_prints(corpus_here, mdfkit_bin, tmp_path):
+    deltalake = engine("deltalake")
+    demo = subprocess.run([mdfkit_bin, "demo", "--dir", str(tmp_path / "demo")], capture_output=True, text=True)
+    assert demo.returncode == 0, demo.stderr
+    for source in (tmp_path / "demo" / "shop.mdf", corpus_here / AW):
+        lake = tmp_path / f"lake-{source.stem}"
+        for _ in range(2):
+            done = subprocess.run([mdfkit_bin, "export", str(source), "--all", "--format", "delta", "-o", str(lake)],
+                                  capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+        db = mdfkit.open(source)
+        compared = 0
+        for t in readable_tables(db):
+            delta = deltalake.DeltaTable(str(lake / t.qualified_name))
+            assert delta.version() == 1, f"{t.qualified_name}: one version per export"
+            first = deltalake.DeltaTable(str(lake / t.qualified_name), version=0).to_pyarrow_table()
+            assert delta.to_pyarrow_table().num_rows == 2 * first.num_rows
+            assert digest(first) == digest(portable(t.to_arrow(timestamps="us"))), (source, t.qualified_name)
+            cat = cat_columns(mdfkit_bin, source, t.qualified_name)
+            for field in first.schema:
+                sql_type = (field.metadata or {}).get(b"mdfkit.sql_type", b"").decode().split("(")[0]
+                if sql_type in CAT_SPELLED:
+                    got = sorted(spelled_like_cat(v) for v in first.column(field.name).to_pylist())
+                    assert got == cat[field.name], (source, t.qualified_name, field.name)
+                    compared += 1
+        assert compared > 10, f"{source}: too few columns compared with mdfkit cat"
+    # The deltalake package (Python's export) appends to the CLI's tables: the same schema.
+    results = mdfkit.export(tmp_path / "demo" / "shop.mdf", tmp_path / "lake-shop", format="delta")
+    assert all(r.error is None for r in results), [r.error for r in results if r.error]
+    assert deltalake.DeltaTable(str(tmp_path / "lake-shop" / "dbo.Orders")).version() == 2
 
 
 def test_engines_read_objects_by_ranged_gets_as_local_files(corpus_here, bucket, dask_client, spark):

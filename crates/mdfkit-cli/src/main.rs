@@ -212,9 +212,9 @@ enum Command {
         #[arg(long)]
         with_location: bool,
     },
-    /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files, one file per table
+    /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files (one file per table), or Delta Lake tables
     #[command(
-        after_help = "Examples:\n  mdfkit export shop.mdf --all --format parquet -o out/\n  mdfkit export shop.bak --table dbo.Orders --table dbo.Customers --format csv -o out/\n\nFiles are named SCHEMA.TABLE.EXT in the output folder. Parquet keeps exact types (decimal,\ntimestamps, ...) and is zstd-compressed (--compression snappy writes faster, larger files).\nTables that cannot be read (e.g. PAGE compression) are reported and skipped; the others are\nstill written, and the exit code is then 2."
+        after_help = "Examples:\n  mdfkit export shop.mdf --all --format parquet -o out/\n  mdfkit export shop.bak --table dbo.Orders --table dbo.Customers --format csv -o out/\n  mdfkit export shop.bak --all --format delta -o s3://lake/shop\n\nFiles are named SCHEMA.TABLE.EXT in the output folder. Parquet keeps exact types (decimal,\ntimestamps, ...) and is zstd-compressed (--compression snappy writes faster, larger files).\nTables that cannot be read (e.g. PAGE compression) are reported and skipped; the others are\nstill written, and the exit code is then 2.\n\n--format delta appends each table to the Delta Lake table SCHEMA.TABLE/ in the output folder\n(or object URL prefix), created by the first export: Parquet data files and one commit\n(_delta_log/NNNNNNNNNNNNNNNNNNNN.json) per export, timestamps in microseconds, tinyint as\nshort, uniqueidentifier as binary, time as text. Exporting again (e.g. from the next\ndatabase) appends the next version; a table with another schema is refused."
     )]
     Export {
         #[command(flatten)]
@@ -250,7 +250,8 @@ enum Command {
         compression: mdfkit::export::ParquetCompression,
         /// Parquet/Arrow unit of datetime2(7) and datetimeoffset(7): ns is exact but holds only
         /// the years 1677-2262 (other values are refused); us holds every year 0001-9999 (e.g.
-        /// the 9999-12-31 sentinel) and drops the seventh fractional digit (100 ns)
+        /// the 9999-12-31 sentinel) and drops the seventh fractional digit (100 ns); Delta
+        /// tables always take us
         #[arg(long, value_enum, value_name = "UNIT", default_value_t = TimestampsArg::Ns)]
         timestamps: TimestampsArg,
     },
@@ -527,15 +528,20 @@ enum ExportFormatArg {
     Jsonl,
     /// Arrow IPC stream
     Arrow,
+    /// Delta Lake table (Parquet files and a transaction log), appended to
+    Delta,
 }
 
-impl From<ExportFormatArg> for mdfkit::export::ExportFormat {
-    fn from(f: ExportFormatArg) -> Self {
-        match f {
-            ExportFormatArg::Parquet => Self::Parquet,
-            ExportFormatArg::Csv => Self::Csv,
-            ExportFormatArg::Jsonl => Self::Jsonl,
-            ExportFormatArg::Arrow => Self::Arrow,
+impl ExportFormatArg {
+    /// The file format of a one-file-per-table export; `None` for Delta tables.
+    fn file_format(self) -> Option<mdfkit::export::ExportFormat> {
+        use mdfkit::export::ExportFormat;
+        match self {
+            ExportFormatArg::Parquet => Some(ExportFormat::Parquet),
+            ExportFormatArg::Csv => Some(ExportFormat::Csv),
+            ExportFormatArg::Jsonl => Some(ExportFormat::Jsonl),
+            ExportFormatArg::Arrow => Some(ExportFormat::Arrow),
+            ExportFormatArg::Delta => None,
         }
     }
 }
@@ -634,7 +640,7 @@ fn main() -> ExitCode {
                 compression,
                 timestamps: timestamps.into(),
             };
-            commands::export(&files.files, position, &tables, all, format.into(), &output, &options)
+            commands::export(&files.files, position, &tables, all, format.file_format(), &output, &options)
         }
         Command::Share { url, expires, ip, start, cloudfront_key_pair_id, cloudfront_private_key, resource } => {
             let cloudfront = cloudfront_key_pair_id.zip(cloudfront_private_key);

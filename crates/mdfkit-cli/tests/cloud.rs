@@ -131,6 +131,33 @@ fn export_arrives_intact(server: &Server, local: &Path, source: &str, bucket: &s
     std::fs::remove_dir_all(&out).unwrap();
 }
 
+/// `export --format delta` into the store twice: versions 0 and 1 of each table, each commit's
+/// data file there with the size it names; an export with another schema commits nothing.
+fn delta_tables_commit_versions_in_the_store(server: &Server, source: &str) {
+    let lake = format!("{}://corpus/lake", server.scheme());
+    for _ in 0..2 {
+        mdfkit(server, &["export", source, "--table", "SalesLT.Product", "--format", "delta", "-o", &lake]);
+    }
+    let log =
+        |version: u64| object_bytes(server, "corpus", &format!("lake/SalesLT.Product/_delta_log/{version:020}.json"));
+    for version in [0, 1] {
+        let commit = String::from_utf8(log(version).expect("a commit per export")).unwrap();
+        let add = commit.lines().find(|l| l.starts_with("{\"add\"")).expect("an add action");
+        let add: serde_json::Value = serde_json::from_str(add).unwrap();
+        let path = add["add"]["path"].as_str().unwrap();
+        let data = object_bytes(server, "corpus", &format!("lake/SalesLT.Product/{path}")).expect("the data file");
+        assert_eq!(add["add"]["size"].as_u64(), Some(data.len() as u64));
+        assert_eq!(commit.contains("\"metaData\""), version == 0);
+    }
+    let narrow = run(
+        server,
+        &["export", source, "--table", "SalesLT.Product", "--columns", "ProductID", "--format", "delta", "-o", &lake],
+    );
+    assert_eq!(narrow.status.code(), Some(2), "{}", String::from_utf8_lossy(&narrow.stderr));
+    assert!(String::from_utf8_lossy(&narrow.stderr).contains("another schema"));
+    assert!(log(2).is_none());
+}
+
 /// Corpus files put in the store by the server's own means answer like the files on disk;
 /// exports from them to the store arrive byte for byte.
 fn objects_read_like_local_files(kind: Kind) {
@@ -157,6 +184,7 @@ fn objects_read_like_local_files(kind: Kind) {
     }
     export_arrives_intact(&server, &mdf, &format!("{s}://corpus/sub/aw.mdf"), "corpus", "exports/aw");
     export_arrives_intact(&server, &bak, &format!("{s}://corpus/entrepot.bak"), "corpus", "exports/entrepot");
+    delta_tables_commit_versions_in_the_store(&server, &format!("{s}://corpus/sub/aw.mdf"));
     // Reading only the catalog of an uncompressed backup fetches part of it.
     let url = format!("{s}://corpus/entrepot.bak");
     let out = mdfkit(&server, &["tables", &url, "--fetch-report"]);
@@ -210,6 +238,14 @@ fn streamed_uploads_arrive_whole_and_bad_parts_are_refused() {
         let empty = Upload::create(&format!("{s}://uploads/empty.bin")).unwrap();
         assert_eq!(empty.finish().unwrap(), 0);
         assert_eq!(object_bytes(&server, "uploads", "empty.bin"), Some(Vec::new()));
+        // Delta commits: an object created only where none exists, listed by folder.
+        let lake = mdfkit_cloud::export::destination(Path::new(&format!("{s}://uploads/lake"))).unwrap();
+        let commit = "t/_delta_log/00000000000000000000.json";
+        assert!(lake.create_new(commit, b"first").unwrap());
+        assert!(!lake.create_new(commit, b"second").unwrap(), "{s}: a second commit of one version was taken");
+        assert_eq!(object_bytes(&server, "uploads", &format!("lake/{commit}")), Some(b"first".to_vec()));
+        assert_eq!(lake.list("t/_delta_log").unwrap(), ["00000000000000000000.json"]);
+        assert_eq!(lake.read(commit).unwrap(), b"first");
         // Dropped after one full part was sent: no object, and on S3 no upload left open.
         let mut dropped = Upload::create(&format!("{s}://uploads/dropped.bin")).unwrap();
         dropped.write_all(&data[..PART_SIZE + 10]).unwrap();

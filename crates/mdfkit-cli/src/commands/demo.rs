@@ -42,7 +42,7 @@ pub fn demo(dir: Option<PathBuf>) -> Outcome {
     println!("\n== mdfkit export {} --table dbo.Orders --format parquet -o {}", files[0].display(), out.display());
     io::stdout().flush()?;
     let options = ExportOptions { threads: mdfkit::export::all_cores(), ..ExportOptions::default() };
-    export(&files, None, &["dbo.Orders".to_string()], false, ExportFormat::Parquet, &out, &options)?;
+    export(&files, None, &["dbo.Orders".to_string()], false, Some(ExportFormat::Parquet), &out, &options)?;
     println!("\nfiles: database {}, Parquet {}", dir.display(), out.join("dbo.Orders.parquet").display());
     println!("try:   mdfkit cat {} sales.EventLog --limit 5", files[0].display());
     Ok(())

@@ -1,4 +1,5 @@
-//! `mdfkit export`: [`mdfkit::export::export_tables`] into the destination `-o` names, with a
+//! `mdfkit export`: [`mdfkit::export::export_tables`] (or, for Delta Lake tables,
+//! [`mdfkit::export::delta::export_delta_tables`]) into the destination `-o` names, with a
 //! progress bar per table and a line per table on stderr.
 
 use std::io::{self, IsTerminal};
@@ -6,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use mdfkit::catalog::model::TableInfo;
+use mdfkit::export::delta::export_delta_tables;
 use mdfkit::export::{export_tables, ExportEvent, ExportFormat, ExportOptions};
 use mdfkit::Error;
 
@@ -16,7 +18,8 @@ pub fn export(
     position: Option<u16>,
     names: &[String],
     all: bool,
-    format: ExportFormat,
+    // `None`: Delta Lake tables.
+    format: Option<ExportFormat>,
     output: &Path,
     options: &ExportOptions,
 ) -> Outcome {
@@ -50,7 +53,7 @@ pub fn export(
     let destination = mdfkit_cloud::export::destination(output)?;
     let terminal = io::stderr().is_terminal();
     let (mut bar, mut uploaded_before) = (ProgressBar::hidden(), 0);
-    let report = export_tables(&db, &tables, format, destination.as_ref(), options, |event| match event {
+    let on_event = |event: ExportEvent<'_>| match event {
         ExportEvent::Started(t) => {
             bar = if terminal { progress_bar(t, uploading) } else { ProgressBar::hidden() };
             uploaded_before = mdfkit_cloud::writer::bytes_uploaded();
@@ -80,7 +83,11 @@ pub fn export(
                 Err(e) => eprintln!("mdfkit: skipped {e}"),
             }
         }
-    })?;
+    };
+    let report = match format {
+        Some(format) => export_tables(&db, &tables, format, destination.as_ref(), options, on_event)?,
+        None => export_delta_tables(&db, &tables, destination.as_ref(), options, on_event)?,
+    };
     let rows: u64 = report.written().map(|s| s.rows).sum();
     let bytes: u64 = report.written().map(|s| s.bytes).sum();
     let failed = report.failed();

@@ -63,12 +63,15 @@ const MS_PER_DAY: i64 = 86_400_000;
 
 /// The unit of the timestamps of datetime2(7) and datetimeoffset(7) columns (scales 0 to 6 are
 /// always microseconds, time(7) always nanoseconds: both exact).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A scan split ([`crate::split`]) carries it as `"ns"` or `"us"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TimestampUnit {
     /// Exact: every 100 ns tick kept; values outside the years 1677 to 2262 are refused.
     #[default]
+    #[serde(rename = "ns")]
     Nanosecond,
     /// Every year 0001 to 9999; the seventh fractional digit (100 ns) is dropped.
+    #[serde(rename = "us")]
     Microsecond,
 }
 

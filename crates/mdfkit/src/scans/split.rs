@@ -24,6 +24,9 @@
 //!   "partition_id": 72057594043236352, "allocation_unit": 72057594049527808   (checked on read)
 //!   "pages":     [[1, 264, 8], [1, 280, 16]]   runs: file id, first page, page count
 //!   "columns":   null | ["OrderID", ...]  the column plan (all stored columns when null)
+//!   "timestamps": "ns" | "us"            unit of datetime2(7) / datetimeoffset(7) (absent: ns)
+//!   "salvage":   false | true            skip damaged pages and records, listed in the read's
+//!                                        `ScanStats::skipped` (absent: false)
 //!   "index": 0, "count": 12 }            which split of how many the plan made
 //! ```
 //!
@@ -79,6 +82,13 @@ pub struct ScanSplit {
     pub pages: Vec<(u16, u32, u32)>,
     /// Only these columns, in table order (all stored columns when `None`).
     pub columns: Option<Vec<String>>,
+    /// The unit of datetime2(7) / datetimeoffset(7) timestamps.
+    #[serde(default)]
+    pub timestamps: crate::TimestampUnit,
+    /// Skip damaged pages and records (listed in the read's [`ScanStats::skipped`]) instead of
+    /// stopping at the first.
+    #[serde(default)]
+    pub salvage: bool,
     /// This split's place among the `count` the plan made for the table.
     pub index: usize,
     /// How many splits the plan made for the table.
@@ -126,6 +136,8 @@ impl TableScan<'_> {
                     allocation_unit: unit.id,
                     pages: runs(part),
                     columns: self.column_plan().map(<[String]>::to_vec),
+                    timestamps: self.scan_options().timestamps,
+                    salvage: self.scan_options().salvage,
                     index: 0,
                     count: 0,
                 });
@@ -144,6 +156,8 @@ impl TableScan<'_> {
                 allocation_unit: unit.id,
                 pages: Vec::new(),
                 columns: self.column_plan().map(<[String]>::to_vec),
+                timestamps: self.scan_options().timestamps,
+                salvage: self.scan_options().salvage,
                 index: 0,
                 count: 0,
             });
@@ -235,7 +249,8 @@ impl ScanSplit {
 
     /// Reads the split's rows from `db` (its source, opened with [`ScanSplit::open`]) as Arrow
     /// batches of at most `batch_size` rows, passing each to `each` until it returns
-    /// [`Flow::Stop`]. A damaged page stops the read with the page and table named.
+    /// [`Flow::Stop`]. A damaged page stops the read with the page and table named, or, for a
+    /// salvage split, is skipped and listed in the returned [`ScanStats::skipped`].
     pub fn read(
         &self,
         db: &Database,
@@ -253,7 +268,12 @@ impl ScanSplit {
             return Err(self.changed(format!("allocation unit {} (the split's: {})", unit.id, self.allocation_unit)));
         }
         let pages = self.page_ids(db)?;
-        let scan = db.scan(&table).columns(self.columns.clone()).batch_size(batch_size);
+        let scan = db
+            .scan(&table)
+            .columns(self.columns.clone())
+            .batch_size(batch_size)
+            .timestamps(self.timestamps)
+            .salvage(self.salvage);
         let mut total = ScanStats::default();
         let mut deliver = |batch: RecordBatch| Ok(each(batch)? == Flow::Continue);
         scan.page_batches(partition, &pages, &mut deliver, &mut total)?;
@@ -262,7 +282,7 @@ impl ScanSplit {
 
     /// The Arrow schema [`ScanSplit::read`] produces.
     pub fn schema(&self, db: &Database) -> Result<arrow_schema::SchemaRef> {
-        db.arrow_schema(&self.table(db)?, self.columns.as_deref(), crate::TimestampUnit::Nanosecond)
+        db.arrow_schema(&self.table(db)?, self.columns.as_deref(), self.timestamps)
     }
 
     /// Pages the split names (data pages and others of its extents).
@@ -295,6 +315,12 @@ mod tests {
         assert_eq!(split.pages, [(1, 264, 8), (3, 16, 2)]);
         assert_eq!(split.page_count(), 10);
         assert_eq!(ScanSplit::from_json(&split.to_json()).unwrap(), split);
+        // Splits written before the unit and salvage were carried read as nanoseconds, no salvage.
+        assert_eq!((split.timestamps, split.salvage), (crate::TimestampUnit::Nanosecond, false));
+        let us = text.replace(r#""index""#, r#""timestamps":"us","salvage":true,"index""#);
+        let split = ScanSplit::from_json(&us).unwrap();
+        assert_eq!((split.timestamps, split.salvage), (crate::TimestampUnit::Microsecond, true));
+        assert!(split.to_json().contains(r#""timestamps":"us","salvage":true"#));
         let err = ScanSplit::from_json(r#"{"sources":[]}"#).unwrap_err();
         assert!(err.message().starts_with("not a scan split: missing field"), "{err}");
     }

@@ -115,6 +115,11 @@ impl<'a> TableScan<'a> {
         self.table
     }
 
+    /// The scan's options (columns, batch size, limit, salvage, timestamp unit).
+    pub(crate) fn scan_options(&self) -> &ScanOptions {
+        &self.options
+    }
+
     /// The columns asked for (`None`: all stored columns).
     pub(crate) fn column_plan(&self) -> Option<&[String]> {
         self.options.columns.as_deref()
@@ -358,9 +363,11 @@ impl<'a> TableScan<'a> {
         if tasks.is_empty() {
             return Ok(true);
         }
-        let live = ScanMode { include_ghosts: false, salvage: false, ..self.mode(partition)? };
+        // Salvage (a split's) skips a damaged page or record, as a serial salvage scan does: rows
+        // are then decoded whole before they reach the builders, never column by column.
+        let live = ScanMode { include_ghosts: false, ..self.mode(partition)? };
         let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
-        let plain = PageColumns::of(&decoder);
+        let plain = PageColumns::of(&decoder).filter(|_| !options.salvage);
         // Builders are sized for a task's rows, as the catalog counts them (over the partition's
         // pages: a split's pages are a part of them).
         let partition_pages = usize::try_from(unit.data_pages).unwrap_or(0).max(pages.len()).max(1);
@@ -441,7 +448,8 @@ struct TaskShared<'a> {
     unit: &'a AllocationUnit,
     decoder: &'a RowDecoder,
     plain: Option<&'a PageColumns>,
-    /// Live records only, in the partition's record format.
+    /// Live records only, in the partition's record format; with `salvage`, damaged pages and
+    /// records are skipped and listed.
     live: ScanMode,
     /// Rows per batch at most.
     batch_size: usize,
@@ -459,8 +467,17 @@ impl TaskShared<'_> {
         let mut stats = ScanStats::default();
         let mut batch =
             BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())), timestamps);
+        let mut whole_row = Vec::new();
         for &id in pages {
-            let Some(page) = task_data_page(db, unit, id)? else { continue };
+            let page = match task_data_page(db, unit, id) {
+                Ok(Some(page)) => page,
+                Ok(None) => continue,
+                Err(e) if live.salvage => {
+                    stats.skipped.push(scan::Skipped::from_error(&e));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             if let Some(plain) = plain {
                 stats.pages += 1;
                 let slots = PageSlots {
@@ -474,6 +491,11 @@ impl TaskShared<'_> {
                 plain.append_slots(slots, &mut batch, &mut stats)?;
             } else {
                 let mut append = |record: &Record, _: RowLocation| {
+                    if live.salvage {
+                        // A row that fails to decode is skipped whole, before any column of it
+                        // reaches the builders.
+                        decoder.decode(record, &mut whole_row)?;
+                    }
                     batch.append(decoder, record)?;
                     Ok(Flow::Continue)
                 };

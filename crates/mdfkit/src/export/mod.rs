@@ -33,6 +33,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::scan::Flow;
 use crate::value::Value;
 
+pub mod delta;
+
 /// Arrow bytes at which a Parquet row group is written out.
 const ROW_GROUP_BYTES: usize = 32 << 20;
 /// Distinct values a Parquet column chunk's dictionary may hold before the column is written plain.
@@ -257,16 +259,33 @@ pub fn export_tables(
     format: ExportFormat,
     destination: &dyn ExportDestination,
     options: &ExportOptions,
+    on_event: impl FnMut(ExportEvent<'_>),
+) -> Result<ExportReport> {
+    export_each(
+        tables,
+        destination,
+        |table| output_name(table, format),
+        |table, name, progress| export_table(db, table, format, destination.create(name)?, options, progress),
+        on_event,
+    )
+}
+
+/// The loop of [`export_tables`] (and of `delta::export_delta_tables`): each table named by
+/// `name_of` and written by `export_one` (which calls its progress function with the rows
+/// written), its salvage report beside it, events sent on the way.
+fn export_each(
+    tables: &[TableInfo],
+    destination: &dyn ExportDestination,
+    name_of: impl Fn(&TableInfo) -> String,
+    mut export_one: impl FnMut(&TableInfo, &str, &mut dyn FnMut(u64)) -> Result<ExportStats>,
     mut on_event: impl FnMut(ExportEvent<'_>),
 ) -> Result<ExportReport> {
     let started = Instant::now();
     let mut done = Vec::with_capacity(tables.len());
     for table in tables {
         on_event(ExportEvent::Started(table));
-        let name = output_name(table, format);
-        let result = destination
-            .create(&name)
-            .and_then(|out| export_table(db, table, format, out, options, |rows| on_event(ExportEvent::Rows(rows))));
+        let name = name_of(table);
+        let result = export_one(table, &name, &mut |rows| on_event(ExportEvent::Rows(rows)));
         let skip_report = match &result {
             Ok(stats) if !stats.skipped.is_empty() => Some(write_skip_report(
                 destination,
@@ -306,10 +325,42 @@ fn write_skip_report(
 
 /// Where an export's outputs go: a local folder ([`LocalFolder`]), or a prefix in an object
 /// store (`mdfkit-cloud`'s `ObjectPrefix`).
+///
+/// A Delta Lake table ([`delta`]) needs three more things of a destination: listing, reading,
+/// and creating a small object only where none exists (the protocol's mutual exclusion of
+/// commits). A destination that cannot do them refuses Delta tables by the default methods.
 pub trait ExportDestination: Send + Sync {
-    /// Starts the output called `name` (`dbo.Orders.parquet`): complete only once
-    /// [`ExportOutput::finish`]ed; dropped unfinished, nothing of it is left.
+    /// Starts the output called `name` (`dbo.Orders.parquet`, or `dbo.Orders/part-1.parquet`
+    /// inside a folder of its own): complete only once [`ExportOutput::finish`]ed; dropped
+    /// unfinished, nothing of it is left.
     fn create(&self, name: &str) -> Result<Box<dyn ExportOutput>>;
+
+    /// The names of the outputs directly in folder `folder` (`dbo.Orders/_delta_log`), without
+    /// the folder; empty when it does not exist.
+    fn list(&self, folder: &str) -> Result<Vec<String>> {
+        Err(no_delta_support(folder))
+    }
+
+    /// The bytes of output `name`.
+    fn read(&self, name: &str) -> Result<Vec<u8>> {
+        Err(no_delta_support(name))
+    }
+
+    /// Writes `bytes` as output `name` in one step if no output has that name: `Ok(false)`, and
+    /// nothing written, if one has.
+    fn create_new(&self, name: &str, bytes: &[u8]) -> Result<bool> {
+        let _ = bytes;
+        Err(no_delta_support(name))
+    }
+}
+
+fn no_delta_support(name: &str) -> Error {
+    Error::new(
+        ErrorKind::NotFound,
+        format!(
+            "{name}: this destination cannot hold a Delta table (it cannot create an object only where none exists)"
+        ),
+    )
 }
 
 /// One output being written.
@@ -335,9 +386,57 @@ impl LocalFolder {
     }
 }
 
+impl LocalFolder {
+    /// `name`'s path, its folders created.
+    fn path_of(&self, name: &str) -> Result<PathBuf> {
+        let path = self.path.join(name);
+        if let Some(folder) = path.parent().filter(|folder| *folder != self.path) {
+            std::fs::create_dir_all(folder).map_err(|e| Error::io(folder, "cannot create the output folder", e))?;
+        }
+        Ok(path)
+    }
+}
+
 impl ExportDestination for LocalFolder {
     fn create(&self, name: &str) -> Result<Box<dyn ExportOutput>> {
-        Ok(Box::new(LocalOutput::create(&self.path.join(name))?))
+        Ok(Box::new(LocalOutput::create(&self.path_of(name)?)?))
+    }
+
+    fn list(&self, folder: &str) -> Result<Vec<String>> {
+        let path = self.path.join(folder);
+        let entries = match std::fs::read_dir(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            entries => entries.map_err(|e| Error::io(&path, "cannot list", e))?,
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&path, "cannot list", e))?;
+            names.extend(entry.file_name().to_str().map(str::to_string));
+        }
+        Ok(names)
+    }
+
+    fn read(&self, name: &str) -> Result<Vec<u8>> {
+        let path = self.path.join(name);
+        std::fs::read(&path).map_err(|e| Error::io(&path, "cannot read", e))
+    }
+
+    fn create_new(&self, name: &str, bytes: &[u8]) -> Result<bool> {
+        let path = self.path_of(name)?;
+        // Written beside, then linked to its name: `link` fails where the name exists, and a
+        // reader never sees a half-written file under it. The temporary name is this process's
+        // and this call's alone.
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temporary = path.with_extension(format!("tmp-{}-{call}", std::process::id()));
+        std::fs::write(&temporary, bytes).map_err(|e| Error::io(&temporary, "cannot write", e))?;
+        let linked = std::fs::hard_link(&temporary, &path);
+        std::fs::remove_file(&temporary).ok();
+        match linked {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(Error::io(&path, "cannot create", e)),
+        }
     }
 }
 
@@ -423,17 +522,7 @@ fn write_table(
     let stats = match format {
         ExportFormat::Parquet => {
             let schema = scan.schema()?;
-            std::thread::scope(|scope| -> Result<crate::scan::ScanStats> {
-                let mut parquet = ParquetOutput::new(scope, file, schema, threads, export.compression)?;
-                let stats = scan.batches(|batch| {
-                    rows += batch.num_rows() as u64;
-                    parquet.write(&batch)?;
-                    progress(rows);
-                    Ok(Flow::Continue)
-                })?;
-                parquet.close()?;
-                Ok(stats)
-            })?
+            write_parquet(&scan, file, schema, export, &mut rows, progress, Ok)?
         }
         ExportFormat::Arrow => {
             let schema = scan.schema()?;
@@ -495,6 +584,30 @@ fn write_table(
         }
     };
     Ok((rows, stats))
+}
+
+/// Writes `scan`'s batches, each passed through `convert` (into `schema`), as one Parquet file
+/// to `file`; counts the rows in `rows`.
+fn write_parquet(
+    scan: &crate::TableScan<'_>,
+    file: &mut (dyn Write + Send),
+    schema: SchemaRef,
+    export: &ExportOptions,
+    rows: &mut u64,
+    progress: &mut impl FnMut(u64),
+    convert: impl Fn(RecordBatch) -> Result<RecordBatch>,
+) -> Result<crate::scan::ScanStats> {
+    std::thread::scope(|scope| -> Result<crate::scan::ScanStats> {
+        let mut parquet = ParquetOutput::new(scope, file, schema, export.threads.max(1), export.compression)?;
+        let stats = scan.batches(|batch| {
+            *rows += batch.num_rows() as u64;
+            parquet.write(&convert(batch)?)?;
+            progress(*rows);
+            Ok(Flow::Continue)
+        })?;
+        parquet.close()?;
+        Ok(stats)
+    })
 }
 
 /// Text a CSV or JSON Lines export's scan thread formats before handing it on.
