@@ -21,7 +21,8 @@
 //! | luticm/SQLServer training script (Luciano Caixeta Moreira)    | 4-column CD record, DBCC PAGE          | 1     | `compressed/values.rs` |
 //! | StefanMaron/BusinessCentral.AL.Runner (the corpus' `fragments/bc-compressed-records`) | PAGE compressed records, 7 and 84 columns, SCSU text | 2 | `record/cd.rs`, `compressed/values.rs` |
 //!
-//! 54 records and values from 8 independent sources (OrcaMDF and improve.dk are one author).
+//! 54 records, values and structures from 6 independent authors (OrcaMDF and improve.dk are
+//! one).
 //! Vardecimal and SCSU are covered by values only: no published DBCC PAGE dump of a whole
 //! vardecimal (FixedVar) record or of an SCSU value beyond these was found.
 
