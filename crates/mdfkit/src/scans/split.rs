@@ -51,7 +51,7 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::model::TableInfo;
+use crate::catalog::model::{PartitionInfo, TableInfo};
 use crate::database::{check_has_storage, Database};
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::PageId;
@@ -121,46 +121,30 @@ impl TableScan<'_> {
         // The column plan is checked here, once.
         self.schema()?;
         let pages_per_split = usize::try_from((target_bytes / PAGE_BYTES).max(1)).unwrap_or(usize::MAX);
+        let split = |partition: &PartitionInfo, unit: i64, pages: Vec<(u16, u32, u32)>| ScanSplit {
+            sources: sources.clone(),
+            position,
+            database: db.name().to_string(),
+            table: table.qualified_name(),
+            object_id: table.object_id,
+            partition_id: partition.partition_id,
+            allocation_unit: unit,
+            pages,
+            columns: self.column_plan().map(<[String]>::to_vec),
+            timestamps: self.scan_options().timestamps,
+            salvage: self.scan_options().salvage,
+            index: 0,
+            count: 0,
+        };
         let mut splits = Vec::new();
         for partition in &table.partitions {
             let unit = db.scannable_unit(table, partition)?;
             let pages = scan::heap_pages(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
-            for part in pages.chunks(pages_per_split) {
-                splits.push(ScanSplit {
-                    sources: sources.clone(),
-                    position,
-                    database: db.name().to_string(),
-                    table: table.qualified_name(),
-                    object_id: table.object_id,
-                    partition_id: partition.partition_id,
-                    allocation_unit: unit.id,
-                    pages: runs(part),
-                    columns: self.column_plan().map(<[String]>::to_vec),
-                    timestamps: self.scan_options().timestamps,
-                    salvage: self.scan_options().salvage,
-                    index: 0,
-                    count: 0,
-                });
-            }
+            splits.extend(pages.chunks(pages_per_split).map(|part| split(partition, unit.id, runs(part))));
         }
         if splits.is_empty() {
             let partition = &table.partitions[0];
-            let unit = db.scannable_unit(table, partition)?;
-            splits.push(ScanSplit {
-                sources,
-                position,
-                database: db.name().to_string(),
-                table: table.qualified_name(),
-                object_id: table.object_id,
-                partition_id: partition.partition_id,
-                allocation_unit: unit.id,
-                pages: Vec::new(),
-                columns: self.column_plan().map(<[String]>::to_vec),
-                timestamps: self.scan_options().timestamps,
-                salvage: self.scan_options().salvage,
-                index: 0,
-                count: 0,
-            });
+            splits.push(split(partition, db.scannable_unit(table, partition)?.id, Vec::new()));
         }
         let count = splits.len();
         for (index, split) in splits.iter_mut().enumerate() {
