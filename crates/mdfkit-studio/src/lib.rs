@@ -14,6 +14,7 @@ pub mod download;
 pub mod html;
 pub mod json;
 pub mod map;
+pub mod rows;
 pub mod security;
 pub mod views;
 

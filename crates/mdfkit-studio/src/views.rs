@@ -6,7 +6,7 @@
 //! | `/`, `/overview.json`        | `mdfkit info`: versions, options, files, backup set; badges |
 //! | `/tables`, `/tables.json`    | schemas → tables and other objects; JSON = `mdfkit tables`  |
 //! | `/table/dbo.T`               | DDL, columns and their storage, indexes, allocation units   |
-//! | `/rows/dbo.T?after=1:2:3`    | 100 rows after a scan position (keyset, never OFFSET)       |
+//! | `/rows/dbo.T?after=1:2:3`    | 100 rows by a keyset cursor, filters, one row ([`crate::rows`]) |
 //! | `/page/1:153`                | header, verdict, slots, the 8,192 bytes by structure        |
 //! | `/record/1:153:4`            | one record's bytes per column with names, types and values  |
 //! | `/map`, `/map/1.png`         | one cell per page of each file, by page type; click → page   |
@@ -15,7 +15,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -24,7 +24,7 @@ use mdfkit::anatomy::{self, PageAnatomy, Part, RecordAnatomy};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::catalog::rowset::ColumnLocation;
 use mdfkit::page::{PageId, PAGE_SIZE};
-use mdfkit::scan::{Flow, ScanPosition};
+use mdfkit::scan::ScanPosition;
 use mdfkit::value::Value as SqlValue;
 use mdfkit::{Error, ErrorKind};
 use serde_json::{json, Value};
@@ -33,17 +33,14 @@ use crate::html::{self, a, esc, link, text, url, Cell};
 use crate::json::json_object;
 use crate::Studio;
 
-/// Rows a rows view shows at a time.
-pub const ROWS_PER_PAGE: u64 = 100;
-
-type Shared = Arc<Studio>;
+pub(crate) type Shared = Arc<Studio>;
 
 /// What a view answers, as HTML and as JSON.
 pub struct View {
-    title: String,
-    json: Value,
-    body: String,
-    cli: String,
+    pub(crate) title: String,
+    pub(crate) json: Value,
+    pub(crate) body: String,
+    pub(crate) cli: String,
 }
 
 /// A library error as an HTTP answer: unknown → 404, unsupported or damaged → 422.
@@ -69,7 +66,9 @@ pub fn routes() -> Router<Shared> {
         .route("/tables", get(tables))
         .route("/tables.json", get(tables_json))
         .route("/table/{name}", get(table))
-        .route("/rows/{name}", get(rows))
+        .route("/rows/{name}", get(crate::rows::rows))
+        .route("/row/{name}/{at}", get(crate::rows::row))
+        .route("/value/{name}/{at}/{column}", get(crate::rows::value))
         .route("/page/{id}", get(page))
         .route("/record/{id}", get(record))
         .route("/download/{name}", get(crate::download::download))
@@ -83,7 +82,7 @@ pub fn routes() -> Router<Shared> {
 }
 
 /// Runs a view's library work on the blocking pool and renders it.
-async fn answer(
+pub(crate) async fn answer(
     studio: Shared,
     json_only: bool,
     json_link: String,
@@ -108,14 +107,14 @@ impl From<Error> for Failure {
 }
 
 /// `name.json` → (`name`, true).
-fn twin(name: &str) -> (String, bool) {
+pub(crate) fn twin(name: &str) -> (String, bool) {
     match name.strip_suffix(".json") {
         Some(base) => (base.to_string(), true),
         None => (name.to_string(), false),
     }
 }
 
-fn find_table(studio: &Studio, name: &str) -> mdfkit::Result<TableInfo> {
+pub(crate) fn find_table(studio: &Studio, name: &str) -> mdfkit::Result<TableInfo> {
     studio
         .db
         .catalog()
@@ -413,122 +412,6 @@ fn table_view(s: &Studio, name: &str) -> mdfkit::Result<View> {
     });
     let cli = s.cli("schema", &crate::shell_word(&t.qualified_name()));
     Ok(View { title: t.qualified_name(), json, body, cli })
-}
-
-// ---- rows ----
-
-async fn rows(
-    State(s): State<Shared>,
-    Path(name): Path<String>,
-    Query(q): Query<std::collections::HashMap<String, String>>,
-) -> Result<Response, Failure> {
-    let (name, json_only) = twin(&name);
-    let after = q.get("after").map(|a| a.parse::<ScanPosition>()).transpose()?;
-    let ghosts = q.get("ghosts").is_some_and(|g| g == "1");
-    let mut link = format!("/rows/{}.json", url(&name));
-    let mut sep = '?';
-    if let Some(a) = after {
-        let _ = write!(link, "{sep}after={a}");
-        sep = '&';
-    }
-    if ghosts {
-        let _ = write!(link, "{sep}ghosts=1");
-    }
-    answer(s, json_only, link, move |s| rows_view(s, &name, after, ghosts)).await
-}
-
-/// Up to [`ROWS_PER_PAGE`] rows after `after`, with the position to continue from.
-fn rows_view(s: &Studio, name: &str, after: Option<ScanPosition>, ghosts: bool) -> mdfkit::Result<View> {
-    let t = find_table(s, name)?;
-    let reader = s.db.reader();
-    let units = &s.db.catalog().base().allocation_units;
-    // The decoder of the partition owning each page (a table's partitions can differ in layout).
-    let mut decoders: Vec<(i64, mdfkit::rows::RowDecoder)> = Vec::new();
-    for p in &t.partitions {
-        if let Some(u) = units.iter().find(|u| u.owner_id == p.partition_id && u.kind == 1) {
-            decoders.push((u.id, s.db.row_decoder(&t, p.partition_id, None)?));
-        }
-    }
-    let columns = decoders.first().map(|(_, d)| d.column_names()).unwrap_or_default();
-    let mut current: Option<(PageId, usize)> = None;
-    let mut values = Vec::new();
-    let mut out: Vec<(Vec<SqlValue>, mdfkit::scan::RowLocation)> = Vec::new();
-    let mut last = None;
-    s.db.scan(&t).include_ghosts(ghosts).limit(Some(ROWS_PER_PAGE)).records_after(
-        after,
-        |record, location, position| {
-            if current.is_none_or(|(p, _)| p != location.page) {
-                let page = reader.read(location.page)?;
-                let at = decoders.iter().position(|(u, _)| page.header().belongs_to(*u)).unwrap_or(0);
-                current = Some((location.page, at));
-            }
-            let decoder = &decoders[current.map_or(0, |c| c.1)].1;
-            decoder.decode(record, &mut values)?;
-            out.push((values.clone(), location));
-            last = Some(position);
-            Ok(Flow::Continue)
-        },
-    )?;
-    let next = if out.len() as u64 == ROWS_PER_PAGE { last } else { None };
-    let base = format!("/rows/{}", url(&t.qualified_name()));
-    let ghost_q = if ghosts { "&ghosts=1" } else { "" };
-    let mut body = format!("<p>{} rows in the catalog. ", t.rows());
-    body.push_str(&if ghosts {
-        a(&base, "hide deleted rows")
-    } else {
-        a(&format!("{base}?ghosts=1"), "show deleted (ghost) rows")
-    });
-    body.push_str("</p><p class=\"pager\">");
-    body.push_str(&a(&format!("{base}{}", if ghosts { "?ghosts=1" } else { "" }), "first"));
-    if let Some(n) = next {
-        body.push_str(&a(&format!("{base}?after={n}{ghost_q}"), "next 100"));
-    }
-    body.push_str("</p>");
-    let mut headers: Vec<&str> = vec!["page:slot"];
-    if ghosts {
-        headers.push("deleted");
-    }
-    headers.extend(columns.iter().map(String::as_str));
-    let mut table = String::from("<table class=\"rows\"><thead><tr>");
-    for h in &headers {
-        let _ = write!(table, "<th>{}</th>", esc(h));
-    }
-    table.push_str("</tr></thead><tbody>");
-    for (row, location) in &out {
-        let at = format!("{}:{}", location.page, location.slot);
-        let _ = write!(
-            table,
-            "<tr{}><td>{}:{}</td>",
-            if location.ghost { " class=\"ghost\"" } else { "" },
-            a(&format!("/page/{}", location.page), &location.page.to_string()),
-            a(&format!("/record/{at}"), &location.slot.to_string())
-        );
-        if ghosts {
-            let _ = write!(table, "<td>{}</td>", if location.ghost { "deleted" } else { "" });
-        }
-        for v in row {
-            if v.is_null() {
-                table.push_str("<td class=\"null\">NULL</td>");
-            } else {
-                let _ = write!(table, "<td>{}</td>", esc(&v.to_string()));
-            }
-        }
-        table.push_str("</tr>");
-    }
-    table.push_str("</tbody></table>");
-    body.push_str(&table);
-    let json = json!({
-        "table": t.qualified_name(),
-        "rows_in_catalog": t.rows(),
-        "columns": columns,
-        "rows": out.iter().map(|(r, _)| json_object(&columns, r)).collect::<Vec<_>>(),
-        "locations": out.iter().map(|(_, l)| format!("{}:{}", l.page, l.slot)).collect::<Vec<_>>(),
-        "ghost": out.iter().map(|(_, l)| l.ghost).collect::<Vec<_>>(),
-        "after": after.map(|a| a.to_string()),
-        "next_after": next.map(|n| n.to_string()),
-    });
-    let cli = s.cli("cat", &format!("{} --with-location", crate::shell_word(&t.qualified_name())));
-    Ok(View { title: format!("{} rows", t.qualified_name()), json, body, cli })
 }
 
 // ---- page and record ----

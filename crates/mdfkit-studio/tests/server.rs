@@ -420,3 +420,158 @@ fn deleted_rows_show_on_demand_marked_in_words() {
     let html = get(&s, "/rows/dbo.Carts?ghosts=1").text();
     assert!(html.contains("<th>deleted</th>") && html.contains("<td>deleted</td>") && html.contains("class=\"ghost\""));
 }
+
+/// Every row of `table` as the scan reads it: its JSON object and `page:slot`.
+fn scanned(s: &Studio, table: &mdfkit::catalog::model::TableInfo, ghosts: bool) -> Vec<(Value, String)> {
+    let mut expected = Vec::new();
+    let decoder = s.db.row_decoder(table, table.partitions[0].partition_id, None).unwrap();
+    let columns = decoder.column_names();
+    let mut values = Vec::new();
+    s.db.scan(table)
+        .include_ghosts(ghosts)
+        .records(|record, at| {
+            decoder.decode(record, &mut values)?;
+            expected.push((json_object(&columns, &values), format!("{}:{}", at.page, at.slot)));
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    expected
+}
+
+#[test]
+fn rows_paged_back_from_the_last_are_the_whole_scan() {
+    let s = studio();
+    for table in s.db.catalog().tables(false) {
+        let name = table.qualified_name();
+        for ghosts in [false, true] {
+            let expected = scanned(&s, &table, ghosts);
+            let g = if ghosts { "&ghosts=1" } else { "" };
+            let mut pages = Vec::new();
+            let mut path = format!("/rows/{name}.json?before=end{g}");
+            loop {
+                let page = get(&s, &path).json();
+                let rows: Vec<(Value, String)> = page["rows"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .cloned()
+                    .zip(page["locations"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()))
+                    .collect();
+                assert!(rows.len() <= 100);
+                pages.push(rows);
+                match page["previous_before"].as_str() {
+                    Some(before) => path = format!("/rows/{name}.json?before={before}{g}"),
+                    None => break,
+                }
+            }
+            let got: Vec<(Value, String)> = pages.into_iter().rev().flatten().collect();
+            assert_eq!(got.len(), expected.len(), "{name} ghosts={ghosts}");
+            assert!(got == expected, "{name} ghosts={ghosts}: rows paged back from the end differ from the scan");
+        }
+    }
+    // The last page of dbo.Orders ends with the forge's last order id (a sequence from 100,000).
+    let last = get(&s, "/rows/dbo.Orders.json?before=end").json();
+    assert_eq!(last["rows"].as_array().unwrap().len(), 100);
+    assert_eq!(last["rows"][99]["OrderID"], 104_999);
+    assert_eq!(last["next_after"], Value::Null, "nothing after the last row");
+    // Its "previous 100" then "next 100" come back to the same rows.
+    let before = last["previous_before"].as_str().unwrap();
+    let previous = get(&s, &format!("/rows/dbo.Orders.json?before={before}")).json();
+    assert_eq!(previous["rows"][99]["OrderID"], 104_899);
+    let again = get(&s, &format!("/rows/dbo.Orders.json?after={}", previous["next_after"].as_str().unwrap())).json();
+    assert_eq!(again["rows"], last["rows"]);
+    let html = get(&s, "/rows/dbo.Orders").text();
+    assert!(html.contains(">last</a>") && html.contains("?before=end"), "{html}");
+    let html = get(&s, "/rows/dbo.Orders?before=end").text();
+    assert!(html.contains(">previous 100</a>") && !html.contains(">next 100</a>"), "{html}");
+    assert_eq!(get(&s, "/rows/dbo.Orders?before=1:2:3&after=1:2:3").status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[test]
+fn filters_are_bounded_scans_that_continue_from_where_they_stopped() {
+    let s = studio();
+    // The forge numbers orders 100,000 to 104,999: 150 are below 100,150.
+    let first = get(&s, "/rows/dbo.Orders.json?where=OrderID%3C100150").json();
+    let ids = |page: &Value| {
+        page["rows"].as_array().unwrap().iter().map(|r| r["OrderID"].as_i64().unwrap()).collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&first), (100_000..100_100).collect::<Vec<_>>());
+    assert_eq!((first["stopped"].as_str(), first["examined"].as_u64()), (Some("rows"), Some(100)));
+    let after = first["next_after"].as_str().unwrap();
+    let rest = get(&s, &format!("/rows/dbo.Orders.json?where=OrderID%3C100150&after={after}")).json();
+    assert_eq!(ids(&rest), (100_100..100_150).collect::<Vec<_>>());
+    assert_eq!((rest["stopped"].as_str(), rest["examined"].as_u64()), (Some("end"), Some(4_900)));
+    assert_eq!(rest["next_after"], Value::Null);
+    let top = get(&s, "/rows/dbo.Orders.json?where=OrderID%3E104994").json();
+    assert_eq!(ids(&top), (104_995..105_000).collect::<Vec<_>>());
+    // Text: equal and contains, against the rows the scan reads (a heap with forwarded rows).
+    let events = s.db.catalog().find_table("sales.EventLog").unwrap();
+    let all = scanned(&s, &events, false);
+    for (filter, keep) in [
+        ("Level=ERROR", &(|r: &Value| r["Level"] == "ERROR") as &dyn Fn(&Value) -> bool),
+        ("Level%20contains%20rr", &|r: &Value| r["Level"] == "ERROR"),
+        ("Level%3EINFO", &|r: &Value| r["Level"].as_str().unwrap() > "INFO"),
+    ] {
+        let mut got = Vec::new();
+        let mut path = format!("/rows/sales.EventLog.json?where={filter}");
+        loop {
+            let page = get(&s, &path).json();
+            got.extend(page["locations"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()));
+            match page["next_after"].as_str() {
+                Some(after) => path = format!("/rows/sales.EventLog.json?where={filter}&after={after}"),
+                None => break,
+            }
+        }
+        let want: Vec<String> = all.iter().filter(|(r, _)| keep(r)).map(|(_, at)| at.clone()).collect();
+        assert!(!want.is_empty() && got == want, "{filter}: {} rows, the scan has {}", got.len(), want.len());
+    }
+    let html = get(&s, "/rows/dbo.Orders?where=OrderID%3C100150").text();
+    assert!(html.contains(">continue from here</a>") && html.contains("where=OrderID%3C100150"), "{html}");
+    assert!(html.contains("id=\"filter-status\"") && !html.contains(">last</a>"), "{html}");
+    assert_eq!(get(&s, "/rows/dbo.Orders.json?where=Nope=1").status, StatusCode::NOT_FOUND);
+    assert_eq!(get(&s, "/rows/dbo.Orders.json?where=OrderID").status, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[test]
+fn a_row_page_holds_every_value_whole_and_downloads_each() {
+    let s = studio();
+    let products = s.db.catalog().find_table("dbo.Products").unwrap();
+    let decoder = s.db.row_decoder(&products, products.partitions[0].partition_id, None).unwrap();
+    let (mut values, mut found) = (Vec::new(), None);
+    // A product whose photo is long (the forge writes 100 to 60,000 bytes): stored off-row.
+    s.db.scan(&products)
+        .records_after(None, |record, _, position| {
+            decoder.decode(record, &mut values)?;
+            Ok(match &values[9] {
+                mdfkit::value::Value::Binary(b) if b.len() > 20_000 => {
+                    found = Some((position, values.clone()));
+                    Flow::Stop
+                }
+                _ => Flow::Continue,
+            })
+        })
+        .unwrap();
+    let (at, row) = found.expect("a product with a long photo");
+    let page = get(&s, &format!("/row/dbo.Products/{at}.json")).json();
+    assert_eq!(page["row"], json_object(&decoder.column_names(), &row));
+    let mdfkit::value::Value::Binary(photo) = &row[9] else { unreachable!() };
+    assert_eq!(page["lengths"]["Photo"], photo.len());
+    let download = get(&s, &format!("/value/dbo.Products/{at}/Photo"));
+    assert_eq!(download.status, StatusCode::OK);
+    assert_eq!(download.headers[header::CONTENT_TYPE], "application/octet-stream");
+    assert!(download.body == *photo, "the download is the value's bytes");
+    if let mdfkit::value::Value::Text(description) = &row[8] {
+        let text = get(&s, &format!("/value/dbo.Products/{at}/Description"));
+        assert_eq!(text.headers[header::CONTENT_TYPE], "text/plain; charset=utf-8");
+        assert_eq!(text.text(), *description);
+    }
+    let html = get(&s, &format!("/row/dbo.Products/{at}")).text();
+    assert!(
+        html.contains(&format!("{} bytes", photo.len())) && html.contains(&format!("/value/dbo.Products/{at}/Photo"))
+    );
+    // The grid cuts the long value and links the row page.
+    assert_eq!(get(&s, "/row/dbo.Products/1:0:0").status, StatusCode::NOT_FOUND, "1:0 is the file header");
+    let grid = get(&s, "/rows/dbo.Products").text();
+    assert!(grid.contains("class=\"cut\"") && grid.contains("href=\"/row/dbo.Products/1:"), "{grid}");
+    assert_eq!(get(&s, &format!("/value/dbo.Products/{at}/Nope")).status, StatusCode::NOT_FOUND);
+}
