@@ -561,6 +561,7 @@ fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
     }
     body.push_str("</p><h2>Header</h2>");
     body.push_str(&fields_table(&p.header_fields, "h", 0));
+    body.push_str(&allocation_html(&p));
     body.push_str("<h2>Slots</h2>");
     let rows: Vec<Vec<Cell>> = p
         .records
@@ -580,9 +581,94 @@ fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
     body.push_str("<h2>Bytes</h2>");
     body.push_str(&legend());
     body.push_str(&hex_view(&p, &map, 0..PAGE_SIZE));
-    let json = crate::json::page(&p);
+    let json = p.to_json();
     let cli = s.cli("page", &id.to_string());
     Ok(View { title: format!("Page {id}"), json, body, cli })
+}
+
+/// Most runs an allocation bitmap shows (a fragmented IAM page can have tens of thousands).
+const BITMAP_RUNS_SHOWN: usize = 2_000;
+
+/// An allocation page's bitmap: GAM / SGAM / IAM extents as runs set and clear with their pages,
+/// an IAM page's single pages, a PFS page's bytes as runs of pages. Empty for other pages.
+fn allocation_html(p: &PageAnatomy) -> String {
+    use mdfkit::anatomy::AllocationBitmap;
+    let bitmap = match p.allocation() {
+        None => return String::new(),
+        Some(Err(e)) => {
+            return format!("<h2>Allocation bitmap</h2><p class=\"badge warn\">{}</p>", esc(&e.to_string()))
+        }
+        Some(Ok(b)) => b,
+    };
+    let page_range = |first: PageId, last: PageId| {
+        format!(
+            "{}–{}",
+            a(&format!("/page/{first}"), &first.to_string()),
+            a(&format!("/page/{last}"), &last.to_string())
+        )
+    };
+    let mut rows: Vec<Vec<Cell>> = Vec::new();
+    let mut out = String::from("<h2>Allocation bitmap</h2>");
+    match &bitmap {
+        AllocationBitmap::Extents(m) => {
+            let (set, clear) = match m.kind {
+                mdfkit::page::PageType::Gam => ("free", "allocated"),
+                mdfkit::page::PageType::Sgam => ("mixed, with a free page", "not a mixed extent with a free page"),
+                _ => ("owned", "not owned"),
+            };
+            let _ = write!(
+                out,
+                "<p>{} extents of 8 pages from page {}; a set bit means {}.</p>",
+                m.extents,
+                esc(&m.start.to_string()),
+                esc(m.set_means())
+            );
+            if !m.single_pages.is_empty() {
+                let links: Vec<String> =
+                    m.single_pages.iter().map(|s| a(&format!("/page/{s}"), &s.to_string())).collect();
+                let _ = write!(out, "<p>Single-page slots (pages from mixed extents): {}</p>", links.join(" "));
+            }
+            // Set runs and the clear runs between them, in order.
+            let mut at = 0;
+            for run in m.set.iter().chain(std::iter::once(&(m.extents..m.extents))) {
+                for (range, state) in [(at..run.start, clear), (run.clone(), set)] {
+                    if range.start < range.end {
+                        let (first, last) = m.pages(&range);
+                        rows.push(vec![
+                            text(format!("{}–{}", range.start, range.end - 1)),
+                            Cell::Html(page_range(first, last)),
+                            text(state),
+                        ]);
+                    }
+                }
+                at = run.end;
+            }
+            out.push_str(&html::table(
+                &["extents", "pages", "state"],
+                &rows[..rows.len().min(BITMAP_RUNS_SHOWN)],
+                "bitmap",
+            ));
+        }
+        AllocationBitmap::Pfs { start, pages, runs } => {
+            let _ = write!(out, "<p>One byte for each of {pages} pages from page {}.</p>", esc(&start.to_string()));
+            for (first, last, byte) in runs {
+                rows.push(vec![
+                    Cell::Html(page_range(PageId::new(start.file, *first), PageId::new(start.file, *last))),
+                    text(format!("{:#04x}", byte.0)),
+                    text(byte.describe()),
+                ]);
+            }
+            out.push_str(&html::table(
+                &["pages", "byte", "meaning"],
+                &rows[..rows.len().min(BITMAP_RUNS_SHOWN)],
+                "bitmap",
+            ));
+        }
+    }
+    if rows.len() > BITMAP_RUNS_SHOWN {
+        let _ = write!(out, "<p>The first {BITMAP_RUNS_SHOWN} runs of {}; the JSON twin has them all.</p>", rows.len());
+    }
+    out
 }
 
 fn fields_table(fields: &[anatomy::Field], prefix: &str, base: usize) -> String {
@@ -673,7 +759,7 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
         }
         body.push_str("</tbody></table>");
     }
-    let mut json = crate::json::record(r);
+    let mut json = r.to_json();
     json["page"] = Value::String(at.page.to_string());
     json["bytes"] = Value::String(p.bytes[r.offset..r.offset + r.len].iter().map(|b| format!("{b:02x}")).collect());
     let cli = s.cli("page", &at.page.to_string());
