@@ -72,6 +72,13 @@ try:
             print(f"{label}: page {damaged} shows {verdict!r}; the rows view refuses: {refused.text().strip()}")
             page.click("nav >> text=Map")
             shot("damaged-map")
+            # check in the background: progress, then its findings name the page and paint the map.
+            page.click("p.modes >> text=damage")
+            page.click("#run-check")
+            page.wait_for_selector("#check-progress:has-text('problems found')", timeout=120_000)
+            shot("damaged-map-checked")
+            assert page.locator(f"ul.problems a[href='/page/{damaged}']").count() > 0, "check did not name the page"
+            print(f"{label}: check ran in the background and names page {damaged} on the damage map")
             browser.close()
             requests = [r for r in requests if "/rows/" not in r]
 
@@ -197,6 +204,10 @@ try:
             img.click(position={"x": (number % columns) * cell + 1, "y": (number // columns) * cell + 1})
             page.wait_for_url(f"{origin}/page/{page_id}")
             print(f"{label}: the map's cell of page {page_id} opens it")
+            page.goto(f"{origin}/map?mode=owner")
+            shot("map-owner")
+            owners = json.loads(page.request.get(f"{origin}/map.json?mode=owner").text())["legend"]
+            assert any(l["label"] == table for l in owners), f"{table} not in the owner legend"
 
             browser.close()
     elsewhere = [r for r in requests if urlparse(r).hostname != "127.0.0.1"]

@@ -9,13 +9,13 @@
 //! | `/rows/dbo.T?after=1:2:3`    | 100 rows by a keyset cursor, filters, one row ([`crate::rows`]) |
 //! | `/page/1:153`                | header, verdict, slots, the 8,192 bytes by structure        |
 //! | `/record/1:153:4`            | one record's bytes per column with names, types and values  |
-//! | `/map`, `/map/1.png`         | one cell per page of each file, by page type; click → page   |
+//! | `/map?mode=owner`, `/map/1.png?mode=owner` | one cell per page, by type, owner, PFS fullness, ghosts or damage; click → page |
 //! | `/download/dbo.T.parquet`    | the table as `mdfkit export` writes it (csv, jsonl, arrows)  |
 
 use std::fmt::Write;
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -768,63 +768,117 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
 
 // ---- allocation map ----
 
-async fn map(State(s): State<Shared>) -> Result<Response, Failure> {
-    answer(s, false, "/map.json".into(), map_view).await
+type MapQuery = Query<std::collections::HashMap<String, String>>;
+
+fn map_mode(q: &std::collections::HashMap<String, String>) -> Result<crate::map::Mode, Failure> {
+    let name = q.get("mode").map(String::as_str);
+    crate::map::Mode::parse(name).ok_or_else(|| {
+        let modes: Vec<&str> = crate::map::Mode::ALL.iter().map(|m| m.name()).collect();
+        Failure(Error::not_found(format!("no map mode {:?}: one of {}", name.unwrap_or(""), modes.join(", "))))
+    })
 }
 
-async fn map_json(State(s): State<Shared>) -> Result<Response, Failure> {
-    answer(s, true, String::new(), map_view).await
+async fn map(State(s): State<Shared>, Query(q): MapQuery) -> Result<Response, Failure> {
+    let mode = map_mode(&q)?;
+    if q.get("check").is_some_and(|c| c == "1") {
+        crate::map::CheckRun::start(s.clone());
+    }
+    answer(s, false, format!("/map.json?mode={}", mode.name()), move |s| map_view(s, mode)).await
 }
 
-fn map_view(s: &Studio) -> mdfkit::Result<View> {
-    use crate::map::{AllocationMap, Kind, CELL, COLUMNS};
+async fn map_json(State(s): State<Shared>, Query(q): MapQuery) -> Result<Response, Failure> {
+    let mode = map_mode(&q)?;
+    answer(s, true, String::new(), move |s| map_view(s, mode)).await
+}
+
+fn map_view(s: &Studio, mode: crate::map::Mode) -> mdfkit::Result<View> {
+    use crate::map::{AllocationMap, Mode, CELL, COLUMNS};
     let m = s.map.get_or_init(|| AllocationMap::read(&s.db));
-    let counts = m.counts();
-    let mut body = String::from("<p class=\"legend\">");
-    for kind in Kind::ALL {
-        let [r, g, b] = kind.rgb();
+    let painted = m.paint(mode, s.check.damaged_pages().as_ref());
+    let mut body = String::from("<p class=\"modes\">Colour by: ");
+    for other in Mode::ALL {
+        if other == mode {
+            let _ = write!(body, "<b>{}</b> ", other.name());
+        } else {
+            let _ = write!(body, "{} ", a(&format!("/map?mode={}", other.name()), other.name()));
+        }
+    }
+    body.push_str("</p>");
+    let check = s.check.state();
+    if check.running {
         let _ = write!(
             body,
-            "<span class=\"swatch k-{r:02x}{g:02x}{b:02x}\">&nbsp;&nbsp;</span> {} ({}) ",
-            esc(kind.name()),
-            counts.get(&kind).copied().unwrap_or(0)
+            "<p id=\"check-progress\" data-running=\"1\">check: {} of {} pages…</p>",
+            check.pages_done, check.pages_total
+        );
+    } else if let Some(problems) = &check.problems {
+        let _ = write!(body, "<p id=\"check-progress\">check: {} problems found.</p>", problems.len());
+        if !problems.is_empty() {
+            body.push_str("<ul class=\"problems\">");
+            for p in problems.iter().take(100) {
+                let text = esc(&p.to_string());
+                match p.page {
+                    Some(page) => {
+                        let _ = write!(body, "<li><a href=\"/page/{page}\">{text}</a></li>");
+                    }
+                    None => {
+                        let _ = write!(body, "<li>{text}</li>");
+                    }
+                }
+            }
+            body.push_str("</ul>");
+        }
+    } else {
+        body.push_str("<p id=\"check-progress\"><a href=\"/map?mode=damage&amp;check=1\" id=\"run-check\">run check</a> (every page's checksum and structure, in the background; its findings paint the damage mode)</p>");
+    }
+    body.push_str("<p class=\"legend\">");
+    for l in &painted.legend {
+        let [r, g, b] = l.rgb;
+        let _ = write!(
+            body,
+            "<span class=\"swatch\" data-rgb=\"{r:02x}{g:02x}{b:02x}\">&nbsp;&nbsp;</span> {} ({}) ",
+            esc(&l.label),
+            l.count
         );
     }
     body.push_str("</p>");
-    for (file, cells) in &m.files {
+    for (file, cells) in &painted.files {
         let _ = write!(
             body,
-            "<h2>File {file}: {} pages</h2><img class=\"map\" src=\"/map/{file}.png\" alt=\"allocation map of file {file}\" \
+            "<h2>File {file}: {} pages</h2><img class=\"map\" src=\"/map/{file}.png?mode={}\" alt=\"allocation map of file {file}\" \
              data-file=\"{file}\" data-columns=\"{COLUMNS}\" data-cell=\"{CELL}\" width=\"{}\">",
             cells.len(),
+            mode.name(),
             COLUMNS * CELL
         );
     }
     let json = json!({
+        "mode": mode.name(),
         "columns": COLUMNS,
         "cell_pixels": CELL,
-        "counts": counts.iter().map(|(k, n)| (k.name().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
-        "files": m.files.iter().map(|(f, cells)| json!({
-            "file_id": f,
-            "pages": cells.len(),
-            "kinds": cells.iter().map(|k| Kind::ALL.iter().position(|a| a == k).unwrap_or(0)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "kind_names": Kind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        "legend": painted.legend.iter().map(|l| json!({"label": l.label, "rgb": format!("#{:02x}{:02x}{:02x}", l.rgb[0], l.rgb[1], l.rgb[2]), "count": l.count})).collect::<Vec<_>>(),
+        "files": painted.files.iter().map(|(f, cells)| json!({"file_id": f, "pages": cells.len(), "cells": cells})).collect::<Vec<_>>(),
+        "check": {
+            "running": check.running, "pages_done": check.pages_done, "pages_total": check.pages_total,
+            "problems": check.problems.as_ref().map(|p| p.iter().map(|p| json!({"page": p.page.map(|x| x.to_string()), "object": p.object, "what": p.what})).collect::<Vec<_>>()),
+        },
     });
     Ok(View { title: "Allocation map".into(), json, body, cli: s.cli("pages", "") })
 }
 
-async fn map_png(State(s): State<Shared>, Path(file): Path<String>) -> Result<Response, Failure> {
+async fn map_png(State(s): State<Shared>, Path(file): Path<String>, Query(q): MapQuery) -> Result<Response, Failure> {
+    let mode = map_mode(&q)?;
     let file: u16 = file
         .strip_suffix(".png")
         .and_then(|f| f.parse().ok())
         .ok_or_else(|| Error::not_found(format!("{file}: ask for FILE_ID.png")))?;
     let studio = s.clone();
     let png = tokio::task::spawn_blocking(move || {
-        studio.map.get_or_init(|| crate::map::AllocationMap::read(&studio.db)).png(file)
+        let m = studio.map.get_or_init(|| crate::map::AllocationMap::read(&studio.db));
+        m.paint(mode, studio.check.damaged_pages().as_ref()).png(file)
     })
     .await
     .map_err(|e| Failure(Error::new(ErrorKind::Io, format!("the map failed: {e}"))))?
     .ok_or_else(|| Error::not_found(format!("no file id {file}")))?;
-    Ok(([(header::CONTENT_TYPE, "image/png")], png).into_response())
+    Ok(([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "no-store")], png).into_response())
 }

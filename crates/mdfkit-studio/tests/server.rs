@@ -359,18 +359,7 @@ fn a_download_that_fails_midway_does_not_end_as_if_whole() {
 #[test]
 fn the_allocation_map_paints_each_page_by_its_header() {
     let s = studio();
-    let png = get(&s, "/map/1.png");
-    assert_eq!(png.status, StatusCode::OK);
-    assert_eq!(png.headers[header::CONTENT_TYPE], "image/png");
-    let mut reader = png::Decoder::new(std::io::Cursor::new(png.body)).read_info().unwrap();
-    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut pixels).unwrap();
-    let pixel = |page: u32| {
-        let (cell, columns) = (mdfkit_studio::map::CELL, mdfkit_studio::map::COLUMNS);
-        let (x, y) = ((page % columns) * cell, (page / columns) * cell);
-        let at = ((y * info.width + x) * 3) as usize;
-        [pixels[at], pixels[at + 1], pixels[at + 2]]
-    };
+    let pixel = map_pixels(&s, 1, "type");
     use mdfkit_studio::map::Kind;
     // Page 1:1 is always the first PFS page, 1:0 the file header, 1:9 the boot page.
     assert_eq!(pixel(1), Kind::Allocation.rgb());
@@ -388,11 +377,142 @@ fn the_allocation_map_paints_each_page_by_its_header() {
     }
     let json = get(&s, "/map.json").json();
     assert_eq!(
-        json["counts"][Kind::Data.name()],
+        legend_entry(&json, Kind::Data.name())["count"],
         listed.iter().filter(|p| p.page_type == mdfkit::page::PageType::Data).count()
     );
-    assert!(get(&s, "/map").text().contains("src=\"/map/1.png\""));
+    assert!(get(&s, "/map").text().contains("src=\"/map/1.png?mode=type\""));
     assert_eq!(get(&s, "/map/7.png").status, StatusCode::NOT_FOUND);
+    assert_eq!(get(&s, "/map?mode=nope").status, StatusCode::NOT_FOUND);
+}
+
+/// The colour of each page's cell in file `file`'s PNG in `mode`.
+fn map_pixels(s: &Arc<Studio>, file: u16, mode: &str) -> impl Fn(u32) -> [u8; 3] {
+    let png = get(s, &format!("/map/{file}.png?mode={mode}"));
+    assert_eq!(png.status, StatusCode::OK);
+    assert_eq!(png.headers[header::CONTENT_TYPE], "image/png");
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png.body)).read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let width = reader.next_frame(&mut pixels).unwrap().width;
+    move |page: u32| {
+        let (cell, columns) = (mdfkit_studio::map::CELL, mdfkit_studio::map::COLUMNS);
+        let (x, y) = ((page % columns) * cell, (page / columns) * cell);
+        let at = ((y * width + x) * 3) as usize;
+        [pixels[at], pixels[at + 1], pixels[at + 2]]
+    }
+}
+
+/// The legend entry of a map JSON labelled `label`.
+fn legend_entry<'a>(map: &'a Value, label: &str) -> &'a Value {
+    map["legend"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["label"] == label)
+        .unwrap_or_else(|| panic!("no {label} in {map}"))
+}
+
+fn hex_rgb(rgb: [u8; 3]) -> String {
+    format!("#{:02x}{:02x}{:02x}", rgb[0], rgb[1], rgb[2])
+}
+
+#[test]
+fn map_modes_paint_owners_fullness_and_ghosts_from_the_headers_and_pfs() {
+    let s = studio();
+    let listed = mdfkit::recovery::list_pages(s.db.reader().source(), |_| true);
+    let units = &s.db.catalog().base().allocation_units;
+    let owner = get(&s, "/map.json?mode=owner").json();
+    let pixel = map_pixels(&s, 1, "owner");
+    for table in s.db.catalog().tables(false) {
+        let ids: Vec<i64> = units
+            .iter()
+            .filter(|u| table.partitions.iter().any(|p| p.partition_id == u.owner_id))
+            .map(|u| u.id)
+            .collect();
+        let pages: Vec<u32> = listed
+            .iter()
+            .filter(|p| p.id.file == 1 && ids.contains(&p.allocation_unit_id))
+            .map(|p| p.id.page)
+            .collect();
+        let entry = legend_entry(&owner, &table.qualified_name());
+        assert_eq!(entry["count"], pages.len(), "{}", table.qualified_name());
+        for p in pages {
+            assert_eq!(hex_rgb(pixel(p)), entry["rgb"].as_str().unwrap(), "page 1:{p} of {}", table.qualified_name());
+        }
+    }
+    let html = get(&s, "/map?mode=owner").text();
+    assert!(html.contains("dbo.Orders (") && html.contains("src=\"/map/1.png?mode=owner\""), "{html}");
+    // Fullness and ghosts: the PFS page's byte of each page, through the page view's JSON.
+    let pfs = get(&s, "/page/1:1.json").json();
+    let fullness = get(&s, "/map.json?mode=fullness").json();
+    let ghosts = get(&s, "/map.json?mode=ghosts").json();
+    let cells = |m: &Value| {
+        m["files"][0]["cells"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap() as usize).collect::<Vec<_>>()
+    };
+    let (full_cells, ghost_cells) = (cells(&fullness), cells(&ghosts));
+    let mut ghost_pages = 0;
+    for run in pfs["allocation"]["runs"].as_array().unwrap() {
+        for n in run_pages(run).filter(|n| (*n as usize) < full_cells.len()) {
+            let label =
+                |m: &Value, cells: &[usize]| m["legend"][cells[n as usize]]["label"].as_str().unwrap().to_string();
+            let want = if run["allocated"] == true {
+                format!("allocated, {}", run["fullness"].as_str().unwrap())
+            } else {
+                "not allocated".into()
+            };
+            assert_eq!(label(&fullness, &full_cells), want, "page 1:{n}");
+            if run["ghosts"] == true {
+                assert_eq!(label(&ghosts, &ghost_cells), "ghost records", "page 1:{n}");
+                ghost_pages += 1;
+            }
+        }
+    }
+    assert!(ghost_pages > 0, "sales.EventLog holds ghosts (the forge deletes every 10th row)");
+}
+
+#[test]
+fn check_runs_in_the_background_and_paints_the_damage() {
+    // The forged shop with one byte of a dbo.Customers data page changed.
+    let dir = std::env::temp_dir().join(format!("mdfkit-studio-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("shop.mdf");
+    std::fs::copy(shop(), &file).unwrap();
+    let s0 = studio();
+    let customers = s0.db.catalog().find_table("dbo.Customers").unwrap();
+    let mut page = None;
+    s0.db
+        .scan(&customers)
+        .limit(Some(1))
+        .records(|_, l| {
+            page = Some(l.page);
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    let page = page.unwrap();
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[page.page as usize * 8192 + 4000] ^= 0xff;
+    std::fs::write(&file, bytes).unwrap();
+    let s = Arc::new(Studio::open(vec![file], None).unwrap());
+    let before = get(&s, "/map.json?mode=damage").json();
+    assert_eq!(before["check"]["problems"], Value::Null);
+    assert!(get(&s, "/map?mode=damage").text().contains("id=\"run-check\""));
+    assert_eq!(get(&s, "/map?mode=damage&check=1").status, StatusCode::OK);
+    let mut done = Value::Null;
+    for _ in 0..600 {
+        done = get(&s, "/map.json?mode=damage").json();
+        if done["check"]["running"] == false && done["check"]["problems"].is_array() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let problems = done["check"]["problems"].as_array().expect("check finished");
+    assert!(problems.iter().any(|p| p["page"] == page.to_string()), "{problems:?}");
+    assert_eq!(done["check"]["pages_done"], done["check"]["pages_total"]);
+    let pixel = map_pixels(&s, 1, "damage");
+    assert_eq!(hex_rgb(pixel(page.page)), hex_rgb(mdfkit_studio::map::Kind::Damaged.rgb()), "the damaged page is red");
+    assert!(legend_entry(&done, "checked, no problem")["count"].as_u64().unwrap() > 10);
+    let html = get(&s, "/map?mode=damage").text();
+    assert!(html.contains(&format!("href=\"/page/{page}\"")) && html.contains("problems found"), "{html}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
