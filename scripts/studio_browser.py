@@ -191,6 +191,13 @@ try:
                         kind = page.text_content("main p").split(" · ")[0]
                         assert kind == "BLOB_FRAGMENT", kind
                         print(f"{label}: {lob_table} row {at}'s off-row value links to {target}, a {kind}")
+                        # Down the chain: each LOB node links the records below it, by click.
+                        while page.locator("table.lob-links a").count():
+                            below = page.locator("table.lob-links a").first.text_content()
+                            page.locator("table.lob-links a").first.click()
+                            page.wait_for_url(f"{origin}/record/{below}")
+                            print(f"{label}: LOB node -> {below}: {page.text_content('#lob-node')}")
+                        assert page.text_content("#lob-node").startswith(("DATA", "SMALL_ROOT")), "the chain ends in data"
                         break
                 else:
                     print(f"{label}: {lob_table}'s first 20 rows hold their LOB values in row")

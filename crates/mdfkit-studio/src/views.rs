@@ -696,6 +696,48 @@ fn fields_table(fields: &[anatomy::Field], prefix: &str, base: usize) -> String 
     out
 }
 
+/// A LOB record's node (blob fragments only; empty otherwise): its type, the value bytes it
+/// holds, and each link with the value range below it and a link to that record, so a value's
+/// chain (root → internal nodes → data) is followed by click. HTML and JSON.
+fn lob_html(record: &[u8], kind: Option<mdfkit::record::RecordType>) -> (String, Value) {
+    if kind != Some(mdfkit::record::RecordType::BlobFragment) {
+        return (String::new(), Value::Null);
+    }
+    let len = usize::from(record.get(2..4).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))).min(record.len());
+    let node = match mdfkit::lob::LobNode::parse(&record[..len]) {
+        Ok(n) => n,
+        Err(e) => {
+            let text = e.to_string();
+            return (format!("<p class=\"badge warn\">{}</p>", esc(&text)), json!({"error": text}));
+        }
+    };
+    let mut out = format!(
+        "<h2>LOB node</h2><p id=\"lob-node\">{} · holds {} bytes of the value itself · {} links</p>",
+        node.name(),
+        node.data.len(),
+        node.links.len()
+    );
+    let mut links = Vec::new();
+    let mut rows = Vec::new();
+    let mut start = 0u64;
+    for l in &node.links {
+        let target = l.target().map(|(p, s)| format!("{p}:{s}"));
+        rows.push(vec![
+            text(format!("{start}–{}", l.end.saturating_sub(1))),
+            match &target {
+                Ok(t) => link(&format!("/record/{t}"), t),
+                Err(e) => text(e.to_string()),
+            },
+        ]);
+        links.push(json!({"start": start, "end": l.end, "record": target.ok()}));
+        start = l.end;
+    }
+    if !rows.is_empty() {
+        out.push_str(&html::table(&["value bytes", "record"], &rows, "lob-links"));
+    }
+    (out, json!({"type": node.name(), "data_bytes": node.data.len(), "links": links}))
+}
+
 async fn record(State(s): State<Shared>, Path(id): Path<String>) -> Result<Response, Failure> {
     let (id, json_only) = twin(&id);
     let position: ScanPosition = id.parse()?;
@@ -725,6 +767,8 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
         let _ = write!(body, "<p>Forwarded to {}</p>", a(&format!("/record/{page}:{slot}"), &format!("{page}:{slot}")));
     }
     body.push_str(&hex_view(&p, &map, r.offset..r.offset + r.len));
+    let lob = lob_html(&p.bytes[r.offset..r.offset + r.len], r.record_type);
+    body.push_str(&lob.0);
     body.push_str("<h2>Parts</h2>");
     body.push_str(&fields_table(&r.fields, &format!("s{}f", r.slot), r.offset));
     if !r.columns.is_empty() {
@@ -762,6 +806,7 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
     let mut json = r.to_json();
     json["page"] = Value::String(at.page.to_string());
     json["bytes"] = Value::String(p.bytes[r.offset..r.offset + r.len].iter().map(|b| format!("{b:02x}")).collect());
+    json["lob"] = lob.1;
     let cli = s.cli("page", &at.page.to_string());
     Ok(View { title: format!("Record {at}"), json, body, cli })
 }

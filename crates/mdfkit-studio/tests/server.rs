@@ -818,3 +818,54 @@ fn orders_first_data_page(s: &Studio) -> String {
         .unwrap();
     at.unwrap().to_string()
 }
+
+#[test]
+fn a_lob_value_s_chain_is_followed_record_by_record_to_its_bytes() {
+    let s = studio();
+    let products = s.db.catalog().find_table("dbo.Products").unwrap();
+    let decoder = s.db.row_decoder(&products, products.partitions[0].partition_id, None).unwrap();
+    let (mut values, mut found) = (Vec::new(), None);
+    // A photo past 16,000 bytes: a LOB root with more than one data fragment.
+    s.db.scan(&products)
+        .records(|record, at| {
+            decoder.decode(record, &mut values)?;
+            Ok(match &values[9] {
+                mdfkit::value::Value::Binary(b) if b.len() > 16_000 => {
+                    found = Some((at, b.clone()));
+                    Flow::Stop
+                }
+                _ => Flow::Continue,
+            })
+        })
+        .unwrap();
+    let (at, photo) = found.expect("a product with a long photo");
+    let row = get(&s, &format!("/record/{}:{}.json", at.page, at.slot)).json();
+    let column = row["columns"].as_array().unwrap().iter().find(|c| c["name"] == "Photo").unwrap();
+    let mut pending: Vec<String> =
+        column["links"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect();
+    assert!(!pending.is_empty(), "the photo is stored off-row");
+    // Depth first, links in value order: the DATA fragments' bytes are the value.
+    pending.reverse();
+    let (mut bytes, mut nodes, mut kinds) = (Vec::new(), 0, std::collections::BTreeSet::new());
+    while let Some(next) = pending.pop() {
+        nodes += 1;
+        assert!(nodes < 1_000, "a cycle");
+        let record = get(&s, &format!("/record/{next}.json")).json();
+        let lob = &record["lob"];
+        kinds.insert(lob["type"].as_str().unwrap().to_string());
+        if lob["type"] == "DATA" {
+            let hex = record["bytes"].as_str().unwrap();
+            let all: Vec<u8> =
+                (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+            bytes.extend_from_slice(&all[14..]);
+        }
+        let links = lob["links"].as_array().unwrap();
+        pending.extend(links.iter().rev().map(|l| l["record"].as_str().unwrap().to_string()));
+    }
+    assert_eq!(bytes.len(), photo.len(), "the fragments hold the value's length");
+    assert!(bytes == photo, "the fragments hold the value's bytes");
+    assert!(kinds.contains("DATA") && kinds.len() >= 2, "{kinds:?}: a root or internal node above the data");
+    let first = column["links"][0].as_str().unwrap();
+    let html = get(&s, &format!("/record/{first}")).text();
+    assert!(html.contains("<h2>LOB node</h2>") && html.contains("href=\"/record/1:"), "{html}");
+}
