@@ -150,7 +150,7 @@ pub struct Legend {
 
 /// A painted map: the legend, and each file's cells as indexes into it.
 pub struct Painted {
-    /// The colours used, with their counts.
+    /// The colours used, with their counts, from the most pages down.
     pub legend: Vec<Legend>,
     /// File id → one legend index per page.
     pub files: BTreeMap<u16, Vec<u16>>,
@@ -286,6 +286,17 @@ impl AllocationMap {
         for i in files.values().flatten() {
             legend[usize::from(*i)].count += 1;
         }
+        // The legend from the most pages down; the cells follow their entries.
+        let mut order: Vec<usize> = (0..legend.len()).collect();
+        order.sort_by(|&a, &b| legend[b].count.cmp(&legend[a].count).then(a.cmp(&b)));
+        let mut moved_to = vec![0u16; legend.len()];
+        for (new, &old) in order.iter().enumerate() {
+            moved_to[old] = new as u16;
+        }
+        for i in files.values_mut().flatten() {
+            *i = moved_to[usize::from(*i)];
+        }
+        let legend = order.into_iter().map(|i| legend[i].clone()).collect();
         Painted { legend, files }
     }
 }

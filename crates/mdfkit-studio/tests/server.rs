@@ -170,18 +170,7 @@ fn rows_paged_by_position_to_the_end_are_the_whole_scan() {
     for table in s.db.catalog().tables(false) {
         let name = table.qualified_name();
         for ghosts in [false, true] {
-            let mut expected = Vec::new();
-            let decoder = s.db.row_decoder(&table, table.partitions[0].partition_id, None).unwrap();
-            let columns = decoder.column_names();
-            let mut values = Vec::new();
-            s.db.scan(&table)
-                .include_ghosts(ghosts)
-                .records(|record, at| {
-                    decoder.decode(record, &mut values)?;
-                    expected.push((json_object(&columns, &values), format!("{}:{}", at.page, at.slot)));
-                    Ok(Flow::Continue)
-                })
-                .unwrap();
+            let expected = scanned(&s, &table, ghosts);
             let mut got = Vec::new();
             let mut path = format!("/rows/{name}.json{}", if ghosts { "?ghosts=1" } else { "" });
             let mut requests = 0;
@@ -515,8 +504,9 @@ fn check_runs_in_the_background_and_paints_the_damage() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn deleted_rows_show_on_demand_marked_in_words() {
+/// The studio on the corpus' chef-zilla data file (SQL Server's own), or `None` after a loud skip
+/// where the corpus is missing (never under CI).
+fn chef_zilla() -> Option<Arc<Studio>> {
     let dir = std::env::var_os("MDFKIT_CORPUS")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
@@ -524,9 +514,14 @@ fn deleted_rows_show_on_demand_marked_in_words() {
     if !file.is_file() {
         assert!(std::env::var_os("CI").is_none(), "corpus not found at {}: CI must run this test", dir.display());
         eprintln!("\n*** SKIPPED: corpus not found at {} (set MDFKIT_CORPUS) ***\n", dir.display());
-        return;
+        return None;
     }
-    let s = Arc::new(Studio::open(vec![file], None).unwrap());
+    Some(Arc::new(Studio::open(vec![file], None).unwrap()))
+}
+
+#[test]
+fn deleted_rows_show_on_demand_marked_in_words() {
+    let Some(s) = chef_zilla() else { return };
     // dbo.Carts has no live row, only ghosts (the CLI test of `cat --include-ghosts` reads them).
     let live = get(&s, "/rows/dbo.Carts.json").json();
     assert_eq!(live["rows"].as_array().unwrap().len(), 0);
@@ -652,18 +647,20 @@ fn filters_are_bounded_scans_that_continue_from_where_they_stopped() {
     assert_eq!(get(&s, "/rows/dbo.Orders.json?where=OrderID").status, StatusCode::UNPROCESSABLE_ENTITY);
 }
 
-#[test]
-fn a_row_page_holds_every_value_whole_and_downloads_each() {
-    let s = studio();
+/// The first dbo.Products row whose photo (column 9) is longer than `len` bytes: its position,
+/// values and column names, as the library's scan reads them.
+fn product_with_a_photo_over(
+    s: &Studio,
+    len: usize,
+) -> (mdfkit::scan::ScanPosition, Vec<mdfkit::value::Value>, Vec<String>) {
     let products = s.db.catalog().find_table("dbo.Products").unwrap();
     let decoder = s.db.row_decoder(&products, products.partitions[0].partition_id, None).unwrap();
     let (mut values, mut found) = (Vec::new(), None);
-    // A product whose photo is long (the forge writes 100 to 60,000 bytes): stored off-row.
     s.db.scan(&products)
         .records_after(None, |record, _, position| {
             decoder.decode(record, &mut values)?;
             Ok(match &values[9] {
-                mdfkit::value::Value::Binary(b) if b.len() > 20_000 => {
+                mdfkit::value::Value::Binary(b) if b.len() > len => {
                     found = Some((position, values.clone()));
                     Flow::Stop
                 }
@@ -672,8 +669,16 @@ fn a_row_page_holds_every_value_whole_and_downloads_each() {
         })
         .unwrap();
     let (at, row) = found.expect("a product with a long photo");
+    (at, row, decoder.column_names())
+}
+
+#[test]
+fn a_row_page_holds_every_value_whole_and_downloads_each() {
+    let s = studio();
+    // The forge writes photos of 100 to 60,000 bytes: a long one is stored off-row.
+    let (at, row, columns) = product_with_a_photo_over(&s, 20_000);
     let page = get(&s, &format!("/row/dbo.Products/{at}.json")).json();
-    assert_eq!(page["row"], json_object(&decoder.column_names(), &row));
+    assert_eq!(page["row"], json_object(&columns, &row));
     let mdfkit::value::Value::Binary(photo) = &row[9] else { unreachable!() };
     assert_eq!(page["lengths"]["Photo"], photo.len());
     let download = get(&s, &format!("/value/dbo.Products/{at}/Photo"));
@@ -793,16 +798,7 @@ fn gam_and_pfs_agree_with_the_page_headers(s: &Arc<Studio>) -> Vec<(u32, mdfkit:
 
 #[test]
 fn a_corpus_file_s_gam_and_pfs_agree_with_its_page_headers() {
-    let dir = std::env::var_os("MDFKIT_CORPUS")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    let file = dir.join("mdf/sirratul-chef-zilla__app_data-2c9f8707-aspnet-chef-zilla-20200724080934.mdf");
-    if !file.is_file() {
-        assert!(std::env::var_os("CI").is_none(), "corpus not found at {}: CI must run this test", dir.display());
-        eprintln!("\n*** SKIPPED: corpus not found at {} (set MDFKIT_CORPUS) ***\n", dir.display());
-        return;
-    }
-    let s = Arc::new(Studio::open(vec![file], None).unwrap());
+    let Some(s) = chef_zilla() else { return };
     assert!(gam_and_pfs_agree_with_the_page_headers(&s).len() > 100);
 }
 
@@ -822,24 +818,10 @@ fn orders_first_data_page(s: &Studio) -> String {
 #[test]
 fn a_lob_value_s_chain_is_followed_record_by_record_to_its_bytes() {
     let s = studio();
-    let products = s.db.catalog().find_table("dbo.Products").unwrap();
-    let decoder = s.db.row_decoder(&products, products.partitions[0].partition_id, None).unwrap();
-    let (mut values, mut found) = (Vec::new(), None);
     // A photo past 16,000 bytes: a LOB root with more than one data fragment.
-    s.db.scan(&products)
-        .records(|record, at| {
-            decoder.decode(record, &mut values)?;
-            Ok(match &values[9] {
-                mdfkit::value::Value::Binary(b) if b.len() > 16_000 => {
-                    found = Some((at, b.clone()));
-                    Flow::Stop
-                }
-                _ => Flow::Continue,
-            })
-        })
-        .unwrap();
-    let (at, photo) = found.expect("a product with a long photo");
-    let row = get(&s, &format!("/record/{}:{}.json", at.page, at.slot)).json();
+    let (at, values, _) = product_with_a_photo_over(&s, 16_000);
+    let mdfkit::value::Value::Binary(photo) = &values[9] else { unreachable!() };
+    let row = get(&s, &format!("/record/{at}.json")).json();
     let column = row["columns"].as_array().unwrap().iter().find(|c| c["name"] == "Photo").unwrap();
     let mut pending: Vec<String> =
         column["links"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_string()).collect();
@@ -863,7 +845,7 @@ fn a_lob_value_s_chain_is_followed_record_by_record_to_its_bytes() {
         pending.extend(links.iter().rev().map(|l| l["record"].as_str().unwrap().to_string()));
     }
     assert_eq!(bytes.len(), photo.len(), "the fragments hold the value's length");
-    assert!(bytes == photo, "the fragments hold the value's bytes");
+    assert!(bytes == *photo, "the fragments hold the value's bytes");
     assert!(kinds.contains("DATA") && kinds.len() >= 2, "{kinds:?}: a root or internal node above the data");
     let first = column["links"][0].as_str().unwrap();
     let html = get(&s, &format!("/record/{first}")).text();
