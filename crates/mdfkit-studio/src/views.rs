@@ -10,6 +10,7 @@
 //! | `/page/1:153`                | header, verdict, slots, the 8,192 bytes by structure        |
 //! | `/record/1:153:4`            | one record's bytes per column with names, types and values  |
 //! | `/map?mode=owner`, `/map/1.png?mode=owner` | one cell per page, by type, owner, PFS fullness, ghosts or damage; click → page |
+//! | `/search?type=int&value=42`  | every page:offset holding a value's stored bytes (bounded)   |
 //! | `/download/dbo.T.parquet`    | the table as `mdfkit export` writes it (csv, jsonl, arrows)  |
 
 use std::fmt::Write;
@@ -72,6 +73,8 @@ pub fn routes() -> Router<Shared> {
         .route("/page/{id}", get(page))
         .route("/record/{id}", get(record))
         .route("/download/{name}", get(crate::download::download))
+        .route("/search", get(search))
+        .route("/search.json", get(search_json))
         .route("/map", get(map))
         .route("/map.json", get(map_json))
         .route("/map/{file}", get(map_png))
@@ -811,9 +814,85 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
     Ok(View { title: format!("Record {at}"), json, body, cli })
 }
 
+// ---- value search ----
+
+/// Hits a search shows before it stops and offers to continue.
+const SEARCH_HITS: usize = 500;
+/// How long a search reads pages before it stops and offers to continue.
+const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
+async fn search(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
+    let link = format!("/search.json?{}", search_query(&q, None));
+    answer(s, false, link, move |s| search_view(s, &q)).await
+}
+
+async fn search_json(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
+    answer(s, true, String::new(), move |s| search_view(s, &q)).await
+}
+
+/// The query string of a search: its type and value, and where to go on from.
+fn search_query(q: &std::collections::HashMap<String, String>, from: Option<PageId>) -> String {
+    let get = |k: &str| url(q.get(k).map_or("", String::as_str));
+    let mut out = format!("type={}&value={}", get("type"), get("value"));
+    if let Some(f) = from.map(|f| f.to_string()).or_else(|| q.get("from").cloned()) {
+        let _ = write!(out, "&from={}", url(&f));
+    }
+    out
+}
+
+fn search_view(s: &Studio, q: &std::collections::HashMap<String, String>) -> mdfkit::Result<View> {
+    let (sql_type, value) = (q.get("type").cloned().unwrap_or_default(), q.get("value").cloned().unwrap_or_default());
+    let mut body = format!(
+        "<form class=\"search\" method=\"get\" action=\"/search\"><label>value <input name=\"value\" value=\"{}\"></label> \
+         <label>SQL type <input name=\"type\" value=\"{}\" placeholder=\"int, nvarchar, varbinary, uniqueidentifier...\"></label> \
+         <button>search</button></form><p>Every page:offset where the value's stored bytes occur, allocated or not \
+         (deleted rows too), {SEARCH_HITS} at most or {} s of reading at a time.</p>",
+        esc(&value),
+        esc(&sql_type),
+        SEARCH_BUDGET.as_secs()
+    );
+    if value.is_empty() || sql_type.is_empty() {
+        let json = json!({"hits": [], "next_from": null});
+        return Ok(View { title: "Value search".into(), json, body, cli: s.cli("studio", "") });
+    }
+    let needle = mdfkit::search::stored_bytes(&sql_type, &value)?;
+    let from = q.get("from").map(|f| anatomy::parse_page_id(f)).transpose()?;
+    let mut hits = Vec::new();
+    let end = mdfkit::search::find_bytes(s.db.reader().source(), &needle, from, SEARCH_BUDGET, SEARCH_HITS, |p, o| {
+        hits.push((p, o))
+    });
+    let next = match end {
+        mdfkit::search::SearchEnd::Done => None,
+        mdfkit::search::SearchEnd::Before(p) => Some(p),
+    };
+    let hex: String = needle.iter().map(|b| format!("{b:02x}")).collect();
+    let _ = write!(body, "<p id=\"search-status\">{} places hold the bytes {hex}", hits.len());
+    match next {
+        Some(p) => {
+            let _ = write!(
+                body,
+                "; stopped before page {p}: {}",
+                a(&format!("/search?{}", search_query(q, Some(p))), "continue from here")
+            );
+        }
+        None => body.push_str("; every page read"),
+    }
+    body.push_str(".</p>");
+    let rows: Vec<Vec<Cell>> =
+        hits.iter().map(|(p, o)| vec![link(&format!("/page/{p}"), &p.to_string()), text(o)]).collect();
+    body.push_str(&html::table(&["page", "offset"], &rows, "hits"));
+    let json = json!({
+        "type": sql_type, "value": value, "bytes": hex,
+        "hits": hits.iter().map(|(p, o)| json!({"page": p.to_string(), "offset": o})).collect::<Vec<_>>(),
+        "next_from": next.map(|p| p.to_string()),
+    });
+    Ok(View { title: "Value search".into(), json, body, cli: s.cli("studio", "") })
+}
+
 // ---- allocation map ----
 
-type MapQuery = Query<std::collections::HashMap<String, String>>;
+/// A view's query parameters by name.
+type Params = Query<std::collections::HashMap<String, String>>;
 
 fn map_mode(q: &std::collections::HashMap<String, String>) -> Result<crate::map::Mode, Failure> {
     let name = q.get("mode").map(String::as_str);
@@ -823,7 +902,7 @@ fn map_mode(q: &std::collections::HashMap<String, String>) -> Result<crate::map:
     })
 }
 
-async fn map(State(s): State<Shared>, Query(q): MapQuery) -> Result<Response, Failure> {
+async fn map(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
     let mode = map_mode(&q)?;
     if q.get("check").is_some_and(|c| c == "1") {
         crate::map::CheckRun::start(s.clone());
@@ -831,7 +910,7 @@ async fn map(State(s): State<Shared>, Query(q): MapQuery) -> Result<Response, Fa
     answer(s, false, format!("/map.json?mode={}", mode.name()), move |s| map_view(s, mode)).await
 }
 
-async fn map_json(State(s): State<Shared>, Query(q): MapQuery) -> Result<Response, Failure> {
+async fn map_json(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
     let mode = map_mode(&q)?;
     answer(s, true, String::new(), move |s| map_view(s, mode)).await
 }
@@ -911,7 +990,7 @@ fn map_view(s: &Studio, mode: crate::map::Mode) -> mdfkit::Result<View> {
     Ok(View { title: "Allocation map".into(), json, body, cli: s.cli("pages", "") })
 }
 
-async fn map_png(State(s): State<Shared>, Path(file): Path<String>, Query(q): MapQuery) -> Result<Response, Failure> {
+async fn map_png(State(s): State<Shared>, Path(file): Path<String>, Query(q): Params) -> Result<Response, Failure> {
     let mode = map_mode(&q)?;
     let file: u16 = file
         .strip_suffix(".png")

@@ -851,3 +851,33 @@ fn a_lob_value_s_chain_is_followed_record_by_record_to_its_bytes() {
     let html = get(&s, &format!("/record/{first}")).text();
     assert!(html.contains("<h2>LOB node</h2>") && html.contains("href=\"/record/1:"), "{html}");
 }
+
+#[test]
+fn value_search_finds_a_value_s_stored_bytes_where_the_record_holds_them() {
+    let s = studio();
+    // The forge's last order is 104,999 (a bigint): its record's OrderID bytes are a hit.
+    let last = get(&s, "/rows/dbo.Orders.json?before=end").json();
+    let at = last["locations"][99].as_str().unwrap();
+    assert_eq!(last["rows"][99]["OrderID"], 104_999);
+    let record = get(&s, &format!("/record/{at}.json")).json();
+    let column = record["columns"].as_array().unwrap().iter().find(|c| c["name"] == "OrderID").unwrap();
+    let page = at.rsplit_once(':').unwrap().0;
+    let found = get(&s, "/search.json?type=bigint&value=104999").json();
+    assert_eq!(found["bytes"], "279a010000000000");
+    let hits = found["hits"].as_array().unwrap();
+    assert!(
+        hits.iter().any(|h| h["page"] == page && h["offset"] == column["offset"]),
+        "{hits:?} lacks {page} {column}"
+    );
+    assert_eq!(found["next_from"], Value::Null, "the demo is read within the budget");
+    // Text: a customer's name as nvarchar is found on that customer's page.
+    let customers = get(&s, "/rows/dbo.Customers.json").json();
+    let name = customers["rows"][0]["Name"].as_str().unwrap();
+    let where_ = customers["locations"][0].as_str().unwrap().rsplit_once(':').unwrap().0;
+    let found = get(&s, &format!("/search.json?type=nvarchar&value={}", mdfkit_studio::html::url(name))).json();
+    assert!(found["hits"].as_array().unwrap().iter().any(|h| h["page"] == where_), "{name} not found on {where_}");
+    let html = get(&s, "/search?type=bigint&value=104999").text();
+    assert!(html.contains(&format!("href=\"/page/{page}\"")) && html.contains("id=\"search-status\""), "{html}");
+    assert_eq!(get(&s, "/search.json?type=datetime&value=2024").status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(get(&s, "/search.json?type=int&value=x").status, StatusCode::UNPROCESSABLE_ENTITY);
+}

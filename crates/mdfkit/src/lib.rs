@@ -204,6 +204,7 @@ pub mod recovery;
 pub mod rows;
 pub mod scan;
 pub mod scans;
+pub mod search;
 pub mod source;
 pub mod value;
 pub mod values;
