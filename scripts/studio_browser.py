@@ -133,6 +133,8 @@ try:
             if value != "NULL" and "…" not in seen[0][column]:
                 page.fill("form.filter input[name=where]", f"{column}={value}")
                 page.click("form.filter button")
+                page.wait_for_selector("#filter-status")
+                page.wait_for_load_state()
                 shot("rows-filtered")
                 status = page.text_content("#filter-status")
                 cells = page.eval_on_selector_all(
