@@ -22,8 +22,8 @@ use axum::response::{IntoResponse, Response};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::rows::RowDecoder;
 use mdfkit::scan::{Direction, Flow, RowLocation, ScanPosition};
+use mdfkit::types::SqlType;
 use mdfkit::value::Value as SqlValue;
-use mdfkit::values::types::SqlType;
 use mdfkit::{Error, ErrorKind};
 use serde_json::json;
 
