@@ -1,12 +1,12 @@
 //! One page: header, protection (checksum / torn bits), slot array, records on it, the special
-//! page parsers (IAM, boot, file header, PFS), and the page check of `mdfkit check`.
+//! page parsers (IAM, GAM / SGAM / IAM bitmaps, boot, file header, PFS), and the page check of `mdfkit check`.
 #![no_main]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use mdfkit::page::allocation::{pfs_says_allocated, IamPage};
+use mdfkit::page::allocation::{pfs_says_allocated, ExtentMap, IamPage, PfsMap};
 use mdfkit::page::boot::BootPage;
 use mdfkit::page::file_header::FileHeader;
 use mdfkit::page::protection::{page_checksum, verify_and_restore};
@@ -41,6 +41,15 @@ fn exercise(page: &Page) {
         }
     }
     let _ = IamPage::parse(page);
+    if let Ok(map) = ExtentMap::parse(page) {
+        assert!(map.extents <= 63_904 && map.set.iter().all(|r| r.start < r.end && r.end <= map.extents));
+        let _ = map.set.iter().map(|r| map.pages(r)).count();
+    }
+    if let Ok(pfs) = PfsMap::parse(page) {
+        assert!(pfs.bytes.len() <= 8088);
+        assert_eq!(pfs.runs().iter().map(|r| (r.1 - r.0) as usize + 1).sum::<usize>(), pfs.bytes.len());
+        let _ = pfs.runs().iter().map(|r| r.2.describe()).count();
+    }
     let _ = BootPage::parse(page).map(|b| (b.recovery_model(), b.page_verify()));
     let _ = FileHeader::parse(page);
     for p in [0, 1, 100, 8087, 9000] {

@@ -1,7 +1,8 @@
 //! The text the studio takes from a URL (`mdfkit studio`; `mdfkit page` and `mdfkit cat` take the
 //! same forms from the command line): page ids (`/page/1:153`), keyset cursors
-//! (`/rows/dbo.Orders?after=1:1776:7`, `/record/1:1776:7`), table names (`/table/[dbo].[Orders]`)
-//! and download names (`/download/dbo.Orders.parquet`). Must never panic; what parses prints back
+//! (`/rows/dbo.Orders?after=1:1776:7`, `/record/1:1776:7`), table names (`/table/[dbo].[Orders]`),
+//! download names (`/download/dbo.Orders.parquet`) and searched values with their type
+//! (`/search?type=int&value=42`, split at the first NUL here). Must never panic; what parses prints back
 //! to text that parses to the same value, and every part lies inside the text.
 #![no_main]
 
@@ -10,6 +11,7 @@ use mdfkit::anatomy::parse_page_id;
 use mdfkit::catalog::model::split_table_name;
 use mdfkit::export::split_output_name;
 use mdfkit::scan::ScanPosition;
+use mdfkit::search::stored_bytes;
 
 fuzz_target!(|data: &[u8]| {
     // Axum hands the handlers percent-decoded UTF-8; anything else is refused before them.
@@ -19,6 +21,11 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(position) = text.parse::<ScanPosition>() {
         assert_eq!(position.to_string().parse::<ScanPosition>().ok(), Some(position), "{text:?}");
+    }
+    if let Some((sql_type, value)) = text.split_once('\0') {
+        if let Ok(bytes) = stored_bytes(sql_type, value) {
+            assert!(!bytes.is_empty() && bytes.len() <= 2 * value.len() + 16, "{text:?}");
+        }
     }
     let (schema, table) = split_table_name(text);
     assert!(schema.map_or(0, str::len) + table.len() <= text.len(), "{text:?}");

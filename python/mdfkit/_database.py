@@ -3,9 +3,10 @@ tables, catalog views and a DuckDB connection over its tables."""
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -138,6 +139,19 @@ class Database:
 
     def __getitem__(self, name: str) -> Table:
         return self.table(name)
+
+    def page(self, page_id: str) -> Dict[str, Any]:
+        """Page ``FILE:PAGE`` taken apart, as ``mdfkit page --format json`` prints it: the
+        header's fields (offset, length, name, value, meaning), the checksum verdict, each
+        record's parts and column values, the slot array, and an allocation page's bitmap.
+
+        Example::
+
+            >>> page = db.page("1:1")
+            >>> page["type"], page["allocation"]["kind"], page["allocation"]["pages"]
+            ('PFS', 'PFS', 8088)
+        """
+        return json.loads(self._native.page(page_id))
 
     def sys(self, view: str) -> pa.Table:
         """A catalog view (``sys.columns``, ``sys.indexes``, ...) or system base table

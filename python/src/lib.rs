@@ -293,6 +293,15 @@ impl NativeDatabase {
         Ok(splits.iter().map(ScanSplit::to_json).collect())
     }
 
+    /// Page `id` (`1:153`) taken apart ([`mdfkit::anatomy::PageAnatomy::to_json`]): the JSON
+    /// `mdfkit page --format json` prints, as text.
+    fn page(&self, py: Python<'_>, id: &str) -> PyResult<String> {
+        let id = mdfkit::anatomy::parse_page_id(id).py_err(py)?;
+        let db = &self.db;
+        let page = py.detach(|| mdfkit::anatomy::read_database_page(db, id)).py_err(py)?;
+        Ok(page.to_json().to_string())
+    }
+
     /// The rows of a catalog view (`sys.columns`) or system base table, as a one-batch stream:
     /// integer columns as int64, binary as binary, everything else as its SQL Server spelling.
     fn view(&self, py: Python<'_>, name: &str) -> PyResult<Stream> {

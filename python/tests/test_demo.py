@@ -4,6 +4,7 @@ checked against the text `mdfkit cat` prints, SQL Server's spelling of each stor
 import csv
 import datetime
 import io
+import json
 import subprocess
 from pathlib import Path
 
@@ -90,3 +91,18 @@ def test_vardecimal_flag_as_mdfkit_tables_lists_it(name, shop, mdfkit_bin):
     expected = vardecimal_flags(mdfkit_bin, path)
     got = {t.qualified_name: t.has_vardecimal for t in mdfkit.open(path).tables}
     assert got == expected
+
+
+@pytest.mark.parametrize("page_id", ["1:0", "1:1", "1:2", "1:3", "1:9", "data", "IAM", "text mix"])
+def test_page_anatomy_equals_the_cli_json(shop, mdfkit_bin, page_id):
+    """`Database.page` gives the fields `mdfkit page --format json` prints: the file header, the
+    PFS, GAM, SGAM and boot pages, and the first data, IAM and LOB pages `mdfkit pages` lists."""
+    if not page_id[0].isdigit():
+        listed = json.loads(subprocess.run([mdfkit_bin, "pages", str(shop), "--format", "json"], check=True,
+                                           capture_output=True, text=True).stdout)
+        page_id = next(p["page"] for p in listed if p["type"] == page_id)
+    cli = subprocess.run([mdfkit_bin, "page", str(shop), page_id, "--format", "json"], check=True,
+                         capture_output=True, text=True)
+    got = mdfkit.open(shop).page(page_id)
+    assert got == json.loads(cli.stdout)
+    assert got["page"] == page_id and got["header"], got

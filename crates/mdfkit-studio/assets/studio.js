@@ -19,3 +19,23 @@ document.addEventListener("click", (event) => {
   const x = Math.floor((event.offsetX * scale) / cell), y = Math.floor((event.offsetY * scale) / cell);
   location.href = `/page/${map.dataset.file}:${y * columns + x}`;
 });
+
+// Map legends carry their colours as data (the CSP allows no inline style): paint the swatches.
+for (const swatch of document.querySelectorAll(".swatch[data-rgb]")) {
+  swatch.style.backgroundColor = `#${swatch.dataset.rgb}`;
+}
+
+// A check running in the background: show its progress, then reload to paint its findings.
+const progress = document.querySelector("#check-progress[data-running]");
+if (progress) {
+  const poll = async () => {
+    const state = (await (await fetch("/map.json?mode=damage")).json()).check;
+    if (state.running) {
+      progress.textContent = `check: ${state.pages_done} of ${state.pages_total} pages…`;
+      setTimeout(poll, 500);
+    } else {
+      location.reload();
+    }
+  };
+  setTimeout(poll, 500);
+}

@@ -46,7 +46,7 @@ pub fn page(database: &str, title: &str, json_link: &str, cli: &str, body: &str)
          <title>{t} · {d} · mdfkit studio</title><link rel=\"stylesheet\" href=\"/static/studio.css\">\
          <script src=\"/static/studio.js\" defer></script></head><body>\
          <nav><a href=\"/\" class=\"brand\">mdfkit studio</a> <span class=\"db\">{d}</span> \
-         <a href=\"/\">Overview</a> <a href=\"/tables\">Tables</a> <a href=\"/map\">Map</a></nav>\
+         <a href=\"/\">Overview</a> <a href=\"/tables\">Tables</a> <a href=\"/map\">Map</a> <a href=\"/search\">Search</a></nav>\
          <main><h1>{t}</h1>{body}</main>\
          <footer><a href=\"{j}\" id=\"json-twin\">JSON</a> · the same from the command line: <code>{c}</code></footer>\
          </body></html>\n",

@@ -14,6 +14,7 @@ pub mod download;
 pub mod html;
 pub mod json;
 pub mod map;
+pub mod rows;
 pub mod security;
 pub mod views;
 
@@ -38,13 +39,23 @@ pub struct Studio {
     pub allow_remote: bool,
     /// The allocation map, read once on first use.
     pub map: std::sync::OnceLock<map::AllocationMap>,
+    /// `check` run in the background from the map view.
+    pub check: map::CheckRun,
 }
 
 impl Studio {
     /// Opens the files (data files or backups) as every command does.
     pub fn open(files: Vec<PathBuf>, position: Option<u16>) -> mdfkit::Result<Self> {
         let db = Database::open_at(&files, position)?;
-        Ok(Studio { db, files, position, token: security::new_token()?, allow_remote: false, map: Default::default() })
+        Ok(Studio {
+            db,
+            files,
+            position,
+            token: security::new_token()?,
+            allow_remote: false,
+            map: Default::default(),
+            check: Default::default(),
+        })
     }
 
     /// The command line printing the same as a view: `mdfkit COMMAND [--position N] FILE...`

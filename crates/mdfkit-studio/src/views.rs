@@ -6,10 +6,11 @@
 //! | `/`, `/overview.json`        | `mdfkit info`: versions, options, files, backup set; badges |
 //! | `/tables`, `/tables.json`    | schemas → tables and other objects; JSON = `mdfkit tables`  |
 //! | `/table/dbo.T`               | DDL, columns and their storage, indexes, allocation units   |
-//! | `/rows/dbo.T?after=1:2:3`    | 100 rows after a scan position (keyset, never OFFSET)       |
+//! | `/rows/dbo.T?after=1:2:3`    | 100 rows by a keyset cursor, filters, one row ([`crate::rows`]) |
 //! | `/page/1:153`                | header, verdict, slots, the 8,192 bytes by structure        |
 //! | `/record/1:153:4`            | one record's bytes per column with names, types and values  |
-//! | `/map`, `/map/1.png`         | one cell per page of each file, by page type; click → page   |
+//! | `/map?mode=owner`, `/map/1.png?mode=owner` | one cell per page, by type, owner, PFS fullness, ghosts or damage; click → page |
+//! | `/search?type=int&value=42`  | every page:offset holding a value's stored bytes (bounded)   |
 //! | `/download/dbo.T.parquet`    | the table as `mdfkit export` writes it (csv, jsonl, arrows)  |
 
 use std::fmt::Write;
@@ -24,7 +25,7 @@ use mdfkit::anatomy::{self, PageAnatomy, Part, RecordAnatomy};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::catalog::rowset::ColumnLocation;
 use mdfkit::page::{PageId, PAGE_SIZE};
-use mdfkit::scan::{Flow, ScanPosition};
+use mdfkit::scan::ScanPosition;
 use mdfkit::value::Value as SqlValue;
 use mdfkit::{Error, ErrorKind};
 use serde_json::{json, Value};
@@ -33,17 +34,14 @@ use crate::html::{self, a, esc, link, text, url, Cell};
 use crate::json::json_object;
 use crate::Studio;
 
-/// Rows a rows view shows at a time.
-pub const ROWS_PER_PAGE: u64 = 100;
-
-type Shared = Arc<Studio>;
+pub(crate) type Shared = Arc<Studio>;
 
 /// What a view answers, as HTML and as JSON.
 pub struct View {
-    title: String,
-    json: Value,
-    body: String,
-    cli: String,
+    pub(crate) title: String,
+    pub(crate) json: Value,
+    pub(crate) body: String,
+    pub(crate) cli: String,
 }
 
 /// A library error as an HTTP answer: unknown → 404, unsupported or damaged → 422.
@@ -69,10 +67,14 @@ pub fn routes() -> Router<Shared> {
         .route("/tables", get(tables))
         .route("/tables.json", get(tables_json))
         .route("/table/{name}", get(table))
-        .route("/rows/{name}", get(rows))
+        .route("/rows/{name}", get(crate::rows::rows))
+        .route("/row/{name}/{at}", get(crate::rows::row))
+        .route("/value/{name}/{at}/{column}", get(crate::rows::value))
         .route("/page/{id}", get(page))
         .route("/record/{id}", get(record))
         .route("/download/{name}", get(crate::download::download))
+        .route("/search", get(search))
+        .route("/search.json", get(search_json))
         .route("/map", get(map))
         .route("/map.json", get(map_json))
         .route("/map/{file}", get(map_png))
@@ -83,7 +85,7 @@ pub fn routes() -> Router<Shared> {
 }
 
 /// Runs a view's library work on the blocking pool and renders it.
-async fn answer(
+pub(crate) async fn answer(
     studio: Shared,
     json_only: bool,
     json_link: String,
@@ -108,14 +110,14 @@ impl From<Error> for Failure {
 }
 
 /// `name.json` → (`name`, true).
-fn twin(name: &str) -> (String, bool) {
+pub(crate) fn twin(name: &str) -> (String, bool) {
     match name.strip_suffix(".json") {
         Some(base) => (base.to_string(), true),
         None => (name.to_string(), false),
     }
 }
 
-fn find_table(studio: &Studio, name: &str) -> mdfkit::Result<TableInfo> {
+pub(crate) fn find_table(studio: &Studio, name: &str) -> mdfkit::Result<TableInfo> {
     studio
         .db
         .catalog()
@@ -415,122 +417,6 @@ fn table_view(s: &Studio, name: &str) -> mdfkit::Result<View> {
     Ok(View { title: t.qualified_name(), json, body, cli })
 }
 
-// ---- rows ----
-
-async fn rows(
-    State(s): State<Shared>,
-    Path(name): Path<String>,
-    Query(q): Query<std::collections::HashMap<String, String>>,
-) -> Result<Response, Failure> {
-    let (name, json_only) = twin(&name);
-    let after = q.get("after").map(|a| a.parse::<ScanPosition>()).transpose()?;
-    let ghosts = q.get("ghosts").is_some_and(|g| g == "1");
-    let mut link = format!("/rows/{}.json", url(&name));
-    let mut sep = '?';
-    if let Some(a) = after {
-        let _ = write!(link, "{sep}after={a}");
-        sep = '&';
-    }
-    if ghosts {
-        let _ = write!(link, "{sep}ghosts=1");
-    }
-    answer(s, json_only, link, move |s| rows_view(s, &name, after, ghosts)).await
-}
-
-/// Up to [`ROWS_PER_PAGE`] rows after `after`, with the position to continue from.
-fn rows_view(s: &Studio, name: &str, after: Option<ScanPosition>, ghosts: bool) -> mdfkit::Result<View> {
-    let t = find_table(s, name)?;
-    let reader = s.db.reader();
-    let units = &s.db.catalog().base().allocation_units;
-    // The decoder of the partition owning each page (a table's partitions can differ in layout).
-    let mut decoders: Vec<(i64, mdfkit::rows::RowDecoder)> = Vec::new();
-    for p in &t.partitions {
-        if let Some(u) = units.iter().find(|u| u.owner_id == p.partition_id && u.kind == 1) {
-            decoders.push((u.id, s.db.row_decoder(&t, p.partition_id, None)?));
-        }
-    }
-    let columns = decoders.first().map(|(_, d)| d.column_names()).unwrap_or_default();
-    let mut current: Option<(PageId, usize)> = None;
-    let mut values = Vec::new();
-    let mut out: Vec<(Vec<SqlValue>, mdfkit::scan::RowLocation)> = Vec::new();
-    let mut last = None;
-    s.db.scan(&t).include_ghosts(ghosts).limit(Some(ROWS_PER_PAGE)).records_after(
-        after,
-        |record, location, position| {
-            if current.is_none_or(|(p, _)| p != location.page) {
-                let page = reader.read(location.page)?;
-                let at = decoders.iter().position(|(u, _)| page.header().belongs_to(*u)).unwrap_or(0);
-                current = Some((location.page, at));
-            }
-            let decoder = &decoders[current.map_or(0, |c| c.1)].1;
-            decoder.decode(record, &mut values)?;
-            out.push((values.clone(), location));
-            last = Some(position);
-            Ok(Flow::Continue)
-        },
-    )?;
-    let next = if out.len() as u64 == ROWS_PER_PAGE { last } else { None };
-    let base = format!("/rows/{}", url(&t.qualified_name()));
-    let ghost_q = if ghosts { "&ghosts=1" } else { "" };
-    let mut body = format!("<p>{} rows in the catalog. ", t.rows());
-    body.push_str(&if ghosts {
-        a(&base, "hide deleted rows")
-    } else {
-        a(&format!("{base}?ghosts=1"), "show deleted (ghost) rows")
-    });
-    body.push_str("</p><p class=\"pager\">");
-    body.push_str(&a(&format!("{base}{}", if ghosts { "?ghosts=1" } else { "" }), "first"));
-    if let Some(n) = next {
-        body.push_str(&a(&format!("{base}?after={n}{ghost_q}"), "next 100"));
-    }
-    body.push_str("</p>");
-    let mut headers: Vec<&str> = vec!["page:slot"];
-    if ghosts {
-        headers.push("deleted");
-    }
-    headers.extend(columns.iter().map(String::as_str));
-    let mut table = String::from("<table class=\"rows\"><thead><tr>");
-    for h in &headers {
-        let _ = write!(table, "<th>{}</th>", esc(h));
-    }
-    table.push_str("</tr></thead><tbody>");
-    for (row, location) in &out {
-        let at = format!("{}:{}", location.page, location.slot);
-        let _ = write!(
-            table,
-            "<tr{}><td>{}:{}</td>",
-            if location.ghost { " class=\"ghost\"" } else { "" },
-            a(&format!("/page/{}", location.page), &location.page.to_string()),
-            a(&format!("/record/{at}"), &location.slot.to_string())
-        );
-        if ghosts {
-            let _ = write!(table, "<td>{}</td>", if location.ghost { "deleted" } else { "" });
-        }
-        for v in row {
-            if v.is_null() {
-                table.push_str("<td class=\"null\">NULL</td>");
-            } else {
-                let _ = write!(table, "<td>{}</td>", esc(&v.to_string()));
-            }
-        }
-        table.push_str("</tr>");
-    }
-    table.push_str("</tbody></table>");
-    body.push_str(&table);
-    let json = json!({
-        "table": t.qualified_name(),
-        "rows_in_catalog": t.rows(),
-        "columns": columns,
-        "rows": out.iter().map(|(r, _)| json_object(&columns, r)).collect::<Vec<_>>(),
-        "locations": out.iter().map(|(_, l)| format!("{}:{}", l.page, l.slot)).collect::<Vec<_>>(),
-        "ghost": out.iter().map(|(_, l)| l.ghost).collect::<Vec<_>>(),
-        "after": after.map(|a| a.to_string()),
-        "next_after": next.map(|n| n.to_string()),
-    });
-    let cli = s.cli("cat", &format!("{} --with-location", crate::shell_word(&t.qualified_name())));
-    Ok(View { title: format!("{} rows", t.qualified_name()), json, body, cli })
-}
-
 // ---- page and record ----
 
 async fn page(State(s): State<Shared>, Path(id): Path<String>) -> Result<Response, Failure> {
@@ -678,6 +564,7 @@ fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
     }
     body.push_str("</p><h2>Header</h2>");
     body.push_str(&fields_table(&p.header_fields, "h", 0));
+    body.push_str(&allocation_html(&p));
     body.push_str("<h2>Slots</h2>");
     let rows: Vec<Vec<Cell>> = p
         .records
@@ -697,9 +584,94 @@ fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
     body.push_str("<h2>Bytes</h2>");
     body.push_str(&legend());
     body.push_str(&hex_view(&p, &map, 0..PAGE_SIZE));
-    let json = crate::json::page(&p);
+    let json = p.to_json();
     let cli = s.cli("page", &id.to_string());
     Ok(View { title: format!("Page {id}"), json, body, cli })
+}
+
+/// Most runs an allocation bitmap shows (a fragmented IAM page can have tens of thousands).
+const BITMAP_RUNS_SHOWN: usize = 2_000;
+
+/// An allocation page's bitmap: GAM / SGAM / IAM extents as runs set and clear with their pages,
+/// an IAM page's single pages, a PFS page's bytes as runs of pages. Empty for other pages.
+fn allocation_html(p: &PageAnatomy) -> String {
+    use mdfkit::anatomy::AllocationBitmap;
+    let bitmap = match p.allocation() {
+        None => return String::new(),
+        Some(Err(e)) => {
+            return format!("<h2>Allocation bitmap</h2><p class=\"badge warn\">{}</p>", esc(&e.to_string()))
+        }
+        Some(Ok(b)) => b,
+    };
+    let page_range = |first: PageId, last: PageId| {
+        format!(
+            "{}–{}",
+            a(&format!("/page/{first}"), &first.to_string()),
+            a(&format!("/page/{last}"), &last.to_string())
+        )
+    };
+    let mut rows: Vec<Vec<Cell>> = Vec::new();
+    let mut out = String::from("<h2>Allocation bitmap</h2>");
+    match &bitmap {
+        AllocationBitmap::Extents(m) => {
+            let (set, clear) = match m.kind {
+                mdfkit::page::PageType::Gam => ("free", "allocated"),
+                mdfkit::page::PageType::Sgam => ("mixed, with a free page", "not a mixed extent with a free page"),
+                _ => ("owned", "not owned"),
+            };
+            let _ = write!(
+                out,
+                "<p>{} extents of 8 pages from page {}; a set bit means {}.</p>",
+                m.extents,
+                esc(&m.start.to_string()),
+                esc(m.set_means())
+            );
+            if !m.single_pages.is_empty() {
+                let links: Vec<String> =
+                    m.single_pages.iter().map(|s| a(&format!("/page/{s}"), &s.to_string())).collect();
+                let _ = write!(out, "<p>Single-page slots (pages from mixed extents): {}</p>", links.join(" "));
+            }
+            // Set runs and the clear runs between them, in order.
+            let mut at = 0;
+            for run in m.set.iter().chain(std::iter::once(&(m.extents..m.extents))) {
+                for (range, state) in [(at..run.start, clear), (run.clone(), set)] {
+                    if range.start < range.end {
+                        let (first, last) = m.pages(&range);
+                        rows.push(vec![
+                            text(format!("{}–{}", range.start, range.end - 1)),
+                            Cell::Html(page_range(first, last)),
+                            text(state),
+                        ]);
+                    }
+                }
+                at = run.end;
+            }
+            out.push_str(&html::table(
+                &["extents", "pages", "state"],
+                &rows[..rows.len().min(BITMAP_RUNS_SHOWN)],
+                "bitmap",
+            ));
+        }
+        AllocationBitmap::Pfs { start, pages, runs } => {
+            let _ = write!(out, "<p>One byte for each of {pages} pages from page {}.</p>", esc(&start.to_string()));
+            for (first, last, byte) in runs {
+                rows.push(vec![
+                    Cell::Html(page_range(PageId::new(start.file, *first), PageId::new(start.file, *last))),
+                    text(format!("{:#04x}", byte.0)),
+                    text(byte.describe()),
+                ]);
+            }
+            out.push_str(&html::table(
+                &["pages", "byte", "meaning"],
+                &rows[..rows.len().min(BITMAP_RUNS_SHOWN)],
+                "bitmap",
+            ));
+        }
+    }
+    if rows.len() > BITMAP_RUNS_SHOWN {
+        let _ = write!(out, "<p>The first {BITMAP_RUNS_SHOWN} runs of {}; the JSON twin has them all.</p>", rows.len());
+    }
+    out
 }
 
 fn fields_table(fields: &[anatomy::Field], prefix: &str, base: usize) -> String {
@@ -725,6 +697,48 @@ fn fields_table(fields: &[anatomy::Field], prefix: &str, base: usize) -> String 
     }
     out.push_str("</tbody></table>");
     out
+}
+
+/// A LOB record's node (blob fragments only; empty otherwise): its type, the value bytes it
+/// holds, and each link with the value range below it and a link to that record, so a value's
+/// chain (root → internal nodes → data) is followed by click. HTML and JSON.
+fn lob_html(record: &[u8], kind: Option<mdfkit::record::RecordType>) -> (String, Value) {
+    if kind != Some(mdfkit::record::RecordType::BlobFragment) {
+        return (String::new(), Value::Null);
+    }
+    let len = usize::from(record.get(2..4).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))).min(record.len());
+    let node = match mdfkit::lob::LobNode::parse(&record[..len]) {
+        Ok(n) => n,
+        Err(e) => {
+            let text = e.to_string();
+            return (format!("<p class=\"badge warn\">{}</p>", esc(&text)), json!({"error": text}));
+        }
+    };
+    let mut out = format!(
+        "<h2>LOB node</h2><p id=\"lob-node\">{} · holds {} bytes of the value itself · {} links</p>",
+        node.name(),
+        node.data.len(),
+        node.links.len()
+    );
+    let mut links = Vec::new();
+    let mut rows = Vec::new();
+    let mut start = 0u64;
+    for l in &node.links {
+        let target = l.target().map(|(p, s)| format!("{p}:{s}"));
+        rows.push(vec![
+            text(format!("{start}–{}", l.end.saturating_sub(1))),
+            match &target {
+                Ok(t) => link(&format!("/record/{t}"), t),
+                Err(e) => text(e.to_string()),
+            },
+        ]);
+        links.push(json!({"start": start, "end": l.end, "record": target.ok()}));
+        start = l.end;
+    }
+    if !rows.is_empty() {
+        out.push_str(&html::table(&["value bytes", "record"], &rows, "lob-links"));
+    }
+    (out, json!({"type": node.name(), "data_bytes": node.data.len(), "links": links}))
 }
 
 async fn record(State(s): State<Shared>, Path(id): Path<String>) -> Result<Response, Failure> {
@@ -756,6 +770,8 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
         let _ = write!(body, "<p>Forwarded to {}</p>", a(&format!("/record/{page}:{slot}"), &format!("{page}:{slot}")));
     }
     body.push_str(&hex_view(&p, &map, r.offset..r.offset + r.len));
+    let lob = lob_html(&p.bytes[r.offset..r.offset + r.len], r.record_type);
+    body.push_str(&lob.0);
     body.push_str("<h2>Parts</h2>");
     body.push_str(&fields_table(&r.fields, &format!("s{}f", r.slot), r.offset));
     if !r.columns.is_empty() {
@@ -790,72 +806,203 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
         }
         body.push_str("</tbody></table>");
     }
-    let mut json = crate::json::record(r);
+    let mut json = r.to_json();
     json["page"] = Value::String(at.page.to_string());
     json["bytes"] = Value::String(p.bytes[r.offset..r.offset + r.len].iter().map(|b| format!("{b:02x}")).collect());
+    json["lob"] = lob.1;
     let cli = s.cli("page", &at.page.to_string());
     Ok(View { title: format!("Record {at}"), json, body, cli })
 }
 
+// ---- value search ----
+
+/// Hits a search shows before it stops and offers to continue.
+const SEARCH_HITS: usize = 500;
+/// How long a search reads pages before it stops and offers to continue.
+const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(2);
+
+async fn search(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
+    let link = format!("/search.json?{}", search_query(&q, None));
+    answer(s, false, link, move |s| search_view(s, &q)).await
+}
+
+async fn search_json(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
+    answer(s, true, String::new(), move |s| search_view(s, &q)).await
+}
+
+/// The query string of a search: its type and value, and where to go on from.
+fn search_query(q: &std::collections::HashMap<String, String>, from: Option<PageId>) -> String {
+    let get = |k: &str| url(q.get(k).map_or("", String::as_str));
+    let mut out = format!("type={}&value={}", get("type"), get("value"));
+    if let Some(f) = from.map(|f| f.to_string()).or_else(|| q.get("from").cloned()) {
+        let _ = write!(out, "&from={}", url(&f));
+    }
+    out
+}
+
+fn search_view(s: &Studio, q: &std::collections::HashMap<String, String>) -> mdfkit::Result<View> {
+    let (sql_type, value) = (q.get("type").cloned().unwrap_or_default(), q.get("value").cloned().unwrap_or_default());
+    let mut body = format!(
+        "<form class=\"search\" method=\"get\" action=\"/search\"><label>value <input name=\"value\" value=\"{}\"></label> \
+         <label>SQL type <input name=\"type\" value=\"{}\" placeholder=\"int, nvarchar, varbinary, uniqueidentifier...\"></label> \
+         <button>search</button></form><p>Every page:offset where the value's stored bytes occur, allocated or not \
+         (deleted rows too), {SEARCH_HITS} at most or {} s of reading at a time.</p>",
+        esc(&value),
+        esc(&sql_type),
+        SEARCH_BUDGET.as_secs()
+    );
+    if value.is_empty() || sql_type.is_empty() {
+        let json = json!({"hits": [], "next_from": null});
+        return Ok(View { title: "Value search".into(), json, body, cli: s.cli("studio", "") });
+    }
+    let needle = mdfkit::search::stored_bytes(&sql_type, &value)?;
+    let from = q.get("from").map(|f| anatomy::parse_page_id(f)).transpose()?;
+    let mut hits = Vec::new();
+    let end = mdfkit::search::find_bytes(s.db.reader().source(), &needle, from, SEARCH_BUDGET, SEARCH_HITS, |p, o| {
+        hits.push((p, o))
+    });
+    let next = match end {
+        mdfkit::search::SearchEnd::Done => None,
+        mdfkit::search::SearchEnd::Before(p) => Some(p),
+    };
+    let hex: String = needle.iter().map(|b| format!("{b:02x}")).collect();
+    let _ = write!(body, "<p id=\"search-status\">{} places hold the bytes {hex}", hits.len());
+    match next {
+        Some(p) => {
+            let _ = write!(
+                body,
+                "; stopped before page {p}: {}",
+                a(&format!("/search?{}", search_query(q, Some(p))), "continue from here")
+            );
+        }
+        None => body.push_str("; every page read"),
+    }
+    body.push_str(".</p>");
+    let rows: Vec<Vec<Cell>> =
+        hits.iter().map(|(p, o)| vec![link(&format!("/page/{p}"), &p.to_string()), text(o)]).collect();
+    body.push_str(&html::table(&["page", "offset"], &rows, "hits"));
+    let json = json!({
+        "type": sql_type, "value": value, "bytes": hex,
+        "hits": hits.iter().map(|(p, o)| json!({"page": p.to_string(), "offset": o})).collect::<Vec<_>>(),
+        "next_from": next.map(|p| p.to_string()),
+    });
+    Ok(View { title: "Value search".into(), json, body, cli: s.cli("studio", "") })
+}
+
 // ---- allocation map ----
 
-async fn map(State(s): State<Shared>) -> Result<Response, Failure> {
-    answer(s, false, "/map.json".into(), map_view).await
+/// A view's query parameters by name.
+type Params = Query<std::collections::HashMap<String, String>>;
+
+fn map_mode(q: &std::collections::HashMap<String, String>) -> Result<crate::map::Mode, Failure> {
+    let name = q.get("mode").map(String::as_str);
+    crate::map::Mode::parse(name).ok_or_else(|| {
+        let modes: Vec<&str> = crate::map::Mode::ALL.iter().map(|m| m.name()).collect();
+        Failure(Error::not_found(format!("no map mode {:?}: one of {}", name.unwrap_or(""), modes.join(", "))))
+    })
 }
 
-async fn map_json(State(s): State<Shared>) -> Result<Response, Failure> {
-    answer(s, true, String::new(), map_view).await
+async fn map(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
+    let mode = map_mode(&q)?;
+    if q.get("check").is_some_and(|c| c == "1") {
+        crate::map::CheckRun::start(s.clone());
+    }
+    answer(s, false, format!("/map.json?mode={}", mode.name()), move |s| map_view(s, mode)).await
 }
 
-fn map_view(s: &Studio) -> mdfkit::Result<View> {
-    use crate::map::{AllocationMap, Kind, CELL, COLUMNS};
+async fn map_json(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
+    let mode = map_mode(&q)?;
+    answer(s, true, String::new(), move |s| map_view(s, mode)).await
+}
+
+fn map_view(s: &Studio, mode: crate::map::Mode) -> mdfkit::Result<View> {
+    use crate::map::{AllocationMap, Mode, CELL, COLUMNS};
     let m = s.map.get_or_init(|| AllocationMap::read(&s.db));
-    let counts = m.counts();
-    let mut body = String::from("<p class=\"legend\">");
-    for kind in Kind::ALL {
-        let [r, g, b] = kind.rgb();
+    let painted = m.paint(mode, s.check.damaged_pages().as_ref());
+    let mut body = String::from("<p class=\"modes\">Colour by: ");
+    for other in Mode::ALL {
+        if other == mode {
+            let _ = write!(body, "<b>{}</b> ", other.name());
+        } else {
+            let _ = write!(body, "{} ", a(&format!("/map?mode={}", other.name()), other.name()));
+        }
+    }
+    body.push_str("</p>");
+    let check = s.check.state();
+    if check.running {
         let _ = write!(
             body,
-            "<span class=\"swatch k-{r:02x}{g:02x}{b:02x}\">&nbsp;&nbsp;</span> {} ({}) ",
-            esc(kind.name()),
-            counts.get(&kind).copied().unwrap_or(0)
+            "<p id=\"check-progress\" data-running=\"1\">check: {} of {} pages…</p>",
+            check.pages_done, check.pages_total
+        );
+    } else if let Some(problems) = &check.problems {
+        let _ = write!(body, "<p id=\"check-progress\">check: {} problems found.</p>", problems.len());
+        if !problems.is_empty() {
+            body.push_str("<ul class=\"problems\">");
+            for p in problems.iter().take(100) {
+                let text = esc(&p.to_string());
+                match p.page {
+                    Some(page) => {
+                        let _ = write!(body, "<li><a href=\"/page/{page}\">{text}</a></li>");
+                    }
+                    None => {
+                        let _ = write!(body, "<li>{text}</li>");
+                    }
+                }
+            }
+            body.push_str("</ul>");
+        }
+    } else {
+        body.push_str("<p id=\"check-progress\"><a href=\"/map?mode=damage&amp;check=1\" id=\"run-check\">run check</a> (every page's checksum and structure, in the background; its findings paint the damage mode)</p>");
+    }
+    body.push_str("<p class=\"legend\">");
+    for l in &painted.legend {
+        let [r, g, b] = l.rgb;
+        let _ = write!(
+            body,
+            "<span class=\"swatch\" data-rgb=\"{r:02x}{g:02x}{b:02x}\">&nbsp;&nbsp;</span> {} ({}) ",
+            esc(&l.label),
+            l.count
         );
     }
     body.push_str("</p>");
-    for (file, cells) in &m.files {
+    for (file, cells) in &painted.files {
         let _ = write!(
             body,
-            "<h2>File {file}: {} pages</h2><img class=\"map\" src=\"/map/{file}.png\" alt=\"allocation map of file {file}\" \
+            "<h2>File {file}: {} pages</h2><img class=\"map\" src=\"/map/{file}.png?mode={}\" alt=\"allocation map of file {file}\" \
              data-file=\"{file}\" data-columns=\"{COLUMNS}\" data-cell=\"{CELL}\" width=\"{}\">",
             cells.len(),
+            mode.name(),
             COLUMNS * CELL
         );
     }
     let json = json!({
+        "mode": mode.name(),
         "columns": COLUMNS,
         "cell_pixels": CELL,
-        "counts": counts.iter().map(|(k, n)| (k.name().to_string(), json!(n))).collect::<serde_json::Map<_, _>>(),
-        "files": m.files.iter().map(|(f, cells)| json!({
-            "file_id": f,
-            "pages": cells.len(),
-            "kinds": cells.iter().map(|k| Kind::ALL.iter().position(|a| a == k).unwrap_or(0)).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "kind_names": Kind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        "legend": painted.legend.iter().map(|l| json!({"label": l.label, "rgb": format!("#{:02x}{:02x}{:02x}", l.rgb[0], l.rgb[1], l.rgb[2]), "count": l.count})).collect::<Vec<_>>(),
+        "files": painted.files.iter().map(|(f, cells)| json!({"file_id": f, "pages": cells.len(), "cells": cells})).collect::<Vec<_>>(),
+        "check": {
+            "running": check.running, "pages_done": check.pages_done, "pages_total": check.pages_total,
+            "problems": check.problems.as_ref().map(|p| p.iter().map(|p| json!({"page": p.page.map(|x| x.to_string()), "object": p.object, "what": p.what})).collect::<Vec<_>>()),
+        },
     });
     Ok(View { title: "Allocation map".into(), json, body, cli: s.cli("pages", "") })
 }
 
-async fn map_png(State(s): State<Shared>, Path(file): Path<String>) -> Result<Response, Failure> {
+async fn map_png(State(s): State<Shared>, Path(file): Path<String>, Query(q): Params) -> Result<Response, Failure> {
+    let mode = map_mode(&q)?;
     let file: u16 = file
         .strip_suffix(".png")
         .and_then(|f| f.parse().ok())
         .ok_or_else(|| Error::not_found(format!("{file}: ask for FILE_ID.png")))?;
     let studio = s.clone();
     let png = tokio::task::spawn_blocking(move || {
-        studio.map.get_or_init(|| crate::map::AllocationMap::read(&studio.db)).png(file)
+        let m = studio.map.get_or_init(|| crate::map::AllocationMap::read(&studio.db));
+        m.paint(mode, studio.check.damaged_pages().as_ref()).png(file)
     })
     .await
     .map_err(|e| Failure(Error::new(ErrorKind::Io, format!("the map failed: {e}"))))?
     .ok_or_else(|| Error::not_found(format!("no file id {file}")))?;
-    Ok(([(header::CONTENT_TYPE, "image/png")], png).into_response())
+    Ok(([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "no-store")], png).into_response())
 }

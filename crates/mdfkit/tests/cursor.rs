@@ -1,21 +1,28 @@
 //! The keyset cursor (`TableScan::records_after`): paging through every table of the corpus a few
 //! rows at a time, each page resumed from the position the last one ended at, returns exactly the
-//! rows of one whole scan, in its order: no gap, no duplicate.
+//! rows of one whole scan, in its order: no gap, no duplicate. Paged backwards from the end
+//! (`TableScan::records_from` with `Direction::Backward`), the same rows come last first.
 
 mod common;
 
-use mdfkit::scan::{Flow, RowLocation, ScanPosition};
+use mdfkit::scan::{Direction, Flow, RowLocation, ScanPosition};
 use mdfkit::Database;
 
 const ROWS_PER_PAGE: u64 = 7;
 
-fn paged(db: &Database, table: &mdfkit::catalog::model::TableInfo, ghosts: bool) -> mdfkit::Result<Vec<RowLocation>> {
+fn paged(
+    db: &Database,
+    table: &mdfkit::catalog::model::TableInfo,
+    ghosts: bool,
+    direction: Direction,
+) -> mdfkit::Result<Vec<RowLocation>> {
     let mut out = Vec::new();
     let mut after: Option<ScanPosition> = None;
     loop {
         let mut got = 0;
-        db.scan(table).include_ghosts(ghosts).limit(Some(ROWS_PER_PAGE)).records_after(
+        db.scan(table).include_ghosts(ghosts).limit(Some(ROWS_PER_PAGE)).records_from(
             after,
+            direction,
             |_, location, position| {
                 out.push(location);
                 after = Some(position);
@@ -50,9 +57,13 @@ fn paging_by_position_returns_the_whole_scan() {
                 if full.is_err() {
                     continue; // refused or damaged: the cursor is refused alike, checked below
                 }
-                let by_pages = paged(&db, &table, ghosts)
+                let by_pages = paged(&db, &table, ghosts, Direction::Forward)
                     .unwrap_or_else(|e| panic!("{} {}: {e}", path.display(), table.qualified_name()));
                 assert_eq!(by_pages, whole, "{} {} ghosts={ghosts}", path.display(), table.qualified_name());
+                let mut backwards = paged(&db, &table, ghosts, Direction::Backward)
+                    .unwrap_or_else(|e| panic!("{} {} backwards: {e}", path.display(), table.qualified_name()));
+                backwards.reverse();
+                assert_eq!(backwards, whole, "{} {} ghosts={ghosts} backwards", path.display(), table.qualified_name());
                 if !ghosts {
                     tables += 1;
                     rows += whole.len();
@@ -61,7 +72,7 @@ fn paging_by_position_returns_the_whole_scan() {
             }
         }
     }
-    println!("{tables} tables ({heaps} heaps with rows), {rows} rows paged {ROWS_PER_PAGE} at a time");
+    println!("{tables} tables ({heaps} heaps with rows), {rows} rows paged {ROWS_PER_PAGE} at a time, both ways");
     assert!(tables > 200 && rows > 20_000 && heaps > 5, "{tables} tables, {rows} rows, {heaps} heaps");
 }
 

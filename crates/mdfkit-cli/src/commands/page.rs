@@ -33,7 +33,7 @@ pub fn page(files: &[PathBuf], position: Option<u16>, page: &str, format: PageFo
     let mut out = stdout();
     match format {
         PageFormat::Json => {
-            serde_json::to_writer_pretty(&mut out, &mdfkit_studio::json::page(&page)).map_err(std::io::Error::from)?;
+            serde_json::to_writer_pretty(&mut out, &page.to_json()).map_err(std::io::Error::from)?;
             writeln!(out)?;
         }
         PageFormat::Text => write_dbcc(&mut out, &page, catalog_note.as_deref())?,

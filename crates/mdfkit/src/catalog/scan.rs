@@ -225,6 +225,16 @@ impl std::str::FromStr for ScanPosition {
     }
 }
 
+/// Which way a cursor reads: the scan's own order, or back from its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// The order a scan visits rows in (IAM order for a heap, key order for a clustered index).
+    Forward,
+    /// The reverse: a heap's IAM order backwards, a clustered index's leaf chain by previous-page
+    /// links from its last page, each page's slots from the last.
+    Backward,
+}
+
 /// Calls `each` for every live row of the partition whose in-row allocation unit is `unit` that
 /// a scan visits after `after` (from the start when `None`), with the position it visited: a
 /// keyset cursor on the physical address, resumed without reading the rows before it. Damage
@@ -236,36 +246,88 @@ pub fn for_each_row_after(
     is_heap: bool,
     mode: ScanMode,
     after: Option<ScanPosition>,
+    each: impl FnMut(&Record, RowLocation, ScanPosition) -> Result<Flow>,
+) -> Result<ScanStats> {
+    for_each_row_from(reader, unit, is_heap, mode, after, Direction::Forward, each)
+}
+
+/// [`for_each_row_after`] in either direction: with [`Direction::Backward`], the rows a scan
+/// visits before `from` (from the end when `None`), last first: the cursor of a "last 100 rows"
+/// or "previous 100" view, which never reads the rows in front of it either.
+pub fn for_each_row_from(
+    reader: &PageReader,
+    unit: &AllocationUnit,
+    is_heap: bool,
+    mode: ScanMode,
+    from: Option<ScanPosition>,
+    direction: Direction,
     mut each: impl FnMut(&Record, RowLocation, ScanPosition) -> Result<Flow>,
 ) -> Result<ScanStats> {
     let mut stats = ScanStats::default();
-    let mut found = after.is_none();
-    walk_pages(reader, unit, is_heap, after.map(|a| a.page), |page| {
-        let first = match after {
+    let mut found = from.is_none();
+    walk_pages(reader, unit, is_heap, from.map(|a| a.page), direction, |page| {
+        let count = u32::from(page.slot_count());
+        // The slots still to visit on this page, in visiting order.
+        let (low, high) = match from {
             Some(a) if a.page == page.id() => {
                 found = true;
-                u32::from(a.slot) + 1
+                match direction {
+                    Direction::Forward => (u32::from(a.slot) + 1, count),
+                    Direction::Backward => (0, u32::from(a.slot).min(count)),
+                }
             }
-            _ => 0,
+            _ => (0, count),
         };
         stats.pages += 1;
         let ci = page_compression_info(page, mode.format)?;
-        for slot in (first..u32::from(page.slot_count())).map(|s| s as u16) {
+        let mut visit = |slot: u32| {
+            let slot = slot as u16;
             let position = ScanPosition { page: page.id(), slot };
             let mut with_position = |record: &Record, location: RowLocation| each(record, location, position);
-            if visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, &mut stats, &mut with_position)? == Flow::Stop
-            {
+            visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, &mut stats, &mut with_position)
+        };
+        let slots: Box<dyn Iterator<Item = u32>> = match direction {
+            Direction::Forward => Box::new(low..high),
+            Direction::Backward => Box::new((low..high).rev()),
+        };
+        for slot in slots {
+            if visit(slot)? == Flow::Stop {
                 return Ok(Flow::Stop);
             }
         }
         Ok(Flow::Continue)
     })?;
-    match after {
+    match from {
         Some(a) if !found => {
             Err(Error::not_found(format!("page {} is not a page a scan of allocation unit {} visits", a.page, unit.id)))
         }
         _ => Ok(stats),
     }
+}
+
+/// Calls `each` with the record a scan visits at `at` (none for an empty slot, a forwarded
+/// record met on its own page, or a ghost unless `mode` includes them): a row page's one row,
+/// read without a scan. The page must be a data page of `unit`.
+pub fn visit_position(
+    reader: &PageReader,
+    unit: &AllocationUnit,
+    is_heap: bool,
+    mode: ScanMode,
+    at: ScanPosition,
+    mut each: impl FnMut(&Record, RowLocation) -> Result<Flow>,
+) -> Result<()> {
+    let page = reader.read(at.page)?;
+    let h = page.header();
+    if h.page_type != PageType::Data || h.level != 0 || !h.belongs_to(unit.id) {
+        return Err(Error::not_found(format!("page {} holds no row of allocation unit {}", at.page, unit.id)));
+    }
+    if at.slot >= page.slot_count() {
+        return Err(Error::not_found(format!("page {} has no slot {}", at.page, at.slot)));
+    }
+    let ci = page_compression_info(&page, mode.format)?;
+    let mut stats = ScanStats::default();
+    visit_slot(reader, &page, ci.as_ref(), at.slot, is_heap, mode, &mut stats, &mut each)?;
+    Ok(())
 }
 
 /// Calls `each` for every data page of the partition whose in-row allocation unit is `unit`: a
@@ -276,25 +338,30 @@ pub fn for_each_page(
     is_heap: bool,
     each: impl FnMut(&Page) -> Result<Flow>,
 ) -> Result<()> {
-    walk_pages(reader, unit, is_heap, None, each)
+    walk_pages(reader, unit, is_heap, None, Direction::Forward, each)
 }
 
-/// [`for_each_page`] from page `start` on (a heap's pages before it in IAM order are passed
-/// over unread; a clustered index's chain starts there).
+/// [`for_each_page`] from page `start` on in `direction` (a heap's pages before it in IAM
+/// order are passed over unread; a clustered index's chain starts there), from the first or
+/// last page when `None`.
 fn walk_pages(
     reader: &PageReader,
     unit: &AllocationUnit,
     is_heap: bool,
     start: Option<PageId>,
+    direction: Direction,
     mut each: impl FnMut(&Page) -> Result<Flow>,
 ) -> Result<()> {
     if is_heap {
         let pages = heap_pages(reader, unit)?;
-        let from = match start {
-            Some(start) => pages.iter().position(|&p| p == start).unwrap_or(pages.len()),
-            None => 0,
+        let at = |start: PageId| pages.iter().position(|&p| p == start);
+        let order: Box<dyn Iterator<Item = &PageId>> = match (direction, start) {
+            (Direction::Forward, Some(s)) => Box::new(pages[at(s).unwrap_or(pages.len())..].iter()),
+            (Direction::Forward, None) => Box::new(pages.iter()),
+            (Direction::Backward, Some(s)) => Box::new(pages[..at(s).map_or(0, |i| i + 1)].iter().rev()),
+            (Direction::Backward, None) => Box::new(pages.iter().rev()),
         };
-        for &id in &pages[from..] {
+        for &id in order {
             let page = reader.read(id)?;
             let h = page.header();
             // Extents also hold pages not (or no longer) formatted for this unit.
@@ -307,9 +374,10 @@ fn walk_pages(
         }
     } else {
         let mut seen = HashSet::new();
-        let mut next = match start {
-            Some(start) => start,
-            None => first_leaf(reader, unit)?,
+        let mut next = match (start, direction) {
+            (Some(start), _) => start,
+            (None, Direction::Forward) => first_leaf(reader, unit)?,
+            (None, Direction::Backward) => leaf_end_from_iam(reader, unit, Direction::Backward)?,
         };
         while !next.is_null() {
             if !seen.insert(next) {
@@ -330,7 +398,10 @@ fn walk_pages(
             if each(&page)? == Flow::Stop {
                 break;
             }
-            next = h.next_page;
+            next = match direction {
+                Direction::Forward => h.next_page,
+                Direction::Backward => h.prev_page,
+            };
         }
     }
     Ok(())
@@ -524,11 +595,22 @@ pub fn first_leaf(reader: &PageReader, unit: &AllocationUnit) -> Result<PageId> 
 
 /// The leaf page with no previous page among the allocated pages the unit's IAM chain owns.
 pub fn leaf_head_from_iam(reader: &PageReader, unit: &AllocationUnit) -> Result<PageId> {
+    leaf_end_from_iam(reader, unit, Direction::Forward)
+}
+
+/// The leaf page a scan in `direction` starts from, among the pages the unit's IAM chain owns:
+/// the one with no previous page (forward) or no next page (backward). It reads every page the
+/// unit owns (no index descent), once per call.
+pub fn leaf_end_from_iam(reader: &PageReader, unit: &AllocationUnit, direction: Direction) -> Result<PageId> {
     let mut heads = Vec::new();
     for id in heap_pages(reader, unit)? {
         let page = reader.read(id)?;
         let h = page.header();
-        if h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id) && h.prev_page.is_null() {
+        let end = match direction {
+            Direction::Forward => h.prev_page,
+            Direction::Backward => h.next_page,
+        };
+        if h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id) && end.is_null() {
             heads.push(id);
         }
     }
@@ -536,9 +618,10 @@ pub fn leaf_head_from_iam(reader: &PageReader, unit: &AllocationUnit) -> Result<
         [] => Ok(PageId::default()),
         [head] => Ok(*head),
         many => Err(Error::corrupt(format!(
-            "the leaf level of allocation unit {} has {} first pages ({})",
+            "the leaf level of allocation unit {} has {} {} pages ({})",
             unit.id,
             many.len(),
+            if direction == Direction::Forward { "first" } else { "last" },
             many.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
         ))),
     }

@@ -233,11 +233,12 @@ fn read_node(reader: &PageReader, link: Link, depth: usize, seen: &mut Seen, out
             Error::corrupt(format!("LOB tree reaches slot {} of this page twice", link.slot)).at_page(link.page)
         );
     }
-    let (kind, record) = fragment(reader, link)?;
+    let (_, record) = fragment(reader, link)?;
     let at = |e: Error| e.at_page(link.page).at_slot(link.slot);
-    match kind {
+    let node = LobNode::parse(&record).map_err(at)?;
+    match node.kind {
         DATA => {
-            let data = &record[14..];
+            let data = &record[node.data];
             let take = usize::try_from(link.size).unwrap_or(usize::MAX).min(data.len());
             if (take as u64) < link.size && link.size != MAX_VALUE {
                 return Err(at(Error::corrupt(format!(
@@ -250,42 +251,98 @@ fn read_node(reader: &PageReader, link: Link, depth: usize, seen: &mut Seen, out
             Ok(())
         }
         SMALL_ROOT => {
-            let len = read_u16(&record, 14).unwrap_or(0) as usize;
-            out.extend_from_slice(
-                record.get(20..20 + len).ok_or_else(|| at(Error::corrupt("SMALL_ROOT overruns its record")))?,
-            );
+            out.extend_from_slice(&record[node.data]);
             Ok(())
         }
-        INTERNAL => {
-            let count = read_i16(&record, 16).unwrap_or(0).max(0) as usize;
-            let links = record
-                .get(20..20 + 16 * count)
-                .ok_or_else(|| at(Error::corrupt(format!("INTERNAL node claims {count} links"))))?;
-            read_links(
-                reader,
-                links.chunks_exact(16).map(|l| (read_u64(l, 0).unwrap_or(0), &l[8..])),
-                depth + 1,
-                seen,
-                out,
-            )
-        }
-        LARGE_ROOT_SHILOH | LARGE_ROOT_YUKON => {
-            let count = read_i16(&record, 16).unwrap_or(0).max(0) as usize;
-            let links = record
-                .get(24..24 + 12 * count)
-                .ok_or_else(|| at(Error::corrupt(format!("LARGE_ROOT_YUKON node claims {count} links"))))?;
-            read_links(
-                reader,
-                links.chunks_exact(12).map(|l| (u64::from(read_u32(l, 0).unwrap_or(0)), &l[4..])),
-                depth + 1,
-                seen,
-                out,
-            )
+        INTERNAL | LARGE_ROOT_SHILOH | LARGE_ROOT_YUKON => {
+            read_links(reader, node.links.iter().map(|l| (l.end, &l.rid[..])), depth + 1, seen, out)
         }
         other => Err(at(Error::unsupported(format!(
             "LOB structure of type {other} ({})",
             record.iter().take(64).map(|b| format!("{b:02X}")).collect::<String>()
         )))),
+    }
+}
+
+/// One LOB record (blob fragment) taken apart: its type, where its data lies, its links.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LobNode {
+    /// The type at offset 12 (0 SMALL_ROOT, 2 INTERNAL, 3 DATA, 4 and 5 LARGE_ROOT, 8 NULL).
+    pub kind: u16,
+    /// The value bytes the record holds itself (DATA, SMALL_ROOT; empty otherwise).
+    pub data: std::ops::Range<usize>,
+    /// The records below it (INTERNAL, LARGE_ROOT), in value order.
+    pub links: Vec<LobLink>,
+}
+
+/// A link of an INTERNAL or LARGE_ROOT node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LobLink {
+    /// The value offset where the bytes below the link end (cumulative).
+    pub end: u64,
+    /// Page (4), file (2), slot (2) of the record linked.
+    pub rid: [u8; 8],
+}
+
+impl LobLink {
+    /// The record linked: page and slot.
+    pub fn target(&self) -> Result<(PageId, u16)> {
+        parse_link(&self.rid, 0).map(|l| (l.page, l.slot))
+    }
+}
+
+impl LobNode {
+    /// Takes apart a blob-fragment record (`record` holds its bytes, as long as its length says);
+    /// a type it does not know is kept with no data and no link. Every length is checked.
+    pub fn parse(record: &[u8]) -> Result<LobNode> {
+        let kind = read_u16(record, 12).ok_or_else(|| Error::corrupt("LOB record shorter than 14 bytes"))?;
+        let mut node = LobNode { kind, data: 0..0, links: Vec::new() };
+        let links = |at: usize, stride: usize, end_len: usize| -> Result<Vec<LobLink>> {
+            let count = read_i16(record, 16).unwrap_or(0).max(0) as usize;
+            let bytes = record
+                .get(at..at + stride * count)
+                .ok_or_else(|| Error::corrupt(format!("{} node claims {count} links", LobNode::name_of(kind))))?;
+            Ok(bytes
+                .chunks_exact(stride)
+                .map(|l| {
+                    let end = if end_len == 8 { read_u64(l, 0) } else { read_u32(l, 0).map(u64::from) };
+                    let mut rid = [0u8; 8];
+                    rid.copy_from_slice(&l[end_len..end_len + 8]);
+                    LobLink { end: end.unwrap_or(0), rid }
+                })
+                .collect())
+        };
+        match kind {
+            DATA => node.data = 14..record.len(),
+            SMALL_ROOT => {
+                let len = read_u16(record, 14).unwrap_or(0) as usize;
+                if record.len() < 20 + len {
+                    return Err(Error::corrupt("SMALL_ROOT overruns its record"));
+                }
+                node.data = 20..20 + len;
+            }
+            INTERNAL => node.links = links(20, 16, 8)?,
+            LARGE_ROOT_SHILOH | LARGE_ROOT_YUKON => node.links = links(24, 12, 4)?,
+            _ => {}
+        }
+        Ok(node)
+    }
+
+    /// The type's name, as DBCC PAGE prints it.
+    pub fn name(&self) -> &'static str {
+        Self::name_of(self.kind)
+    }
+
+    fn name_of(kind: u16) -> &'static str {
+        match kind {
+            SMALL_ROOT => "SMALL_ROOT",
+            INTERNAL => "INTERNAL",
+            DATA => "DATA",
+            LARGE_ROOT_SHILOH => "LARGE_ROOT_SHILOH",
+            LARGE_ROOT_YUKON => "LARGE_ROOT_YUKON",
+            NULL_ROOT => "NULL",
+            _ => "unknown",
+        }
     }
 }
 
@@ -348,6 +405,25 @@ mod tests {
         p.extend_from_slice(&1u16.to_le_bytes());
         p.extend_from_slice(&0u16.to_le_bytes());
         p
+    }
+
+    #[test]
+    fn takes_a_lob_record_apart() {
+        let node = LobNode::parse(&internal_to(300, 2, 8040)).unwrap();
+        assert_eq!((node.name(), node.data.clone()), ("INTERNAL", 0..0));
+        assert_eq!(node.links.iter().map(|l| l.end).collect::<Vec<_>>(), vec![8040, 16_080]);
+        assert_eq!(node.links[1].target().unwrap(), (PageId::new(1, 300), 0));
+        let data = LobNode::parse(&fragment_record(DATA, b"hello")).unwrap();
+        assert_eq!((data.name(), data.data, data.links.len()), ("DATA", 14..19, 0));
+        let mut small = 5u16.to_le_bytes().to_vec();
+        small.extend_from_slice(&[0, 0, 0, 0]);
+        small.extend_from_slice(b"abcde");
+        assert_eq!(LobNode::parse(&fragment_record(SMALL_ROOT, &small)).unwrap().data, 20..25);
+        assert!(LobNode::parse(&fragment_record(SMALL_ROOT, &small[..8])).is_err(), "data past the record");
+        let mut claims = internal_to(300, 1, 10);
+        claims[16..18].copy_from_slice(&9u16.to_le_bytes());
+        assert!(LobNode::parse(&claims).is_err(), "9 links in a record holding 1");
+        assert!(LobNode::parse(&[0; 13]).is_err());
     }
 
     #[test]

@@ -27,6 +27,10 @@
 //! Records it does not take apart (index records, LOB fragments) are shown whole and named, from
 //! their slot offset to the next record's start.
 //!
+//! Allocation pages (GAM, SGAM, IAM, PFS) also get their bitmap ([`PageAnatomy::allocation`]),
+//! read by [`crate::page::allocation`]. [`PageAnatomy::to_json`] is the one JSON spelling of it
+//! all, for the CLI, the studio and Python.
+//!
 //! Every offset is checked: a damaged page gives an anatomy with the damage named in it, never a
 //! panic, and every field lies inside the page.
 
@@ -39,8 +43,9 @@ use crate::catalog::model::TableInfo;
 use crate::catalog::rowset::ColumnLocation;
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::page::allocation::{ExtentMap, PfsByte, PfsMap};
 use crate::page::protection::{self, Verdict};
-use crate::page::{PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
+use crate::page::{Page, PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
 use crate::record::{
     Record, RecordType, COMPLEX_COLUMN, HAS_NULL_BITMAP, HAS_VAR_COLUMNS, HAS_VERSION_TAG, VERSION_TAG_SIZE,
 };
@@ -755,6 +760,148 @@ pub fn parse_page_id(text: &str) -> Result<PageId> {
     let bad = || Error::not_found(format!("page {text:?}: expected FILE:PAGE, e.g. 1:153"));
     let (file, page) = text.trim().trim_matches(|c| c == '(' || c == ')').split_once(':').ok_or_else(bad)?;
     Ok(PageId::new(file.trim().parse().map_err(|_| bad())?, page.trim().parse().map_err(|_| bad())?))
+}
+
+/// What an allocation page's bitmap says, read by [`crate::page::allocation`] (where the layout
+/// and its sources are documented).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AllocationBitmap {
+    /// A GAM, SGAM or IAM page: one bit an extent.
+    Extents(ExtentMap),
+    /// A PFS page: one byte a page, as runs of pages holding the same byte.
+    Pfs {
+        /// The first page the PFS page covers.
+        start: PageId,
+        /// Pages the PFS page has a byte for.
+        pages: u32,
+        /// (first page number, last page number, byte) of each run.
+        runs: Vec<(u32, u32, PfsByte)>,
+    },
+}
+
+impl PageAnatomy {
+    /// The bitmap of a GAM, SGAM, IAM or PFS page (`None` for other pages; an error when the
+    /// page's records cannot hold one).
+    pub fn allocation(&self) -> Option<Result<AllocationBitmap>> {
+        let kind = self.header.as_ref()?.page_type;
+        if !matches!(kind, PageType::Gam | PageType::Sgam | PageType::Iam | PageType::Pfs) {
+            return None;
+        }
+        let page = match Page::new(self.bytes.clone(), self.id) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(if kind == PageType::Pfs {
+            PfsMap::parse(&page).map(|m| AllocationBitmap::Pfs {
+                start: m.start,
+                pages: m.bytes.len() as u32,
+                runs: m.runs(),
+            })
+        } else {
+            ExtentMap::parse(&page).map(AllocationBitmap::Extents)
+        })
+    }
+
+    /// The page taken apart as JSON: `mdfkit page --format json`, the studio's `/page/1:153.json`
+    /// and Python's `Database.page`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let h = self.header.as_ref();
+        serde_json::json!({
+            "page": self.id.to_string(),
+            "verdict": self.verdict_text(),
+            "damaged": self.verdict.is_damaged(),
+            "owner": self.owner,
+            "error": self.error,
+            "type": h.map(|h| h.page_type.name()),
+            "level": h.map(|h| h.level),
+            "allocation_unit": h.map(|h| h.allocation_unit_id()),
+            "slots": h.map(|h| h.slot_count),
+            "free_bytes": h.map(|h| h.free_count),
+            "prev": h.map(|h| h.prev_page.to_string()),
+            "next": h.map(|h| h.next_page.to_string()),
+            "header": self.header_fields.iter().map(Field::to_json).collect::<Vec<_>>(),
+            "free_space": self.free_space.map(|(o, l)| serde_json::json!({"offset": o, "length": l})),
+            "slot_array": self.slot_array.iter().map(Field::to_json).collect::<Vec<_>>(),
+            "records": self.records.iter().map(RecordAnatomy::to_json).collect::<Vec<_>>(),
+            "allocation": self.allocation().map(|a| match a {
+                Ok(a) => a.to_json(),
+                Err(e) => serde_json::json!({"error": e.to_string()}),
+            }),
+        })
+    }
+}
+
+impl AllocationBitmap {
+    /// The bitmap as JSON: runs of set extents (GAM, SGAM, IAM) or runs of equal PFS bytes.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            AllocationBitmap::Extents(m) => serde_json::json!({
+                "kind": m.kind.name(),
+                "start": m.start.to_string(),
+                "extents": m.extents,
+                "set_means": m.set_means(),
+                "set": m.set.iter().map(|r| {
+                    let (first, last) = m.pages(r);
+                    serde_json::json!({"first_extent": r.start, "last_extent": r.end - 1, "first_page": first.to_string(), "last_page": last.to_string()})
+                }).collect::<Vec<_>>(),
+                "single_pages": m.single_pages.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+            }),
+            AllocationBitmap::Pfs { start, pages, runs } => serde_json::json!({
+                "kind": "PFS",
+                "start": start.to_string(),
+                "pages": pages,
+                "runs": runs.iter().map(|(first, last, b)| serde_json::json!({
+                    "first_page": PageId::new(start.file, *first).to_string(),
+                    "last_page": PageId::new(start.file, *last).to_string(),
+                    "byte": format!("{:#04x}", b.0),
+                    "allocated": b.allocated(), "fullness": b.fullness(), "mixed": b.mixed(),
+                    "iam": b.iam(), "ghosts": b.ghosts(), "meaning": b.describe(),
+                })).collect::<Vec<_>>(),
+            }),
+        }
+    }
+}
+
+impl Field {
+    /// The field as JSON: offset, length, part, name, meaning, value.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"offset": self.offset, "length": self.len, "part": self.part.name(), "name": self.name, "meaning": self.meaning, "value": self.value})
+    }
+}
+
+impl ColumnAnatomy {
+    /// The column as JSON: name, type, storage, null bit, span, off-row links, value or error.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "type": self.type_name,
+            "storage": self.storage,
+            "null_bit": self.null_bit,
+            "is_null": self.is_null,
+            "offset": self.span.map(|s| s.0),
+            "length": self.span.map(|s| s.1),
+            "off_row": self.off_row,
+            "links": self.links.iter().map(|(p, s)| format!("{p}:{s}")).collect::<Vec<_>>(),
+            "value": self.value.as_ref().ok(),
+            "error": self.value.as_ref().err(),
+        })
+    }
+}
+
+impl RecordAnatomy {
+    /// The record as JSON: slot, offset, length, type, fields, columns, forwarding, error.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "slot": self.slot,
+            "offset": self.offset,
+            "length": self.len,
+            "record_type": self.record_type.map(record_type_name),
+            "fields": self.fields.iter().map(Field::to_json).collect::<Vec<_>>(),
+            "columns": self.columns.iter().map(ColumnAnatomy::to_json).collect::<Vec<_>>(),
+            "forwarded_to": self.forwarded_to.map(|(p, s)| format!("{p}:{s}")),
+            "error": self.error,
+        })
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,13 @@
-//! Allocation pages: IAM chains (which extents and pages an allocation unit owns) and PFS pages
-//! (whether each page is allocated).
+//! Allocation pages: GAM and SGAM pages (which extents are allocated, which are mixed with a free
+//! page), IAM chains (which extents and pages an allocation unit owns) and PFS pages (how each
+//! page is used).
+//!
+//! **GAM page** (type 8) at page 2 of each file and then every 511,232 pages (a GAM interval);
+//! **SGAM page** (type 9) at page 3 and then every 511,232 pages. Both hold two records like an
+//! IAM page: slot 0 a 94-byte header record, slot 1 the extent bitmap (4-byte record header, then
+//! 7,988 bytes = 63,904 bits, least significant first) of the interval that starts at the GAM
+//! interval's first page. A GAM bit is **set when the extent is free**; an SGAM bit is set when the
+//! extent is a mixed extent with at least one free page.
 //!
 //! **IAM page** (type 10). Slot 0 holds the IAM header record; its fixed part (record offset 4):
 //!
@@ -16,11 +24,15 @@
 //!
 //! **PFS page** (type 11) at page 1 of each file and then every 8,088 pages: slot 0 holds one byte
 //! per page of its interval after a 4-byte record header. Bit 0x40 = allocated, 0x20 = mixed extent
-//! page, 0x10 = IAM page, 0x08 = has ghost records, bits 0-2 = how full.
+//! page, 0x10 = IAM page, 0x08 = has ghost records, bits 0-2 = how full (0 empty, 1 up to 50 %,
+//! 2 up to 80 %, 3 up to 95 %, 4 up to 100 %; meaningful for heap and LOB pages).
 //!
 //! Sources: Paul Randal, "Inside the Storage Engine: IAM pages, IAM chains, and allocation units"
 //! and "GAM, SGAM, PFS and other allocation maps"; OrcaMDF's IAM header offsets; record lengths
-//! (94 and 7992 bytes for IAM slots 0 and 1, 8092 for PFS slot 0) checked on the corpus files.
+//! (94 and 7992 bytes for IAM, GAM and SGAM slots 0 and 1, 8092 for PFS slot 0) checked on the
+//! corpus files, whose GAM page 1:2 has its first extents' bits clear (allocated) and the rest
+//! of the file's set (free), and whose PFS page 1:1 spells 0x44, 0x60, 0x64 and 0x70 for the
+//! boot pages, mixed pages and IAM pages.
 
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
@@ -55,9 +67,193 @@ pub struct AllocationUnit {
 
 /// Pages covered by one PFS page.
 pub const PFS_INTERVAL: u32 = 8088;
+/// Pages covered by one GAM, SGAM or IAM page (63,904 extents of 8 pages).
+pub const GAM_INTERVAL: u32 = 511_232;
 /// Extents covered by one IAM page's bitmap.
 const IAM_EXTENTS: usize = 63_904;
 const PFS_ALLOCATED: u8 = 0x40;
+const PFS_MIXED: u8 = 0x20;
+const PFS_IAM: u8 = 0x10;
+const PFS_GHOSTS: u8 = 0x08;
+const PFS_FULLNESS: u8 = 0x07;
+
+/// The extent bitmap of a GAM, SGAM or IAM page: slot 1 after its 4-byte record header, as long
+/// as the record says (at most 63,904 bits).
+fn extent_bitmap_bytes(page: &Page) -> Result<&[u8]> {
+    let record =
+        page.slot_bytes(1)?.ok_or_else(|| Error::corrupt("allocation page has no extent bitmap").at_page(page.id()))?;
+    let len = (read_u16(record, 2).unwrap_or(0) as usize).saturating_sub(4).min(IAM_EXTENTS / 8);
+    record.get(4..4 + len).ok_or_else(|| {
+        Error::corrupt(format!("extent bitmap claims {len} bytes, the page has fewer")).at_page(page.id())
+    })
+}
+
+/// The extents whose bit is set in `bitmap` (least significant bit first), as runs of extent
+/// numbers; all-zero words are skipped a word at a time.
+pub fn set_runs(bitmap: &[u8]) -> Vec<std::ops::Range<u32>> {
+    let mut runs: Vec<std::ops::Range<u32>> = Vec::new();
+    for (word_index, word) in bitmap.chunks(8).enumerate() {
+        let mut bits = word.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+        while bits != 0 {
+            let bit = bits.trailing_zeros();
+            bits &= bits - 1;
+            let extent = word_index as u32 * 64 + bit;
+            match runs.last_mut() {
+                Some(run) if run.end == extent => run.end += 1,
+                _ => runs.push(extent..extent + 1),
+            }
+        }
+    }
+    runs
+}
+
+/// What a GAM, SGAM or IAM page's extent bitmap says, as runs of extents.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtentMap {
+    /// The page type: GAM, SGAM or IAM.
+    pub kind: PageType,
+    /// The first page of the interval the bitmap maps (extent `i` starts at `start + 8 i`).
+    pub start: PageId,
+    /// Extents the bitmap has a bit for.
+    pub extents: u32,
+    /// Runs of extents whose bit is set: free (GAM), mixed with a free page (SGAM), owned (IAM).
+    pub set: Vec<std::ops::Range<u32>>,
+    /// An IAM page's single-page slots (pages from mixed extents; empty for GAM and SGAM).
+    pub single_pages: Vec<PageId>,
+}
+
+impl ExtentMap {
+    /// Reads the bitmap of a GAM, SGAM or IAM page (any other type is refused).
+    pub fn parse(page: &Page) -> Result<Self> {
+        let kind = page.header().page_type;
+        let (start, single_pages) = match kind {
+            PageType::Gam | PageType::Sgam => {
+                let id = page.id();
+                (PageId::new(id.file, id.page / GAM_INTERVAL * GAM_INTERVAL), Vec::new())
+            }
+            PageType::Iam => {
+                let (start, singles, _) = IamPage::header_record(page)?;
+                (start, singles)
+            }
+            other => {
+                return Err(Error::corrupt(format!("a {} page has no extent bitmap", other.name())).at_page(page.id()))
+            }
+        };
+        let bitmap = extent_bitmap_bytes(page)?;
+        Ok(ExtentMap { kind, start, extents: bitmap.len() as u32 * 8, set: set_runs(bitmap), single_pages })
+    }
+
+    /// What a set bit means for this kind of page.
+    pub fn set_means(&self) -> &'static str {
+        match self.kind {
+            PageType::Gam => "free (not allocated)",
+            PageType::Sgam => "mixed extent with a free page",
+            _ => "owned by the allocation unit",
+        }
+    }
+
+    /// The pages of extent run `run`: first and last page id (the last saturating at the
+    /// largest page number).
+    pub fn pages(&self, run: &std::ops::Range<u32>) -> (PageId, PageId) {
+        let page = |extent: u32| self.start.page.saturating_add(extent.saturating_mul(8));
+        (PageId::new(self.start.file, page(run.start)), PageId::new(self.start.file, page(run.end).saturating_sub(1)))
+    }
+}
+
+/// One page's byte on a PFS page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PfsByte(pub u8);
+
+impl PfsByte {
+    /// Allocated to an object.
+    pub fn allocated(self) -> bool {
+        self.0 & PFS_ALLOCATED != 0
+    }
+    /// Allocated from a mixed extent.
+    pub fn mixed(self) -> bool {
+        self.0 & PFS_MIXED != 0
+    }
+    /// An IAM page.
+    pub fn iam(self) -> bool {
+        self.0 & PFS_IAM != 0
+    }
+    /// Holds ghost records.
+    pub fn ghosts(self) -> bool {
+        self.0 & PFS_GHOSTS != 0
+    }
+    /// How full: `empty`, `1-50%`, `51-80%`, `81-95%`, `96-100%` (or `fullness N` for 5 to 7).
+    pub fn fullness(self) -> std::borrow::Cow<'static, str> {
+        match self.0 & PFS_FULLNESS {
+            0 => "empty".into(),
+            1 => "1-50%".into(),
+            2 => "51-80%".into(),
+            3 => "81-95%".into(),
+            4 => "96-100%".into(),
+            n => format!("fullness {n}").into(),
+        }
+    }
+    /// The byte in words (what DBCC PAGE spells `ALLOCATED 50_PCT_FULL Mixed Ext IAM Pg`):
+    /// `allocated, 1-50%, mixed extent, IAM page, ghost records`.
+    pub fn describe(self) -> String {
+        let mut out = String::from(if self.allocated() { "allocated" } else { "not allocated" });
+        out.push_str(", ");
+        out.push_str(&self.fullness());
+        for (yes, word) in
+            [(self.mixed(), ", mixed extent"), (self.iam(), ", IAM page"), (self.ghosts(), ", ghost records")]
+        {
+            if yes {
+                out.push_str(word);
+            }
+        }
+        out
+    }
+}
+
+/// A PFS page's bytes: one a page, page `i` being the interval's first page plus `i`.
+pub struct PfsMap<'a> {
+    /// The first page the PFS page covers.
+    pub start: PageId,
+    /// One byte a page.
+    pub bytes: &'a [u8],
+}
+
+impl<'a> PfsMap<'a> {
+    /// Reads a PFS page (any other type is refused); the bytes are those its record holds.
+    pub fn parse(pfs: &'a Page) -> Result<Self> {
+        if pfs.header().page_type != PageType::Pfs {
+            return Err(Error::corrupt(format!("expected a PFS page, found a {} page", pfs.header().page_type.name()))
+                .at_page(pfs.id()));
+        }
+        let record = pfs.slot_bytes(0)?.ok_or_else(|| Error::corrupt("PFS page has no record").at_page(pfs.id()))?;
+        // As long as the record says (8,092 bytes on every corpus PFS page), at most an interval.
+        let len = (read_u16(record, 2).unwrap_or(0) as usize).saturating_sub(4).min(PFS_INTERVAL as usize);
+        let bytes = record.get(4..(4 + len).min(record.len())).unwrap_or_default();
+        let id = pfs.id();
+        Ok(PfsMap { start: PageId::new(id.file, id.page / PFS_INTERVAL * PFS_INTERVAL), bytes })
+    }
+
+    /// The byte of `page`, when this PFS page covers it.
+    pub fn get(&self, page: PageId) -> Option<PfsByte> {
+        if page.file != self.start.file {
+            return None;
+        }
+        let index = page.page.checked_sub(self.start.page)? as usize;
+        self.bytes.get(index).map(|&b| PfsByte(b))
+    }
+
+    /// Runs of consecutive pages holding the same byte: (first page number, last, byte).
+    pub fn runs(&self) -> Vec<(u32, u32, PfsByte)> {
+        let mut runs: Vec<(u32, u32, PfsByte)> = Vec::new();
+        for (i, &b) in self.bytes.iter().enumerate() {
+            let page = self.start.page.saturating_add(i as u32);
+            match runs.last_mut() {
+                Some(run) if run.2 .0 == b && run.1 + 1 == page => run.1 = page,
+                _ => runs.push((page, page, PfsByte(b))),
+            }
+        }
+        runs
+    }
+}
 
 /// What one IAM page says its allocation unit owns in its interval.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,29 +279,10 @@ impl IamPage {
             ))
             .at_page(page.id()));
         }
-        let header =
-            page.slot_bytes(0)?.ok_or_else(|| Error::corrupt("IAM page has no header record").at_page(page.id()))?;
-        let bitmap_record =
-            page.slot_bytes(1)?.ok_or_else(|| Error::corrupt("IAM page has no extent bitmap").at_page(page.id()))?;
-        let short = || Error::corrupt("IAM header record is shorter than 94 bytes").at_page(page.id());
-        let fixed = header.get(..94).ok_or_else(short)?;
-        let sequence = u32::from_le_bytes([fixed[4], fixed[5], fixed[6], fixed[7]]);
-        let start = PageId::from_bytes(&fixed[40..46]).ok_or_else(short)?;
-        let single_pages =
-            fixed[46..94].chunks_exact(6).filter_map(PageId::from_bytes).filter(|p| !p.is_null()).collect();
-        let bitmap_len = (read_u16(bitmap_record, 2).unwrap_or(0) as usize).saturating_sub(4).min(IAM_EXTENTS / 8);
-        let bitmap = bitmap_record.get(4..4 + bitmap_len).ok_or_else(|| {
-            Error::corrupt(format!("IAM extent bitmap claims {bitmap_len} bytes, the page has fewer"))
-                .at_page(page.id())
-        })?;
+        let (start, single_pages, sequence) = Self::header_record(page)?;
         let mut extents = Vec::new();
-        // Most of a small table's bitmap is zero: it is skipped a word at a time.
-        for (word_index, word) in bitmap.chunks(8).enumerate() {
-            let mut bits = word.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
-            while bits != 0 {
-                let bit = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let extent = (word_index * 64 + bit) as u32;
+        for run in set_runs(extent_bitmap_bytes(page)?) {
+            for extent in run {
                 let first = start.page.checked_add(extent * 8).ok_or_else(|| {
                     Error::corrupt(format!("IAM extent {extent} lies past the largest page id")).at_page(page.id())
                 })?;
@@ -113,6 +290,19 @@ impl IamPage {
             }
         }
         Ok(IamPage { sequence, start, single_pages, extents })
+    }
+
+    /// Slot 0: the interval start, the single-page slots and the sequence number.
+    fn header_record(page: &Page) -> Result<(PageId, Vec<PageId>, u32)> {
+        let header =
+            page.slot_bytes(0)?.ok_or_else(|| Error::corrupt("IAM page has no header record").at_page(page.id()))?;
+        let short = || Error::corrupt("IAM header record is shorter than 94 bytes").at_page(page.id());
+        let fixed = header.get(..94).ok_or_else(short)?;
+        let sequence = u32::from_le_bytes([fixed[4], fixed[5], fixed[6], fixed[7]]);
+        let start = PageId::from_bytes(&fixed[40..46]).ok_or_else(short)?;
+        let single_pages =
+            fixed[46..94].chunks_exact(6).filter_map(PageId::from_bytes).filter(|p| !p.is_null()).collect();
+        Ok((start, single_pages, sequence))
     }
 }
 
@@ -132,16 +322,11 @@ pub fn pfs_intervals(page_count: u32) -> impl Iterator<Item = std::ops::Range<u3
 
 /// Whether the PFS page `pfs` marks `page` as allocated.
 pub fn pfs_says_allocated(pfs: &Page, page: PageId) -> Result<bool> {
-    if pfs.header().page_type != PageType::Pfs {
-        return Err(Error::corrupt(format!("expected a PFS page, found a {} page", pfs.header().page_type.name()))
-            .at_page(pfs.id()));
-    }
-    let record = pfs.slot_bytes(0)?.ok_or_else(|| Error::corrupt("PFS page has no record").at_page(pfs.id()))?;
-    let index = (page.page % PFS_INTERVAL) as usize;
-    let byte = record
-        .get(4 + index)
+    let map = PfsMap::parse(pfs)?;
+    let byte = map
+        .get(page)
         .ok_or_else(|| Error::corrupt(format!("PFS record too short for page {page}")).at_page(pfs.id()))?;
-    Ok(byte & PFS_ALLOCATED != 0)
+    Ok(byte.allocated())
 }
 
 #[cfg(test)]
@@ -188,6 +373,64 @@ mod tests {
         assert_eq!(iam.extents, vec![PageId::new(1, 0), PageId::new(1, 72), PageId::new(1, 104)]);
         let second_interval = IamPage::parse(&iam_page(PageId::new(3, 511_232), &[], &[1])).unwrap();
         assert_eq!(second_interval.extents, vec![PageId::new(3, 511_240)]);
+    }
+
+    /// A GAM or SGAM page (`page_type` 8 or 9) at `id` whose bitmap has `set` bits set.
+    fn gam_page(id: PageId, page_type: u8, set: &[u32]) -> Page {
+        let mut header = vec![0u8; 94];
+        header[2..4].copy_from_slice(&94u16.to_le_bytes());
+        let mut bitmap = vec![0u8; 7992];
+        bitmap[2..4].copy_from_slice(&7992u16.to_le_bytes());
+        for &e in set {
+            bitmap[4 + e as usize / 8] |= 1 << (e % 8);
+        }
+        Page::new(build_page(id, page_type, &[&header, &bitmap]).into_boxed_slice(), id).unwrap()
+    }
+
+    #[test]
+    fn gam_and_sgam_bitmaps_read_as_runs_of_extents_from_their_interval() {
+        // A GAM page of the second interval: extents 4 and 5 free, then 64 to 66 (across a word).
+        let gam = ExtentMap::parse(&gam_page(PageId::new(1, GAM_INTERVAL + 2), 8, &[4, 5, 64, 65, 66])).unwrap();
+        assert_eq!((gam.kind, gam.start, gam.extents), (PageType::Gam, PageId::new(1, GAM_INTERVAL), 63_904));
+        assert_eq!(gam.set, vec![4..6, 64..67]);
+        assert_eq!(gam.set_means(), "free (not allocated)");
+        assert_eq!(gam.pages(&gam.set[0]), (PageId::new(1, GAM_INTERVAL + 32), PageId::new(1, GAM_INTERVAL + 47)));
+        let sgam = ExtentMap::parse(&gam_page(PageId::new(1, 3), 9, &[38])).unwrap();
+        assert_eq!((sgam.start, sgam.set.clone()), (PageId::new(1, 0), vec![38..39]));
+        assert_eq!(sgam.set_means(), "mixed extent with a free page");
+        // An IAM page maps from its header's start page and lists its single pages.
+        let iam = ExtentMap::parse(&iam_page(PageId::new(1, 0), &[PageId::new(1, 90)], &[13, 9, 10])).unwrap();
+        assert_eq!((iam.set, iam.single_pages), (vec![9..11, 13..14], vec![PageId::new(1, 90)]));
+        let data = Page::new(build_page(PageId::new(1, 9), 1, &[b"abcd"]).into_boxed_slice(), PageId::new(1, 9));
+        assert!(ExtentMap::parse(&data.unwrap()).is_err());
+        // A bitmap record claiming more bytes than an interval has maps one interval, no more.
+        let mut long = gam_page(PageId::new(1, 2), 8, &[]).bytes().to_vec();
+        long[96 + 94 + 2..96 + 94 + 4].copy_from_slice(&60_000u16.to_le_bytes());
+        let long = Page::new(long.into_boxed_slice(), PageId::new(1, 2)).unwrap();
+        assert_eq!(ExtentMap::parse(&long).unwrap().extents, 63_904);
+    }
+
+    #[test]
+    fn pfs_bytes_read_as_words_and_runs() {
+        // The corpus' PFS page 1:1 starts 0x44 0x44 0x00 0x60 0x64 0x70.
+        let mut record = vec![0u8, 0, 0, 0, 0x44, 0x44, 0x00, 0x60, 0x64, 0x70, 0x0a];
+        let len = record.len() as u16;
+        record[2..4].copy_from_slice(&len.to_le_bytes());
+        let id = PageId::new(1, 1);
+        let page = Page::new(build_page(id, 11, &[&record]).into_boxed_slice(), id).unwrap();
+        let pfs = PfsMap::parse(&page).unwrap();
+        assert_eq!(pfs.start, PageId::new(1, 0));
+        assert_eq!(pfs.get(PageId::new(1, 0)).unwrap().describe(), "allocated, 96-100%");
+        assert_eq!(pfs.get(PageId::new(1, 2)).unwrap().describe(), "not allocated, empty");
+        assert_eq!(pfs.get(PageId::new(1, 5)).unwrap().describe(), "allocated, empty, mixed extent, IAM page");
+        assert_eq!(pfs.get(PageId::new(1, 6)).unwrap().describe(), "not allocated, 51-80%, ghost records");
+        assert_eq!(pfs.get(PageId::new(1, 7)), None, "past the record");
+        assert_eq!(pfs.get(PageId::new(2, 0)), None, "another file");
+        let runs: Vec<(u32, u32, u8)> = pfs.runs().into_iter().map(|(a, b, p)| (a, b, p.0)).collect();
+        assert_eq!(runs, vec![(0, 1, 0x44), (2, 2, 0), (3, 3, 0x60), (4, 4, 0x64), (5, 5, 0x70), (6, 6, 0x0a)]);
+        assert!(pfs_says_allocated(&page, PageId::new(1, 1)).unwrap());
+        assert!(!pfs_says_allocated(&page, PageId::new(1, 2)).unwrap());
+        assert!(PfsMap::parse(&gam_page(PageId::new(1, 2), 8, &[])).is_err());
     }
 
     #[test]

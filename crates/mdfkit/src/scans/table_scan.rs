@@ -34,7 +34,7 @@ use crate::page::{Page, PageId, PageType};
 use crate::plain_pages::{PageSlots, PlainLayout};
 use crate::record::Record;
 use crate::rows::RowDecoder;
-use crate::scan::{self, Flow, RowLocation, ScanMode, ScanPosition, ScanStats};
+use crate::scan::{self, Direction, Flow, RowLocation, ScanMode, ScanPosition, ScanStats};
 use crate::scans::parallel::{run_in_task_order, PAGES_PER_TASK};
 
 /// A scan of one table being set up; see the module documentation.
@@ -168,24 +168,29 @@ impl<'a> TableScan<'a> {
     pub fn records_after(
         &self,
         after: Option<ScanPosition>,
+        each: impl FnMut(&Record, RowLocation, ScanPosition) -> Result<Flow>,
+    ) -> Result<ScanStats> {
+        self.records_from(after, Direction::Forward, each)
+    }
+
+    /// [`TableScan::records_after`] in either direction: with [`Direction::Backward`], the rows
+    /// before `from` (from the table's end when `None`), last first, partitions from the last;
+    /// the limit counts as forward.
+    pub fn records_from(
+        &self,
+        from: Option<ScanPosition>,
+        direction: Direction,
         mut each: impl FnMut(&Record, RowLocation, ScanPosition) -> Result<Flow>,
     ) -> Result<ScanStats> {
         check_has_storage(self.table)?;
         let name = self.table.qualified_name();
-        let units = self
-            .table
-            .partitions
-            .iter()
-            .map(|p| Ok((p, self.db.scannable_unit(self.table, p)?)))
-            .collect::<Result<Vec<(&PartitionInfo, &AllocationUnit)>>>()?;
-        let start = match after {
+        let mut units = self.units()?;
+        if direction == Direction::Backward {
+            units.reverse();
+        }
+        let start = match from {
             None => 0,
-            Some(a) => {
-                let page = self.db.reader().read(a.page).map_err(|e| e.in_object(name.clone()))?;
-                units.iter().position(|(_, u)| page.header().belongs_to(u.id)).ok_or_else(|| {
-                    Error::not_found(format!("page {} holds no row of the table", a.page)).in_object(name.clone())
-                })?
-            }
+            Some(a) => self.unit_of(&units, a)?,
         };
         let mut total = ScanStats::default();
         let mut remaining = self.options.limit.unwrap_or(u64::MAX);
@@ -194,13 +199,14 @@ impl<'a> TableScan<'a> {
                 break;
             }
             let mut stopped = false;
-            let from = if i == start { after } else { None };
-            let stats = scan::for_each_row_after(
+            let from = if i == start { from } else { None };
+            let stats = scan::for_each_row_from(
                 self.db.reader(),
                 unit,
                 self.table.is_heap,
                 ScanMode { salvage: false, ..self.mode(partition)? },
                 from,
+                direction,
                 |r, l, p| {
                     let flow = each(r, l, p)?;
                     remaining -= 1;
@@ -215,6 +221,49 @@ impl<'a> TableScan<'a> {
             }
         }
         Ok(total)
+    }
+
+    /// Calls `each` with the row a scan visits at `at` (a forwarding stub's position gives its
+    /// forwarded row; a ghost only when ghosts are included): one row read without a scan.
+    /// Returns whether there was one.
+    pub fn record_at(
+        &self,
+        at: ScanPosition,
+        mut each: impl FnMut(&Record, RowLocation) -> Result<()>,
+    ) -> Result<bool> {
+        check_has_storage(self.table)?;
+        let units = self.units()?;
+        let (partition, unit) = units[self.unit_of(&units, at)?];
+        let mut found = false;
+        scan::visit_position(
+            self.db.reader(),
+            unit,
+            self.table.is_heap,
+            ScanMode { salvage: false, ..self.mode(partition)? },
+            at,
+            |r, l| {
+                found = true;
+                each(r, l)?;
+                Ok(Flow::Stop)
+            },
+        )
+        .map_err(|e| e.in_object(self.table.qualified_name()))?;
+        Ok(found)
+    }
+
+    /// Each partition of the table with the allocation unit a scan reads.
+    fn units(&self) -> Result<Vec<(&'a PartitionInfo, &'a AllocationUnit)>> {
+        self.table.partitions.iter().map(|p| Ok((p, self.db.scannable_unit(self.table, p)?))).collect()
+    }
+
+    /// The index in `units` of the one owning position `at`'s page.
+    fn unit_of(&self, units: &[(&PartitionInfo, &AllocationUnit)], at: ScanPosition) -> Result<usize> {
+        let name = self.table.qualified_name();
+        let page = self.db.reader().read(at.page).map_err(|e| e.in_object(name.clone()))?;
+        units
+            .iter()
+            .position(|(_, u)| page.header().belongs_to(u.id))
+            .ok_or_else(|| Error::not_found(format!("page {} holds no row of the table", at.page)).in_object(name))
     }
 
     /// Like [`TableScan::records`], for one partition of the table (no limit).
