@@ -10,7 +10,8 @@
 //! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files;
 //! - `log`: single blocks, two-block streams and single records of each backup's log streams;
 //! - `redo`: heap page 1:153 of RestoreTimeClean2.bak and the log records of the log backup
-//!   after it that change it (u16 length, bytes each);
+//!   after it that change it (u16 length, bytes each); each page StopAt_1.trn changes (formats,
+//!   allocation pages, sys.sysallocunits, file header) with its records;
 //! - `studio_input`: page ids, row positions, table and download names as the studio's URLs
 //!   carry them (built here).
 
@@ -305,36 +306,44 @@ fn log_seeds(out: &mut Out, path: &Path, name: &str) {
 }
 
 /// A data page as the differential RestoreTimeClean2.bak holds it, followed by the records of
-/// RestoreTimeClean2_1.trn (and their transactions' commits) that roll it forward.
+/// RestoreTimeClean2_1.trn (and their transactions' commits) that roll it forward; and each page
+/// StopAt_1.trn changes as StopAt.bak holds it (or zeros), with its records: page formats,
+/// sys.sysallocunits root changes, PFS, SGAM and IAM changes, column changes, ghost cleanup and
+/// the file header.
 fn redo_seeds(out: &mut Out, corpus: &Path) {
+    let chains = corpus.join("chains");
+    let clean = chains.join("restoretimeclean");
+    let base = [clean.join("RestoreTimeClean.bak"), clean.join("RestoreTimeClean2.bak")];
+    redo_seed(out, &base, &clean.join("RestoreTimeClean2_1.trn"), &[(1, 153)], "restoretimeclean");
+    let pages = [(1, 0), (1, 1), (1, 3), (1, 21), (1, 22), (1, 29), (1, 95), (1, 130)];
+    redo_seed(out, &[chains.join("stopat/StopAt.bak")], &chains.join("stopat/StopAt_1.trn"), &pages, "stopat");
+}
+
+/// One `redo` seed per page of `pages`: the page as the backups `base` restore it (zeros where
+/// they lack it), then the records of `log` on it and every commit.
+fn redo_seed(out: &mut Out, base: &[std::path::PathBuf], log: &Path, pages: &[(u16, u32)], name: &str) {
     use mdfkit::log::{for_each_record, BackupLog, Operation};
     use mdfkit::source::PageSource;
-    let folder = corpus.join("chains/restoretimeclean");
-    let page_id = mdfkit::PageId::new(1, 153);
-    let Ok(files) = mdfkit::backup::chain::BackupFiles::open(&[
-        folder.join("RestoreTimeClean.bak"),
-        folder.join("RestoreTimeClean2.bak"),
-    ]) else {
-        return;
-    };
-    let Ok((pages, _)) = files.read(None, true) else { return };
-    let mut seed = vec![0u8; 8192];
-    if pages.read_raw(page_id, &mut seed).is_err() {
-        return;
+    let Ok(files) = mdfkit::backup::chain::BackupFiles::open(base) else { return };
+    let Ok((source, _)) = files.read(None, true) else { return };
+    let Ok(media) = mdfkit::backup::BackupMedia::open(&[log]) else { return };
+    for &(file, page) in pages {
+        let page_id = mdfkit::PageId::new(file, page);
+        let mut seed = vec![0u8; 8192];
+        let _ = source.read_raw(page_id, &mut seed);
+        let Ok(blocks) = BackupLog::new(&media, 1) else { return };
+        for block in blocks.flatten() {
+            let _ = for_each_record(&block, |r| {
+                if r.page_id() == Some(page_id) || r.operation() == Operation::COMMIT_XACT {
+                    let bytes = r.bytes();
+                    seed.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+                    seed.extend_from_slice(bytes);
+                }
+                Ok(())
+            });
+        }
+        out.write("redo", &format!("{name}-{file}-{page}"), &seed);
     }
-    let Ok(media) = mdfkit::backup::BackupMedia::open(&[folder.join("RestoreTimeClean2_1.trn")]) else { return };
-    let Ok(log) = BackupLog::new(&media, 1) else { return };
-    for block in log.flatten() {
-        let _ = for_each_record(&block, |r| {
-            if r.page_id() == Some(page_id) || r.operation() == Operation::COMMIT_XACT {
-                let bytes = r.bytes();
-                seed.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
-                seed.extend_from_slice(bytes);
-            }
-            Ok(())
-        });
-    }
-    out.write("redo", "restoretimeclean-1-153", &seed);
 }
 
 /// Values the corpus lacks, built by hand: hierarchyid paths and small shapes.

@@ -906,7 +906,9 @@ struct Layout {
 fn layout(page: &[u8]) -> std::result::Result<Layout, String> {
     let slot_count = usize::from(read_u16(page, 22).ok_or("page too short")?);
     let free_data = usize::from(read_u16(page, 30).ok_or("page too short")?);
-    if page.len() != PAGE_SIZE || free_data < HEADER_SIZE || free_data > PAGE_SIZE - 2 * slot_count {
+    // A slot array longer than the page (up to 65,535 entries) is damage, not a subtraction.
+    let slots_end = PAGE_SIZE.checked_sub(2 * slot_count).unwrap_or(0);
+    if page.len() != PAGE_SIZE || free_data < HEADER_SIZE || free_data > slots_end {
         return Err(format!("finds a damaged page (slot count {slot_count}, free data at {free_data})"));
     }
     Ok(Layout { slot_count, free_data })
@@ -1438,6 +1440,16 @@ mod tests {
         let expunge = page_op(0x0d, 0x03, (BASE_LSN, 0), &[], 0x3e, &[]);
         let e = run(base, &[(NEXT_LSN, expunge)], StopPoint::End).1.unwrap_err().to_string();
         assert!(e.contains("LOP_EXPUNGE_ROWS") && e.contains("record of type 3, not a ghost"), "{e}");
+    }
+
+    #[test]
+    fn a_slot_count_past_the_page_is_damage_not_a_panic() {
+        // 5,000 slots need 10,000 bytes of slot array: more than the page (found by fuzzing).
+        let mut base = page(&[b"0123456789"], BASE_LSN, 0);
+        base[22..24].copy_from_slice(&5000u16.to_le_bytes());
+        let records = [(NEXT_LSN, op(0x04, LCX_HEAP, 0, 0, BASE_LSN, 0, &[b"0", b"X"]))];
+        let e = run(base, &records, StopPoint::End).1.unwrap_err().to_string();
+        assert!(e.contains("damaged page (slot count 5000"), "{e}");
     }
 
     #[test]
