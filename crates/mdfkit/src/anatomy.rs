@@ -519,6 +519,11 @@ fn field(offset: usize, len: usize, part: Part, name: FieldName, meaning: &'stat
     Field { offset, len, part, name, meaning, value }
 }
 
+/// Record bytes between two parts that no offset claims.
+fn gap(offset: usize, len: usize) -> Field {
+    field(offset, len, Part::Undecoded, FieldName::Fixed("gap"), "bytes no offset claims", FieldValue::Empty)
+}
+
 fn header_fields(b: &[u8], h: &PageHeader) -> Vec<Field> {
     let u16_at = |o| i64::from(read_u16(b, o).unwrap_or(0));
     let u32_at = |o| read_u32(b, o).unwrap_or(0);
@@ -797,15 +802,7 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, layout: Option<
                 }
             };
             if start > pos {
-                let gap = FieldName::Fixed("gap");
-                fields.push(field(
-                    at + pos,
-                    start - pos,
-                    Part::Undecoded,
-                    gap,
-                    "bytes no offset claims",
-                    FieldValue::Empty,
-                ));
+                fields.push(gap(at + pos, start - pos));
             }
             fields.push(field(at + start, v.bytes.len(), part, name, meaning, value));
             pos = pos.max(start + v.bytes.len());
@@ -814,15 +811,7 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, layout: Option<
     if b[0] & HAS_VERSION_TAG != 0 && b.len() >= VERSION_TAG_SIZE {
         let tag_at = b.len() - VERSION_TAG_SIZE;
         if tag_at > pos {
-            let gap = FieldName::Fixed("gap");
-            fields.push(field(
-                at + pos,
-                tag_at - pos,
-                Part::Undecoded,
-                gap,
-                "bytes no offset claims",
-                FieldValue::Empty,
-            ));
+            fields.push(gap(at + pos, tag_at - pos));
         }
         fields.push(field(
             at + tag_at,
