@@ -470,7 +470,7 @@ fn byte_map(p: &PageAnatomy) -> ByteMap {
             mark(f.offset, f.len, class, format!("s{}f{i}", r.slot));
         }
     }
-    for (i, f) in p.slot_array.iter().enumerate() {
+    for (i, f) in p.slot_array().enumerate() {
         mark(f.offset, f.len, format!("p-{}", Part::SlotArray.name()), format!("sa{i}"));
     }
     map
@@ -563,7 +563,7 @@ fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
         let _ = write!(body, "</p><p class=\"badge warn\">{}", esc(e));
     }
     body.push_str("</p><h2>Header</h2>");
-    body.push_str(&fields_table(&p.header_fields, "h", 0));
+    body.push_str(&fields_table(&p, &p.header_fields, None, "h", 0));
     body.push_str(&allocation_html(&p));
     body.push_str("<h2>Slots</h2>");
     let rows: Vec<Vec<Cell>> = p
@@ -674,7 +674,14 @@ fn allocation_html(p: &PageAnatomy) -> String {
     out
 }
 
-fn fields_table(fields: &[anatomy::Field], prefix: &str, base: usize) -> String {
+/// The table of `fields` of page `p`; `record`: the record holding them.
+fn fields_table(
+    p: &PageAnatomy,
+    fields: &[anatomy::Field],
+    record: Option<&RecordAnatomy>,
+    prefix: &str,
+    base: usize,
+) -> String {
     let mut out = String::from("<table class=\"fields\"><thead><tr><th>offset</th><th>length</th><th>field</th><th>value</th><th>meaning</th></tr></thead><tbody>");
     let mut columns = 0;
     for (i, f) in fields.iter().enumerate() {
@@ -690,9 +697,9 @@ fn fields_table(fields: &[anatomy::Field], prefix: &str, base: usize) -> String 
             f.offset.saturating_sub(base),
             f.len,
             f.part.name(),
-            esc(&f.name),
-            esc(&f.value),
-            esc(&f.meaning)
+            esc(&p.field_name(f)),
+            esc(&p.field_value(f, record)),
+            esc(f.meaning)
         );
     }
     out.push_str("</tbody></table>");
@@ -773,10 +780,10 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
     let lob = lob_html(&p.bytes[r.offset..r.offset + r.len], r.record_type);
     body.push_str(&lob.0);
     body.push_str("<h2>Parts</h2>");
-    body.push_str(&fields_table(&r.fields, &format!("s{}f", r.slot), r.offset));
+    body.push_str(&fields_table(&p, &r.fields, Some(r), &format!("s{}f", r.slot), r.offset));
     if !r.columns.is_empty() {
         body.push_str("<h2>Columns</h2><table class=\"columns\"><thead><tr><th>column</th><th>type</th><th>storage</th><th>null bit</th><th>offset</th><th>length</th><th>value</th></tr></thead><tbody>");
-        for c in &r.columns {
+        for (c, layout) in r.columns.iter().zip(&p.columns) {
             // The field holding the column's bytes, for highlighting.
             let field =
                 c.span.and_then(|(o, _)| r.fields.iter().position(|f| f.offset <= o && o < f.offset + f.len.max(1)));
@@ -784,17 +791,17 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
                 c.span.map_or((String::new(), String::new()), |(o, l)| ((o - r.offset).to_string(), l.to_string()));
             let value = match &c.value {
                 Ok(_) if c.is_null => "<span class=\"null\">NULL</span>".to_string(),
-                Ok(v) => esc(v),
+                Ok(v) => esc(&v.to_string()),
                 Err(e) => format!("<span class=\"badge warn\">{}</span>", esc(e)),
             };
             let _ = write!(
                 body,
                 "<tr{}><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{offset}</td><td>{len}</td><td>{value}{}</td></tr>",
                 field.map_or(String::new(), |f| format!(" data-field=\"s{}f{f}\"", r.slot)),
-                esc(&c.name),
-                esc(&c.type_name),
-                esc(&c.storage),
-                c.null_bit,
+                esc(&layout.name),
+                esc(&layout.type_name),
+                esc(&layout.storage),
+                layout.null_bit,
                 if c.off_row {
                     let links: Vec<String> =
                         c.links.iter().map(|(p, s)| a(&format!("/record/{p}:{s}"), &format!("{p}:{s}"))).collect();
@@ -806,7 +813,7 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
         }
         body.push_str("</tbody></table>");
     }
-    let mut json = r.to_json();
+    let mut json = p.record_to_json(r);
     json["page"] = Value::String(at.page.to_string());
     json["bytes"] = Value::String(p.bytes[r.offset..r.offset + r.len].iter().map(|b| format!("{b:02x}")).collect());
     json["lob"] = lob.1;

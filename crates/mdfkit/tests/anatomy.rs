@@ -22,8 +22,9 @@ fn anatomy_agrees_with_the_page_list_and_the_scan() {
     for row in rows.iter().filter(|r| r.kind == "mdf") {
         let path = dir.join(&row.file);
         let Ok(db) = Database::open(&[&path]) else { continue };
-        let field = |fields: &[mdfkit::anatomy::Field], name: &str| {
-            fields.iter().find(|f| f.name == name).map(|f| f.value.clone()).unwrap_or_default()
+        let field = |a: &mdfkit::anatomy::PageAnatomy, name: &str| {
+            let f = a.header_fields.iter().find(|f| a.field_name(f) == name);
+            f.map(|f| a.field_value(f, None).into_owned()).unwrap_or_default()
         };
         let summaries = list_pages(db.reader().source(), |_| true);
         // The scan's rows of every user table, by where they are stored.
@@ -57,23 +58,22 @@ fn anatomy_agrees_with_the_page_list_and_the_scan() {
             }
             let a = read_database_page(&db, s.id).unwrap_or_else(|e| panic!("{} {}: {e}", row.file, s.id));
             pages_checked += 1;
-            let h = &a.header_fields;
             let at = format!("{} page {}", row.file, s.id);
-            assert_eq!(field(h, "m_pageId"), s.id.to_string(), "{at}");
-            assert_eq!(field(h, "m_type"), format!("{} ({})", a.bytes[1], s.page_type.name()), "{at}");
-            assert_eq!(field(h, "m_level"), s.level.to_string(), "{at}");
-            assert_eq!(field(h, "Metadata: AllocUnitId"), s.allocation_unit_id.to_string(), "{at}");
-            assert_eq!(field(h, "m_slotCnt"), s.slots.to_string(), "{at}");
-            assert_eq!(field(h, "m_freeCnt"), s.free_bytes.to_string(), "{at}");
-            assert_eq!(field(h, "m_prevPage"), s.prev.to_string(), "{at}");
-            assert_eq!(field(h, "m_nextPage"), s.next.to_string(), "{at}");
+            assert_eq!(field(&a, "m_pageId"), s.id.to_string(), "{at}");
+            assert_eq!(field(&a, "m_type"), format!("{} ({})", a.bytes[1], s.page_type.name()), "{at}");
+            assert_eq!(field(&a, "m_level"), s.level.to_string(), "{at}");
+            assert_eq!(field(&a, "Metadata: AllocUnitId"), s.allocation_unit_id.to_string(), "{at}");
+            assert_eq!(field(&a, "m_slotCnt"), s.slots.to_string(), "{at}");
+            assert_eq!(field(&a, "m_freeCnt"), s.free_bytes.to_string(), "{at}");
+            assert_eq!(field(&a, "m_prevPage"), s.prev.to_string(), "{at}");
+            assert_eq!(field(&a, "m_nextPage"), s.next.to_string(), "{at}");
             let verdict = a.verdict_text();
             assert!(verdict == s.status || verdict.starts_with(&s.status), "{at}: {verdict} vs {}", s.status);
             assert_eq!(a.records.len(), usize::from(s.slots), "{at}");
             for r in &a.records {
                 let mut end = r.offset;
                 for f in &r.fields {
-                    assert_eq!(f.offset, end, "{at} slot {}: {} starts at {}", r.slot, f.name, f.offset);
+                    assert_eq!(f.offset, end, "{at} slot {}: {} starts at {}", r.slot, a.field_name(f), f.offset);
                     end += f.len;
                 }
                 assert_eq!(end - r.offset, r.len, "{at} slot {}: parts add up to the record's length", r.slot);
@@ -87,7 +87,11 @@ fn anatomy_agrees_with_the_page_list_and_the_scan() {
                     r.slot
                 );
                 if let Some(expected) = scanned.get(&(s.id, r.slot)) {
-                    let got: Vec<String> = r.columns.iter().map(|c| c.value.clone().unwrap_or_else(|e| e)).collect();
+                    let got: Vec<String> = r
+                        .columns
+                        .iter()
+                        .map(|c| c.value.as_ref().map_or_else(Clone::clone, Value::to_string))
+                        .collect();
                     assert!(
                         &got == expected,
                         "{at} slot {}: {:.300} != {:.300}",
@@ -96,21 +100,21 @@ fn anatomy_agrees_with_the_page_list_and_the_scan() {
                         format!("{expected:?}")
                     );
                     values_checked += got.len();
-                    for c in &r.columns {
+                    for (c, layout) in r.columns.iter().zip(&a.columns) {
+                        let name = &layout.name;
                         if let Some((o, len)) = c.span {
-                            assert!(o >= r.offset && o + len <= r.offset + r.len, "{at} slot {} {}", r.slot, c.name);
+                            assert!(o >= r.offset && o + len <= r.offset + r.len, "{at} slot {} {name}", r.slot);
                         }
                         // An off-row value's links lead to LOB or row-overflow records.
                         if c.off_row {
-                            assert!(!c.links.is_empty(), "{at} slot {} {}: no links", r.slot, c.name);
+                            assert!(!c.links.is_empty(), "{at} slot {} {name}: no links", r.slot);
                             let (page, slot) = c.links[0];
                             let target = read_database_page(&db, page).unwrap();
                             let record = target.records.iter().find(|t| t.slot == slot).unwrap();
                             assert_eq!(
                                 record.record_type,
                                 Some(mdfkit::record::RecordType::BlobFragment),
-                                "{at} {}",
-                                c.name
+                                "{at} {name}"
                             );
                             links_followed += 1;
                         }

@@ -57,7 +57,7 @@ fn write_dbcc(out: &mut impl Write, page: &PageAnatomy, note: Option<&str>) -> s
     writeln!(out)?;
     for f in &page.header_fields {
         let place = if f.len > 0 { format!("[{} +{}]", f.offset, f.len) } else { String::new() };
-        writeln!(out, "{:<22} = {:<28} {:<10} {}", f.name, f.value, place, f.meaning)?;
+        writeln!(out, "{:<22} = {:<28} {:<10} {}", page.field_name(f), page.field_value(f, None), place, f.meaning)?;
     }
     if let Some((at, len)) = page.free_space {
         writeln!(out, "{:<22} = {len} bytes at offset {at}", "free space")?;
@@ -87,18 +87,19 @@ fn write_record(out: &mut impl Write, page: &PageAnatomy, r: &RecordAnatomy) -> 
     }
     writeln!(out)?;
     for f in &r.fields {
-        writeln!(out, "  [{:>4} +{:<4}] {:<22} {}", f.offset - r.offset, f.len, f.name, f.value)?;
+        let (name, value) = (page.field_name(f), page.field_value(f, Some(r)));
+        writeln!(out, "  [{:>4} +{:<4}] {:<22} {value}", f.offset - r.offset, f.len, name)?;
     }
     if let Some((p, s)) = r.forwarded_to {
         writeln!(out, "Forwarded to page {p} slot {s}")?;
     }
-    for (n, c) in r.columns.iter().enumerate() {
+    for (n, (c, layout)) in r.columns.iter().zip(&page.columns).enumerate() {
         let (offset, len) = c.span.map_or((0, 0), |(o, l)| (o - r.offset, l));
         writeln!(out)?;
         writeln!(out, "Slot {} Column {} Offset 0x{offset:x} Length {len}", r.slot, n + 1)?;
         match &c.value {
-            Ok(v) => writeln!(out, "{} = {v}", c.name)?,
-            Err(e) => writeln!(out, "{} = (not decoded: {e})", c.name)?,
+            Ok(v) => writeln!(out, "{} = {v}", layout.name)?,
+            Err(e) => writeln!(out, "{} = (not decoded: {e})", layout.name)?,
         }
     }
     Ok(())

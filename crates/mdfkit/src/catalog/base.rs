@@ -438,3 +438,23 @@ fn parse_allocation_unit_bootstrap(record: &Record) -> Result<AllocationUnit> {
         total_pages: i64_at(57),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_columns_by_name_any_case() {
+        let names = ["id", "Name", "status", "a_column_name_longer_than_16", "a_column_name_longer_than_17", "Zz@[`{"];
+        let rows = TableRows { names: names.iter().map(|n| n.to_string()).collect(), rows: Vec::new() };
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(rows.column(n), Some(i), "{n}");
+            assert_eq!(rows.column(&n.to_ascii_uppercase()), Some(i), "{n} in upper case");
+            assert_eq!(rows.column(&n.to_ascii_lowercase()), Some(i), "{n} in lower case");
+        }
+        // `@`, `[` neighbour `A`, `Z` and `` ` ``, `{` neighbour `a`, `z`: they have no other case.
+        for absent in ["", "i", "idx", "name ", "zz`{`{", "a_column_name_longer_than_18", "ID\u{e9}"] {
+            assert_eq!(rows.column(absent), None, "{absent}");
+        }
+    }
+}

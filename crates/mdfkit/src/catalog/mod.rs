@@ -56,6 +56,8 @@ pub struct Catalog {
     table_cache: std::sync::OnceLock<Vec<model::TableInfo>>,
     /// Rows by object, built on first use (see [`OBJECT_KEYS`]).
     rows_by_object: std::sync::OnceLock<RowsByObject>,
+    /// Type id → name (sysscalartypes), built on first use: every table's columns name theirs.
+    type_names: std::sync::OnceLock<HashMap<i64, String>>,
 }
 
 /// (base table, column) → value of the column → positions of the rows holding it.
@@ -110,6 +112,7 @@ impl Catalog {
             base_table_ids,
             table_cache: std::sync::OnceLock::new(),
             rows_by_object: std::sync::OnceLock::new(),
+            type_names: std::sync::OnceLock::new(),
         })
     }
 

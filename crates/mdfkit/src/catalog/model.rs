@@ -377,8 +377,9 @@ impl Catalog {
 
     /// The columns of an object, in column id order.
     pub fn columns(&self, object_id: i32) -> Vec<ColumnInfo> {
-        let type_names: HashMap<i64, String> =
-            self.table("sysscalartypes").iter().map(|t| (t.int("id"), t.text("name").to_string())).collect();
+        let type_names = self.type_names.get_or_init(|| {
+            self.table("sysscalartypes").iter().map(|t| (t.int("id"), t.text("name").to_string())).collect()
+        });
         let mut out: Vec<ColumnInfo> = self
             .rows_where("syscolpars", "id", i64::from(object_id))
             .into_iter()

@@ -52,6 +52,7 @@ use crate::record::{
 use crate::rows::RowDecoder;
 use crate::scan::forwarding_target;
 use crate::source::PageSource;
+use crate::value::Value;
 
 /// What a span of bytes is, for colouring and for a reader of the JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +114,9 @@ impl Part {
     }
 }
 
-/// One field: `len` bytes at page offset `offset`.
+/// One field: `len` bytes at page offset `offset`. Its name and value are kept as numbers and
+/// kinds, spelled only when shown ([`PageAnatomy::field_name`], [`PageAnatomy::field_value`]):
+/// taking a page of thousands of slots apart allocates no text per field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
     /// Offset from the page's first byte.
@@ -124,16 +127,73 @@ pub struct Field {
     pub part: Part,
     /// The field's name: the DBCC PAGE name for header fields (`m_type`), else `status A`,
     /// `slot 3`, a column's name...
-    pub name: Cow<'static, str>,
+    pub name: FieldName,
     /// What the field holds, in words (with the meaning of its bits where it has some).
     pub meaning: &'static str,
-    /// The decoded value, as text.
-    pub value: String,
+    /// The decoded value.
+    pub value: FieldValue,
 }
 
-/// One column of a decoded record.
+/// A field's name, spelled by [`PageAnatomy::field_name`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ColumnAnatomy {
+pub enum FieldName {
+    /// A name that does not vary (`m_type`, `status A`, `null bitmap`...).
+    Fixed(&'static str),
+    /// `slot n`: one slot array entry.
+    Slot(u16),
+    /// `INDEX_RECORD record`: a record shown whole.
+    Record(RecordType),
+    /// `variable end n` (1-based): one entry of the variable-length offset table.
+    VariableEnd(usize),
+    /// `variable column n` (1-based): a variable-length column no declared column claims.
+    VariableColumn(usize),
+    /// The bytes of one column: its index in [`PageAnatomy::columns`].
+    Column(usize),
+    /// The byte bit columns share: their indexes in [`PageAnatomy::columns`], names joined by `, `.
+    Columns(Vec<usize>),
+}
+
+/// A field's value, spelled by [`PageAnatomy::field_value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldValue {
+    /// No value shown.
+    Empty,
+    /// A number, in decimal.
+    Number(i64),
+    /// Flag bits, in hex (`0x200`).
+    Flags(u64),
+    /// One byte, in two hex digits (`0x01`).
+    Byte(u8),
+    /// The header's type byte and its name: `1 (data)`.
+    PageType(u8, PageType),
+    /// A page address: `1:153`.
+    Page(PageId),
+    /// A row's address: `1:153 slot 2`.
+    Row(PageId, u16),
+    /// A log sequence number: `(vlf:block:slot)`.
+    Lsn(Lsn),
+    /// A transaction id: `(last 2 bytes:first 4 bytes)`.
+    Xdes(u16, u32),
+    /// The checksum or torn bits, signed then in hex: `-1 (0xffffffff)`.
+    TornBits(u32),
+    /// A slot's record offset, in decimal and hex: `96 (0x60)`.
+    SlotOffset(u16),
+    /// Status byte A: its hex value, record type and the bits naming what follows.
+    Status(u8),
+    /// A variable-length offset table entry: its end offset, and whether the column is complex.
+    VariableEnd(u16),
+    /// The field's bytes in hex: `0x0AFF00`.
+    Hex,
+    /// The field's bytes as bits, last byte first, a space between bytes (a null bitmap).
+    Bits,
+    /// The decoded value of a column: its index in the record's [`RecordAnatomy::columns`]
+    /// (nothing when it could not be decoded).
+    Column(usize),
+}
+
+/// A column of the row layout the page's records were decoded with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnLayout {
     /// The column's name, from the catalog.
     pub name: String,
     /// The SQL type as T-SQL spells it.
@@ -142,6 +202,12 @@ pub struct ColumnAnatomy {
     pub storage: String,
     /// The column's 1-based null bit (0: none).
     pub null_bit: u16,
+}
+
+/// One column of a decoded record; its name, type and storage are those of the same index in
+/// [`PageAnatomy::columns`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnAnatomy {
     /// The record's null bitmap marks the column NULL.
     pub is_null: bool,
     /// The page offset and length of the column's stored bytes (`None`: NULL or not stored).
@@ -151,12 +217,13 @@ pub struct ColumnAnatomy {
     /// The records an off-row value's pointer links to (page, slot): its LOB root or fragments,
     /// or its row-overflow parts.
     pub links: Vec<(PageId, u16)>,
-    /// The decoded value, spelled as SQL Server prints it, or why it could not be decoded.
-    pub value: std::result::Result<String, String>,
+    /// The decoded value (its `Display` spells it as SQL Server prints it), or why it could not
+    /// be decoded.
+    pub value: std::result::Result<Value, String>,
 }
 
 /// One slot and the record it points at.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RecordAnatomy {
     /// The slot number, from 0 as DBCC PAGE counts.
     pub slot: u16,
@@ -169,7 +236,8 @@ pub struct RecordAnatomy {
     pub record_type: Option<RecordType>,
     /// The parts of the record, in order, covering its `len` bytes exactly.
     pub fields: Vec<Field>,
-    /// The table's columns (empty when the page's owner is unknown or the record is not a row).
+    /// The table's columns, as [`PageAnatomy::columns`] lists them (empty when the page's owner
+    /// is unknown or the record is not a row).
     pub columns: Vec<ColumnAnatomy>,
     /// For a forwarding stub: the row it points at.
     pub forwarded_to: Option<(PageId, u16)>,
@@ -190,12 +258,12 @@ pub struct PageAnatomy {
     pub error: Option<String>,
     /// The header's fields in offset order (empty when the bytes hold no page header).
     pub header_fields: Vec<Field>,
+    /// The row layout the records were decoded with (empty: not decoded).
+    pub columns: Vec<ColumnLayout>,
     /// One entry a slot, in slot order.
     pub records: Vec<RecordAnatomy>,
     /// The free space between the records and the slot array (offset, length), from the header.
     pub free_space: Option<(usize, usize)>,
-    /// One field a slot.
-    pub slot_array: Vec<Field>,
     /// The table owning the page's rows, as `schema.table`, when the catalog says.
     pub owner: Option<String>,
     /// The page's 8,192 bytes (torn-page bits restored).
@@ -212,6 +280,68 @@ impl PageAnatomy {
                 format!("checksum mismatch: page says {stored:#010x}, its bytes give {computed:#010x}")
             }
             Verdict::Torn { sector } => format!("torn (sector {sector})"),
+        }
+    }
+
+    /// The slot array, one field a slot in slot order (none when the page has no header, or a
+    /// slot count that does not fit): made from the bytes when asked for, not kept.
+    pub fn slot_array(&self) -> impl Iterator<Item = Field> + '_ {
+        let slots = self.header.map_or(0, |h| usize::from(h.slot_count));
+        let slots = if HEADER_SIZE + 2 * slots > PAGE_SIZE { 0 } else { slots };
+        (0..slots).map(|slot| {
+            let offset = PAGE_SIZE - 2 * (slot + 1);
+            Field {
+                offset,
+                len: 2,
+                part: Part::SlotArray,
+                name: FieldName::Slot(slot as u16),
+                meaning: "offset of the slot's record (0: deleted)",
+                value: FieldValue::SlotOffset(read_u16(&self.bytes, offset).unwrap_or(0)),
+            }
+        })
+    }
+
+    /// The name of field `f` of this page, spelled.
+    pub fn field_name(&self, f: &Field) -> Cow<'_, str> {
+        let column = |i: usize| self.columns.get(i).map_or("", |c| c.name.as_str());
+        match &f.name {
+            FieldName::Fixed(name) => Cow::Borrowed(name),
+            FieldName::Slot(slot) => format!("slot {slot}").into(),
+            FieldName::Record(t) => format!("{} record", record_type_name(*t)).into(),
+            FieldName::VariableEnd(n) => format!("variable end {n}").into(),
+            FieldName::VariableColumn(n) => format!("variable column {n}").into(),
+            FieldName::Column(i) => Cow::Borrowed(column(*i)),
+            FieldName::Columns(list) => list.iter().map(|&i| column(i)).collect::<Vec<_>>().join(", ").into(),
+        }
+    }
+
+    /// The value of field `f` of this page, spelled; `record` is the record holding it (its
+    /// column values), `None` for the header's and the slot array's fields.
+    pub fn field_value(&self, f: &Field, record: Option<&RecordAnatomy>) -> Cow<'_, str> {
+        let bytes = self.bytes.get(f.offset..f.offset + f.len).unwrap_or_default();
+        match f.value {
+            FieldValue::Empty => Cow::Borrowed(""),
+            FieldValue::Number(n) => n.to_string().into(),
+            FieldValue::Flags(bits) => format!("0x{bits:x}").into(),
+            FieldValue::Byte(b) => format!("0x{b:02x}").into(),
+            FieldValue::PageType(byte, t) => format!("{byte} ({})", t.name()).into(),
+            FieldValue::Page(p) => p.to_string().into(),
+            FieldValue::Row(p, slot) => format!("{p} slot {slot}").into(),
+            FieldValue::Lsn(lsn) => format!("({}:{}:{})", lsn.vlf, lsn.block, lsn.slot).into(),
+            FieldValue::Xdes(high, low) => format!("({high}:{low})").into(),
+            FieldValue::TornBits(bits) => format!("{} (0x{bits:08x})", bits as i32).into(),
+            FieldValue::SlotOffset(o) => format!("{o} (0x{o:x})").into(),
+            FieldValue::Status(a) => status_text(a).into(),
+            FieldValue::VariableEnd(raw) => {
+                let complex = if raw & COMPLEX_COLUMN != 0 { " (complex: a pointer)" } else { "" };
+                format!("{}{complex}", raw & !COMPLEX_COLUMN).into()
+            }
+            FieldValue::Hex => hex(bytes).into(),
+            FieldValue::Bits => bits(bytes).into(),
+            FieldValue::Column(i) => match record.and_then(|r| r.columns.get(i)).map(|c| &c.value) {
+                Some(Ok(v)) => v.to_string().into(),
+                _ => Cow::Borrowed(""),
+            },
         }
     }
 }
@@ -258,6 +388,47 @@ pub fn owner_of(db: &Database, header: &PageHeader) -> Option<(TableInfo, Alloca
     Some((table, unit))
 }
 
+/// Where a decoder's columns lie in a record, worked out once a page.
+struct Layout<'d> {
+    decoder: &'d RowDecoder,
+    /// (offset, length, column index) of the fixed-length columns, by offset then length.
+    fixed: Vec<(usize, usize, usize)>,
+    /// (variable column index from 0, column index) of the variable-length columns.
+    variable: Vec<(usize, usize)>,
+}
+
+impl<'d> Layout<'d> {
+    fn new(decoder: &'d RowDecoder) -> Self {
+        let mut fixed: Vec<(usize, usize, usize)> = Vec::new();
+        let mut variable = Vec::new();
+        for (i, p) in decoder.columns().iter().enumerate() {
+            match (p.physical.location(), p.fixed_len()) {
+                (ColumnLocation::Fixed(o), Some(len)) if o >= 4 => fixed.push((o, len, i)),
+                (ColumnLocation::Variable(v), _) => variable.push((v, i)),
+                _ => {}
+            }
+        }
+        fixed.sort_by_key(|(o, len, _)| (*o, *len));
+        Layout { decoder, fixed, variable }
+    }
+
+    fn columns(&self) -> Vec<ColumnLayout> {
+        self.decoder
+            .columns()
+            .iter()
+            .map(|plan| ColumnLayout {
+                name: plan.column.name.clone(),
+                type_name: plan.column.type_info.spelling(),
+                storage: match plan.physical.location() {
+                    ColumnLocation::Fixed(o) => format!("fixed at {o}"),
+                    ColumnLocation::Variable(i) => format!("variable {}", i + 1),
+                },
+                null_bit: plan.physical.null_bit,
+            })
+            .collect()
+    }
+}
+
 /// Takes apart the 8 KB `bytes` read from `id`.
 pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Option<&RowDecoder>) -> PageAnatomy {
     let mut anatomy = PageAnatomy {
@@ -266,9 +437,9 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         header: None,
         error: None,
         header_fields: Vec::new(),
+        columns: Vec::new(),
         records: Vec::new(),
         free_space: None,
-        slot_array: Vec::new(),
         owner: None,
         bytes,
     };
@@ -294,29 +465,26 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         anatomy.error = Some(format!("slot count {slots} does not fit in a page"));
         return anatomy;
     }
-    let array_start = PAGE_SIZE - 2 * slots;
-    let offsets: Vec<usize> =
-        (0..slots).map(|s| usize::from(read_u16(&anatomy.bytes, PAGE_SIZE - 2 * (s + 1)).unwrap_or(0))).collect();
-    for (slot, &offset) in offsets.iter().enumerate() {
-        anatomy.slot_array.push(Field {
-            offset: PAGE_SIZE - 2 * (slot + 1),
-            len: 2,
-            part: Part::SlotArray,
-            name: format!("slot {slot}").into(),
-            meaning: "offset of the slot's record (0: deleted)",
-            value: format!("{offset} (0x{offset:x})"),
-        });
+    let layout = decoder.map(Layout::new);
+    if let Some(layout) = &layout {
+        anatomy.columns = layout.columns();
     }
+    let array_start = PAGE_SIZE - 2 * slots;
+    let offsets: Vec<u16> =
+        (0..slots).map(|s| read_u16(&anatomy.bytes, PAGE_SIZE - 2 * (s + 1)).unwrap_or(0)).collect();
     let free_data = usize::from(header.free_data);
     if (HEADER_SIZE..=array_start).contains(&free_data) {
         anatomy.free_space = Some((free_data, array_start - free_data));
     }
     // Where a record not taken apart ends: the next record's start, or the free space.
-    let mut starts: Vec<usize> = offsets.iter().copied().filter(|&o| o >= HEADER_SIZE && o < array_start).collect();
+    let mut starts: Vec<usize> =
+        offsets.iter().map(|&o| usize::from(o)).filter(|&o| o >= HEADER_SIZE && o < array_start).collect();
     starts.push(free_data.clamp(HEADER_SIZE, array_start));
     starts.sort_unstable();
+    let mut scratch = Vec::new();
+    anatomy.records.reserve_exact(slots);
     for (slot, &offset) in offsets.iter().enumerate() {
-        let slot = slot as u16;
+        let (slot, offset) = (slot as u16, usize::from(offset));
         if offset == 0 {
             anatomy.records.push(RecordAnatomy::empty(slot, 0, Some("deleted slot".into())));
             continue;
@@ -331,7 +499,8 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         }
         // `starts` is sorted: a binary search keeps a page of thousands of slots linear.
         let end = starts.get(starts.partition_point(|&s| s <= offset)).copied().unwrap_or(array_start);
-        anatomy.records.push(record(&anatomy.bytes[..array_start], slot, offset, end, header.page_type, decoder));
+        let page = &anatomy.bytes[..array_start];
+        anatomy.records.push(record(page, slot, offset, end, header.page_type, layout.as_ref(), &mut scratch));
     }
     anatomy
 }
@@ -351,70 +520,58 @@ impl RecordAnatomy {
     }
 }
 
-fn field(
-    offset: usize,
-    len: usize,
-    part: Part,
-    name: impl Into<Cow<'static, str>>,
-    meaning: &'static str,
-    value: String,
-) -> Field {
-    Field { offset, len, part, name: name.into(), meaning, value }
+fn field(offset: usize, len: usize, part: Part, name: FieldName, meaning: &'static str, value: FieldValue) -> Field {
+    Field { offset, len, part, name, meaning, value }
+}
+
+/// Record bytes between two parts that no offset claims.
+fn gap(offset: usize, len: usize) -> Field {
+    field(offset, len, Part::Undecoded, FieldName::Fixed("gap"), "bytes no offset claims", FieldValue::Empty)
 }
 
 fn header_fields(b: &[u8], h: &PageHeader) -> Vec<Field> {
-    let u16_at = |o| read_u16(b, o).unwrap_or(0);
+    let u16_at = |o| i64::from(read_u16(b, o).unwrap_or(0));
     let u32_at = |o| read_u32(b, o).unwrap_or(0);
-    let lsn = Lsn::parse(b, 40).unwrap_or_default();
-    let h_ = |offset, len, name: &'static str, meaning: &'static str, value: String| {
-        field(offset, len, Part::Header, name, meaning, value)
+    let h_ = |offset, len, name: &'static str, meaning: &'static str, value: FieldValue| {
+        field(offset, len, Part::Header, FieldName::Fixed(name), meaning, value)
     };
+    use FieldValue::{Flags, Number, Page};
     vec![
-        h_(0, 1, "m_headerVersion", "header version (1)", h.header_version.to_string()),
-        h_(1, 1, "m_type", "page type", format!("{} ({})", b[1], h.page_type.name())),
-        h_(2, 1, "m_typeFlagBits", "type flag bits", format!("0x{:x}", h.type_flag_bits)),
-        h_(3, 1, "m_level", "B-tree level (0: leaf or data page)", h.level.to_string()),
-        h_(4, 2, "m_flagBits", "flag bits: 0x100 torn-page protected, 0x200 checksum", format!("0x{:x}", h.flag_bits)),
-        h_(6, 2, "m_indexId", "allocation unit id, high part", u16_at(6).to_string()),
-        h_(8, 6, "m_prevPage", "previous page in the chain (0:0: none)", h.prev_page.to_string()),
-        h_(14, 2, "pminlen", "fixed-length part of the records", h.pminlen.to_string()),
-        h_(16, 6, "m_nextPage", "next page in the chain (0:0: none)", h.next_page.to_string()),
-        h_(22, 2, "m_slotCnt", "slots in the slot array", h.slot_count.to_string()),
-        h_(24, 4, "m_objId", "allocation unit id, middle part", u32_at(24).to_string()),
-        h_(28, 2, "m_freeCnt", "bytes free", h.free_count.to_string()),
-        h_(30, 2, "m_freeData", "offset of the first free byte", h.free_data.to_string()),
-        h_(32, 6, "m_pageId", "the page's own address", h.this_page.to_string()),
-        h_(38, 2, "m_reservedCnt", "bytes reserved by transactions", u16_at(38).to_string()),
+        h_(0, 1, "m_headerVersion", "header version (1)", Number(h.header_version.into())),
+        h_(1, 1, "m_type", "page type", FieldValue::PageType(b[1], h.page_type)),
+        h_(2, 1, "m_typeFlagBits", "type flag bits", Flags(h.type_flag_bits.into())),
+        h_(3, 1, "m_level", "B-tree level (0: leaf or data page)", Number(h.level.into())),
+        h_(4, 2, "m_flagBits", "flag bits: 0x100 torn-page protected, 0x200 checksum", Flags(h.flag_bits.into())),
+        h_(6, 2, "m_indexId", "allocation unit id, high part", Number(u16_at(6))),
+        h_(8, 6, "m_prevPage", "previous page in the chain (0:0: none)", Page(h.prev_page)),
+        h_(14, 2, "pminlen", "fixed-length part of the records", Number(h.pminlen.into())),
+        h_(16, 6, "m_nextPage", "next page in the chain (0:0: none)", Page(h.next_page)),
+        h_(22, 2, "m_slotCnt", "slots in the slot array", Number(h.slot_count.into())),
+        h_(24, 4, "m_objId", "allocation unit id, middle part", Number(u32_at(24).into())),
+        h_(28, 2, "m_freeCnt", "bytes free", Number(h.free_count.into())),
+        h_(30, 2, "m_freeData", "offset of the first free byte", Number(h.free_data.into())),
+        h_(32, 6, "m_pageId", "the page's own address", Page(h.this_page)),
+        h_(38, 2, "m_reservedCnt", "bytes reserved by transactions", Number(u16_at(38))),
         h_(
             40,
             10,
             "m_lsn",
             "log sequence number of the last change",
-            format!("({}:{}:{})", lsn.vlf, lsn.block, lsn.slot),
+            FieldValue::Lsn(Lsn::parse(b, 40).unwrap_or_default()),
         ),
-        h_(50, 2, "m_xactReserved", "bytes reserved by the last transaction", u16_at(50).to_string()),
-        h_(52, 6, "m_xdesId", "transaction id of the last change", format!("({}:{})", u16_at(56), u32_at(52))),
-        h_(58, 2, "m_ghostRecCnt", "ghost (deleted) records", h.ghost_record_count.to_string()),
+        h_(50, 2, "m_xactReserved", "bytes reserved by the last transaction", Number(u16_at(50))),
+        h_(52, 6, "m_xdesId", "transaction id of the last change", FieldValue::Xdes(u16_at(56) as u16, u32_at(52))),
+        h_(58, 2, "m_ghostRecCnt", "ghost (deleted) records", Number(h.ghost_record_count.into())),
+        h_(60, 4, "m_tornBits", "checksum, or the saved torn-page bits", FieldValue::TornBits(h.torn_bits)),
+        h_(64, 32, "(unused)", "rest of the header", FieldValue::Empty),
         h_(
-            60,
-            4,
-            "m_tornBits",
-            "checksum, or the saved torn-page bits",
-            format!("{} (0x{:08x})", h.torn_bits as i32, h.torn_bits),
-        ),
-        h_(64, 32, "(unused)", "rest of the header", String::new()),
-        field(
             0,
             0,
-            Part::Header,
             "Metadata: AllocUnitId",
             "allocation unit id: m_indexId << 48 | m_objId << 16",
-            h.allocation_unit_id().to_string(),
+            Number(h.allocation_unit_id()),
         ),
     ]
-    .into_iter()
-    .filter(|f| f.len > 0 || f.name.starts_with("Metadata"))
-    .collect()
 }
 
 /// Takes apart the record at page offset `offset`; `page` ends at the slot array and `end` is
@@ -425,7 +582,8 @@ fn record(
     offset: usize,
     end: usize,
     page_type: PageType,
-    decoder: Option<&RowDecoder>,
+    layout: Option<&Layout>,
+    scratch: &mut Vec<u8>,
 ) -> RecordAnatomy {
     let status = page[offset];
     let record_type = RecordType::from_status(status);
@@ -435,7 +593,7 @@ fn record(
     match record_type {
         RecordType::Primary | RecordType::Forwarded | RecordType::GhostData if is_data_page => {
             match Record::parse(&page[offset..]) {
-                Ok(rec) => data_record(&mut out, &rec, offset, decoder),
+                Ok(rec) => data_record(&mut out, &rec, offset, layout, scratch),
                 Err(e) => out.error = Some(e.to_string()),
             }
         }
@@ -451,17 +609,17 @@ fn record(
                             offset + 1,
                             6,
                             Part::Pointer,
-                            "forwarded to page",
+                            FieldName::Fixed("forwarded to page"),
                             "page (4) + file (2)",
-                            target.page.to_string(),
+                            FieldValue::Page(target.page),
                         ),
                         field(
                             offset + 7,
                             2,
                             Part::Pointer,
-                            "forwarded to slot",
+                            FieldName::Fixed("forwarded to slot"),
                             "slot of the forwarded record",
-                            target.slot.to_string(),
+                            FieldValue::Number(target.slot.into()),
                         ),
                     ];
                 }
@@ -474,9 +632,9 @@ fn record(
                 offset,
                 out.len,
                 Part::Undecoded,
-                format!("{} record", record_type_name(other)),
+                FieldName::Record(other),
                 "not taken apart by this version: shown up to the next record",
-                String::new(),
+                FieldValue::Empty,
             )];
         }
     }
@@ -498,6 +656,12 @@ pub fn record_type_name(t: RecordType) -> &'static str {
 }
 
 fn status_field(offset: usize, a: u8) -> Field {
+    let name = FieldName::Fixed("status A");
+    field(offset, 1, Part::Status, name, "record type (bits 1-3) and what follows", FieldValue::Status(a))
+}
+
+/// Status byte A in words: `0x30: PRIMARY_RECORD | NULL_BITMAP | VARIABLE_COLUMNS`.
+fn status_text(a: u8) -> String {
     let mut value = format!("0x{a:02x}: {}", record_type_name(RecordType::from_status(a)));
     for (bit, name) in
         [(HAS_NULL_BITMAP, "NULL_BITMAP"), (HAS_VAR_COLUMNS, "VARIABLE_COLUMNS"), (HAS_VERSION_TAG, "VERSIONING_INFO")]
@@ -507,89 +671,88 @@ fn status_field(offset: usize, a: u8) -> Field {
             value.push_str(name);
         }
     }
-    field(offset, 1, Part::Status, "status A", "record type (bits 1-3) and what follows", value)
+    value
 }
 
-fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option<&RowDecoder>) {
+fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, layout: Option<&Layout>, scratch: &mut Vec<u8>) {
     let b = rec.bytes();
     out.len = b.len();
     let mut fields = vec![
         status_field(at, b[0]),
-        field(at + 1, 1, Part::Status, "status B", "0x01: ghost forwarded record", format!("0x{:02x}", b[1])),
-        field(at + 2, 2, Part::FixedEnd, "fixed end", "where the fixed-length part ends", rec.fixed_end().to_string()),
+        field(
+            at + 1,
+            1,
+            Part::Status,
+            FieldName::Fixed("status B"),
+            "0x01: ghost forwarded record",
+            FieldValue::Byte(b[1]),
+        ),
+        field(
+            at + 2,
+            2,
+            Part::FixedEnd,
+            FieldName::Fixed("fixed end"),
+            "where the fixed-length part ends",
+            FieldValue::Number(rec.fixed_end() as i64),
+        ),
     ];
     // The fixed part, one field per stored column (bit columns share their byte), the rest unused.
-    let mut sorted: Vec<(usize, usize, &str)> = decoder
-        .map(|d| {
-            d.columns()
-                .iter()
-                .filter_map(|p| match (p.physical.location(), p.fixed_len()) {
-                    (ColumnLocation::Fixed(o), Some(len)) if o >= 4 && o + len <= rec.fixed_end() => {
-                        Some((o, len, p.column.name.as_str()))
-                    }
-                    _ => None,
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let fixed_end = rec.fixed_end();
+    let fixed: &[(usize, usize, usize)] = layout.map_or(&[], |l| &l.fixed);
     let mut cursor = 4;
-    sorted.sort_by_key(|(o, len, _)| (*o, *len));
     let mut i = 0;
-    while i < sorted.len() {
-        let (o, len, _) = &sorted[i];
-        if *o < cursor {
+    while i < fixed.len() {
+        let (o, len, column) = fixed[i];
+        if o < cursor || o + len > fixed_end {
             i += 1; // overlaps a field already placed: a damaged layout, the column list shows it
             continue;
         }
-        if *o > cursor {
-            fields.push(field(
+        if o > cursor {
+            let name = FieldName::Fixed("fixed bytes");
+            let unused = field(
                 at + cursor,
                 o - cursor,
                 Part::FixedUnused,
-                "fixed bytes",
+                name,
                 "no stored column (dropped?)",
-                String::new(),
-            ));
+                FieldValue::Empty,
+            );
+            fields.push(unused);
         }
-        let names: Vec<&str> =
-            sorted[i..].iter().take_while(|(o2, l2, _)| o2 == o && l2 == len).map(|(_, _, n)| *n).collect();
-        let n = names.len();
-        fields.push(field(at + o, *len, Part::FixedColumn, names.join(", "), "fixed-length column", String::new()));
+        let n = fixed[i..].iter().take_while(|(o2, l2, _)| *o2 == o && *l2 == len).count();
+        let (name, value) = if n == 1 {
+            (FieldName::Column(column), FieldValue::Column(column))
+        } else {
+            (FieldName::Columns(fixed[i..i + n].iter().map(|(_, _, c)| *c).collect()), FieldValue::Empty)
+        };
+        fields.push(field(at + o, len, Part::FixedColumn, name, "fixed-length column", value));
         cursor = o + len;
         i += n;
     }
-    if cursor < rec.fixed_end() {
-        let name = if decoder.is_some() { "fixed bytes" } else { "fixed-length columns" };
-        fields.push(field(at + cursor, rec.fixed_end() - cursor, Part::FixedUnused, name, "", String::new()));
+    if cursor < fixed_end {
+        let name = FieldName::Fixed(if layout.is_some() { "fixed bytes" } else { "fixed-length columns" });
+        fields.push(field(at + cursor, fixed_end - cursor, Part::FixedUnused, name, "", FieldValue::Empty));
     }
-    let mut pos = rec.fixed_end();
+    let mut pos = fixed_end;
     if b[0] & HAS_NULL_BITMAP != 0 {
         fields.push(field(
             at + pos,
             2,
             Part::ColumnCount,
-            "column count",
+            FieldName::Fixed("column count"),
             "columns in the null bitmap",
-            rec.column_count().to_string(),
+            FieldValue::Number(rec.column_count() as i64),
         ));
         pos += 2;
         let bitmap = rec.null_bitmap();
-        // Spelled bit by bit: a damaged column count makes bitmaps of thousands of bytes, and
-        // `{:08b}` a formatter call a byte.
-        let mut value = String::with_capacity(9 * bitmap.len());
-        for x in bitmap.iter().rev() {
-            if !value.is_empty() {
-                value.push(' ');
-            }
-            value.extend((0..8).rev().map(|bit| if x >> bit & 1 == 1 { '1' } else { '0' }));
-        }
+        let name = FieldName::Fixed("null bitmap");
         fields.push(field(
             at + pos,
             bitmap.len(),
             Part::NullBitmap,
-            "null bitmap",
+            name,
             "bit n-1 set: column n is NULL",
-            value,
+            FieldValue::Bits,
         ));
         pos += bitmap.len();
     }
@@ -599,35 +762,23 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
             at + count_at,
             2,
             Part::VarCount,
-            "variable column count",
+            FieldName::Fixed("variable column count"),
             "entries in the offset table",
-            entries.to_string(),
+            FieldValue::Number(entries as i64),
         ));
         let table = count_at + 2;
         for i in 0..entries {
-            let raw = read_u16(b, table + 2 * i).unwrap_or(0);
-            let complex = if raw & COMPLEX_COLUMN != 0 { " (complex: a pointer)" } else { "" };
             fields.push(field(
                 at + table + 2 * i,
                 2,
                 Part::VarOffset,
-                format!("variable end {}", i + 1),
+                FieldName::VariableEnd(i + 1),
                 "where variable column n ends, from the record's start",
-                format!("{}{complex}", raw & !COMPLEX_COLUMN),
+                FieldValue::VariableEnd(read_u16(b, table + 2 * i).unwrap_or(0)),
             ));
         }
         pos = table + 2 * entries;
-        let names: Vec<(usize, &str)> = decoder
-            .map(|d| {
-                d.columns()
-                    .iter()
-                    .filter_map(|p| match p.physical.location() {
-                        ColumnLocation::Variable(i) => Some((i, p.column.name.as_str())),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let variable: &[(usize, usize)] = layout.map_or(&[], |l| &l.variable);
         for i in 0..entries {
             let Ok(v) = rec.var_entry(i) else {
                 out.error = Some(format!("variable column {} lies outside the record", i + 1));
@@ -635,34 +786,28 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
             };
             let start = offset_in(b, v.bytes);
             let is_back_pointer = i >= rec.var_column_count() && out.record_type == Some(RecordType::Forwarded);
-            let name: Cow<'static, str> = if is_back_pointer {
-                "back pointer".into()
-            } else {
-                names
-                    .iter()
-                    .find(|(n, _)| *n == i)
-                    .map_or_else(|| format!("variable column {}", i + 1), |(_, n)| n.to_string())
-                    .into()
-            };
-            let (part, meaning, value) = if is_back_pointer {
-                let stub = v.bytes.get(2..10).map(|p| {
-                    format!("{} slot {}", PageId::from_bytes(p).unwrap_or_default(), read_u16(p, 6).unwrap_or(0))
+            let column = variable.iter().find(|(n, _)| *n == i).map(|(_, c)| *c);
+            let (part, name, meaning, value) = if is_back_pointer {
+                let stub = v.bytes.get(2..10).map_or(FieldValue::Empty, |p| {
+                    FieldValue::Row(PageId::from_bytes(p).unwrap_or_default(), read_u16(p, 6).unwrap_or(0))
                 });
-                (Part::Pointer, "the forwarding stub pointing here", stub.unwrap_or_default())
-            } else if v.complex {
-                (Part::Pointer, "pointer to the value stored elsewhere (LOB or row-overflow)", hex(v.bytes))
+                (Part::Pointer, FieldName::Fixed("back pointer"), "the forwarding stub pointing here", stub)
             } else {
-                (Part::VarColumn, "variable-length column", String::new())
+                let name = column.map_or(FieldName::VariableColumn(i + 1), FieldName::Column);
+                if v.complex {
+                    (
+                        Part::Pointer,
+                        name,
+                        "pointer to the value stored elsewhere (LOB or row-overflow)",
+                        FieldValue::Hex,
+                    )
+                } else {
+                    let value = column.map_or(FieldValue::Empty, FieldValue::Column);
+                    (Part::VarColumn, name, "variable-length column", value)
+                }
             };
             if start > pos {
-                fields.push(field(
-                    at + pos,
-                    start - pos,
-                    Part::Undecoded,
-                    "gap",
-                    "bytes no offset claims",
-                    String::new(),
-                ));
+                fields.push(gap(at + pos, start - pos));
             }
             fields.push(field(at + start, v.bytes.len(), part, name, meaning, value));
             pos = pos.max(start + v.bytes.len());
@@ -671,46 +816,35 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, decoder: Option
     if b[0] & HAS_VERSION_TAG != 0 && b.len() >= VERSION_TAG_SIZE {
         let tag_at = b.len() - VERSION_TAG_SIZE;
         if tag_at > pos {
-            fields.push(field(at + pos, tag_at - pos, Part::Undecoded, "gap", "bytes no offset claims", String::new()));
+            fields.push(gap(at + pos, tag_at - pos));
         }
         fields.push(field(
             at + tag_at,
             VERSION_TAG_SIZE,
             Part::VersionTag,
-            "version tag",
+            FieldName::Fixed("version tag"),
             "row versioning (snapshot isolation)",
-            hex(&b[tag_at..]),
+            FieldValue::Hex,
         ));
     }
-    if let Some(d) = decoder {
-        out.columns = columns(d, rec, at);
-        // A field holding one column shows its value beside its bytes.
-        for f in fields.iter_mut().filter(|f| matches!(f.part, Part::FixedColumn | Part::VarColumn)) {
-            if let Some(Ok(v)) = out.columns.iter().find(|c| c.name == f.name).map(|c| &c.value) {
-                f.value = v.clone();
-            }
-        }
+    if let Some(layout) = layout {
+        out.columns = columns(layout.decoder, rec, at, scratch);
     }
     out.fields = fields;
 }
 
-fn columns(d: &RowDecoder, rec: &Record, at: usize) -> Vec<ColumnAnatomy> {
-    let mut scratch = Vec::new();
+fn columns(d: &RowDecoder, rec: &Record, at: usize, scratch: &mut Vec<u8>) -> Vec<ColumnAnatomy> {
     d.columns()
         .iter()
         .map(|plan| {
             let p = &plan.physical;
-            let (storage, stored) = match p.location() {
-                ColumnLocation::Fixed(o) => {
-                    (format!("fixed at {o}"), plan.fixed_len().and_then(|len| rec.fixed(o, len)).map(|s| (s, false)))
-                }
-                ColumnLocation::Variable(i) => {
-                    (format!("variable {}", i + 1), rec.var(i).ok().flatten().map(|v| (v.bytes, v.complex)))
-                }
+            let stored = match p.location() {
+                ColumnLocation::Fixed(o) => plan.fixed_len().and_then(|len| rec.fixed(o, len)).map(|s| (s, false)),
+                ColumnLocation::Variable(i) => rec.var(i).ok().flatten().map(|v| (v.bytes, v.complex)),
             };
             let is_null = p.null_bit > 0 && rec.is_null(usize::from(p.null_bit));
             let span = stored.filter(|_| !is_null).map(|(s, _)| (at + offset_in(rec.bytes(), s), s.len()));
-            let value = d.decode_one(rec, plan, &mut scratch).map(|v| v.to_string()).map_err(|e| e.to_string());
+            let value = d.decode_one(rec, plan, scratch).map_err(|e| e.to_string());
             let links = match stored {
                 Some((bytes, complex)) if !is_null => {
                     let text_pointer =
@@ -724,10 +858,6 @@ fn columns(d: &RowDecoder, rec: &Record, at: usize) -> Vec<ColumnAnatomy> {
                 _ => Vec::new(),
             };
             ColumnAnatomy {
-                name: plan.column.name.clone(),
-                type_name: plan.column.type_info.spelling(),
-                storage,
-                null_bit: p.null_bit,
                 is_null,
                 span,
                 off_row: stored.is_some_and(|(_, complex)| complex) || !links.is_empty(),
@@ -753,6 +883,19 @@ fn hex(b: &[u8]) -> String {
         s.push(char::from(HEX_DIGITS[usize::from(x & 0xf)]));
     }
     s
+}
+
+/// Bytes as bits, last byte first, spelled bit by bit: a damaged column count makes bitmaps of
+/// thousands of bytes, and `{:08b}` a formatter call a byte.
+fn bits(b: &[u8]) -> String {
+    let mut value = String::with_capacity(9 * b.len());
+    for x in b.iter().rev() {
+        if !value.is_empty() {
+            value.push(' ');
+        }
+        value.extend((0..8).rev().map(|bit| if x >> bit & 1 == 1 { '1' } else { '0' }));
+    }
+    value
 }
 
 /// Parses `1:153` (file:page).
@@ -819,10 +962,10 @@ impl PageAnatomy {
             "free_bytes": h.map(|h| h.free_count),
             "prev": h.map(|h| h.prev_page.to_string()),
             "next": h.map(|h| h.next_page.to_string()),
-            "header": self.header_fields.iter().map(Field::to_json).collect::<Vec<_>>(),
+            "header": self.header_fields.iter().map(|f| self.field_to_json(f, None)).collect::<Vec<_>>(),
             "free_space": self.free_space.map(|(o, l)| serde_json::json!({"offset": o, "length": l})),
-            "slot_array": self.slot_array.iter().map(Field::to_json).collect::<Vec<_>>(),
-            "records": self.records.iter().map(RecordAnatomy::to_json).collect::<Vec<_>>(),
+            "slot_array": self.slot_array().map(|f| self.field_to_json(&f, None)).collect::<Vec<_>>(),
+            "records": self.records.iter().map(|r| self.record_to_json(r)).collect::<Vec<_>>(),
             "allocation": self.allocation().map(|a| match a {
                 Ok(a) => a.to_json(),
                 Err(e) => serde_json::json!({"error": e.to_string()}),
@@ -862,44 +1005,48 @@ impl AllocationBitmap {
     }
 }
 
-impl Field {
-    /// The field as JSON: offset, length, part, name, meaning, value.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({"offset": self.offset, "length": self.len, "part": self.part.name(), "name": self.name, "meaning": self.meaning, "value": self.value})
-    }
-}
-
-impl ColumnAnatomy {
-    /// The column as JSON: name, type, storage, null bit, span, off-row links, value or error.
-    pub fn to_json(&self) -> serde_json::Value {
+impl PageAnatomy {
+    /// Field `f` of this page as JSON (offset, length, part, name, meaning, value); `record`: the
+    /// record holding it.
+    pub fn field_to_json(&self, f: &Field, record: Option<&RecordAnatomy>) -> serde_json::Value {
         serde_json::json!({
-            "name": self.name,
-            "type": self.type_name,
-            "storage": self.storage,
-            "null_bit": self.null_bit,
-            "is_null": self.is_null,
-            "offset": self.span.map(|s| s.0),
-            "length": self.span.map(|s| s.1),
-            "off_row": self.off_row,
-            "links": self.links.iter().map(|(p, s)| format!("{p}:{s}")).collect::<Vec<_>>(),
-            "value": self.value.as_ref().ok(),
-            "error": self.value.as_ref().err(),
+            "offset": f.offset,
+            "length": f.len,
+            "part": f.part.name(),
+            "name": self.field_name(f),
+            "meaning": f.meaning,
+            "value": self.field_value(f, record),
         })
     }
-}
 
-impl RecordAnatomy {
-    /// The record as JSON: slot, offset, length, type, fields, columns, forwarding, error.
-    pub fn to_json(&self) -> serde_json::Value {
+    /// Record `r` of this page as JSON: slot, offset, length, type, fields, columns (each with its
+    /// layout: name, type, storage, null bit; span, off-row links, value or error), forwarding,
+    /// error.
+    pub fn record_to_json(&self, r: &RecordAnatomy) -> serde_json::Value {
+        let column = |(c, layout): (&ColumnAnatomy, &ColumnLayout)| {
+            serde_json::json!({
+                "name": layout.name,
+                "type": layout.type_name,
+                "storage": layout.storage,
+                "null_bit": layout.null_bit,
+                "is_null": c.is_null,
+                "offset": c.span.map(|s| s.0),
+                "length": c.span.map(|s| s.1),
+                "off_row": c.off_row,
+                "links": c.links.iter().map(|(p, s)| format!("{p}:{s}")).collect::<Vec<_>>(),
+                "value": c.value.as_ref().ok().map(ToString::to_string),
+                "error": c.value.as_ref().err(),
+            })
+        };
         serde_json::json!({
-            "slot": self.slot,
-            "offset": self.offset,
-            "length": self.len,
-            "record_type": self.record_type.map(record_type_name),
-            "fields": self.fields.iter().map(Field::to_json).collect::<Vec<_>>(),
-            "columns": self.columns.iter().map(ColumnAnatomy::to_json).collect::<Vec<_>>(),
-            "forwarded_to": self.forwarded_to.map(|(p, s)| format!("{p}:{s}")),
-            "error": self.error,
+            "slot": r.slot,
+            "offset": r.offset,
+            "length": r.len,
+            "record_type": r.record_type.map(record_type_name),
+            "fields": r.fields.iter().map(|f| self.field_to_json(f, Some(r))).collect::<Vec<_>>(),
+            "columns": r.columns.iter().zip(&self.columns).map(column).collect::<Vec<_>>(),
+            "forwarded_to": r.forwarded_to.map(|(p, s)| format!("{p}:{s}")),
+            "error": r.error,
         })
     }
 }
@@ -924,7 +1071,7 @@ mod tests {
     fn assert_tiles(r: &RecordAnatomy) {
         let mut at = r.offset;
         for f in &r.fields {
-            assert_eq!(f.offset, at, "slot {} field {} starts at {}, expected {at}", r.slot, f.name, f.offset);
+            assert_eq!(f.offset, at, "slot {} field {:?} starts at {}, expected {at}", r.slot, f.name, f.offset);
             at += f.len;
         }
         assert_eq!(at - r.offset, r.len, "slot {}", r.slot);
@@ -942,7 +1089,10 @@ mod tests {
         assert!(a.error.is_none(), "{:?}", a.error);
         let h = a.header.unwrap();
         assert_eq!(h.slot_count, 2);
-        let field = |name: &str| a.header_fields.iter().find(|f| f.name == name).unwrap().value.clone();
+        let field = |name: &str| {
+            let f = a.header_fields.iter().find(|f| a.field_name(f) == name).unwrap();
+            a.field_value(f, None).into_owned()
+        };
         assert_eq!(field("m_pageId"), "1:153");
         assert_eq!(field("m_type"), "1 (data)");
         assert_eq!(field("m_freeCnt"), "1234");
@@ -950,19 +1100,20 @@ mod tests {
         let r = &a.records[0];
         assert_eq!((r.offset, r.len), (96, row1.len()));
         assert_tiles(r);
-        assert_eq!(r.columns[0].value, Ok("7".into()));
+        let value = |c: &ColumnAnatomy| c.value.as_ref().map(Value::to_string).map_err(Clone::clone);
+        assert_eq!(value(&r.columns[0]), Ok("7".into()));
         assert_eq!(r.columns[0].span, Some((96 + 4, 4)));
-        assert_eq!(r.columns[1].value, Ok("abc".into()));
+        assert_eq!(value(&r.columns[1]), Ok("abc".into()));
         assert_eq!(r.columns[1].span, Some((96 + row1.len() - 3, 3)));
         let id_field = r.fields.iter().find(|f| f.part == Part::FixedColumn).unwrap();
-        assert_eq!((id_field.name.as_ref(), id_field.value.as_str()), ("id", "7"));
+        assert_eq!((a.field_name(id_field), a.field_value(id_field, Some(r))), ("id".into(), "7".into()));
         let r = &a.records[1];
         assert_eq!(r.offset, 96 + row1.len());
         assert_tiles(r);
         assert!(r.columns[1].is_null && r.columns[1].span.is_none());
-        assert_eq!(r.columns[1].value, Ok("NULL".into()));
+        assert_eq!(value(&r.columns[1]), Ok("NULL".into()));
         assert_eq!(a.free_space, Some((96 + row1.len() + row2.len(), PAGE_SIZE - 4 - (96 + row1.len() + row2.len()))));
-        assert_eq!(a.slot_array[1].offset, PAGE_SIZE - 4);
+        assert_eq!(a.slot_array().nth(1).map(|f| f.offset), Some(PAGE_SIZE - 4));
     }
 
     #[test]
@@ -972,7 +1123,7 @@ mod tests {
         let row = build_record(&7i32.to_le_bytes(), 10, &[1, 10], &[]);
         let a = take_apart(build_page(id, 1, &[&row]).into_boxed_slice(), id, Verdict::Unprotected, None);
         let bitmap = a.records[0].fields.iter().find(|f| f.part == Part::NullBitmap).unwrap();
-        assert_eq!((bitmap.len, bitmap.value.as_str()), (2, "00000010 00000001"));
+        assert_eq!((bitmap.len, a.field_value(bitmap, None).as_ref()), (2, "00000010 00000001"));
         assert_eq!(hex(&[0x0a, 0xff, 0x00]), "0x0AFF00");
     }
 
@@ -987,7 +1138,7 @@ mod tests {
         let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
         assert_eq!(a.records[0].forwarded_to, Some((PageId::new(1, 292), 3)));
         assert_tiles(&a.records[0]);
-        assert_eq!(a.records[1].fields[0].name, "INDEX_RECORD record");
+        assert_eq!(a.field_name(&a.records[1].fields[0]), "INDEX_RECORD record");
         assert_eq!(a.records[1].len, index.len());
         assert_eq!(a.records[2].error.as_deref(), Some("deleted slot"));
     }
