@@ -369,16 +369,17 @@ pub struct CheckState {
     pub problems: Option<Vec<mdfkit::check::Problem>>,
 }
 
+impl CheckState {
+    /// The pages the finished check found problems on (`None` before it has finished).
+    pub fn damaged_pages(&self) -> Option<std::collections::HashSet<PageId>> {
+        Some(self.problems.as_ref()?.iter().filter_map(|p| p.page).collect())
+    }
+}
+
 impl CheckRun {
     /// What the check has done so far.
     pub fn state(&self) -> CheckState {
         self.state.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-
-    /// The pages the finished check found problems on (`None` before it has finished).
-    pub fn damaged_pages(&self) -> Option<std::collections::HashSet<PageId>> {
-        let state = self.state.lock().ok()?;
-        Some(state.problems.as_ref()?.iter().filter_map(|p| p.page).collect())
     }
 
     /// Starts the check on its own thread unless one runs or has finished; `studio` is shared

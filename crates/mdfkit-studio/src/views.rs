@@ -925,7 +925,9 @@ async fn map_json(State(s): State<Shared>, Query(q): Params) -> Result<Response,
 fn map_view(s: &Studio, mode: crate::map::Mode) -> mdfkit::Result<View> {
     use crate::map::{AllocationMap, Mode, CELL, COLUMNS};
     let m = s.map.get_or_init(|| AllocationMap::read(&s.db));
-    let painted = m.paint(mode, s.check.damaged_pages().as_ref());
+    // One look at the check: the map's colours and its progress line must agree.
+    let check = s.check.state();
+    let painted = m.paint(mode, check.damaged_pages().as_ref());
     let mut body = String::from("<p class=\"modes\">Colour by: ");
     for other in Mode::ALL {
         if other == mode {
@@ -935,7 +937,6 @@ fn map_view(s: &Studio, mode: crate::map::Mode) -> mdfkit::Result<View> {
         }
     }
     body.push_str("</p>");
-    let check = s.check.state();
     if check.running {
         let _ = write!(
             body,
@@ -1006,7 +1007,7 @@ async fn map_png(State(s): State<Shared>, Path(file): Path<String>, Query(q): Pa
     let studio = s.clone();
     let png = tokio::task::spawn_blocking(move || {
         let m = studio.map.get_or_init(|| crate::map::AllocationMap::read(&studio.db));
-        m.paint(mode, studio.check.damaged_pages().as_ref()).png(file)
+        m.paint(mode, studio.check.state().damaged_pages().as_ref()).png(file)
     })
     .await
     .map_err(|e| Failure(Error::new(ErrorKind::Io, format!("the map failed: {e}"))))?
