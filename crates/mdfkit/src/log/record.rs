@@ -108,6 +108,23 @@ impl Operation {
 pub struct Context(pub u8);
 
 impl Context {
+    /// `LCX_HEAP`: a heap's data page.
+    pub const HEAP: Context = Context(0x01);
+    /// `LCX_TEXT_MIX`: a LOB page holding fragments of several values.
+    pub const TEXT_MIX: Context = Context(0x05);
+    /// `LCX_TEXT_TREE`: an interior page of a large LOB value's tree.
+    pub const TEXT_TREE: Context = Context(0x06);
+    /// `LCX_PFS`: a PFS page.
+    pub const PFS: Context = Context(0x0b);
+    /// `LCX_MARK_AS_GHOST`: a record marked as a ghost rather than removed.
+    pub const MARK_AS_GHOST: Context = Context(0x13);
+    /// `LCX_BOOT_PAGE_CKPT`: the checkpoint fields of the boot page.
+    pub const BOOT_PAGE_CKPT: Context = Context(0x17);
+    /// `LCX_DIFF_MAP`: a differential change map page.
+    pub const DIFF_MAP: Context = Context(0x18);
+    /// `LCX_ML_MAP`: a minimally logged change map page.
+    pub const ML_MAP: Context = Context(0x19);
+
     /// `LCX_HEAP`, ..., or `LCX_0xNN` for a number without a public name.
     pub fn name(self) -> String {
         match CONTEXTS.iter().find(|(n, _)| *n == self.0) {

@@ -28,7 +28,7 @@
 //! **Operations redone** (row images as [`super::record`] reads them; page layout as
 //! [`crate::page`] draws it; offsets below are in the record, past the page-operation header
 //! that [`super::record`] draws). The row operations:
-//! - LOP_INSERT_ROWS: image 0 is the whole row, `slot` where it goes. Heap pages (LCX_HEAP) keep
+//! - LOP_INSERT_ROWS: image 0 is the whole row, `slot` where it goes. Heap pages (Context::HEAP.0) keep
 //!   their slot numbers (row ids): the row takes an empty slot (offset 0) or the next new one.
 //!   Index pages (other contexts) keep slots in key order: later slots move up by one.
 //! - LOP_DELETE_ROWS: on a heap the slot's offset becomes 0 (an empty slot, as SQL Server leaves
@@ -38,7 +38,7 @@
 //!   applied where the before image matches the page and the two are the same length. The same
 //!   record changes allocation pages: on StopAt_1.trn, 13:a9:5 turns PFS byte 25 (page 21) from
 //!   0x20 to 0x60 (allocated), 13:a9:9 writes 1:21 into the first single-page slot (row offset
-//!   46) of the new IAM page 1:22. On PFS pages (LCX_PFS) the before image is not compared: the
+//!   46) of the new IAM page 1:22. On PFS pages (Context::PFS.0) the before image is not compared: the
 //!   PFS byte a backup copies can differ from it at the same page LSN (RestoreTimeStripe.bak's
 //!   PFS 1:1 at LSN 14:37:f has 0x30 for page 78, 14:98:4's before image says 0x14; its after
 //!   image, 0x60, is what the records after it build on).
@@ -116,7 +116,7 @@ use crate::backup::{BackupOrigin, FromBackup, Lsn};
 use crate::bytes::read_u16;
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::protection::page_checksum;
-use crate::page::{PageId, FLAG_CHECKSUM, FLAG_TORN_PAGE, HEADER_SIZE, PAGE_SIZE};
+use crate::page::{PageId, PageType, FLAG_CHECKSUM, FLAG_TORN_PAGE, HEADER_SIZE, PAGE_SIZE};
 use crate::source::{PageSource, SourceFile};
 
 use super::record::{Context, LogRecord, Operation, TransactionId};
@@ -669,11 +669,11 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
 
 /// Why a record is left out without refusing its page: it changes nothing mdfkit reads.
 fn change_nothing_read(op: Operation, context: Context) -> Option<&'static str> {
-    match (op.0, context.0) {
-        (0x12, _) => Some("LOP_COUNT_DELTA (cached row counts)"),
-        (_, 0x18) => Some("LCX_DIFF_MAP (differential change map)"),
-        (_, 0x19) => Some("LCX_ML_MAP (minimally logged change map)"),
-        (_, 0x17) => Some("LCX_BOOT_PAGE_CKPT (checkpoint fields of the boot page)"),
+    match (op, context) {
+        (Operation::COUNT_DELTA, _) => Some("LOP_COUNT_DELTA (cached row counts)"),
+        (_, Context::DIFF_MAP) => Some("LCX_DIFF_MAP (differential change map)"),
+        (_, Context::ML_MAP) => Some("LCX_ML_MAP (minimally logged change map)"),
+        (_, Context::BOOT_PAGE_CKPT) => Some("LCX_BOOT_PAGE_CKPT (checkpoint fields of the boot page)"),
         _ => None,
     }
 }
@@ -699,18 +699,12 @@ fn seal(page: &mut [u8]) {
     }
 }
 
-const LCX_HEAP: u8 = 0x01;
-const LCX_MARK_AS_GHOST: u8 = 0x13;
-const LCX_PFS: u8 = 0x0b;
-const LCX_TEXT_MIX: u8 = 0x05;
-const LCX_TEXT_TREE: u8 = 0x06;
-
 /// Applies one record to `page` (8192 bytes), or says why it cannot.
 fn redo(page: &mut [u8], page_id: PageId, record: &LogRecord<'_>) -> std::result::Result<(), String> {
     let slot = record.slot().ok_or("has no slot")?;
     let mut images = record.row_images()?;
-    let heap = record.context().0 == LCX_HEAP;
-    if matches!(record.context().0, LCX_TEXT_MIX | LCX_TEXT_TREE) {
+    let heap = record.context() == Context::HEAP;
+    if matches!(record.context(), Context::TEXT_MIX | Context::TEXT_TREE) {
         // LOB records are addressed by slot from their roots: which slot rules an insert or a
         // delete keeps on these pages is not known yet.
         return Err(format!("changes a LOB page ({}), which redo does not do yet", record.context().name()));
@@ -721,12 +715,12 @@ fn redo(page: &mut [u8], page_id: PageId, record: &LogRecord<'_>) -> std::result
     };
     match record.operation() {
         Operation::INSERT_ROWS => insert_row(page, slot, record.row_images()?.next().ok_or("carries no row")?, heap),
-        Operation::DELETE_ROWS if record.context().0 == LCX_MARK_AS_GHOST => mark_ghost(page, slot),
+        Operation::DELETE_ROWS if record.context() == Context::MARK_AS_GHOST => mark_ghost(page, slot),
         Operation::DELETE_ROWS => delete_row(page, slot, heap),
         Operation::MODIFY_ROW => {
             let (before, after) = before_after()?;
             let offset = usize::from(record.offset_in_row().ok_or("has no offset in the row")?);
-            modify_row(page, slot, offset, before, after, record.context().0 != LCX_PFS)
+            modify_row(page, slot, offset, before, after, record.context() != Context::PFS)
         }
         Operation::MODIFY_COLUMNS => modify_columns(page, slot, record),
         Operation::EXPUNGE_ROWS => expunge_row(page, slot, heap),
@@ -766,10 +760,10 @@ fn format_page(page: &mut [u8], id: PageId, record: &LogRecord<'_>) -> std::resu
     let object = fixed_field(record, 0x20, 4).ok_or("has no allocation unit")?;
     let index = fixed_field(record, 0x2e, 2).ok_or("has no allocation unit")?;
     let (object, index) = (object.to_vec(), index.to_vec());
-    let iam = match page_type {
-        DATA_PAGE | INDEX_PAGE => false,
-        IAM_PAGE => true,
-        other => return Err(format!("formats a page of type {other}, which redo does not build")),
+    let iam = match PageType::from_byte(page_type) {
+        PageType::Data | PageType::Index => false,
+        PageType::Iam => true,
+        _ => return Err(format!("formats a page of type {page_type}, which redo does not build")),
     };
     page.fill(0);
     page[0] = 1;
@@ -799,9 +793,6 @@ fn format_page(page: &mut [u8], id: PageId, record: &LogRecord<'_>) -> std::resu
     Ok(())
 }
 
-const DATA_PAGE: u8 = 1;
-const INDEX_PAGE: u8 = 2;
-const IAM_PAGE: u8 = 10;
 /// Lengths of an IAM page's two records ([`crate::page::allocation`]).
 const IAM_HEADER_RECORD: usize = 94;
 const IAM_BITMAP_RECORD: usize = 7992;
@@ -1172,7 +1163,8 @@ mod tests {
     #[test]
     fn insert_appends_a_heap_row_and_moves_the_page_lsn() {
         let base = page(&[b"row-0", b"row-1"], BASE_LSN, FLAG_CHECKSUM);
-        let records = [(NEXT_LSN, op(0x02, LCX_HEAP, 7, 2, BASE_LSN, 0, &[b"row-2"])), (LSN_A, commit(7, 13, 0, 0))];
+        let records =
+            [(NEXT_LSN, op(0x02, Context::HEAP.0, 7, 2, BASE_LSN, 0, &[b"row-2"])), (LSN_A, commit(7, 13, 0, 0))];
         let (redo, read) = run(base, &records, StopPoint::End);
         let p = read.unwrap();
         assert_eq!(read_u16(&p, 22), Some(3));
@@ -1188,7 +1180,7 @@ mod tests {
     #[test]
     fn heap_insert_takes_an_empty_slot_and_index_insert_moves_later_slots_up() {
         let heap = page(&[b"row-0", b"", b"row-2"], BASE_LSN, 0);
-        let records = [(NEXT_LSN, op(0x02, LCX_HEAP, 0, 1, BASE_LSN, 0, &[b"new-1"]))];
+        let records = [(NEXT_LSN, op(0x02, Context::HEAP.0, 0, 1, BASE_LSN, 0, &[b"new-1"]))];
         let p = run(heap, &records, StopPoint::End).1.unwrap();
         assert_eq!(read_u16(&p, 22), Some(3));
         assert_eq!(slot_row(&p, 1, 5), Some(&b"new-1"[..]));
@@ -1208,13 +1200,13 @@ mod tests {
             let records = [(NEXT_LSN, op(0x03, context, 0, 1, BASE_LSN, 0, &[rows[1]]))];
             run(page(&rows, BASE_LSN, 0), &records, StopPoint::End).1.unwrap()
         };
-        let heap = delete(LCX_HEAP);
+        let heap = delete(Context::HEAP.0);
         assert_eq!((read_u16(&heap, 22), slot_row(&heap, 1, 5)), (Some(3), None));
         assert_eq!(slot_row(&heap, 2, 5), Some(rows[2]));
         let index = delete(0x02);
         assert_eq!(read_u16(&index, 22), Some(2));
         assert_eq!(slot_row(&index, 1, 5), Some(rows[2]));
-        let ghost = delete(LCX_MARK_AS_GHOST);
+        let ghost = delete(Context::MARK_AS_GHOST.0);
         // Status byte 0x10 (primary record) becomes 0x1a: record type 5, a ghost data record.
         assert_eq!(slot_row(&ghost, 1, 5), Some(&b"\x1arow1"[..]));
     }
@@ -1222,10 +1214,10 @@ mod tests {
     #[test]
     fn modify_row_replaces_its_before_image_and_refuses_other_bytes() {
         let base = page(&[b"abcdefgh"], BASE_LSN, 0);
-        let records = [(NEXT_LSN, op(0x04, LCX_HEAP, 0, 0, BASE_LSN, 2, &[b"cde", b"XYZ"]))];
+        let records = [(NEXT_LSN, op(0x04, Context::HEAP.0, 0, 0, BASE_LSN, 2, &[b"cde", b"XYZ"]))];
         let p = run(base.clone(), &records, StopPoint::End).1.unwrap();
         assert_eq!(slot_row(&p, 0, 8), Some(&b"abXYZfgh"[..]));
-        let records = [(NEXT_LSN, op(0x04, LCX_HEAP, 0, 0, BASE_LSN, 2, &[b"zzz", b"XYZ"]))];
+        let records = [(NEXT_LSN, op(0x04, Context::HEAP.0, 0, 0, BASE_LSN, 2, &[b"zzz", b"XYZ"]))];
         let e = run(base, &records, StopPoint::End).1.unwrap_err().to_string();
         assert!(e.contains("LOP_MODIFY_ROW") && e.contains("other bytes than its before image"), "{e}");
     }
@@ -1233,7 +1225,7 @@ mod tests {
     #[test]
     fn a_page_at_another_lsn_is_refused_and_one_past_the_record_is_left_alone() {
         let gap = Lsn { vlf: 25, block: 0xb0, slot: 1 };
-        let records = [(NEXT_LSN, op(0x02, LCX_HEAP, 0, 1, gap, 0, &[b"row-1"]))];
+        let records = [(NEXT_LSN, op(0x02, Context::HEAP.0, 0, 1, gap, 0, &[b"row-1"]))];
         let e = run(page(&[b"row-0"], BASE_LSN, 0), &records, StopPoint::End).1.unwrap_err().to_string();
         assert!(e.contains("page 1:153 is at LSN 00000019:000000bd:0002") && e.contains("were not given"), "{e}");
         // The backup copied the page after this change: redo skips it.
@@ -1245,7 +1237,7 @@ mod tests {
     #[test]
     fn uncommitted_and_late_transactions_stay_out() {
         let base = page(&[b"row-0"], BASE_LSN, 0);
-        let insert = op(0x02, LCX_HEAP, 9, 1, BASE_LSN, 0, &[b"row-1"]);
+        let insert = op(0x02, Context::HEAP.0, 9, 1, BASE_LSN, 0, &[b"row-1"]);
         // Never committed.
         let p = run(base.clone(), &[(NEXT_LSN, insert.clone())], StopPoint::End).1.unwrap();
         assert_eq!(p, base);
@@ -1282,7 +1274,7 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::Unsupported);
         assert!(e.to_string().contains("LOP_DELETE_SPLIT at LSN 00000019:000000be:0002"), "{e}");
         // An insert onto a LOB page (LCX_TEXT_MIX): refused too.
-        let records = [(NEXT_LSN, op(0x02, LCX_TEXT_MIX, 0, 1, BASE_LSN, 0, &[b"lob-1"]))];
+        let records = [(NEXT_LSN, op(0x02, Context::TEXT_MIX.0, 0, 1, BASE_LSN, 0, &[b"lob-1"]))];
         let e = run(page(&[b"row-0"], BASE_LSN, 0), &records, StopPoint::End).1.unwrap_err().to_string();
         assert!(e.contains("LOP_INSERT_ROWS") && e.contains("LOB page (LCX_TEXT_MIX)"), "{e}");
     }
@@ -1319,7 +1311,7 @@ mod tests {
             start_page[4..].copy_from_slice(&s.file.to_le_bytes());
         }
         let fields = [(0x30, &[page_type, type_flags, 0][..]), (0x3a, &pminlen[..]), (0x44, &start_page[..])];
-        page_op(0x01, LCX_HEAP, (Lsn { vlf: 0, block: 0, slot: 1 }, 0xffff), &fields, 0x50, &[])
+        page_op(0x01, Context::HEAP.0, (Lsn { vlf: 0, block: 0, slot: 1 }, 0xffff), &fields, 0x50, &[])
     }
 
     #[test]
@@ -1407,10 +1399,16 @@ mod tests {
         let mut base = page(&[&row], BASE_LSN, 0);
         base[2] = 1;
         let ghost_bit = (8 * (4 + 5) + 3u16).to_le_bytes();
-        let set_bits =
-            page_op(0x07, LCX_PFS, (BASE_LSN, 0), &[(0x30, &ghost_bit[..]), (0x32, &[1, 0, 0, 0][..])], 0x36, &[]);
-        let free_space = page_op(0x0a, LCX_PFS, (NEXT_LSN, 0), &[(0x30, &[13, 0, 0x61, 0x60][..])], 0x34, &[]);
-        let header = page_op(0x05, LCX_PFS, (LSN_A, 0), &[(0x38, &[2, 0][..])], 0x3e, &[&[1], &[0]]);
+        let set_bits = page_op(
+            0x07,
+            Context::PFS.0,
+            (BASE_LSN, 0),
+            &[(0x30, &ghost_bit[..]), (0x32, &[1, 0, 0, 0][..])],
+            0x36,
+            &[],
+        );
+        let free_space = page_op(0x0a, Context::PFS.0, (NEXT_LSN, 0), &[(0x30, &[13, 0, 0x61, 0x60][..])], 0x34, &[]);
+        let header = page_op(0x05, Context::PFS.0, (LSN_A, 0), &[(0x38, &[2, 0][..])], 0x3e, &[&[1], &[0]]);
         let after_a = Lsn { vlf: 25, block: 0xbf, slot: 1 };
         let records = [(NEXT_LSN, set_bits), (LSN_A, free_space), (after_a, header)];
         let p = run(base, &records, StopPoint::End).1.unwrap();
@@ -1447,7 +1445,7 @@ mod tests {
         // 5,000 slots need 10,000 bytes of slot array: more than the page (found by fuzzing).
         let mut base = page(&[b"0123456789"], BASE_LSN, 0);
         base[22..24].copy_from_slice(&5000u16.to_le_bytes());
-        let records = [(NEXT_LSN, op(0x04, LCX_HEAP, 0, 0, BASE_LSN, 0, &[b"0", b"X"]))];
+        let records = [(NEXT_LSN, op(0x04, Context::HEAP.0, 0, 0, BASE_LSN, 0, &[b"0", b"X"]))];
         let e = run(base, &records, StopPoint::End).1.unwrap_err().to_string();
         assert!(e.contains("damaged page (slot count 5000"), "{e}");
     }
