@@ -28,7 +28,7 @@
 //! **Operations redone** (row images as [`super::record`] reads them; page layout as
 //! [`crate::page`] draws it; offsets below are in the record, past the page-operation header
 //! that [`super::record`] draws). The row operations:
-//! - LOP_INSERT_ROWS: image 0 is the whole row, `slot` where it goes. Heap pages (Context::HEAP.0) keep
+//! - LOP_INSERT_ROWS: image 0 is the whole row, `slot` where it goes. Heap pages (LCX_HEAP) keep
 //!   their slot numbers (row ids): the row takes an empty slot (offset 0) or the next new one.
 //!   Index pages (other contexts) keep slots in key order: later slots move up by one.
 //! - LOP_DELETE_ROWS: on a heap the slot's offset becomes 0 (an empty slot, as SQL Server leaves
@@ -38,7 +38,7 @@
 //!   applied where the before image matches the page and the two are the same length. The same
 //!   record changes allocation pages: on StopAt_1.trn, 13:a9:5 turns PFS byte 25 (page 21) from
 //!   0x20 to 0x60 (allocated), 13:a9:9 writes 1:21 into the first single-page slot (row offset
-//!   46) of the new IAM page 1:22. On PFS pages (Context::PFS.0) the before image is not compared: the
+//!   46) of the new IAM page 1:22. On PFS pages (LCX_PFS) the before image is not compared: the
 //!   PFS byte a backup copies can differ from it at the same page LSN (RestoreTimeStripe.bak's
 //!   PFS 1:1 at LSN 14:37:f has 0x30 for page 78, 14:98:4's before image says 0x14; its after
 //!   image, 0x60, is what the records after it build on).
