@@ -311,6 +311,24 @@ enum Command {
         #[arg(long)]
         allow_remote: bool,
     },
+    /// Every page and offset where a value's stored bytes occur, allocated or not
+    #[command(
+        after_help = "Examples:\n  mdfkit search shop.mdf --type int --value 104999\n  mdfkit search shop.bak --type nvarchar --value 'Maria Anders' --format csv\n  mdfkit search shop.mdf --type uniqueidentifier --value 00112233-4455-6677-8899-AABBCCDDEEFF\n\nThe value becomes the bytes SQL Server stores for it (integers little endian, nvarchar as UTF-16,\nvarchar as ASCII, binary as 0x hex, uniqueidentifier in its mixed byte order), then every page of\nthe files is searched, in use or not: deleted rows stay on their pages until overwritten.\nEach hit is printed with its page's type and allocation unit (see mdfkit page FILE PAGE)."
+    )]
+    Search {
+        #[command(flatten)]
+        files: Files,
+        /// SQL type of the value: tinyint, smallint, int, bigint, char, varchar, nchar, nvarchar,
+        /// binary, varbinary, uniqueidentifier
+        #[arg(long = "type")]
+        sql_type: String,
+        /// The value, as SQL Server spells it (0x... for binary)
+        #[arg(long)]
+        value: String,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
     /// One page taken apart: header fields, slots, each record's parts and column values
     #[command(
         after_help = "Examples:\n  mdfkit page shop.mdf 1:153\n  mdfkit page shop.bak 1:153 --format json\n\nPrinted the way DBCC PAGE (db, 1, 153, 3) prints a page, each field with its offset and\nlength; the page's verdict (checksum ok / mismatch / torn) first. A damaged page is still shown."
@@ -615,6 +633,9 @@ fn main() -> ExitCode {
         }
         Command::Studio { files, open, port, host, allow_remote } => {
             commands::studio(&files.files, position, open, host, port, allow_remote)
+        }
+        Command::Search { files, sql_type, value, format } => {
+            commands::search(&files.files, position, &sql_type, &value, format)
         }
         Command::Page { args, format } => {
             let (files, page) = args.split_at(args.len() - 1);

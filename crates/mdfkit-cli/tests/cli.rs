@@ -1044,6 +1044,39 @@ fn page_prints_a_page_like_dbcc_page_and_as_json() {
     assert!(dbcc.contains(&format!("au_id = {}", first["au_id"].as_str().unwrap())), "{dbcc}");
 }
 
+/// `search` finds a row's key where the scan says the row lives: on its page, inside its record,
+/// with the page's type and allocation unit as `pages` lists them.
+#[test]
+fn search_finds_a_value_inside_the_record_the_scan_reads_it_from() {
+    let Some(dir) = corpus() else { return };
+    let pubs = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
+    let pubs = pubs.to_str().unwrap();
+    let authors = mdfkit(&["cat", pubs, "dbo.authors", "--with-location", "--format", "json"]);
+    let authors: serde_json::Value = serde_json::from_slice(&authors.stdout).unwrap();
+    let row = &authors[3];
+    let (au_id, page_id) = (row["au_id"].as_str().unwrap(), row["__page"].as_str().unwrap());
+    let page = mdfkit(&["page", pubs, page_id, "--format", "json"]);
+    let page: serde_json::Value = serde_json::from_slice(&page.stdout).unwrap();
+    let record = &page["records"][row["__slot"].as_u64().unwrap() as usize];
+    let (start, len) = (record["offset"].as_u64().unwrap(), record["length"].as_u64().unwrap());
+
+    let out = mdfkit(&["search", pubs, "--type", "varchar(11)", "--value", au_id, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let hits: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let hit = hits
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["page"] == page_id && (start..start + len).contains(&h["offset"].as_u64().unwrap()))
+        .unwrap_or_else(|| panic!("{au_id} not found in {page_id} slot {}: {hits}", row["__slot"]));
+    assert_eq!(hit["page_type"], page["type"]);
+    assert_eq!(hit["allocation_unit"], page["allocation_unit"]);
+
+    let bad = mdfkit(&["search", pubs, "--type", "datetime", "--value", "2024-01-01"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+    assert!(text(&bad.stderr).contains("searching \"datetime\" values"), "{}", text(&bad.stderr));
+}
+
 #[test]
 fn studio_refuses_a_non_loopback_host_without_allow_remote() {
     let out = mdfkit(&["studio", "shop.mdf", "--host", "0.0.0.0"]);

@@ -12,6 +12,7 @@ mod objects;
 mod page;
 mod pages;
 mod rows;
+mod search;
 mod studio;
 mod tables;
 
@@ -31,6 +32,7 @@ pub use objects::{report_fetches, rm, share};
 pub use page::{page, PageFormat};
 pub use pages::{decode, pages};
 pub use rows::{cat, parse_page_ranges, CatForensics, PageRanges};
+pub use search::search;
 pub use studio::studio;
 pub use tables::{schema, sys, tables};
 

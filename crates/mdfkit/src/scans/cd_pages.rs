@@ -8,7 +8,7 @@
 //! structure ([`CompressionInfo::resolve`]):
 //! - integers, bit, money, date and datetime ([`IntegerForm`]) and decimals (vardecimal) are read
 //!   from the stored bytes straight into the column's Arrow values, one typed loop a column
-//!   ([`BatchBuilder::append_integers`], [`BatchBuilder::append_decimals`]);
+//!   (`BatchBuilder::append_integers`, `BatchBuilder::append_decimals`);
 //! - a value whose compressed form is its ordinary form (varchar, varbinary, (max) types:
 //!   [`values::stored_as_is`]) goes to the builder straight from the record;
 //! - the others are expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer
