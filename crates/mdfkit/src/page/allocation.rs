@@ -247,7 +247,8 @@ impl<'a> PfsMap<'a> {
         for (i, &b) in self.bytes.iter().enumerate() {
             let page = self.start.page.saturating_add(i as u32);
             match runs.last_mut() {
-                Some(run) if run.2 .0 == b && run.1 + 1 == page => run.1 = page,
+                // A page number saturates at the largest: its bytes join no run after it.
+                Some(run) if run.2 .0 == b && run.1.checked_add(1) == Some(page) => run.1 = page,
                 _ => runs.push((page, page, PfsByte(b))),
             }
         }
@@ -431,6 +432,10 @@ mod tests {
         assert!(pfs_says_allocated(&page, PageId::new(1, 1)).unwrap());
         assert!(!pfs_says_allocated(&page, PageId::new(1, 2)).unwrap());
         assert!(PfsMap::parse(&gam_page(PageId::new(1, 2), 8, &[])).is_err());
+        // A PFS page near the largest page id (found by fuzzing): its runs end there, no overflow.
+        let top = PfsMap { start: PageId::new(1, u32::MAX - 1), bytes: &[0x44, 0x44, 0x44, 0x44] };
+        let runs: Vec<(u32, u32)> = top.runs().into_iter().map(|(a, b, _)| (a, b)).collect();
+        assert_eq!(runs, vec![(u32::MAX - 1, u32::MAX), (u32::MAX, u32::MAX), (u32::MAX, u32::MAX)]);
     }
 
     #[test]
