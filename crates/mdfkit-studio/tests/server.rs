@@ -12,11 +12,33 @@ use mdfkit_studio::{router, Studio};
 use serde_json::Value;
 use tower::ServiceExt;
 
+/// `name` in this process's scratch folder under the build's own temporary folder (not the
+/// system's). The folders earlier runs left there, an hour old or more, are removed first: a
+/// test process cannot clean up after its last test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let stale = |e: &std::fs::DirEntry| {
+            e.file_name().to_string_lossy().starts_with("studio-tests-")
+                && e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok())
+                    > Some(std::time::Duration::from_secs(3600))
+        };
+        for entry in std::fs::read_dir(root).into_iter().flatten().flatten().filter(stale) {
+            std::fs::remove_dir_all(entry.path()).ok();
+        }
+        let dir = root.join(format!("studio-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
+    .join(name)
+}
+
 /// The forged shop database, written once for all tests.
 fn shop() -> &'static std::path::PathBuf {
     static DIR: OnceLock<std::path::PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("mdfkit-studio-test-{}", std::process::id()));
+        let dir = scratch("shop");
         mdfkit_forge::forge_to_dir(&mdfkit_forge::samples::shop(), &dir).unwrap();
         dir.join("shop.mdf")
     })
@@ -274,7 +296,7 @@ fn overview_and_table_json_are_the_library_answers() {
 #[test]
 fn downloads_are_the_bytes_export_writes() {
     let s = studio();
-    let dir = std::env::temp_dir().join(format!("mdfkit-studio-export-{}", std::process::id()));
+    let dir = scratch("export");
     std::fs::create_dir_all(&dir).unwrap();
     let formats = [
         ("csv", mdfkit::export::ExportFormat::Csv),
@@ -309,7 +331,7 @@ fn downloads_are_the_bytes_export_writes() {
 fn a_download_that_fails_midway_does_not_end_as_if_whole() {
     // A copy of the shop with one byte of page 1:49 (dbo.Customers' second page) flipped: its
     // checksum no longer matches, and the export stops there.
-    let damaged = std::env::temp_dir().join(format!("mdfkit-studio-damaged-{}.mdf", std::process::id()));
+    let damaged = scratch("damaged.mdf");
     let mut bytes = std::fs::read(shop()).unwrap();
     bytes[49 * 8192 + 4000] ^= 0xff;
     std::fs::write(&damaged, bytes).unwrap();
@@ -461,7 +483,7 @@ fn map_modes_paint_owners_fullness_and_ghosts_from_the_headers_and_pfs() {
 #[test]
 fn check_runs_in_the_background_and_paints_the_damage() {
     // The forged shop with one byte of a dbo.Customers data page changed.
-    let dir = std::env::temp_dir().join(format!("mdfkit-studio-damaged-{}", std::process::id()));
+    let dir = scratch("damaged");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("shop.mdf");
     std::fs::copy(shop(), &file).unwrap();
