@@ -1010,15 +1010,21 @@ fn row_compressed_tables_read_through_every_command() {
     std::fs::remove_dir_all(tmp).ok();
 }
 
+/// The corpus' pubs.mdf and `mdfkit cat ... dbo.authors --with-location --format json` of it
+/// (`None` after the corpus helper's loud skip).
+fn pubs_authors_located() -> Option<(String, serde_json::Value)> {
+    let pubs = corpus()?.join("mdf/itsligo-sampledbs__pubs.mdf").to_str().unwrap().to_string();
+    let authors = mdfkit(&["cat", &pubs, "dbo.authors", "--with-location", "--format", "json"]);
+    assert_eq!(authors.status.code(), Some(0), "{}", text(&authors.stderr));
+    Some((pubs, serde_json::from_slice(&authors.stdout).unwrap()))
+}
+
 #[test]
 fn page_prints_a_page_like_dbcc_page_and_as_json() {
-    let Some(dir) = corpus() else { return };
-    let pubs = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
-    let pubs = pubs.to_str().unwrap();
+    let Some((pubs, authors)) = pubs_authors_located() else { return };
+    let pubs = pubs.as_str();
     let listed = mdfkit(&["pages", pubs, "--type", "data", "--format", "json"]);
     let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
-    let authors = mdfkit(&["cat", pubs, "dbo.authors", "--with-location", "--format", "json"]);
-    let authors: serde_json::Value = serde_json::from_slice(&authors.stdout).unwrap();
     let first = &authors[0];
     let page_id = first["__page"].as_str().unwrap();
     let summary = listed.as_array().unwrap().iter().find(|p| p["page"] == page_id).unwrap();
@@ -1048,11 +1054,8 @@ fn page_prints_a_page_like_dbcc_page_and_as_json() {
 /// with the page's type and allocation unit as `pages` lists them.
 #[test]
 fn search_finds_a_value_inside_the_record_the_scan_reads_it_from() {
-    let Some(dir) = corpus() else { return };
-    let pubs = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
-    let pubs = pubs.to_str().unwrap();
-    let authors = mdfkit(&["cat", pubs, "dbo.authors", "--with-location", "--format", "json"]);
-    let authors: serde_json::Value = serde_json::from_slice(&authors.stdout).unwrap();
+    let Some((pubs, authors)) = pubs_authors_located() else { return };
+    let pubs = pubs.as_str();
     let row = &authors[3];
     let (au_id, page_id) = (row["au_id"].as_str().unwrap(), row["__page"].as_str().unwrap());
     let page = mdfkit(&["page", pubs, page_id, "--format", "json"]);

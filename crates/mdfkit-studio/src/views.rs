@@ -865,9 +865,10 @@ fn search_view(s: &Studio, q: &std::collections::HashMap<String, String>) -> mdf
     let needle = mdfkit::search::stored_bytes(&sql_type, &value)?;
     let from = q.get("from").map(|f| anatomy::parse_page_id(f)).transpose()?;
     let mut hits = Vec::new();
-    let end = mdfkit::search::find_bytes(s.db.reader().source(), &needle, from, SEARCH_BUDGET, SEARCH_HITS, |p, o| {
-        hits.push((p, o))
-    });
+    let end =
+        mdfkit::search::find_bytes(s.db.reader().source(), &needle, from, SEARCH_BUDGET, SEARCH_HITS, |p, o, _| {
+            hits.push((p, o))
+        });
     let next = match end {
         mdfkit::search::SearchEnd::Done => None,
         mdfkit::search::SearchEnd::Before(p) => Some(p),

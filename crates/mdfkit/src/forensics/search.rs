@@ -94,7 +94,7 @@ pub enum SearchEnd {
     Before(PageId),
 }
 
-/// Calls `hit` with the page and offset of every occurrence of `needle` in the pages of
+/// Calls `hit` with the page, offset and the page's bytes of every occurrence of `needle` in the pages of
 /// `source` from `from` on (file by file, page by page; pages the source cannot serve are
 /// passed over), until `budget` has passed or `max_hits` were found. Occurrences are found
 /// whole inside a page (a value never spans pages).
@@ -104,7 +104,7 @@ pub fn find_bytes(
     from: Option<PageId>,
     budget: Duration,
     max_hits: usize,
-    mut hit: impl FnMut(PageId, usize),
+    mut hit: impl FnMut(PageId, usize, &[u8]),
 ) -> SearchEnd {
     let started = Instant::now();
     let mut found = 0;
@@ -128,7 +128,7 @@ pub fn find_bytes(
             while let Some(i) = buf[at..].iter().position(|&b| b == first) {
                 let offset = at + i;
                 if buf[offset..].starts_with(needle) {
-                    hit(id, offset);
+                    hit(id, offset, &buf);
                     found += 1;
                 }
                 at = offset + 1;
@@ -173,12 +173,12 @@ mod tests {
         let reader = crate::source::tests::reader(pages.into_iter().enumerate().map(|(n, p)| (n as u32, p)).collect());
         let source = reader.source();
         let mut hits = Vec::new();
-        let end = find_bytes(source, b"abc", None, Duration::from_secs(60), 100, |p, o| hits.push((p.page, o)));
+        let end = find_bytes(source, b"abc", None, Duration::from_secs(60), 100, |p, o, _| hits.push((p.page, o)));
         assert_eq!(end, SearchEnd::Done);
         assert_eq!(hits.len(), 8);
         assert_eq!(&hits[..2], &[(0, 98), (0, 8000)]);
         let mut more = Vec::new();
-        let end = find_bytes(source, b"abc", Some(PageId::new(1, 2)), Duration::from_secs(60), 2, |p, o| {
+        let end = find_bytes(source, b"abc", Some(PageId::new(1, 2)), Duration::from_secs(60), 2, |p, o, _| {
             more.push((p.page, o))
         });
         assert_eq!((end, more), (SearchEnd::Before(PageId::new(1, 3)), vec![(2, 98), (2, 8000)]));
