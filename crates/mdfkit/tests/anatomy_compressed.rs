@@ -262,3 +262,114 @@ fn real_compressed_pages_are_taken_apart_as_the_scan_reads_them() {
         );
     }
 }
+
+/// A PAGE and a ROW compressed clustered index deep enough for two levels above its leaves: the
+/// forge writes their index records in the CD format (the key, then the child page). Walked
+/// from the root through the anatomy, every index record's child page is the next page of the
+/// leaf chain (or of the level below) in order, and its key is the compressed form of the first
+/// key of that page; `check` finds nothing, and names an index record that lost its child page.
+#[test]
+fn compressed_index_levels_hold_the_forges_keys_and_child_pages() {
+    let deep = |name: &str, compression: Compression| {
+        let mut t = TableSpec::new("dbo", name, Layout::Clustered { key: 0 }, 1300)
+            .column(col("ItemID", ColType::Int, Gen::Sequence { start: 1000, step: 7 }, Nulls::Never))
+            .column(col("pad", ColType::VarChar(Some(3800)), Gen::Length { min: 3500, max: 3800 }, Nulls::Never));
+        t.compression = compression;
+        t.page_ci_every = Some(3);
+        t
+    };
+    let spec = Spec::new("deep_cd", Version::V904, 5)
+        .table(deep("DeepPage", Compression::Page))
+        .table(deep("DeepRow", Compression::Row));
+    let files = forge(&spec).expect("forge");
+    let open = |files: &[mdfkit_forge::ForgedFile]| {
+        let source = std::sync::Arc::new(
+            mdfkit::source::DataFiles::from_memory(files.iter().map(|f| (f.name.clone(), f.bytes.clone())).collect())
+                .unwrap(),
+        );
+        (mdfkit::Database::from_source(source.clone()).unwrap(), source)
+    };
+    let (db, source) = open(&files);
+    let (problems, _) = mdfkit::check::check_pages(source.as_ref(), |_| {});
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut damage_at = None;
+    for t in &spec.tables {
+        let name = t.qualified_name();
+        let table = db.catalog().find_table(&name).unwrap();
+        let unit = db
+            .catalog()
+            .base()
+            .allocation_units
+            .iter()
+            .find(|u| u.owner_id == table.partitions[0].partition_id && u.kind == 1)
+            .unwrap()
+            .clone();
+        // The leaf chain, and each leaf page's first key.
+        let (mut leaves, mut first_keys) = (Vec::new(), HashMap::new());
+        let mut next = unit.first_page;
+        while !next.is_null() {
+            let a = read_database_page(&db, next).unwrap();
+            let key = a.records[0].columns[0].value.clone().unwrap();
+            let Value::Int(key) = key else { panic!("{name} {next}: key {key:?}") };
+            let Some(mdfkit_forge::cd::CdCell::Bytes(stored)) =
+                mdfkit_forge::cd::compress(&mdfkit_forge::Val::Int(key), ColType::Int)
+            else {
+                panic!("{key} has a compressed form")
+            };
+            first_keys.insert(next, stored);
+            leaves.push(next);
+            next = a.header.unwrap().next_page;
+        }
+        let root = read_database_page(&db, unit.root_page).unwrap();
+        let levels = root.header.unwrap().level;
+        assert!(levels >= 2, "{name}: root at level {levels}, {} leaf pages", leaves.len());
+        let mut pages = vec![unit.root_page];
+        for level in (1..=levels).rev() {
+            let mut below = Vec::new();
+            for &id in &pages {
+                let a = read_database_page(&db, id).unwrap();
+                let h = a.header.unwrap();
+                assert_eq!((h.page_type, h.level), (PageType::Index, level), "{name} {id}");
+                for r in &a.records {
+                    let what = format!("{name} index page {id} slot {}", r.slot);
+                    assert!(r.error.is_none(), "{what}: {:?}", r.error);
+                    assert_eq!(r.record_type, Some(RecordType::Index), "{what}");
+                    assert_covered(&what, r, &a);
+                    let down = r.fields.iter().find(|f| a.field_name(f) == "down page").expect("a down page");
+                    let mdfkit::anatomy::FieldValue::Page(child) = down.value else { panic!("{what}") };
+                    let key = r.fields.iter().find(|f| a.field_name(f) == "column 1").expect("a key");
+                    let key_bytes = a.bytes[key.offset..key.offset + key.len].to_vec();
+                    // The child's first key: a leaf's first row, or the first record of an index page.
+                    let want = match first_keys.get(&child) {
+                        Some(k) => k.clone(),
+                        None => {
+                            let c = read_database_page(&db, child).unwrap();
+                            let f = c.records[0].fields.iter().find(|f| c.field_name(f) == "column 1").unwrap();
+                            c.bytes[f.offset..f.offset + f.len].to_vec()
+                        }
+                    };
+                    assert_eq!(key_bytes, want, "{what}: the key of child {child}");
+                    below.push(child);
+                    damage_at.get_or_insert((id, down.offset - r.offset, r.offset));
+                }
+            }
+            pages = below;
+        }
+        assert_eq!(pages, leaves, "{name}: the index reaches every leaf once, in chain order");
+    }
+    // An index record whose child page lost its six-byte code: a problem on its page and slot.
+    let (page, _, record) = damage_at.unwrap();
+    let mut damaged = files.clone();
+    let file = damaged.iter_mut().find(|f| f.name.ends_with(".mdf")).unwrap();
+    let at = page.page as usize * 8192;
+    let bytes = &mut file.bytes[at..at + 8192];
+    // The CD array's byte of columns 1 and 2: the child page's code 7 becomes 8 (seven bytes).
+    bytes[record + 2] = (bytes[record + 2] & 0x0f) | 0x80;
+    if u16::from_le_bytes([bytes[4], bytes[5]]) & 0x200 != 0 {
+        let sum = mdfkit::page::protection::page_checksum(bytes);
+        bytes[60..64].copy_from_slice(&sum.to_le_bytes());
+    }
+    let (_, source) = open(&damaged);
+    let (problems, _) = mdfkit::check::check_pages(source.as_ref(), |_| {});
+    assert!(problems.iter().any(|p| p.page == Some(page) && p.what.contains("without a child page")), "{problems:?}");
+}

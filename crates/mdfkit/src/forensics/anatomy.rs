@@ -687,8 +687,9 @@ fn record(
 ) -> RecordAnatomy {
     let status = page[offset];
     let is_data_page = context.page_type == PageType::Data;
-    // Bit 0 is never set in a FixedVar status byte: it marks a CD record.
-    let is_cd = is_data_page && status & HEADER_CD_FORMAT != 0;
+    // Bit 0 is never set in a FixedVar status byte: it marks a CD record (the rows of a compressed
+    // table, the index records of a compressed index).
+    let is_cd = matches!(context.page_type, PageType::Data | PageType::Index) && status & HEADER_CD_FORMAT != 0;
     let record_type = if is_cd { RecordType::from_cd_header(status) } else { RecordType::from_status(status) };
     let mut out = RecordAnatomy::empty(slot, offset, None);
     out.record_type = Some(record_type);
@@ -722,7 +723,14 @@ fn record(
                 Err(e) => out.error = Some(e.to_string()),
             }
         }
-        RecordType::Primary | RecordType::Forwarded | RecordType::GhostData | RecordType::GhostVersion if is_cd => {
+        RecordType::Primary
+        | RecordType::Forwarded
+        | RecordType::GhostData
+        | RecordType::GhostVersion
+        | RecordType::Index
+        | RecordType::GhostIndex
+            if is_cd =>
+        {
             match CdRecord::parse(&page[offset..]) {
                 Ok(cd) => cd_record(&mut out, &cd, offset, context, scratch),
                 Err(e) => {
@@ -759,9 +767,13 @@ fn whole(out: &mut RecordAnatomy, end: usize, record_type: RecordType) {
 fn cd_record(out: &mut RecordAnatomy, cd: &CdRecord, at: usize, context: &RecordContext, scratch: &mut Vec<u8>) {
     out.len = cd.bytes().len();
     let layout = context.layout;
-    out.fields = cd_fields(at, cd, &|i| match layout.and_then(|l| l.cd_column(i)) {
-        Some(c) => (FieldName::Column(c), FieldValue::Column(c)),
-        None => (FieldName::Numbered("column", i + 1), FieldValue::Hex),
+    // A non-leaf index record's last column: the child page.
+    let down_page = cd.down_page().filter(|_| context.page_type == PageType::Index);
+    let last = cd.column_count().saturating_sub(1);
+    out.fields = cd_fields(at, cd, &|i| match (layout.and_then(|l| l.cd_column(i)), down_page) {
+        (_, Some(child)) if i == last => (FieldName::Fixed("down page"), FieldValue::Page(child)),
+        (Some(c), _) => (FieldName::Column(c), FieldValue::Column(c)),
+        (None, _) => (FieldName::Numbered("column", i + 1), FieldValue::Hex),
     });
     if let Some(layout) = layout {
         out.columns = cd_columns(layout.decoder, cd, context.ci, at, scratch);
@@ -1660,6 +1672,26 @@ mod tests {
         assert_eq!(a.records.len(), 3);
         let json = a.to_json();
         assert_eq!(json["compression_info"][0]["value"], "0x06: ANCHOR_RECORD | DICTIONARY");
+    }
+
+    #[test]
+    fn takes_compressed_index_records_apart_to_their_child_page() {
+        let id = PageId::new(1, 202);
+        // Type 6, a 2-byte key, the child page 1:300 (six bytes, code 7).
+        let index = [0x19, 2, 0x73, 0x83, 0xe8, 0x2c, 0x01, 0, 0, 1, 0];
+        let mut b = build_page(id, 2, &[&index]);
+        b[3] = 1; // level 1: a non-leaf page
+        let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
+        let r = &a.records[0];
+        assert_eq!((r.record_type, r.len), (Some(RecordType::Index), index.len()));
+        assert_tiles(r);
+        let value = |name: &str| {
+            let f = r.fields.iter().find(|f| a.field_name(f) == name).unwrap_or_else(|| panic!("{name}"));
+            a.field_value(f, Some(r)).into_owned()
+        };
+        assert_eq!(value("header"), "0x19: INDEX_RECORD");
+        assert_eq!(value("column 1"), "0x83E8");
+        assert_eq!(value("down page"), "1:300");
     }
 
     #[test]

@@ -34,6 +34,12 @@
 //! columns. The cluster array gives the byte length of every cluster but the last (whose length
 //! follows from its codes); this reader checks each against its codes.
 //!
+//! Index records (type 6, 7 a ghost) of a compressed index's non-leaf pages are CD records too:
+//! the key columns, then one more column holding the child page's address (page 4 bytes, file
+//! 2) as six bytes of short data (code 7), read by [`CdRecord::down_page`]. Source:
+//! danny-sg/internals-viewer (`CdRecordLoader.cs`: "6 bytes post columns is the Down Page
+//! Pointer", a six-byte short column past the index's columns; `CdIndexRecord.cs`).
+//!
 //! Long data: the flags byte (bit 0 two-byte end offsets, the only form seen; bit 1 complex values
 //! present), the entry count, one end offset per entry counted from the first value (top bit: the
 //! value is complex), a cluster array of (n-1)/30 bytes, then the values. Entry `i` belongs to the
@@ -58,6 +64,8 @@ use std::ops::Range;
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
 
+/// Bytes of an index record's child page address: page (4), file (2).
+const DOWN_PAGE_SIZE: usize = 6;
 /// Columns per short-data (and long-data) cluster.
 const CLUSTER_COLUMNS: usize = 30;
 const VERSION_TAG_SIZE: usize = 14;
@@ -528,6 +536,19 @@ impl<'a> CdRecord<'a> {
         let _ = Self::parse_values(self.bytes, columns, out);
     }
 
+    /// An index record's child page (on a non-leaf page of a compressed index): its last column,
+    /// when that holds six bytes of short data; `None` for other records.
+    pub fn down_page(&self) -> Option<crate::geometry::PageId> {
+        if !matches!(self.record_type, CdRecordType::Index | CdRecordType::GhostIndex) {
+            return None;
+        }
+        let last = self.column_count().checked_sub(1)?;
+        match self.value(last)? {
+            CdValue::Bytes(b) if b.len() == DOWN_PAGE_SIZE => crate::geometry::PageId::from_bytes(b),
+            _ => None,
+        }
+    }
+
     /// A forwarded record's back pointer to its forwarding stub (the complex long entry after the
     /// long columns' entries).
     pub fn back_pointer(&self) -> Option<&'a [u8]> {
@@ -657,6 +678,21 @@ pub(crate) mod tests {
             r.values_into(2, &mut first);
             assert_eq!(first, one_by_one[..2]);
         }
+    }
+
+    #[test]
+    fn index_records_end_with_their_child_page() {
+        // Type 6 (header 0x19), two columns: a 2-byte key, the child page 1:300 (code 7, 6 bytes).
+        let r = [0x19, 2, 0x73, 0x83, 0xe8, 0x2c, 0x01, 0, 0, 1, 0];
+        let rec = CdRecord::parse(&r).unwrap();
+        assert_eq!(rec.record_type(), CdRecordType::Index);
+        assert_eq!(rec.bytes().len(), r.len());
+        assert_eq!(rec.down_page(), Some(crate::geometry::PageId::new(1, 300)));
+        let mut data = r;
+        data[0] = 0x01;
+        assert_eq!(CdRecord::parse(&data).unwrap().down_page(), None, "a data record has no child page");
+        let five = [0x19, 2, 0x63, 0x83, 0xe8, 0x2c, 0x01, 0, 0, 1];
+        assert_eq!(CdRecord::parse(&five).unwrap().down_page(), None, "five bytes are no page address");
     }
 
     #[test]
