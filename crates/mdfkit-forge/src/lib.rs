@@ -149,6 +149,15 @@ pub fn forge_to_dir(spec: &Spec, dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
+/// [`live_rows`] with each value spelled as SQL Server prints it (`NULL` for NULL): what readers'
+/// tests compare the rows they read with.
+pub fn live_rows_text(spec: &Spec, table: usize) -> impl Iterator<Item = Vec<String>> + '_ {
+    let columns = &spec.tables[table].columns;
+    live_rows(spec, table).map(move |row| {
+        row.iter().zip(columns).map(|(v, c)| v.as_ref().map_or("NULL".to_string(), |v| v.sql_text(c.ty))).collect()
+    })
+}
+
 /// The live rows of table `table` (index in the spec) in the order they were generated (for a
 /// clustered table: key order), each value `None` for NULL. Ghost rows are left out.
 pub fn live_rows(spec: &Spec, table: usize) -> impl Iterator<Item = Vec<Option<Val>>> + '_ {

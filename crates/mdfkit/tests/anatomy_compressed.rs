@@ -15,7 +15,9 @@ use mdfkit::recovery::list_pages;
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
 use mdfkit::PageId;
-use mdfkit_forge::{forge, live_rows, ColType, ColumnSpec, Compression, Gen, Layout, Nulls, Spec, TableSpec, Version};
+use mdfkit_forge::{
+    forge, live_rows_text, ColType, ColumnSpec, Compression, Gen, Layout, Nulls, Spec, TableSpec, Version,
+};
 
 fn col(name: &str, ty: ColType, gen: Gen, nulls: Nulls) -> ColumnSpec {
     ColumnSpec::new(name, ty, gen, nulls)
@@ -170,14 +172,7 @@ fn compressed_pages_are_taken_apart_byte_by_byte_into_the_forges_rows() {
                 }
             }
         }
-        let mut expected: Vec<Vec<String>> = live_rows(&spec, i)
-            .map(|row| {
-                row.iter()
-                    .zip(&t.columns)
-                    .map(|(v, c)| v.as_ref().map_or("NULL".to_string(), |v| v.sql_text(c.ty)))
-                    .collect()
-            })
-            .collect();
+        let mut expected: Vec<Vec<String>> = live_rows_text(&spec, i).collect();
         rows.sort();
         expected.sort();
         assert_eq!(rows.len(), expected.len(), "{name}: live rows taken apart");
