@@ -1675,6 +1675,36 @@ mod tests {
     }
 
     #[test]
+    fn survives_any_damage_to_a_compressed_page() {
+        let id = PageId::new(1, 203);
+        let mut ci = vec![0x06, 3, 0, 14, 0, 24, 0];
+        ci.extend_from_slice(&[0x01, 3, 0x04, 0x01, b'a', b'b', b'c']);
+        ci.extend_from_slice(&[2, 0, 8, 0, 10, 0, 2, b'x', b'z', b'z']);
+        let wide = crate::record::cd::tests::hex(crate::record::cd::tests::BC_BASE_ROW);
+        let good = compressed_page(id, &ci, &[&[0x01, 3, 0x3c, 0x00, 0, b'k', b'k'], &wide]);
+        let end = 96 + ci.len() + 7 + wide.len();
+        for at in 96..end {
+            for x in [0u8, 0x01, 0x7f, 0x80, 0xff] {
+                let mut b = good.clone();
+                b[at] = x;
+                let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
+                let mut cursor = 96;
+                for f in &a.compression_info {
+                    assert_eq!(f.offset, cursor, "byte {at} set to {x:#04x}");
+                    cursor += f.len;
+                }
+                for r in &a.records {
+                    assert_tiles(r);
+                    assert!(r.fields.iter().all(|f| f.offset + f.len <= PAGE_SIZE));
+                    for f in &r.fields {
+                        let _ = (a.field_name(f), a.field_value(f, Some(r)));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn takes_compressed_index_records_apart_to_their_child_page() {
         let id = PageId::new(1, 202);
         // Type 6, a 2-byte key, the child page 1:300 (six bytes, code 7).
