@@ -1,5 +1,7 @@
 //! Page anatomy (`mdfkit page`, the studio's page and record views): any 8 KB taken apart, with a
-//! declared row layout and without one; every field it reports must lie inside the page.
+//! declared row layout and without one; every field it reports must lie inside the page. Pages
+//! whose type flag bit 0x80 is set have their CI structure taken apart (header, anchor record,
+//! dictionary), and records whose first byte has bit 0x01 set are taken apart as CD records.
 #![no_main]
 
 use std::collections::BTreeMap;
@@ -40,6 +42,13 @@ fn assert_inside(a: &PageAnatomy) {
             assert!(c.span.is_none_or(|(o, l)| o + l <= PAGE_SIZE));
         }
     }
+    let mut end = 96;
+    for f in &a.compression_info {
+        assert_eq!(f.offset, end, "CI fields follow each other");
+        end += f.len;
+        let _ = (a.field_name(f), a.field_value(f, None));
+    }
+    assert!(end <= PAGE_SIZE);
     let first = a.records.first();
     let fields = a
         .header_fields

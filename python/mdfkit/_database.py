@@ -143,7 +143,9 @@ class Database:
     def page(self, page_id: str) -> Dict[str, Any]:
         """Page ``FILE:PAGE`` taken apart, as ``mdfkit page --format json`` prints it: the
         header's fields (offset, length, name, value, meaning), the checksum verdict, each
-        record's parts and column values, the slot array, and an allocation page's bitmap.
+        record's parts and column values (a compressed record's CD codes, clusters and long
+        data too), a PAGE compressed page's ``compression_info`` (header, anchor record,
+        dictionary), the slot array, and an allocation page's bitmap.
 
         Example::
 

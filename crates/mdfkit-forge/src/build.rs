@@ -263,7 +263,8 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
     let mut page: Option<PageBuf> = None;
     let mut fwd: Option<PageBuf> = None;
     let mut first_page = PageId::NULL;
-    let mut index_entries: Vec<(Vec<u8>, PageId)> = Vec::new();
+    // The first key of each leaf page: its stored bytes, or its compressed form (a CD cell).
+    let mut index_entries: Vec<(CdCell, PageId)> = Vec::new();
     let mut live = 0u64;
     let (mut max_leaf, mut min_leaf) = (0usize, usize::MAX);
     let mut record = Vec::new();
@@ -423,8 +424,12 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
             }
             if let Some(k) = key {
                 if p.slot_count() == 0 {
-                    if let Stored::Inline(b) = &stored[k] {
-                        index_entries.push((b.clone(), p.id));
+                    match (&stored[k], &values[k]) {
+                        (Stored::Inline(_), Some(v)) if compressed => {
+                            index_entries.push((cd::compress(v, t.columns[k].ty).unwrap_or(CdCell::Null), p.id))
+                        }
+                        (Stored::Inline(b), _) => index_entries.push((CdCell::Bytes(b.clone()), p.id)),
+                        _ => {}
                     }
                 }
             }
@@ -449,7 +454,7 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
     let mut root = first_page;
     let mut index_pages = 0;
     if clustered && index_entries.len() > 1 {
-        let (r, n) = write_index_levels(w, &mut in_row, ids.in_row_unit, index_entries)?;
+        let (r, n) = write_index_levels(w, &mut in_row, ids.in_row_unit, index_entries, compressed)?;
         root = r;
         index_pages = n;
     }
@@ -503,12 +508,15 @@ fn flush_data(w: &mut Writer, page: Option<PageBuf>, heap: bool, pages: &mut u64
 }
 
 /// Builds the non-leaf levels of a clustered index from (first key, page) of each page below:
-/// index records are status 0x06, the key columns, the child page (6 bytes). Returns the root.
+/// index records are status 0x06, the key columns, the child page (6 bytes); in a compressed
+/// index CD records of the compressed key and the child page ([`cd::index_record`]). Returns the
+/// root.
 fn write_index_levels(
     w: &mut Writer,
     unit: &mut UnitPages,
     auid: i64,
-    mut entries: Vec<(Vec<u8>, PageId)>,
+    mut entries: Vec<(CdCell, PageId)>,
+    compressed: bool,
 ) -> io::Result<(PageId, u64)> {
     let mut level = 1u8;
     let mut written = 0;
@@ -516,9 +524,16 @@ fn write_index_levels(
         let mut next_entries = Vec::new();
         let mut page: Option<PageBuf> = None;
         for (key, child) in &entries {
-            let mut rec = vec![3 << 1];
-            rec.extend_from_slice(key);
-            rec.extend_from_slice(&child.bytes());
+            let rec = match key {
+                _ if compressed => cd::index_record(std::slice::from_ref(key), *child),
+                CdCell::Bytes(key) => {
+                    let mut rec = vec![3 << 1];
+                    rec.extend_from_slice(key);
+                    rec.extend_from_slice(&child.bytes());
+                    rec
+                }
+                _ => unreachable!("an uncompressed key is its stored bytes"),
+            };
             if page.as_ref().is_some_and(|p| !p.fits(rec.len())) {
                 let mut done = page.take().expect("open page");
                 let next = unit.next_page(&mut w.space);

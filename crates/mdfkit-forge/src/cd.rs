@@ -12,7 +12,13 @@
 //! ```
 //!
 //! Header: 0x01 (CD format) | record type << 2 (0 primary, 2 forwarding stub, 3 ghost data,
-//! 4 forwarded) | 0x20 (long data region present). CD codes: 0 NULL, 1 empty, 2-9 one to eight
+//! 4 forwarded, 6 index) | 0x20 (long data region present).
+//!
+//! The non-leaf index records of a compressed index are CD records too ([`index_record`]): record
+//! type 6, the key columns, then one more column holding the child page's address (page 4, file
+//! 2 bytes) as six bytes of short data (CD code 7). Source: danny-sg/internals-viewer
+//! (`CdRecordLoader.cs`: a six-byte short column past the index's columns is the down page
+//! pointer; `CdIndexRecord.cs`). CD codes: 0 NULL, 1 empty, 2-9 one to eight
 //! bytes of short data, 10 long data, 11 bit 1. Each full cluster of 30 columns has a byte in the
 //! short cluster array (its short data's length) and one in the long cluster array (its long
 //! values' count); the last cluster has none.
@@ -155,7 +161,6 @@ fn code(cell: &CdCell) -> u8 {
 
 /// Writes a CD record of `cells` (physical column order) into `out` (cleared first).
 pub fn encode(cells: &[CdCell], kind: Kind, out: &mut Vec<u8>) {
-    out.clear();
     let type_bits = match kind {
         Kind::Primary => 0,
         Kind::Ghost => 3,
@@ -165,6 +170,22 @@ pub fn encode(cells: &[CdCell], kind: Kind, out: &mut Vec<u8>) {
         Kind::Forwarded { stub, slot } => Some(back_pointer(stub, slot)),
         _ => None,
     };
+    encode_typed(cells, type_bits, back, out);
+}
+
+/// A non-leaf index record of a compressed index: record type 6, the key columns' cells, then
+/// the child page's address as a column of six bytes.
+pub fn index_record(keys: &[CdCell], child: PageId) -> Vec<u8> {
+    let mut cells = keys.to_vec();
+    cells.push(CdCell::Bytes(child.bytes().to_vec()));
+    let mut out = Vec::new();
+    encode_typed(&cells, 6, None, &mut out);
+    out
+}
+
+/// [`encode`] with record type `type_bits` and a forwarded record's back pointer `back`.
+fn encode_typed(cells: &[CdCell], type_bits: u8, back: Option<Vec<u8>>, out: &mut Vec<u8>) {
+    out.clear();
     let mut long: Vec<(&[u8], bool)> = cells
         .iter()
         .filter_map(|c| match c {

@@ -18,7 +18,7 @@
 //! | row-overflow pointers, in-row LOB roots, DATA and INTERNAL LOB records | `build` | `lob.rs` |
 //! | system base tables (sysallocunits, sysrowsets, sysrscols, sysschobjs, syscolpars, sysidxstats, sysiscols, sysclsobjs, sysscalartypes, sysprufiles, ...) | [`systables`], `meta` | `catalog/base.rs`, `catalog/rowset.rs`, `catalog/model.rs` |
 //! | value storage forms | [`value`] | `decode.rs` |
-//! | ROW compressed leaf records (CD format: CD array, short data clusters, long data region, compressed value forms, SCSU; `TableSpec::compression`; the index levels above stay FixedVar records, which SQL Server writes in the CD format too) | [`cd`], `build` | `record/cd.rs`, `compressed/values.rs`, `compressed/scsu.rs`, `rows.rs` |
+//! | ROW compressed leaf records (CD format: CD array, short data clusters, long data region, compressed value forms, SCSU; `TableSpec::compression`; the non-leaf index records above them too: the compressed key and the child page as a six-byte column) | [`cd`], `build` | `record/cd.rs`, `compressed/values.rs`, `compressed/scsu.rs`, `rows.rs`, `check.rs`, `anatomy.rs` |
 //! | vardecimal storage format (`TableSpec::vardecimal`: decimals as variable-length columns; the table option's catalog flag is not written) | [`value::encode_vardecimal`], `build` | `compressed/vardecimal.rs`, `rows.rs` |
 //!
 //! Deterministic: the same spec gives the same bytes (values are a pure function of the seed,
@@ -147,6 +147,15 @@ pub fn forge_to_dir(spec: &Spec, dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut sink = FileSink { files };
     run(spec, &mut sink)?;
     Ok(paths)
+}
+
+/// [`live_rows`] with each value spelled as SQL Server prints it (`NULL` for NULL): what readers'
+/// tests compare the rows they read with.
+pub fn live_rows_text(spec: &Spec, table: usize) -> impl Iterator<Item = Vec<String>> + '_ {
+    let columns = &spec.tables[table].columns;
+    live_rows(spec, table).map(move |row| {
+        row.iter().zip(columns).map(|(v, c)| v.as_ref().map_or("NULL".to_string(), |v| v.sql_text(c.ty))).collect()
+    })
 }
 
 /// The live rows of table `table` (index in the spec) in the order they were generated (for a

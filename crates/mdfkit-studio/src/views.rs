@@ -459,6 +459,9 @@ fn byte_map(p: &PageAnatomy) -> ByteMap {
     if let Some((o, l)) = p.free_space {
         mark(o, l, format!("p-{}", Part::FreeSpace.name()), "free".into());
     }
+    for (i, f) in p.compression_info.iter().enumerate() {
+        mark(f.offset, f.len, format!("p-{}", f.part.name()), format!("ci{i}"));
+    }
     for r in &p.records {
         let mut columns = 0;
         for (i, f) in r.fields.iter().enumerate() {
@@ -524,6 +527,10 @@ fn legend() -> String {
         Part::Undecoded,
         Part::FreeSpace,
         Part::SlotArray,
+        Part::CiHeader,
+        Part::CdArray,
+        Part::ClusterArray,
+        Part::Dictionary,
     ];
     let mut out = String::from("<p class=\"legend\">");
     for p in parts {
@@ -564,6 +571,10 @@ fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
     }
     body.push_str("</p><h2>Header</h2>");
     body.push_str(&fields_table(&p, &p.header_fields, None, "h", 0));
+    if !p.compression_info.is_empty() {
+        body.push_str("<h2>Compression information (PAGE compression)</h2>");
+        body.push_str(&fields_table(&p, &p.compression_info, None, "ci", 0));
+    }
     body.push_str(&allocation_html(&p));
     body.push_str("<h2>Slots</h2>");
     let rows: Vec<Vec<Cell>> = p

@@ -903,3 +903,30 @@ fn value_search_finds_a_value_s_stored_bytes_where_the_record_holds_them() {
     assert_eq!(get(&s, "/search.json?type=datetime&value=2024").status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(get(&s, "/search.json?type=int&value=x").status, StatusCode::UNPROCESSABLE_ENTITY);
 }
+
+/// A PAGE compressed page of the demo database: the page view shows its CI structure (a table of
+/// its fields, its bytes coloured by part) and its JSON is the anatomy's, CI structure included.
+#[test]
+fn a_page_compressed_page_shows_its_ci_structure_and_cd_records() {
+    let dir = scratch("demo");
+    mdfkit_forge::forge_to_dir(&mdfkit_forge::samples::demo(), &dir).unwrap();
+    let mdf = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "mdf"))
+        .unwrap();
+    let s = Arc::new(Studio::open(vec![mdf], None).unwrap());
+    let listed = mdfkit::recovery::list_pages(s.db.reader().source(), |p| p.page_type == mdfkit::page::PageType::Data);
+    let page = listed
+        .iter()
+        .map(|p| mdfkit::anatomy::read_database_page(&s.db, p.id).unwrap())
+        .find(|a| a.owner.as_deref() == Some("sales.ReadingsPage") && !a.compression_info.is_empty())
+        .expect("a page of sales.ReadingsPage with a CI structure");
+    let id = page.id;
+    assert_eq!(get(&s, &format!("/page/{id}.json")).json(), page.to_json());
+    let html = get(&s, &format!("/page/{id}")).text();
+    assert!(html.contains("Compression information"), "{id}");
+    for part in ["p-ci-header", "p-cd-array", "p-dictionary"] {
+        assert!(html.contains(part), "{id}: no {part} bytes");
+    }
+}

@@ -127,3 +127,56 @@ fn the_ci_structure_cut_short_or_overrun_is_damage_not_a_guess() {
         assert!(CompressionInfo::parse(&page).is_err(), "byte {at} set to {value:#04x}");
     }
 }
+
+/// `mdfkit page` on a page holding the same CI structure: the anchor's prefixes and the
+/// dictionary's entries are fields at the offsets and lengths DBCC PAGE printed, and the
+/// structure's 539 bytes are all some field's.
+#[test]
+fn the_page_anatomy_draws_the_ci_structure_where_dbcc_page_printed_it() {
+    use mdfkit::anatomy::{take_apart, Part};
+    let ci = hex(INTERNALS_VIEWER_CI);
+    let id = mdfkit::PageId::new(1, 77);
+    let mut page = vec![0u8; PAGE_SIZE];
+    page[0] = 1; // header version
+    page[1] = 1; // data page
+    page[2] = mdfkit::page::compression_info::PAGE_HAS_CI_STRUCTURE;
+    page[30..32].copy_from_slice(&((HEADER_SIZE + ci.len()) as u16).to_le_bytes());
+    page[32..36].copy_from_slice(&id.page.to_le_bytes());
+    page[36..38].copy_from_slice(&id.file.to_le_bytes());
+    page[HEADER_SIZE..HEADER_SIZE + ci.len()].copy_from_slice(&ci);
+    let a = take_apart(page.into_boxed_slice(), id, mdfkit::page::protection::Verdict::Unprotected, None);
+    assert!(a.error.is_none(), "{:?}", a.error);
+    let mut at = HEADER_SIZE;
+    for f in &a.compression_info {
+        assert_eq!(f.offset, at, "{}", a.field_name(f));
+        assert_ne!(f.part, Part::Undecoded, "{} left undecoded", a.field_name(f));
+        at += f.len;
+    }
+    assert_eq!(at, HEADER_SIZE + 539, "CompressionInfo size (in bytes) = 539");
+    let field = |name: &str| {
+        let f = a.compression_info.iter().find(|f| a.field_name(f) == name).unwrap_or_else(|| panic!("{name}"));
+        (f.offset, f.len, a.field_value(f, None).into_owned())
+    };
+    assert_eq!(field("PageModCount").2, "15");
+    assert_eq!(field("CI header").2, "0x06: ANCHOR_RECORD | DICTIONARY", "CI_HAS_ANCHOR_RECORD CI_HAS_DICTIONARY");
+    assert_eq!(field("dictionary offset").2, DICTIONARY_AT.to_string());
+    assert_eq!(field("dictionary entries").2, "113", "Entry count = 113");
+    // "Anchor record entry = Column n, offset o length l", from the anchor's start (CI offset 7).
+    let anchor = HEADER_SIZE + 7;
+    for (column, offset, length) in [(1, 7, 3), (3, 10, 3), (5, 13, 7), (6, 20, 1), (9, 21, 7)] {
+        let (o, l, _) = field(&format!("column {column}"));
+        assert_eq!((o, l), (anchor + offset, length), "anchor column {column}");
+    }
+    // "Dictionary entry = Symbol n, offset o length l", from the dictionary's start.
+    let mut offset = 228;
+    for symbol in 0..113 {
+        let length = match symbol {
+            0..=71 => 2,
+            72..=103 => 3,
+            _ => 4,
+        };
+        let (o, l, _) = field(&format!("dictionary entry {symbol}"));
+        assert_eq!((o, l), (HEADER_SIZE + DICTIONARY_AT + offset, length), "symbol {symbol}");
+        offset += length;
+    }
+}

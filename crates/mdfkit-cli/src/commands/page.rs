@@ -62,6 +62,15 @@ fn write_dbcc(out: &mut impl Write, page: &PageAnatomy, note: Option<&str>) -> s
     if let Some((at, len)) = page.free_space {
         writeln!(out, "{:<22} = {len} bytes at offset {at}", "free space")?;
     }
+    if !page.compression_info.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "COMPRESSION INFO (PAGE compression: header, anchor record, dictionary):")?;
+        writeln!(out)?;
+        for f in &page.compression_info {
+            let (name, value) = (page.field_name(f), page.field_value(f, None));
+            writeln!(out, "  [{:>4} +{:<4}] {name:<22} {value}", f.offset, f.len)?;
+        }
+    }
     for r in &page.records {
         write_record(out, page, r)?;
     }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use mdfkit::scan::Flow;
-use mdfkit_forge::{forge, live_rows, Layout, Spec};
+use mdfkit_forge::{forge, live_rows_text, Layout, Spec};
 
 /// Opens a forged database from memory.
 pub fn open(spec: &Spec) -> (mdfkit::Database, Arc<mdfkit::source::DataFiles>) {
@@ -37,14 +37,7 @@ pub fn assert_round_trip(spec: &Spec) {
                 Ok(Flow::Continue)
             })
             .unwrap_or_else(|e| panic!("{}: {e}", t.qualified_name()));
-        let mut expected: Vec<Vec<String>> = live_rows(spec, i)
-            .map(|row| {
-                row.iter()
-                    .zip(&t.columns)
-                    .map(|(v, c)| v.as_ref().map_or("NULL".to_string(), |v| v.sql_text(c.ty)))
-                    .collect()
-            })
-            .collect();
+        let mut expected: Vec<Vec<String>> = live_rows_text(spec, i).collect();
         if t.layout == Layout::Heap {
             got.sort();
             expected.sort();

@@ -15,6 +15,10 @@
 //!  +----------+----------+-----------+--------------------+-------+--------+-------+---------+------+---------+
 //!
 //!  a forwarding stub:  | status (1) | page (4) | file (2) | slot (2) |
+//!
+//!  a PAGE compressed page: | header | CI structure | records ... (CD format)
+//!  CI structure: | header | PageModCount | (dictionary offset) | size | anchor record | dictionary |
+//!  a CD record: | header | column count | CD array | short clusters | short data | long data | version tag |
 //! ```
 //!
 //! This module holds no format knowledge of its own: the header fields are those of
@@ -24,6 +28,11 @@
 //! [`crate::backup::Lsn`], the 6-byte xdes id shown as `(last 2 bytes:first 4 bytes)`), the record parts
 //! come from [`crate::record::Record`]'s parse, the verdict from [`crate::page::protection`], the
 //! column values from [`crate::rows::RowDecoder`] and stubs from [`crate::scan::forwarding_target`].
+//! Records in the CD format (ROW and PAGE compressed rows; header bit 0x01, never set in a
+//! FixedVar status byte) are taken apart where [`crate::record::cd::CdRecord::parts`] and
+//! [`crate::record::cd::CdRecord::stored_span`] say their parts lie, a page's CI structure where
+//! [`crate::page::compression_info::CompressionInfo::parts`] says (its anchor record taken apart
+//! as a CD record).
 //! Records it does not take apart (index records, LOB fragments) are shown whole and named, from
 //! their slot offset to the next record's start.
 //!
@@ -44,10 +53,15 @@ use crate::catalog::rowset::ColumnLocation;
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::page::allocation::{ExtentMap, PfsByte, PfsMap};
+use crate::page::compression_info::{CompressionInfo, HAS_ANCHOR, HAS_DICTIONARY, PAGE_HAS_CI_STRUCTURE};
 use crate::page::protection::{self, Verdict};
 use crate::page::{Page, PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
+use crate::record::cd::{
+    CdCode, CdRecord, CdRecordType, CdValue, HEADER_CD_FORMAT, HEADER_LONG_DATA, HEADER_VERSION_TAG, LONG_COMPLEX,
+};
 use crate::record::{
-    Record, RecordType, COMPLEX_COLUMN, HAS_NULL_BITMAP, HAS_VAR_COLUMNS, HAS_VERSION_TAG, VERSION_TAG_SIZE,
+    Record, RecordFormat, RecordType, COMPLEX_COLUMN, HAS_NULL_BITMAP, HAS_VAR_COLUMNS, HAS_VERSION_TAG,
+    VERSION_TAG_SIZE,
 };
 use crate::rows::RowDecoder;
 use crate::scan::forwarding_target;
@@ -89,6 +103,15 @@ pub enum Part {
     /// One 2-byte slot array entry: its record's page offset. Slot 0 is the page's last two
     /// bytes; the array grows towards the records.
     SlotArray,
+    /// A field of a PAGE compressed page's CI structure header (flags, PageModCount, offsets).
+    CiHeader,
+    /// A byte of a CD record's column descriptor array: two columns' 4-bit codes.
+    CdArray,
+    /// A byte of a CD record's short or long data cluster array (one a full cluster of 30
+    /// columns).
+    ClusterArray,
+    /// The dictionary of a PAGE compressed page: its entry count, end offsets and entries.
+    Dictionary,
 }
 
 impl Part {
@@ -110,6 +133,10 @@ impl Part {
             Part::Undecoded => "undecoded",
             Part::FreeSpace => "free-space",
             Part::SlotArray => "slot-array",
+            Part::CiHeader => "ci-header",
+            Part::CdArray => "cd-array",
+            Part::ClusterArray => "cluster-array",
+            Part::Dictionary => "dictionary",
         }
     }
 }
@@ -151,6 +178,9 @@ pub enum FieldName {
     Column(usize),
     /// The byte bit columns share: their indexes in [`PageAnatomy::columns`], names joined by `, `.
     Columns(Vec<usize>),
+    /// `what n`: one of a numbered run (`column 3` of a CD record read without a layout,
+    /// `short cluster 1`, `long end 2`, `dictionary entry 0`...).
+    Numbered(&'static str, usize),
 }
 
 /// A field's value, spelled by [`PageAnatomy::field_value`].
@@ -189,6 +219,20 @@ pub enum FieldValue {
     /// The decoded value of a column: its index in the record's [`RecordAnatomy::columns`]
     /// (nothing when it could not be decoded).
     Column(usize),
+    /// A CD record's header byte: its hex value, record type and the bits naming what follows.
+    CdHeader(u8),
+    /// A byte of the CD array: the codes of column `first` (0-based) and, when `pair`, of the
+    /// next one, each named (`NULL`, `empty`, `2 bytes`, `long`, `bit 1`, `symbol`).
+    CdCodes {
+        /// The column of the byte's low nibble, from 0.
+        first: usize,
+        /// The high nibble is a column's too (not padding after the last one).
+        pair: bool,
+    },
+    /// A long data end offset: the end, and whether the value is complex (top bit 0x8000).
+    LongEnd(u16),
+    /// A CI structure's header byte and the parts it announces.
+    CiHeader(u8),
 }
 
 /// A column of the row layout the page's records were decoded with.
@@ -266,6 +310,9 @@ pub struct PageAnatomy {
     pub free_space: Option<(usize, usize)>,
     /// The table owning the page's rows, as `schema.table`, when the catalog says.
     pub owner: Option<String>,
+    /// The fields of a PAGE compressed page's CI structure, in offset order (its header, its
+    /// anchor record taken apart as a CD record, its dictionary); empty when the page has none.
+    pub compression_info: Vec<Field>,
     /// The page's 8,192 bytes (torn-page bits restored).
     pub bytes: Box<[u8]>,
 }
@@ -312,6 +359,7 @@ impl PageAnatomy {
             FieldName::VariableColumn(n) => format!("variable column {n}").into(),
             FieldName::Column(i) => Cow::Borrowed(column(*i)),
             FieldName::Columns(list) => list.iter().map(|&i| column(i)).collect::<Vec<_>>().join(", ").into(),
+            FieldName::Numbered(what, n) => format!("{what} {n}").into(),
         }
     }
 
@@ -342,6 +390,29 @@ impl PageAnatomy {
                 Some(Ok(v)) => v.to_string().into(),
                 _ => Cow::Borrowed(""),
             },
+            FieldValue::CdHeader(h) => cd_header_text(h).into(),
+            FieldValue::CdCodes { first, pair } => {
+                let byte = bytes.first().copied().unwrap_or(0);
+                let mut text = format!("column {}: {}", first + 1, cd_code_name(byte & 0x0f));
+                if pair {
+                    text.push_str(&format!(", column {}: {}", first + 2, cd_code_name(byte >> 4)));
+                }
+                text.into()
+            }
+            FieldValue::LongEnd(raw) => {
+                let complex = if raw & LONG_COMPLEX != 0 { " (complex: a pointer)" } else { "" };
+                format!("{}{complex}", raw & !LONG_COMPLEX).into()
+            }
+            FieldValue::CiHeader(h) => {
+                let mut text = format!("0x{h:02x}");
+                for (bit, name) in [(HAS_ANCHOR, "ANCHOR_RECORD"), (HAS_DICTIONARY, "DICTIONARY")] {
+                    if h & bit != 0 {
+                        text.push_str(if text.len() == 4 { ": " } else { " | " });
+                        text.push_str(name);
+                    }
+                }
+                text.into()
+            }
         }
     }
 }
@@ -363,8 +434,7 @@ pub fn read_database_page(db: &Database, id: PageId) -> Result<PageAnatomy> {
     let Some((table, unit)) = owner_of(db, &header) else { return Ok(anatomy) };
     anatomy.owner = Some(table.qualified_name());
     let is_leaf_row_page = header.page_type == PageType::Data && header.level == 0 && unit.kind == 1;
-    let uncompressed = table.partitions.iter().any(|p| p.partition_id == unit.owner_id && p.data_compression == 0);
-    if is_leaf_row_page && uncompressed {
+    if is_leaf_row_page {
         match db.row_decoder(&table, unit.owner_id, None) {
             Ok(decoder) => anatomy = take_apart(anatomy.bytes, id, anatomy.verdict, Some(&decoder)),
             Err(e) => anatomy.error = Some(format!("rows not decoded: {e}")),
@@ -412,7 +482,13 @@ impl<'d> Layout<'d> {
         Layout { decoder, fixed, variable }
     }
 
+    /// The column stored as column `index` (from 0) of a CD record: its index in the decoder's.
+    fn cd_column(&self, index: usize) -> Option<usize> {
+        self.variable.iter().find(|(n, _)| *n == index).map(|(_, c)| *c)
+    }
+
     fn columns(&self) -> Vec<ColumnLayout> {
+        let cd = self.decoder.format() == RecordFormat::Cd;
         self.decoder
             .columns()
             .iter()
@@ -421,6 +497,7 @@ impl<'d> Layout<'d> {
                 type_name: plan.column.type_info.spelling(),
                 storage: match plan.physical.location() {
                     ColumnLocation::Fixed(o) => format!("fixed at {o}"),
+                    ColumnLocation::Variable(i) if cd => format!("CD column {}", i + 1),
                     ColumnLocation::Variable(i) => format!("variable {}", i + 1),
                 },
                 null_bit: plan.physical.null_bit,
@@ -441,6 +518,7 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         records: Vec::new(),
         free_space: None,
         owner: None,
+        compression_info: Vec::new(),
         bytes,
     };
     let header = match PageHeader::parse(&anatomy.bytes) {
@@ -469,6 +547,20 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
     if let Some(layout) = &layout {
         anatomy.columns = layout.columns();
     }
+    let ci = if header.page_type == PageType::Data && header.type_flag_bits & PAGE_HAS_CI_STRUCTURE != 0 {
+        match CompressionInfo::parse(&anatomy.bytes) {
+            Ok(ci) => {
+                anatomy.compression_info = ci_fields(&ci, &anatomy.bytes, layout.as_ref());
+                Some(ci)
+            }
+            Err(e) => {
+                anatomy.error = Some(e.to_string());
+                None
+            }
+        }
+    } else {
+        None
+    };
     let array_start = PAGE_SIZE - 2 * slots;
     let offsets: Vec<u16> =
         (0..slots).map(|s| read_u16(&anatomy.bytes, PAGE_SIZE - 2 * (s + 1)).unwrap_or(0)).collect();
@@ -500,7 +592,8 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         // `starts` is sorted: a binary search keeps a page of thousands of slots linear.
         let end = starts.get(starts.partition_point(|&s| s <= offset)).copied().unwrap_or(array_start);
         let page = &anatomy.bytes[..array_start];
-        anatomy.records.push(record(page, slot, offset, end, header.page_type, layout.as_ref(), &mut scratch));
+        let context = RecordContext { page_type: header.page_type, ci: ci.as_ref(), layout: layout.as_ref() };
+        anatomy.records.push(record(page, slot, offset, end, &context, &mut scratch));
     }
     anatomy
 }
@@ -574,6 +667,14 @@ fn header_fields(b: &[u8], h: &PageHeader) -> Vec<Field> {
     ]
 }
 
+/// What taking a record apart needs to know of its page.
+struct RecordContext<'p, 'l> {
+    page_type: PageType,
+    /// The page's CI structure (PAGE compression), which its CD records' values resolve against.
+    ci: Option<&'p CompressionInfo<'p>>,
+    layout: Option<&'l Layout<'l>>,
+}
+
 /// Takes apart the record at page offset `offset`; `page` ends at the slot array and `end` is
 /// where the next record starts (the length of records not taken apart).
 fn record(
@@ -581,22 +682,18 @@ fn record(
     slot: u16,
     offset: usize,
     end: usize,
-    page_type: PageType,
-    layout: Option<&Layout>,
+    context: &RecordContext,
     scratch: &mut Vec<u8>,
 ) -> RecordAnatomy {
     let status = page[offset];
-    let record_type = RecordType::from_status(status);
+    let is_data_page = context.page_type == PageType::Data;
+    // Bit 0 is never set in a FixedVar status byte: it marks a CD record (the rows of a compressed
+    // table, the index records of a compressed index).
+    let is_cd = matches!(context.page_type, PageType::Data | PageType::Index) && status & HEADER_CD_FORMAT != 0;
+    let record_type = if is_cd { RecordType::from_cd_header(status) } else { RecordType::from_status(status) };
     let mut out = RecordAnatomy::empty(slot, offset, None);
     out.record_type = Some(record_type);
-    let is_data_page = page_type == PageType::Data;
     match record_type {
-        RecordType::Primary | RecordType::Forwarded | RecordType::GhostData if is_data_page => {
-            match Record::parse(&page[offset..]) {
-                Ok(rec) => data_record(&mut out, &rec, offset, layout, scratch),
-                Err(e) => out.error = Some(e.to_string()),
-            }
-        }
         RecordType::ForwardingStub if is_data_page => {
             let stub = &page[offset..];
             match forwarding_target(stub) {
@@ -604,7 +701,7 @@ fn record(
                     out.len = 9;
                     out.forwarded_to = Some((target.page, target.slot));
                     out.fields = vec![
-                        status_field(offset, status),
+                        if is_cd { cd_header_field(offset, status) } else { status_field(offset, status) },
                         field(
                             offset + 1,
                             6,
@@ -626,19 +723,287 @@ fn record(
                 Err(e) => out.error = Some(e.to_string()),
             }
         }
-        other => {
-            out.len = end.saturating_sub(offset);
-            out.fields = vec![field(
-                offset,
-                out.len,
-                Part::Undecoded,
-                FieldName::Record(other),
-                "not taken apart by this version: shown up to the next record",
-                FieldValue::Empty,
-            )];
+        RecordType::Primary
+        | RecordType::Forwarded
+        | RecordType::GhostData
+        | RecordType::GhostVersion
+        | RecordType::Index
+        | RecordType::GhostIndex
+            if is_cd =>
+        {
+            match CdRecord::parse(&page[offset..]) {
+                Ok(cd) => cd_record(&mut out, &cd, offset, context, scratch),
+                Err(e) => {
+                    out.error = Some(e.to_string());
+                    whole(&mut out, end, record_type);
+                }
+            }
         }
+        RecordType::Primary | RecordType::Forwarded | RecordType::GhostData if is_data_page => {
+            match Record::parse(&page[offset..]) {
+                Ok(rec) => data_record(&mut out, &rec, offset, context.layout, scratch),
+                Err(e) => out.error = Some(e.to_string()),
+            }
+        }
+        other => whole(&mut out, end, other),
     }
     out
+}
+
+/// Shows a record not taken apart as one field, up to `end` (the next record's start).
+fn whole(out: &mut RecordAnatomy, end: usize, record_type: RecordType) {
+    out.len = end.saturating_sub(out.offset);
+    out.fields = vec![field(
+        out.offset,
+        out.len,
+        Part::Undecoded,
+        FieldName::Record(record_type),
+        "not taken apart by this version: shown up to the next record",
+        FieldValue::Empty,
+    )];
+}
+
+/// A CD record at page offset `at`: its parts, and its columns decoded when a layout is given.
+fn cd_record(out: &mut RecordAnatomy, cd: &CdRecord, at: usize, context: &RecordContext, scratch: &mut Vec<u8>) {
+    out.len = cd.bytes().len();
+    let layout = context.layout;
+    // A non-leaf index record's last column: the child page.
+    let down_page = cd.down_page().filter(|_| context.page_type == PageType::Index);
+    let last = cd.column_count().saturating_sub(1);
+    out.fields = cd_fields(at, cd, &|i| match (layout.and_then(|l| l.cd_column(i)), down_page) {
+        (_, Some(child)) if i == last => (FieldName::Fixed("down page"), FieldValue::Page(child)),
+        (Some(c), _) => (FieldName::Column(c), FieldValue::Column(c)),
+        (None, _) => (FieldName::Numbered("column", i + 1), FieldValue::Hex),
+    });
+    if let Some(layout) = layout {
+        out.columns = cd_columns(layout.decoder, cd, context.ci, at, scratch);
+    }
+}
+
+/// The fields of CD record `cd` at page offset `at`, in offset order and covering it: header,
+/// column count, CD array, cluster arrays, each column's stored bytes (named and valued by
+/// `column`, given the column's index in the record), the long data region's flags, count, end
+/// offsets and back pointer, the versioning tag.
+fn cd_fields(at: usize, cd: &CdRecord, column: &dyn Fn(usize) -> (FieldName, FieldValue)) -> Vec<Field> {
+    use FieldName::{Fixed, Numbered};
+    let b = cd.bytes();
+    let parts = cd.parts();
+    let mut fields = vec![
+        cd_header_field(at, b[0]),
+        field(
+            at + parts.column_count,
+            1,
+            Part::ColumnCount,
+            Fixed("column count"),
+            "columns in the CD array",
+            FieldValue::Number(cd.column_count() as i64),
+        ),
+    ];
+    for (k, o) in parts.cd_array.clone().enumerate() {
+        let first = 2 * k;
+        fields.push(field(
+            at + o,
+            1,
+            Part::CdArray,
+            Numbered("CD codes of column", first + 1),
+            "4 bits a column, low nibble first: 0 NULL, 1 empty, 2-9 1-8 bytes, 10 long, 11 bit 1, 12 dictionary symbol",
+            FieldValue::CdCodes { first, pair: first + 1 < cd.column_count() },
+        ));
+    }
+    let cluster_meaning = "bytes of short data in this full cluster of 30 columns";
+    for (k, o) in parts.short_clusters.clone().enumerate() {
+        let length = FieldValue::Number(b[o].into());
+        fields.push(field(at + o, 1, Part::ClusterArray, Numbered("short cluster", k + 1), cluster_meaning, length));
+    }
+    let mut long_columns = 0;
+    for i in 0..cd.column_count() {
+        let Some(span) = cd.stored_span(i) else { continue };
+        let (name, value) = column(i);
+        let (part, meaning, value) = match cd.code(i) {
+            Some(CdCode::Long) => {
+                long_columns += 1;
+                match cd.long_entry(long_columns - 1) {
+                    Some((_, true)) => (
+                        Part::Pointer,
+                        "long data: pointer to the value stored elsewhere (LOB or row-overflow)",
+                        FieldValue::Hex,
+                    ),
+                    _ => (Part::VarColumn, "long data value", value),
+                }
+            }
+            Some(CdCode::PageSymbol) => (Part::VarColumn, "dictionary symbol: the number of a dictionary entry", value),
+            _ => (Part::VarColumn, "short data value", value),
+        };
+        fields.push(field(at + span.start, span.len(), part, name, meaning, value));
+    }
+    if let Some(long) = &parts.long {
+        fields.push(field(
+            at + long.flags,
+            1,
+            Part::Status,
+            Fixed("long data flags"),
+            "0x01 two-byte end offsets, 0x02 complex values present",
+            FieldValue::Byte(b[long.flags]),
+        ));
+        fields.push(field(
+            at + long.count.start,
+            2,
+            Part::VarCount,
+            Fixed("long data count"),
+            "entries in the long data region",
+            FieldValue::Number(cd.long_entry_count() as i64),
+        ));
+        for e in 0..cd.long_entry_count() {
+            let o = long.ends.start + 2 * e;
+            fields.push(field(
+                at + o,
+                2,
+                Part::VarOffset,
+                Numbered("long end", e + 1),
+                "where long value n ends, from the first long value (top bit 0x8000: complex)",
+                FieldValue::LongEnd(read_u16(b, o).unwrap_or(0)),
+            ));
+        }
+        for (k, o) in long.clusters.clone().enumerate() {
+            let count = FieldValue::Number(b[o].into());
+            let meaning = "long values in this full cluster of 30 columns";
+            fields.push(field(at + o, 1, Part::ClusterArray, Numbered("long cluster", k + 1), meaning, count));
+        }
+        // Entries past the long columns': a forwarded record's back pointer.
+        for (span, _) in (long_columns..cd.long_entry_count()).filter_map(|e| cd.long_entry(e)) {
+            let meaning = "the forwarding stub pointing here";
+            let value = back_pointer_value(&b[span.clone()]);
+            fields.push(field(at + span.start, span.len(), Part::Pointer, Fixed("back pointer"), meaning, value));
+        }
+    }
+    if let Some(tag) = parts.version_tag {
+        let meaning = "row versioning (snapshot isolation)";
+        fields.push(field(at + tag.start, tag.len(), Part::VersionTag, Fixed("version tag"), meaning, FieldValue::Hex));
+    }
+    tile(fields, at, at + b.len())
+}
+
+/// `fields` in offset order, bytes between them that no part claims named as gaps, up to `end`.
+fn tile(mut fields: Vec<Field>, start: usize, end: usize) -> Vec<Field> {
+    fields.sort_by_key(|f| f.offset);
+    let mut tiled = Vec::with_capacity(fields.len() + 1);
+    let mut cursor = start;
+    for f in fields {
+        if f.offset > cursor {
+            tiled.push(gap(cursor, f.offset - cursor));
+        }
+        cursor = cursor.max(f.offset + f.len);
+        tiled.push(f);
+    }
+    if end > cursor {
+        tiled.push(gap(cursor, end - cursor));
+    }
+    tiled
+}
+
+/// The columns of `decoder` in CD record `cd` at page offset `at` (on a page with CI structure
+/// `ci`): where each one's stored bytes lie, and its value as the scan decodes it.
+fn cd_columns(
+    decoder: &RowDecoder,
+    cd: &CdRecord,
+    ci: Option<&CompressionInfo>,
+    at: usize,
+    scratch: &mut Vec<u8>,
+) -> Vec<ColumnAnatomy> {
+    let record = Record::from_cd(cd, ci);
+    decoder
+        .columns()
+        .iter()
+        .map(|plan| {
+            let index = match plan.physical.location() {
+                ColumnLocation::Variable(i) => Some(i),
+                ColumnLocation::Fixed(_) => None,
+            };
+            let links = match index.and_then(|i| cd.value(i)) {
+                Some(CdValue::Complex(bytes)) => {
+                    let text_pointer = crate::lob::is_text_pointer(plan.column.type_info.sql_type, true, bytes.len());
+                    crate::lob::pointer_links(bytes, text_pointer).unwrap_or_default()
+                }
+                _ => Vec::new(),
+            };
+            let off_row = index.is_some_and(|i| matches!(cd.value(i), Some(CdValue::Complex(_))));
+            ColumnAnatomy {
+                is_null: index.and_then(|i| cd.code(i)) == Some(CdCode::Null),
+                span: index.and_then(|i| cd.stored_span(i)).map(|r| (at + r.start, r.len())),
+                off_row,
+                links,
+                value: decoder.decode_one(&record, plan, scratch).map_err(|e| e.to_string()),
+            }
+        })
+        .collect()
+}
+
+/// The fields of a page's CI structure: its header, its anchor record (each column's prefix,
+/// named by `layout`'s columns), its dictionary; in offset order, covering the structure.
+fn ci_fields(ci: &CompressionInfo, page: &[u8], layout: Option<&Layout>) -> Vec<Field> {
+    use FieldName::{Fixed, Numbered};
+    let p = ci.parts();
+    let number = |n: usize| FieldValue::Number(n as i64);
+    let mut fields = vec![
+        field(
+            p.header.start,
+            1,
+            Part::CiHeader,
+            Fixed("CI header"),
+            "0x02 an anchor record follows, 0x04 a dictionary",
+            FieldValue::CiHeader(ci.header()),
+        ),
+        field(
+            p.modification_count.start,
+            2,
+            Part::CiHeader,
+            Fixed("PageModCount"),
+            "changes to the page since it was compressed",
+            FieldValue::Number(ci.modification_count.into()),
+        ),
+        field(p.size.start, 2, Part::CiHeader, Fixed("CI size"), "bytes the CI structure takes", number(ci.size)),
+    ];
+    if let Some(r) = &p.dictionary_offset {
+        let start = p.dictionary_count.as_ref().map_or(0, |c| c.start - HEADER_SIZE);
+        let meaning = "where the dictionary starts, from the CI structure's start";
+        fields.push(field(r.start, 2, Part::CiHeader, Fixed("dictionary offset"), meaning, number(start)));
+    }
+    if let (Some(anchor), Some(r)) = (ci.anchor(), &p.anchor) {
+        fields.extend(cd_fields(r.start, anchor, &|i| {
+            let name = layout.and_then(|l| l.cd_column(i)).map_or(Numbered("column", i + 1), FieldName::Column);
+            (name, FieldValue::Hex)
+        }));
+    }
+    if let Some(r) = &p.dictionary_count {
+        let count = number(p.dictionary_entries.len());
+        fields.push(field(
+            r.start,
+            2,
+            Part::Dictionary,
+            Fixed("dictionary entries"),
+            "entries in the dictionary",
+            count,
+        ));
+    }
+    if let Some(ends) = &p.dictionary_ends {
+        for (n, o) in ends.clone().step_by(2).enumerate() {
+            let end = number(read_u16(page, o).map_or(0, usize::from));
+            let meaning = "where entry n ends, from the dictionary's start";
+            fields.push(field(o, 2, Part::Dictionary, Numbered("dictionary end", n), meaning, end));
+        }
+    }
+    for (n, r) in p.dictionary_entries.iter().enumerate() {
+        let meaning = "the stored value dictionary symbol n stands for";
+        fields.push(field(
+            r.start,
+            r.len(),
+            Part::Dictionary,
+            Numbered("dictionary entry", n),
+            meaning,
+            FieldValue::Hex,
+        ));
+    }
+    tile(fields, HEADER_SIZE, HEADER_SIZE + ci.size)
 }
 
 /// DBCC PAGE's spelling of a record type.
@@ -658,6 +1023,59 @@ pub fn record_type_name(t: RecordType) -> &'static str {
 fn status_field(offset: usize, a: u8) -> Field {
     let name = FieldName::Fixed("status A");
     field(offset, 1, Part::Status, name, "record type (bits 1-3) and what follows", FieldValue::Status(a))
+}
+
+fn cd_header_field(offset: usize, header: u8) -> Field {
+    let name = FieldName::Fixed("header");
+    let meaning = "CD record header: 0x01 CD format, record type (bits 2-4), 0x20 long data, 0x02 version tag";
+    field(offset, 1, Part::Status, name, meaning, FieldValue::CdHeader(header))
+}
+
+/// A CD record's header byte in words: `0x21: PRIMARY_RECORD | LONG_DATA_REGION`.
+fn cd_header_text(header: u8) -> String {
+    let mut value = format!("0x{header:02x}: {}", cd_record_type_name(CdRecordType::from_header(header)));
+    for (bit, name) in [(HEADER_LONG_DATA, "LONG_DATA_REGION"), (HEADER_VERSION_TAG, "VERSIONING_INFO")] {
+        if header & bit != 0 {
+            value.push_str(" | ");
+            value.push_str(name);
+        }
+    }
+    value
+}
+
+/// DBCC PAGE's spelling of a CD record's type.
+fn cd_record_type_name(t: CdRecordType) -> &'static str {
+    match t {
+        CdRecordType::Primary => "PRIMARY_RECORD",
+        CdRecordType::GhostEmpty => "GHOST_EMPTY_RECORD",
+        CdRecordType::ForwardingStub => "FORWARDING_STUB",
+        CdRecordType::GhostData => "GHOST_DATA_RECORD",
+        CdRecordType::Forwarded => "FORWARDED_RECORD",
+        CdRecordType::GhostForwarded => "GHOST_FORWARDED_RECORD",
+        CdRecordType::Index => "INDEX_RECORD",
+        CdRecordType::GhostIndex => "GHOST_INDEX_RECORD",
+    }
+}
+
+/// A 4-bit CD code in words.
+fn cd_code_name(nibble: u8) -> Cow<'static, str> {
+    match CdCode::from_nibble(nibble) {
+        Some(CdCode::Null) => "NULL".into(),
+        Some(CdCode::Empty) => "empty".into(),
+        Some(CdCode::Short(1)) => "1 byte".into(),
+        Some(CdCode::Short(n)) => format!("{n} bytes").into(),
+        Some(CdCode::Long) => "long".into(),
+        Some(CdCode::TrueBit) => "bit 1".into(),
+        Some(CdCode::PageSymbol) => "dictionary symbol".into(),
+        None => format!("code {nibble} (never written)").into(),
+    }
+}
+
+/// The value of a back pointer's bytes (a 2-byte tag, then the stub's page and slot).
+fn back_pointer_value(bytes: &[u8]) -> FieldValue {
+    bytes.get(2..10).map_or(FieldValue::Empty, |p| {
+        FieldValue::Row(PageId::from_bytes(p).unwrap_or_default(), read_u16(p, 6).unwrap_or(0))
+    })
 }
 
 /// Status byte A in words: `0x30: PRIMARY_RECORD | NULL_BITMAP | VARIABLE_COLUMNS`.
@@ -788,9 +1206,7 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, layout: Option<
             let is_back_pointer = i >= rec.var_column_count() && out.record_type == Some(RecordType::Forwarded);
             let column = variable.iter().find(|(n, _)| *n == i).map(|(_, c)| *c);
             let (part, name, meaning, value) = if is_back_pointer {
-                let stub = v.bytes.get(2..10).map_or(FieldValue::Empty, |p| {
-                    FieldValue::Row(PageId::from_bytes(p).unwrap_or_default(), read_u16(p, 6).unwrap_or(0))
-                });
+                let stub = back_pointer_value(v.bytes);
                 (Part::Pointer, FieldName::Fixed("back pointer"), "the forwarding stub pointing here", stub)
             } else {
                 let name = column.map_or(FieldName::VariableColumn(i + 1), FieldName::Column);
@@ -963,6 +1379,8 @@ impl PageAnatomy {
             "prev": h.map(|h| h.prev_page.to_string()),
             "next": h.map(|h| h.next_page.to_string()),
             "header": self.header_fields.iter().map(|f| self.field_to_json(f, None)).collect::<Vec<_>>(),
+            "compression_info": (!self.compression_info.is_empty())
+                .then(|| self.compression_info.iter().map(|f| self.field_to_json(f, None)).collect::<Vec<_>>()),
             "free_space": self.free_space.map(|(o, l)| serde_json::json!({"offset": o, "length": l})),
             "slot_array": self.slot_array().map(|f| self.field_to_json(&f, None)).collect::<Vec<_>>(),
             "records": self.records.iter().map(|r| self.record_to_json(r)).collect::<Vec<_>>(),
@@ -1163,6 +1581,159 @@ mod tests {
         }
         let a = take_apart(vec![0u8; PAGE_SIZE].into_boxed_slice(), id, Verdict::Unprotected, Some(&d));
         assert!(a.error.unwrap().contains("says it is page 0:0"));
+    }
+
+    /// A PAGE compressed data page: the CI structure `ci` at offset 96, then `records`.
+    fn compressed_page(id: PageId, ci: &[u8], records: &[&[u8]]) -> Vec<u8> {
+        let mut all = vec![ci];
+        all.extend_from_slice(records);
+        let mut b = build_page(id, 1, &all);
+        // The CI structure is no record: slot n is the (n + 1)-th part's.
+        for slot in 0..records.len() {
+            let from = PAGE_SIZE - 2 * (slot + 2);
+            b.copy_within(from..from + 2, PAGE_SIZE - 2 * (slot + 1));
+        }
+        let last = PAGE_SIZE - 2 * (records.len() + 1);
+        b[last..last + 2].fill(0);
+        b[22..24].copy_from_slice(&(records.len() as u16).to_le_bytes());
+        b[2] |= PAGE_HAS_CI_STRUCTURE;
+        b
+    }
+
+    #[test]
+    fn takes_a_page_compressed_page_apart() {
+        let id = PageId::new(1, 200);
+        // CI: header 0x06, PageModCount 3, dictionary at 14, size 24; anchor of 3 columns ('abc',
+        // NULL, empty: codes 4, 0, 1); dictionary of two entries, [2]'x' and 'zz'.
+        let mut ci = vec![0x06, 3, 0, 14, 0, 24, 0];
+        ci.extend_from_slice(&[0x01, 3, 0x04, 0x01, b'a', b'b', b'c']);
+        ci.extend_from_slice(&[2, 0, 8, 0, 10, 0, 2, b'x', b'z', b'z']);
+        // Symbol 0, two bytes 'kk', NULL (codes 12, 3, 0).
+        let row = [0x01, 3, 0x3c, 0x00, 0, b'k', b'k'];
+        // Forwarded (type 4), long data and a versioning tag: true bit, a complex long value, one
+        // byte; the long region holds the column's entry and the back pointer to 1:9 slot 3.
+        let mut moved = vec![0x01 | 4 << 2 | 0x20 | 0x02, 3, 0xab, 0x02, 0x42, 0x03, 2, 0, 3, 0x80, 13, 0x80];
+        moved.extend_from_slice(&[9, 9, 9, 0x00, 0x04, 9, 0, 0, 0, 1, 0, 3, 0]);
+        moved.extend_from_slice(&[0x77; 14]);
+        let wide = crate::record::cd::tests::hex(crate::record::cd::tests::BC_EXT_ROW);
+        let b = compressed_page(id, &ci, &[&row, &moved, &wide]);
+        let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
+        assert!(a.error.is_none(), "{:?}", a.error);
+        let named = |fields: &[Field], name: &str| {
+            let f = fields.iter().find(|f| a.field_name(f) == name).unwrap_or_else(|| panic!("no field {name}"));
+            (f.offset, f.len, a.field_value(f, None).into_owned())
+        };
+        // The CI structure, every byte once.
+        let mut at = 96;
+        for f in &a.compression_info {
+            assert_eq!(f.offset, at, "{}", a.field_name(f));
+            at += f.len;
+        }
+        assert_eq!(at, 96 + 24);
+        let ci_fields = &a.compression_info;
+        assert_eq!(named(ci_fields, "CI header"), (96, 1, "0x06: ANCHOR_RECORD | DICTIONARY".into()));
+        assert_eq!(named(ci_fields, "PageModCount"), (97, 2, "3".into()));
+        assert_eq!(named(ci_fields, "dictionary offset"), (99, 2, "14".into()));
+        assert_eq!(named(ci_fields, "CI size"), (101, 2, "24".into()));
+        assert_eq!(named(ci_fields, "column 1"), (107, 3, "0x616263".into()), "the anchor's prefix of column 1");
+        assert_eq!(named(ci_fields, "CD codes of column 3").2, "column 3: empty");
+        assert_eq!(named(ci_fields, "dictionary entries"), (110, 2, "2".into()));
+        assert_eq!(named(ci_fields, "dictionary end 1"), (114, 2, "10".into()));
+        assert_eq!(named(ci_fields, "dictionary entry 0"), (116, 2, "0x0278".into()));
+        assert_eq!(named(ci_fields, "dictionary entry 1"), (118, 2, "0x7A7A".into()));
+
+        let r = &a.records[0];
+        assert_eq!((r.offset, r.len, r.record_type), (120, row.len(), Some(RecordType::Primary)));
+        assert_tiles(r);
+        assert_eq!(named(&r.fields, "header").2, "0x01: PRIMARY_RECORD");
+        assert_eq!(named(&r.fields, "CD codes of column 1").2, "column 1: dictionary symbol, column 2: 2 bytes");
+        assert_eq!(named(&r.fields, "CD codes of column 3").2, "column 3: NULL");
+        assert_eq!(named(&r.fields, "column 1"), (124, 1, "0x00".into()), "symbol 0's byte");
+        assert_eq!(named(&r.fields, "column 2"), (125, 2, "0x6B6B".into()));
+
+        let r = &a.records[1];
+        assert_eq!((r.len, r.record_type), (moved.len(), Some(RecordType::Forwarded)));
+        assert_tiles(r);
+        assert_eq!(named(&r.fields, "header").2, "0x33: FORWARDED_RECORD | LONG_DATA_REGION | VERSIONING_INFO");
+        assert_eq!(named(&r.fields, "long data count").2, "2");
+        assert_eq!(named(&r.fields, "long end 1").2, "3 (complex: a pointer)");
+        let column_2 = r.fields.iter().find(|f| a.field_name(f) == "column 2").unwrap();
+        assert_eq!((column_2.part, column_2.len), (Part::Pointer, 3));
+        assert_eq!(named(&r.fields, "back pointer").2, "1:9 slot 3");
+        assert_eq!(named(&r.fields, "version tag").1, 14);
+
+        // The Business Central row (84 columns, three clusters: `record/cd.rs`).
+        let r = &a.records[2];
+        assert_eq!(r.len, 867);
+        assert_tiles(r);
+        assert_eq!(named(&r.fields, "short cluster 1").2, "50");
+        assert_eq!(named(&r.fields, "short cluster 2").2, "50");
+        assert!(r.fields.iter().all(|f| f.part != Part::Undecoded), "no gap in a real record");
+        assert_eq!(a.records.len(), 3);
+        let json = a.to_json();
+        assert_eq!(json["compression_info"][0]["value"], "0x06: ANCHOR_RECORD | DICTIONARY");
+    }
+
+    #[test]
+    fn survives_any_damage_to_a_compressed_page() {
+        let id = PageId::new(1, 203);
+        let mut ci = vec![0x06, 3, 0, 14, 0, 24, 0];
+        ci.extend_from_slice(&[0x01, 3, 0x04, 0x01, b'a', b'b', b'c']);
+        ci.extend_from_slice(&[2, 0, 8, 0, 10, 0, 2, b'x', b'z', b'z']);
+        let wide = crate::record::cd::tests::hex(crate::record::cd::tests::BC_BASE_ROW);
+        let good = compressed_page(id, &ci, &[&[0x01, 3, 0x3c, 0x00, 0, b'k', b'k'], &wide]);
+        let end = 96 + ci.len() + 7 + wide.len();
+        for at in 96..end {
+            for x in [0u8, 0x01, 0x7f, 0x80, 0xff] {
+                let mut b = good.clone();
+                b[at] = x;
+                let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
+                let mut cursor = 96;
+                for f in &a.compression_info {
+                    assert_eq!(f.offset, cursor, "byte {at} set to {x:#04x}");
+                    cursor += f.len;
+                }
+                for r in &a.records {
+                    assert_tiles(r);
+                    assert!(r.fields.iter().all(|f| f.offset + f.len <= PAGE_SIZE));
+                    for f in &r.fields {
+                        let _ = (a.field_name(f), a.field_value(f, Some(r)));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn takes_compressed_index_records_apart_to_their_child_page() {
+        let id = PageId::new(1, 202);
+        // Type 6, a 2-byte key, the child page 1:300 (six bytes, code 7).
+        let index = [0x19, 2, 0x73, 0x83, 0xe8, 0x2c, 0x01, 0, 0, 1, 0];
+        let mut b = build_page(id, 2, &[&index]);
+        b[3] = 1; // level 1: a non-leaf page
+        let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
+        let r = &a.records[0];
+        assert_eq!((r.record_type, r.len), (Some(RecordType::Index), index.len()));
+        assert_tiles(r);
+        let value = |name: &str| {
+            let f = r.fields.iter().find(|f| a.field_name(f) == name).unwrap_or_else(|| panic!("{name}"));
+            a.field_value(f, Some(r)).into_owned()
+        };
+        assert_eq!(value("header"), "0x19: INDEX_RECORD");
+        assert_eq!(value("column 1"), "0x83E8");
+        assert_eq!(value("down page"), "1:300");
+    }
+
+    #[test]
+    fn names_damaged_ci_structures_and_cd_records() {
+        let id = PageId::new(1, 201);
+        let ci = [0x06, 0, 0, 200, 0, 24, 0];
+        let row = [0x01, 1, 0x0d];
+        let a = take_apart(compressed_page(id, &ci, &[&row]).into_boxed_slice(), id, Verdict::Unprotected, None);
+        assert!(a.error.as_deref().unwrap_or("").contains("compression information structure"), "{:?}", a.error);
+        let r = &a.records[0];
+        assert!(r.error.as_deref().unwrap_or("").contains("CD code 13"), "{:?}", r.error);
+        assert_tiles(r);
     }
 
     #[test]

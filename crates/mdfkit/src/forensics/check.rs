@@ -6,7 +6,8 @@
 //!    and records that parse. Pages not marked allocated are skipped: files keep unformatted and
 //!    freed pages (the corpus' Northwind has 50 junk pages past its last allocation). A PAGE
 //!    compressed page's CI structure must parse (header, anchor record, dictionary within its
-//!    size) and its records start after it; CD records (status bit 0 set) parse as CD records.
+//!    size) and its records start after it; CD records (status bit 0 set) parse as CD records,
+//!    on index pages as index records, each on a non-leaf page ending with its child page.
 //! 2. **Allocation and structure** ([`check_catalog`]), when the catalog opens: each allocation
 //!    unit's IAM chain is readable, no extent is owned by two units, every allocated page an IAM
 //!    chain owns belongs to that unit (or is not formatted yet), each clustered index's leaf
@@ -34,7 +35,7 @@ use crate::page::allocation::{pfs_intervals, pfs_page_for, IamPage, PFS_INTERVAL
 use crate::page::compression_info::{CompressionInfo, PAGE_HAS_CI_STRUCTURE};
 use crate::page::protection::{self, Verdict};
 use crate::page::{Page, PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
-use crate::record::cd::CdRecord;
+use crate::record::cd::{CdRecord, CdRecordType};
 use crate::record::{Record, RecordType};
 use crate::scan;
 use crate::source::PageSource;
@@ -425,6 +426,25 @@ fn check_one_page(id: PageId, buf: &mut [u8], problems: &mut Vec<Problem>) {
             };
             if let Err(e) = parsed {
                 report_slot(&|| format!("slot {slot}: {}", e.message()));
+            }
+        } else if header.page_type == PageType::Index && record[0] & CD_FORMAT_BIT != 0 {
+            // A compressed index's records are CD records; on a non-leaf page each one's last
+            // column is its child page.
+            let problem = match CdRecord::parse(record) {
+                Err(e) if e.kind() == crate::ErrorKind::Unsupported => None,
+                Err(e) => Some(e.message().to_string()),
+                Ok(cd) if !matches!(cd.record_type(), CdRecordType::Index | CdRecordType::GhostIndex) => {
+                    Some(format!("a {:?} CD record on an index page", cd.record_type()))
+                }
+                Ok(cd) if header.level > 0 => match cd.down_page() {
+                    None => Some("index record without a child page (six bytes) as its last column".into()),
+                    Some(child) if child.is_null() => Some("index record's child page is 0:0".into()),
+                    Some(_) => None,
+                },
+                Ok(_) => None,
+            };
+            if let Some(problem) = problem {
+                report_slot(&|| format!("slot {slot}: {problem}"));
             }
         }
     }

@@ -34,6 +34,12 @@
 //! columns. The cluster array gives the byte length of every cluster but the last (whose length
 //! follows from its codes); this reader checks each against its codes.
 //!
+//! Index records (type 6, 7 a ghost) of a compressed index's non-leaf pages are CD records too:
+//! the key columns, then one more column holding the child page's address (page 4 bytes, file
+//! 2) as six bytes of short data (code 7), read by [`CdRecord::down_page`]. Source:
+//! danny-sg/internals-viewer (`CdRecordLoader.cs`: "6 bytes post columns is the Down Page
+//! Pointer", a six-byte short column past the index's columns; `CdIndexRecord.cs`).
+//!
 //! Long data: the flags byte (bit 0 two-byte end offsets, the only form seen; bit 1 complex values
 //! present), the entry count, one end offset per entry counted from the first value (top bit: the
 //! value is complex), a cluster array of (n-1)/30 bytes, then the values. Entry `i` belongs to the
@@ -53,18 +59,27 @@
 //! columns) is read big endian by danny-sg/internals-viewer (`CdRecordLoader.cs`) and little
 //! endian by OrcaMDF, and no record at hand has one: it is refused by name.
 
+use std::ops::Range;
+
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
 
+/// Bytes of an index record's child page address: page (4), file (2).
+const DOWN_PAGE_SIZE: usize = 6;
 /// Columns per short-data (and long-data) cluster.
 const CLUSTER_COLUMNS: usize = 30;
 const VERSION_TAG_SIZE: usize = 14;
 
-pub(crate) const HEADER_CD_FORMAT: u8 = 0x01;
-const HEADER_VERSION_TAG: u8 = 0x02;
-const HEADER_LONG_DATA: u8 = 0x20;
+/// Header bit 0: the record is in the CD format (never set in a FixedVar record's status byte).
+pub const HEADER_CD_FORMAT: u8 = 0x01;
+/// Header bit 1: a 14-byte versioning tag ends the record.
+pub const HEADER_VERSION_TAG: u8 = 0x02;
+/// Header bit 5: a long data region follows the short data region.
+pub const HEADER_LONG_DATA: u8 = 0x20;
 const LONG_TWO_BYTE_OFFSETS: u8 = 0x01;
-const LONG_COMPLEX: u16 = 0x8000;
+/// Top bit of a long data end offset: the value is complex (a LOB or row-overflow pointer, or a
+/// forwarded record's back pointer).
+pub const LONG_COMPLEX: u16 = 0x8000;
 
 /// The record type in bits 2-4 of a CD record's header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +147,8 @@ pub enum CdCode {
 }
 
 impl CdCode {
-    fn from_nibble(n: u8) -> Option<Self> {
+    /// The code a 4-bit value of the CD array stands for (`None`: 13-15, never written).
+    pub fn from_nibble(n: u8) -> Option<Self> {
         Some(match n {
             0 => CdCode::Null,
             1 => CdCode::Empty,
@@ -176,6 +192,39 @@ pub struct CdRecord<'a> {
     long_ends: usize,
     long_data: usize,
     long_entries: usize,
+}
+
+/// Where the parts of a CD record lie, as offsets from its first byte (what the page anatomy
+/// draws); parse checked every range to lie within the record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CdParts {
+    /// The column count byte.
+    pub column_count: usize,
+    /// The 4-bit codes, two columns a byte (low nibble first).
+    pub cd_array: Range<usize>,
+    /// One byte a full cluster of 30 columns: the bytes of short data it holds.
+    pub short_clusters: Range<usize>,
+    /// The short data region's values, in column order.
+    pub short_data: Range<usize>,
+    /// The long data region, when the header announces one.
+    pub long: Option<CdLongParts>,
+    /// The 14-byte versioning tag ending the record.
+    pub version_tag: Option<Range<usize>>,
+}
+
+/// Where the parts of a CD record's long data region lie, as offsets from the record's start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CdLongParts {
+    /// The flags byte (bit 0 two-byte end offsets, bit 1 complex values present).
+    pub flags: usize,
+    /// The 2-byte entry count.
+    pub count: Range<usize>,
+    /// One 2-byte end offset an entry, counted from the first value (top bit: complex).
+    pub ends: Range<usize>,
+    /// One byte a full cluster of 30 columns: its long values' count.
+    pub clusters: Range<usize>,
+    /// The values, in entry order.
+    pub data: Range<usize>,
 }
 
 /// The CD code of column `i` in the CD array starting at `b[CD_ARRAY]`, checked by parse.
@@ -387,8 +436,9 @@ impl<'a> CdRecord<'a> {
         (index < self.column_count()).then(|| CdCode::from_nibble(nibble(self.bytes, index))).flatten()
     }
 
-    /// The `entry`-th value of the long data region: its bytes and whether it is complex.
-    fn long_value(&self, entry: usize) -> Option<(&'a [u8], bool)> {
+    /// Where the `entry`-th value of the long data region lies in the record, and whether it is
+    /// complex (`None` past its entries).
+    pub fn long_entry(&self, entry: usize) -> Option<(Range<usize>, bool)> {
         if entry >= self.long_entries {
             return None;
         }
@@ -397,8 +447,63 @@ impl<'a> CdRecord<'a> {
         let raw = end_of(entry);
         let end = raw & usize::from(!LONG_COMPLEX);
         // In range and in order: parse checked every end offset.
-        let bytes = self.bytes.get(self.long_data + start..self.long_data + end)?;
-        Some((bytes, raw & usize::from(LONG_COMPLEX) != 0))
+        let range = self.long_data + start..self.long_data + end;
+        self.bytes.get(range.clone())?;
+        Some((range, raw & usize::from(LONG_COMPLEX) != 0))
+    }
+
+    /// Entries of the long data region: one a long column, and a forwarded record's back pointer.
+    pub fn long_entry_count(&self) -> usize {
+        self.long_entries
+    }
+
+    /// Where the parts of the record lie (see [`CdParts`]).
+    pub fn parts(&self) -> CdParts {
+        let count = self.column_count();
+        let clusters_at = CD_ARRAY + count.div_ceil(2);
+        let has_long = self.bytes[0] & HEADER_LONG_DATA != 0;
+        let tag = if self.bytes[0] & HEADER_VERSION_TAG != 0 { VERSION_TAG_SIZE } else { 0 };
+        let end = self.bytes.len() - tag;
+        // Without a long data region, parse set its offsets to the short data's end.
+        let short_end = if has_long { self.long_ends - 3 } else { self.long_ends };
+        CdParts {
+            column_count: 1,
+            cd_array: CD_ARRAY..clusters_at,
+            short_clusters: clusters_at..self.short_start,
+            short_data: self.short_start..short_end,
+            long: has_long.then(|| CdLongParts {
+                flags: short_end,
+                count: short_end + 1..short_end + 3,
+                ends: self.long_ends..self.long_ends + 2 * self.long_entries,
+                clusters: self.long_ends + 2 * self.long_entries..self.long_data,
+                data: self.long_data..end,
+            }),
+            version_tag: (tag > 0).then_some(end..self.bytes.len()),
+        }
+    }
+
+    /// Where the stored bytes of column `index` lie in the record: its short data (a dictionary
+    /// symbol's byte) or its long data entry; `None` for a column that stores no bytes (NULL,
+    /// empty, a true bit) or past the record's columns.
+    pub fn stored_span(&self, index: usize) -> Option<Range<usize>> {
+        match self.code(index)? {
+            CdCode::Null | CdCode::TrueBit | CdCode::Empty => None,
+            code @ (CdCode::Short(_) | CdCode::PageSymbol) => {
+                let cluster = index / CLUSTER_COLUMNS;
+                let clusters_at = self.short_start - (self.column_count().saturating_sub(1) / CLUSTER_COLUMNS);
+                let cluster_start: usize = self.short_start
+                    + self.bytes[clusters_at..clusters_at + cluster].iter().map(|&l| usize::from(l)).sum::<usize>();
+                let before: usize = (cluster * CLUSTER_COLUMNS..index).map(|i| short_len(nibble(self.bytes, i))).sum();
+                let start = cluster_start + before;
+                let len = if let CdCode::Short(n) = code { usize::from(n) } else { 1 };
+                // In range: parse summed every cluster's lengths within the record.
+                self.bytes.get(start..start + len).map(|_| start..start + len)
+            }
+            CdCode::Long => {
+                let entry = (0..index).filter(|&i| nibble(self.bytes, i) == CODE_LONG).count();
+                self.long_entry(entry).map(|(range, _)| range)
+            }
+        }
     }
 
     /// The stored value of column `index` (0-based, physical order), `None` past the record's
@@ -409,24 +514,16 @@ impl<'a> CdRecord<'a> {
             CdCode::Null => CdValue::Null,
             CdCode::TrueBit => CdValue::TrueBit,
             CdCode::Empty => CdValue::Bytes(&[]),
-            CdCode::Short(_) | CdCode::PageSymbol => {
-                let cluster = index / CLUSTER_COLUMNS;
-                let clusters_at = self.short_start - (self.column_count().saturating_sub(1) / CLUSTER_COLUMNS);
-                let cluster_start: usize = self.short_start
-                    + self.bytes[clusters_at..clusters_at + cluster].iter().map(|&l| usize::from(l)).sum::<usize>();
-                let before: usize = (cluster * CLUSTER_COLUMNS..index).map(|i| short_len(nibble(self.bytes, i))).sum();
-                let start = cluster_start + before;
-                // In range: parse summed every cluster's lengths within the record.
-                match code {
-                    CdCode::Short(n) => CdValue::Bytes(self.bytes.get(start..start + usize::from(n))?),
-                    _ => CdValue::Symbol(*self.bytes.get(start)?),
-                }
-            }
+            CdCode::Short(_) => CdValue::Bytes(self.bytes.get(self.stored_span(index)?)?),
+            CdCode::PageSymbol => CdValue::Symbol(*self.bytes.get(self.stored_span(index)?.start)?),
             CdCode::Long => {
                 let entry = (0..index).filter(|&i| nibble(self.bytes, i) == CODE_LONG).count();
-                match self.long_value(entry)? {
-                    (bytes, true) => CdValue::Complex(bytes),
-                    (bytes, false) => CdValue::Bytes(bytes),
+                let (range, complex) = self.long_entry(entry)?;
+                let bytes = self.bytes.get(range)?;
+                if complex {
+                    CdValue::Complex(bytes)
+                } else {
+                    CdValue::Bytes(bytes)
                 }
             }
         })
@@ -439,11 +536,24 @@ impl<'a> CdRecord<'a> {
         let _ = Self::parse_values(self.bytes, columns, out);
     }
 
+    /// An index record's child page (on a non-leaf page of a compressed index): its last column,
+    /// when that holds six bytes of short data; `None` for other records.
+    pub fn down_page(&self) -> Option<crate::geometry::PageId> {
+        if !matches!(self.record_type, CdRecordType::Index | CdRecordType::GhostIndex) {
+            return None;
+        }
+        let last = self.column_count().checked_sub(1)?;
+        match self.value(last)? {
+            CdValue::Bytes(b) if b.len() == DOWN_PAGE_SIZE => crate::geometry::PageId::from_bytes(b),
+            _ => None,
+        }
+    }
+
     /// A forwarded record's back pointer to its forwarding stub (the complex long entry after the
     /// long columns' entries).
     pub fn back_pointer(&self) -> Option<&'a [u8]> {
         let long_columns = (0..self.column_count()).filter(|&i| nibble(self.bytes, i) == CODE_LONG).count();
-        self.long_value(long_columns).map(|(bytes, _)| bytes)
+        self.long_entry(long_columns).and_then(|(range, _)| self.bytes.get(range))
     }
 }
 
@@ -568,6 +678,21 @@ pub(crate) mod tests {
             r.values_into(2, &mut first);
             assert_eq!(first, one_by_one[..2]);
         }
+    }
+
+    #[test]
+    fn index_records_end_with_their_child_page() {
+        // Type 6 (header 0x19), two columns: a 2-byte key, the child page 1:300 (code 7, 6 bytes).
+        let r = [0x19, 2, 0x73, 0x83, 0xe8, 0x2c, 0x01, 0, 0, 1, 0];
+        let rec = CdRecord::parse(&r).unwrap();
+        assert_eq!(rec.record_type(), CdRecordType::Index);
+        assert_eq!(rec.bytes().len(), r.len());
+        assert_eq!(rec.down_page(), Some(crate::geometry::PageId::new(1, 300)));
+        let mut data = r;
+        data[0] = 0x01;
+        assert_eq!(CdRecord::parse(&data).unwrap().down_page(), None, "a data record has no child page");
+        let five = [0x19, 2, 0x63, 0x83, 0xe8, 0x2c, 0x01, 0, 0, 1];
+        assert_eq!(CdRecord::parse(&five).unwrap().down_page(), None, "five bytes are no page address");
     }
 
     #[test]

@@ -49,6 +49,8 @@
 //! sources disagree on (internals-viewer's versions read it either way) and no real page here
 //! shows: it is refused by name rather than guessed.
 
+use std::ops::Range;
+
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
 use crate::geometry::{HEADER_SIZE, PAGE_SIZE};
@@ -60,8 +62,10 @@ pub const PAGE_HAS_CI_STRUCTURE: u8 = 0x80;
 /// Top bit of a prefix length byte: the length takes two bytes.
 const TWO_BYTE_PREFIX_LENGTH: u8 = 0x80;
 
-const HAS_ANCHOR: u8 = 0x02;
-const HAS_DICTIONARY: u8 = 0x04;
+/// Header bit 0x02: an anchor record follows the header.
+pub const HAS_ANCHOR: u8 = 0x02;
+/// Header bit 0x04: a dictionary follows the anchor record.
+pub const HAS_DICTIONARY: u8 = 0x04;
 /// The header bits this reader knows; bit 0 set would make it a CD record, not a CI header.
 const KNOWN_HEADER_BITS: u8 = HAS_ANCHOR | HAS_DICTIONARY;
 
@@ -78,6 +82,31 @@ pub struct CompressionInfo<'a> {
     prefixes: Vec<Option<&'a [u8]>>,
     /// Each entry's bytes.
     dictionary: Vec<&'a [u8]>,
+    /// The header byte.
+    header: u8,
+    /// Where the dictionary starts, from the structure's start.
+    dictionary_at: Option<usize>,
+}
+
+/// Where the fields of a CI structure lie, as page offsets (what the page anatomy draws).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CiParts {
+    /// The header byte: 0x02 an anchor record follows, 0x04 a dictionary.
+    pub header: Range<usize>,
+    /// Changes to the page since it was compressed.
+    pub modification_count: Range<usize>,
+    /// Where the dictionary starts, from the structure's start (with a dictionary only).
+    pub dictionary_offset: Option<Range<usize>>,
+    /// Bytes the structure takes.
+    pub size: Range<usize>,
+    /// The anchor record, a CD record.
+    pub anchor: Option<Range<usize>>,
+    /// The dictionary's 2-byte entry count.
+    pub dictionary_count: Option<Range<usize>>,
+    /// One 2-byte end offset an entry, from the dictionary's start.
+    pub dictionary_ends: Option<Range<usize>>,
+    /// Each entry's bytes, in symbol order.
+    pub dictionary_entries: Vec<Range<usize>>,
 }
 
 impl<'a> CompressionInfo<'a> {
@@ -143,7 +172,38 @@ impl<'a> CompressionInfo<'a> {
                 })
                 .collect()
         });
-        Ok(CompressionInfo { modification_count, size, anchor, prefixes, dictionary })
+        let dictionary_at = has_dictionary.then_some(anchor_end);
+        Ok(CompressionInfo { modification_count, size, anchor, prefixes, dictionary, header, dictionary_at })
+    }
+
+    /// The header byte (0x02 an anchor record follows, 0x04 a dictionary).
+    pub fn header(&self) -> u8 {
+        self.header
+    }
+
+    /// Where the structure's fields lie on the page (see [`CiParts`]).
+    pub fn parts(&self) -> CiParts {
+        let at = |offset: usize, len: usize| HEADER_SIZE + offset..HEADER_SIZE + offset + len;
+        let anchor_at = if self.dictionary_at.is_some() { 7 } else { 5 };
+        let anchor = self.anchor.as_ref().map(|a| at(anchor_at, a.bytes().len()));
+        let mut entries = Vec::with_capacity(self.dictionary.len());
+        if let Some(d) = self.dictionary_at {
+            let mut start = d + 2 + 2 * self.dictionary.len();
+            for e in &self.dictionary {
+                entries.push(at(start, e.len()));
+                start += e.len();
+            }
+        }
+        CiParts {
+            header: at(0, 1),
+            modification_count: at(1, 2),
+            dictionary_offset: self.dictionary_at.map(|_| at(3, 2)),
+            size: if self.dictionary_at.is_some() { at(5, 2) } else { at(3, 2) },
+            anchor,
+            dictionary_count: self.dictionary_at.map(|d| at(d, 2)),
+            dictionary_ends: self.dictionary_at.map(|d| at(d + 2, 2 * self.dictionary.len())),
+            dictionary_entries: entries,
+        }
     }
 
     /// The anchor record: each column's prefix.
