@@ -32,7 +32,7 @@ use std::sync::OnceLock;
 
 use super::rowset::{
     checked_column_bytes, parse_syshobtcolumns_row, parse_sysrowsetcolumns_row, parse_sysrscols_row, read_column,
-    stored_value, PhysicalColumn, RowsetLayout,
+    stored_value, value_without_allocating, PhysicalColumn, RowsetLayout,
 };
 use crate::error::{Error, Result};
 use crate::page::boot::BootPage;
@@ -119,9 +119,13 @@ pub struct TableRows {
     cells: Vec<OnceLock<Value>>,
 }
 
-/// A column name's hash, its case ignored.
+/// A column name's hash, its case ignored (`| 0x20` folds ASCII letters, and maps bytes equal
+/// but for case alike): its length and its first, middle and last bytes, not every byte, since a
+/// name is looked up at every value read.
 fn name_hash(name: &str) -> usize {
-    name.bytes().fold(name.len(), |h, b| h.wrapping_mul(31).wrapping_add(usize::from(b.to_ascii_lowercase())))
+    let b = name.as_bytes();
+    let byte = |i: Option<&u8>| usize::from(i.copied().unwrap_or(0) | 0x20);
+    [b.first(), b.get(b.len() / 2), b.last()].into_iter().fold(b.len(), |h, x| h.wrapping_mul(31).wrapping_add(byte(x)))
 }
 
 impl TableRows {
@@ -149,11 +153,17 @@ impl TableRows {
         TableRows { names, name_slots, columns, ..TableRows::EMPTY }
     }
 
-    /// Adds a row: `record`, every column of which [`checked_column_bytes`] accepted.
-    fn push(&mut self, record: &[u8]) {
-        self.records.extend_from_slice(record);
+    /// Adds a row, after checking that each of its columns can be read: the values built without
+    /// allocating are kept, the others (text, bytes) are decoded from the record when first read.
+    fn push(&mut self, record: &Record) -> Result<()> {
+        let first_cell = self.cells.len();
+        for column in &self.columns {
+            let stored = checked_column_bytes(record, column).inspect_err(|_| self.cells.truncate(first_cell))?;
+            self.cells.push(value_without_allocating(column, &stored).map_or_else(OnceLock::new, OnceLock::from));
+        }
+        self.records.extend_from_slice(record.bytes());
         self.ends.push(self.records.len());
-        self.cells.resize_with(self.cells.len() + self.columns.len(), OnceLock::new);
+        Ok(())
     }
 
     /// The number of rows.
@@ -173,7 +183,8 @@ impl TableRows {
         // The table is at most half full: a free slot ends every probe.
         loop {
             let i = (self.name_slots[slot] as usize).checked_sub(1)?;
-            if self.names[i].eq_ignore_ascii_case(name) {
+            // The exact spelling first: one comparison of the bytes, as callers spell names.
+            if self.names[i] == name || self.names[i].eq_ignore_ascii_case(name) {
                 return Some(i);
             }
             slot = (slot + 1) & mask;
@@ -425,13 +436,7 @@ impl BaseTables {
             .collect();
         let mut rows = TableRows::new(column_names, columns.into_iter().cloned().collect());
         let first = self.first_page_of(rowset, table)?;
-        self.scan_leaf_chain(first, rowset, table, |record| {
-            for column in &rows.columns {
-                checked_column_bytes(record, column)?;
-            }
-            rows.push(record.bytes());
-            Ok(())
-        })?;
+        self.scan_leaf_chain(first, rowset, table, |record| rows.push(record))?;
         Ok(rows)
     }
 
@@ -557,11 +562,7 @@ mod tests {
             build_record(&fixed, 3, nulls, &[&name])
         };
         for record in [row(34, b"S ", "sysschobjs", &[]), row(1977058079, b"U ", "", &[3])] {
-            let record = Record::parse(&record).unwrap();
-            for c in &rows.columns {
-                checked_column_bytes(&record, c).unwrap();
-            }
-            rows.push(record.bytes());
+            rows.push(&Record::parse(&record).unwrap()).unwrap();
         }
         assert_eq!(rows.len(), 2);
         let read: Vec<(i64, &str, &Value)> =
@@ -571,8 +572,9 @@ mod tests {
         assert!(rows.row(2).is_none());
         assert_eq!(rows.values()[0], [Value::Int(34), Value::text("S "), Value::text("sysschobjs")]);
         // A value shorter than its type is refused when the row is read, not later.
-        let short = build_record(&[], 1, &[], &[&[1, 0]]);
-        assert!(checked_column_bytes(&Record::parse(&short).unwrap(), &column(1, 56, -1, 1)).is_err());
+        let mut ints = TableRows::new(vec!["id".into()], vec![column(1, 56, -1, 1)]);
+        assert!(ints.push(&Record::parse(&build_record(&[], 1, &[], &[&[1, 0]])).unwrap()).is_err());
+        assert!(ints.is_empty() && ints.cells.is_empty());
     }
 
     #[test]

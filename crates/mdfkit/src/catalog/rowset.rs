@@ -328,6 +328,16 @@ pub fn stored_value(column: &PhysicalColumn, stored: Stored) -> Value {
     }
 }
 
+/// The value of a column found by [`checked_column_bytes`] where building it allocates nothing
+/// (NULL, numbers, dates); `None` for text and bytes.
+pub fn value_without_allocating(column: &PhysicalColumn, stored: &Stored) -> Option<Value> {
+    match *stored {
+        Stored::Null => Some(Value::Null),
+        Stored::InRow(bytes) if least_length(column.type_info.sql_type) > 0 => Some(in_row_value(column, bytes)),
+        _ => None,
+    }
+}
+
 /// The value of a column's in-row bytes, at least [`least_length`] of them.
 fn in_row_value(column: &PhysicalColumn, bytes: &[u8]) -> Value {
     match column.type_info.sql_type {
