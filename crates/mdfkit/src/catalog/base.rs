@@ -28,11 +28,10 @@
 //! leaf data page, and a link that revisits a page is reported as a cycle.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
 
 use super::rowset::{
-    checked_column_bytes, parse_syshobtcolumns_row, parse_sysrowsetcolumns_row, parse_sysrscols_row, read_column,
-    stored_value, value_without_allocating, PhysicalColumn, RowsetLayout,
+    parse_syshobtcolumns_row, parse_sysrowsetcolumns_row, parse_sysrscols_row, read_column, PhysicalColumn,
+    RowsetLayout,
 };
 use crate::error::{Error, Result};
 use crate::page::boot::BootPage;
@@ -99,128 +98,34 @@ pub struct BaseTables {
     column_names: HashMap<i32, HashMap<i32, String>>,
 }
 
-/// A base table's rows as stored: each row's record, its columns decoded on first read. Opening a
-/// database reads every row of every catalog base table, and most of their values are never looked
-/// at; the records are checked whole when read ([`checked_column_bytes`]), so a value read later
-/// cannot fail.
+/// A base table's rows, with its column names.
 #[derive(Debug, Clone, Default)]
 pub struct TableRows {
     /// Column names, in column id order.
     pub names: Vec<String>,
-    /// Where each name is in `names`: open addressing by [`name_hash`], `index + 1` (0: free).
-    name_slots: Vec<u32>,
-    /// The physical column of each name.
-    columns: Vec<PhysicalColumn>,
-    /// Every row's record, back to back.
-    records: Vec<u8>,
-    /// Where each row's record ends in `records`.
-    ends: Vec<usize>,
-    /// Each row's values, row after row, decoded on first read.
-    cells: Vec<OnceLock<Value>>,
-}
-
-/// A column name's hash, its case ignored (`| 0x20` folds ASCII letters, and maps bytes equal
-/// but for case alike): its length and its first, middle and last bytes, not every byte, since a
-/// name is looked up at every value read.
-fn name_hash(name: &str) -> usize {
-    let b = name.as_bytes();
-    let byte = |i: Option<&u8>| usize::from(i.copied().unwrap_or(0) | 0x20);
-    [b.first(), b.get(b.len() / 2), b.last()].into_iter().fold(b.len(), |h, x| h.wrapping_mul(31).wrapping_add(byte(x)))
+    /// The rows, one value per column.
+    pub rows: Vec<Vec<Value>>,
 }
 
 impl TableRows {
-    /// A table without rows or columns.
-    pub const EMPTY: TableRows = TableRows {
-        names: Vec::new(),
-        name_slots: Vec::new(),
-        columns: Vec::new(),
-        records: Vec::new(),
-        ends: Vec::new(),
-        cells: Vec::new(),
-    };
-
-    /// A table of `columns` named `names` and no rows yet.
-    fn new(names: Vec<String>, columns: Vec<PhysicalColumn>) -> Self {
-        let mut name_slots = vec![0u32; (2 * names.len()).next_power_of_two().max(8)];
-        let mask = name_slots.len() - 1;
-        for (i, name) in names.iter().enumerate() {
-            let mut slot = name_hash(name) & mask;
-            while name_slots[slot] != 0 {
-                slot = (slot + 1) & mask;
-            }
-            name_slots[slot] = i as u32 + 1;
-        }
-        TableRows { names, name_slots, columns, ..TableRows::EMPTY }
-    }
-
-    /// Adds a row, after checking that each of its columns can be read: the values built without
-    /// allocating are kept, the others (text, bytes) are decoded from the record when first read.
-    fn push(&mut self, record: &Record) -> Result<()> {
-        let first_cell = self.cells.len();
-        for column in &self.columns {
-            let stored = checked_column_bytes(record, column).inspect_err(|_| self.cells.truncate(first_cell))?;
-            self.cells.push(value_without_allocating(column, &stored).map_or_else(OnceLock::new, OnceLock::from));
-        }
-        self.records.extend_from_slice(record.bytes());
-        self.ends.push(self.records.len());
-        Ok(())
-    }
-
-    /// The number of rows.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// Whether the table has no rows.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The position of column `name`, its case ignored.
+    /// The position of column `name`, its case ignored. Names are looked up for every value
+    /// read, and SQL Server spells system columns as the callers do (lower case): the exact
+    /// spelling is tried first (a plain byte comparison), any other case after.
     pub fn column(&self, name: &str) -> Option<usize> {
-        let mask = self.name_slots.len().checked_sub(1)?;
-        let mut slot = name_hash(name) & mask;
-        // The table is at most half full: a free slot ends every probe.
-        loop {
-            let i = (self.name_slots[slot] as usize).checked_sub(1)?;
-            // The exact spelling first: one comparison of the bytes, as callers spell names.
-            if self.names[i] == name || self.names[i].eq_ignore_ascii_case(name) {
-                return Some(i);
-            }
-            slot = (slot + 1) & mask;
-        }
-    }
-
-    /// The value of column `column` (a position in `names`) in row `row`; NULL past the end.
-    pub fn value(&self, row: usize, column: usize) -> &Value {
-        let cell = (column < self.columns.len()).then(|| self.cells.get(row * self.columns.len() + column)).flatten();
-        let Some(cell) = cell else { return &Value::Null };
-        cell.get_or_init(|| {
-            let start = row.checked_sub(1).map_or(0, |previous| self.ends[previous]);
-            let bytes = &self.records[start..self.ends[row]];
-            // Both were checked when the row was read.
-            let record = Record::parse(bytes).ok();
-            record
-                .and_then(|r| {
-                    checked_column_bytes(&r, &self.columns[column]).ok().map(|s| stored_value(&self.columns[column], s))
-                })
-                .unwrap_or(Value::Null)
-        })
-    }
-
-    /// Every value, row by row, decoded.
-    pub fn values(&self) -> Vec<Vec<Value>> {
-        (0..self.len()).map(|row| (0..self.columns.len()).map(|c| self.value(row, c).clone()).collect()).collect()
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .or_else(|| self.names.iter().position(|n| n.eq_ignore_ascii_case(name)))
     }
 
     /// Iterates the rows with access by column name.
     pub fn iter(&self) -> impl Iterator<Item = RowRef<'_>> {
-        (0..self.len()).map(move |row| RowRef { table: self, row })
+        self.rows.iter().map(move |values| RowRef { table: self, values })
     }
 
     /// Row `index`, with access by column name.
     pub fn row(&self, index: usize) -> Option<RowRef<'_>> {
-        (index < self.len()).then_some(RowRef { table: self, row: index })
+        self.rows.get(index).map(|values| RowRef { table: self, values })
     }
 }
 
@@ -228,13 +133,13 @@ impl TableRows {
 #[derive(Clone, Copy)]
 pub struct RowRef<'a> {
     table: &'a TableRows,
-    row: usize,
+    values: &'a [Value],
 }
 
 impl<'a> RowRef<'a> {
     /// The value of column `name`; NULL when the version's table has no such column.
     pub fn get(&self, name: &str) -> &'a Value {
-        self.table.column(name).map_or(&Value::Null, |column| self.table.value(self.row, column))
+        self.table.column(name).and_then(|i| self.values.get(i)).unwrap_or(&Value::Null)
     }
 
     /// The integer value of column `name`; 0 when NULL or absent.
@@ -434,10 +339,13 @@ impl BaseTables {
                     .unwrap_or_else(|| format!("column{}", c.rowset_column_id))
             })
             .collect();
-        let mut rows = TableRows::new(column_names, columns.into_iter().cloned().collect());
         let first = self.first_page_of(rowset, table)?;
-        self.scan_leaf_chain(first, rowset, table, |record| rows.push(record))?;
-        Ok(rows)
+        let mut rows = Vec::new();
+        self.scan_leaf_chain(first, rowset, table, |record| {
+            rows.push(columns.iter().map(|c| read_column(record, c)).collect::<Result<Vec<_>>>()?);
+            Ok(())
+        })?;
+        Ok(TableRows { names: column_names, rows })
     }
 
     /// Walks a clustered index's leaf level from `first` along next-page links, calling `each`
@@ -536,51 +444,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_rows_kept_as_records_column_by_column() {
-        use crate::record::tests::build_record;
-        use crate::types::TypeInfo;
-        let column = |id: i32, ti: u32, offset: i16, null_bit: u16| PhysicalColumn {
-            rowset_column_id: id,
-            hb_column_id: id,
-            type_info: TypeInfo::from_ti(ti),
-            collation_id: 0,
-            key_ordinal: 0,
-            max_inrow_length: 0,
-            status: 0,
-            leaf_offset: offset,
-            internal_offset: 0,
-            null_bit,
-            bit_position: 0,
-        };
-        // id int at 4, type char(2) at 8, name nvarchar (the first variable column).
-        let columns = vec![column(1, 56, 4, 1), column(2, 175 | (2 << 8), 8, 2), column(3, 231 | (256 << 8), -1, 3)];
-        let mut rows = TableRows::new(vec!["id".into(), "type".into(), "name".into()], columns);
-        let row = |id: i32, code: &[u8; 2], name: &str, nulls: &[usize]| {
-            let mut fixed = id.to_le_bytes().to_vec();
-            fixed.extend_from_slice(code);
-            let name: Vec<u8> = name.encode_utf16().flat_map(|u| u.to_le_bytes()).collect();
-            build_record(&fixed, 3, nulls, &[&name])
-        };
-        for record in [row(34, b"S ", "sysschobjs", &[]), row(1977058079, b"U ", "", &[3])] {
-            rows.push(&Record::parse(&record).unwrap()).unwrap();
-        }
-        assert_eq!(rows.len(), 2);
-        let read: Vec<(i64, &str, &Value)> =
-            rows.iter().map(|r| (r.int("ID"), r.text("type"), r.get("Name"))).collect();
-        assert_eq!(read, [(34, "S ", &Value::text("sysschobjs")), (1977058079, "U ", &Value::Null)]);
-        assert_eq!(rows.row(1).unwrap().get("absent"), &Value::Null);
-        assert!(rows.row(2).is_none());
-        assert_eq!(rows.values()[0], [Value::Int(34), Value::text("S "), Value::text("sysschobjs")]);
-        // A value shorter than its type is refused when the row is read, not later.
-        let mut ints = TableRows::new(vec!["id".into()], vec![column(1, 56, -1, 1)]);
-        assert!(ints.push(&Record::parse(&build_record(&[], 1, &[], &[&[1, 0]])).unwrap()).is_err());
-        assert!(ints.is_empty() && ints.cells.is_empty());
-    }
-
-    #[test]
     fn finds_columns_by_name_any_case() {
         let names = ["id", "Name", "status", "a_column_name_longer_than_16", "a_column_name_longer_than_17", "Zz@[`{"];
-        let rows = TableRows::new(names.iter().map(|n| n.to_string()).collect(), Vec::new());
+        let rows = TableRows { names: names.iter().map(|n| n.to_string()).collect(), rows: Vec::new() };
         for (i, n) in names.iter().enumerate() {
             assert_eq!(rows.column(n), Some(i), "{n}");
             assert_eq!(rows.column(&n.to_ascii_uppercase()), Some(i), "{n} in upper case");

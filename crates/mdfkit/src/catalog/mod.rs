@@ -128,7 +128,7 @@ impl Catalog {
 
     /// A base table read at open (see `CATALOG_TABLES`); empty when the version lacks it.
     pub fn table(&self, name: &str) -> &TableRows {
-        static EMPTY: TableRows = TableRows::EMPTY;
+        static EMPTY: TableRows = TableRows { names: Vec::new(), rows: Vec::new() };
         self.tables.get(name).unwrap_or(&EMPTY)
     }
 

@@ -259,104 +259,47 @@ pub fn parse_sysrowsetcolumns_row(record: &Record) -> Result<RowsetColumn> {
     })
 }
 
-/// Where a column's value is in one record.
-pub enum Stored<'a> {
-    /// NULL: the null bit is set, or the record predates the column.
-    Null,
-    /// The bytes of a pointer to a value kept off-row.
-    OffRow(&'a [u8]),
-    /// The value's bytes, in the record.
-    InRow(&'a [u8]),
-}
-
-/// Finds column `column` of a system base-table record, without decoding it.
-fn column_bytes<'a>(record: &Record<'a>, column: &PhysicalColumn) -> Result<Stored<'a>> {
+/// Decodes the column `column` of `record` into a catalog value.
+pub fn read_column(record: &Record, column: &PhysicalColumn) -> Result<Value> {
     if column.null_bit > 0 && record.is_null(column.null_bit as usize) {
-        return Ok(Stored::Null);
+        return Ok(Value::Null);
     }
-    Ok(match column.location() {
+    let ty = column.type_info.sql_type;
+    let bytes = match column.location() {
         ColumnLocation::Fixed(offset) => {
-            let ty = column.type_info.sql_type;
             let len = column
                 .type_info
                 .fixed_length()
                 .ok_or_else(|| Error::unsupported(format!("{} column stored at a fixed offset", ty.name())))?;
-            record.fixed(offset, len).map_or(Stored::Null, Stored::InRow)
+            match record.fixed(offset, len) {
+                Some(b) => b,
+                None => return Ok(Value::Null),
+            }
         }
         ColumnLocation::Variable(index) => match record.var(index)? {
-            None => Stored::Null,
-            Some(v) if v.complex => Stored::OffRow(v.bytes),
-            Some(v) => Stored::InRow(v.bytes),
+            None => return Ok(Value::Null),
+            Some(v) if v.complex => return Ok(Value::OffRow(v.bytes.to_vec())),
+            Some(v) => v.bytes,
         },
-    })
-}
-
-/// The fewest bytes a value of a system base-table column's type needs (0: any length reads).
-fn least_length(ty: SqlType) -> usize {
-    match ty {
-        SqlType::Bit | SqlType::TinyInt => 1,
-        SqlType::SmallInt => 2,
-        SqlType::Int => 4,
-        SqlType::BigInt | SqlType::DateTime => 8,
-        _ => 0,
-    }
-}
-
-/// Finds column `column` of a record and checks that its value can be read: an in-row value at
-/// least as long as its type needs ([`least_length`]).
-pub fn checked_column_bytes<'a>(record: &Record<'a>, column: &PhysicalColumn) -> Result<Stored<'a>> {
-    let stored = column_bytes(record, column)?;
-    match stored {
-        Stored::InRow(bytes) if bytes.len() < least_length(column.type_info.sql_type) => {
-            Err(Error::corrupt(format!("{} value of {} bytes", column.type_info.sql_type.name(), bytes.len())))
-        }
-        _ => Ok(stored),
-    }
-}
-
-/// Decodes one column of a system base-table record.
-pub fn read_column(record: &Record, column: &PhysicalColumn) -> Result<Value> {
-    Ok(stored_value(column, checked_column_bytes(record, column)?))
-}
-
-/// The value of a column found by [`checked_column_bytes`].
-pub fn stored_value(column: &PhysicalColumn, stored: Stored) -> Value {
-    match stored {
-        Stored::Null => Value::Null,
-        Stored::OffRow(bytes) => Value::OffRow(bytes.to_vec()),
-        Stored::InRow(bytes) => in_row_value(column, bytes),
-    }
-}
-
-/// The value of a column found by [`checked_column_bytes`] where building it allocates nothing
-/// (NULL, numbers, dates); `None` for text and bytes.
-pub fn value_without_allocating(column: &PhysicalColumn, stored: &Stored) -> Option<Value> {
-    match *stored {
-        Stored::Null => Some(Value::Null),
-        Stored::InRow(bytes) if least_length(column.type_info.sql_type) > 0 => Some(in_row_value(column, bytes)),
-        _ => None,
-    }
-}
-
-/// The value of a column's in-row bytes, at least [`least_length`] of them.
-fn in_row_value(column: &PhysicalColumn, bytes: &[u8]) -> Value {
-    match column.type_info.sql_type {
+    };
+    let bad = || Error::corrupt(format!("{} value of {} bytes", ty.name(), bytes.len()));
+    Ok(match ty {
         SqlType::Bit => {
             let bit = column.bit_position.clamp(0, 7) as u32;
-            Value::Int(i64::from(bytes.first().map_or(0, |b| b >> bit & 1)))
+            Value::Int(i64::from(bytes.first().ok_or_else(bad)? >> bit & 1))
         }
-        SqlType::TinyInt => Value::Int(i64::from(bytes.first().copied().unwrap_or(0))),
-        SqlType::SmallInt => Value::Int(i64::from(read_i16(bytes, 0).unwrap_or(0))),
-        SqlType::Int => Value::Int(i64::from(read_i32(bytes, 0).unwrap_or(0))),
-        SqlType::BigInt => Value::Int(read_i64(bytes, 0).unwrap_or(0)),
+        SqlType::TinyInt => Value::Int(i64::from(*bytes.first().ok_or_else(bad)?)),
+        SqlType::SmallInt => Value::Int(i64::from(read_i16(bytes, 0).ok_or_else(bad)?)),
+        SqlType::Int => Value::Int(i64::from(read_i32(bytes, 0).ok_or_else(bad)?)),
+        SqlType::BigInt => Value::Int(read_i64(bytes, 0).ok_or_else(bad)?),
         SqlType::NVarChar | SqlType::NChar => Value::Text(utf16le(bytes)),
         // System tables keep only ASCII in char columns (object type codes such as "U ").
         SqlType::Char | SqlType::VarChar => Value::Text(bytes.iter().map(|&b| b as char).collect()),
         SqlType::DateTime => {
-            Value::DateTime { ticks: read_u32(bytes, 0).unwrap_or(0), days: read_i32(bytes, 4).unwrap_or(0) }
+            Value::DateTime { ticks: read_u32(bytes, 0).ok_or_else(bad)?, days: read_i32(bytes, 4).ok_or_else(bad)? }
         }
         _ => Value::Binary(bytes.to_vec()),
-    }
+    })
 }
 
 #[cfg(test)]

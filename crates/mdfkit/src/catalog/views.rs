@@ -565,7 +565,7 @@ fn definition_value(database_collation: u32) -> impl Fn(RowRef) -> Value {
 }
 
 fn table_rows_view(t: TableRows) -> ViewRows {
-    ViewRows { rows: t.values(), columns: t.names }
+    ViewRows { columns: t.names, rows: t.rows }
 }
 
 /// A collation id as a name where known, else `collation id N`.
