@@ -5,10 +5,14 @@
 //! walked once ([`CdRecord::parse_values`]), which checks the record and places every stored
 //! value of it; then each output column is appended for all the page's records in one loop,
 //! after each value's anchor prefix and dictionary symbol are resolved against the page's CI
-//! structure ([`CompressionInfo::resolve`]):
+//! structure:
 //! - integers, bit, money, date and datetime ([`IntegerForm`]) and decimals (vardecimal) are read
 //!   from the stored bytes straight into the column's Arrow values, one typed loop a column
-//!   (`BatchBuilder::append_integers`, `BatchBuilder::append_decimals`);
+//!   (`BatchBuilder::append_integers`, `BatchBuilder::append_decimals`): the column's anchor is
+//!   taken once a page ([`PageColumn`]: its prefixes as big endian words), so that a value of up
+//!   to 8 bytes, prefix, suffix or dictionary entry, becomes one word with no bytes joined
+//!   ([`PageColumn::word`], [`IntegerForm::from_word`], [`vardecimal::unscaled_word`]); the
+//!   values that do not (NULL, a true bit, damage) take [`CompressionInfo::resolve`];
 //! - a value whose compressed form is its ordinary form (varchar, varbinary, (max) types:
 //!   [`values::stored_as_is`]) goes to the builder straight from the record;
 //! - the others are expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer
@@ -32,7 +36,7 @@ use crate::columnar::BatchBuilder;
 use crate::compressed::values::{self, IntegerForm};
 use crate::compressed::vardecimal;
 use crate::error::Result;
-use crate::page::compression_info::{CompressionInfo, PageValue};
+use crate::page::compression_info::{CompressionInfo, PageColumn, PageValue};
 use crate::page::Page;
 use crate::plain_pages::PageSlots;
 use crate::record::cd::{CdRecord, CdRecordType, CdValue};
@@ -180,19 +184,36 @@ impl CdLayout {
             let values = stored.iter().zip(&run.slots);
             match column.typed {
                 Typed::Integer(form) => {
-                    let integers =
-                        values.map_while(|(&value, &slot)| match integer_cell(ty, form, ci, column, value) {
+                    let prefixes = page_column(ci, column);
+                    let integers = values.map_while(|(&value, &slot)| {
+                        let fast = match value {
+                            CdValue::Null => return Some(None),
+                            // A true bit has no bytes and no prefix.
+                            CdValue::TrueBit if form == IntegerForm::Bit => Some(1),
+                            _ => prefixes.word(value).and_then(|(word, n)| form.from_word(word, n)),
+                        };
+                        match fast.map(|v| Ok(Some(v))).unwrap_or_else(|| integer_cell(ty, form, ci, column, value)) {
                             Ok(v) => Some(v),
                             Err(e) => {
                                 fail(e, slot);
                                 None
                             }
-                        });
+                        }
+                    });
                     batch.append_integers(i, plan, integers)?;
                 }
                 Typed::Decimal => {
+                    let prefixes = page_column(ci, column);
+                    let (precision, scale) = (ty.precision, ty.scale);
                     let decimals = values.map_while(|(&value, &slot)| {
-                        match resolve(ci, column, value).and_then(|v| decimal_cell(ty, v, &mut joined)) {
+                        let cell = match value {
+                            CdValue::Null => Ok(None),
+                            _ => match prefixes.word(value) {
+                                Some((word, n)) => vardecimal::unscaled_word(word, n, precision, scale).map(Some),
+                                None => resolve(ci, column, value).and_then(|v| decimal_cell(ty, v, &mut joined)),
+                            },
+                        };
+                        match cell {
                             Ok(v) => Some(v),
                             Err(e) => {
                                 fail(e, slot);
@@ -287,10 +308,9 @@ fn resolve<'a>(ci: Option<&CompressionInfo<'a>>, column: CdColumn, stored: CdVal
 
 /// The integer (NULL: `None`) of a value of type `ty`, of integer form `form`: what [`cell`] and
 /// the builder's conversion give, without the ordinary storage form in between, and the same
-/// errors ([`values::expand`]'s).
-/// Bytes stored in the record, on a page without a CI structure, are matched first: the value
-/// then goes through no [`PageValue`] (copied through memory, that costs as much as the rest).
-#[inline]
+/// errors ([`values::expand`]'s). The typed loop reads most values through [`PageColumn::word`]
+/// and comes here for the others.
+#[cold]
 fn integer_cell<'a>(
     ty: &TypeInfo,
     form: IntegerForm,
@@ -298,17 +318,19 @@ fn integer_cell<'a>(
     column: CdColumn,
     stored: CdValue<'a>,
 ) -> Result<Option<i64>> {
-    let (head, tail) = match (ci, stored) {
-        (None, CdValue::Bytes(bytes)) => (bytes, &[][..]),
-        _ => match resolve(ci, column, stored)? {
-            PageValue::Stored(CdValue::Null) => return Ok(None),
-            PageValue::Stored(CdValue::Bytes(bytes)) => (bytes, &[][..]),
-            PageValue::Prefixed { prefix, suffix } => (prefix, suffix),
-            PageValue::Stored(CdValue::TrueBit) if form == IntegerForm::Bit => return Ok(Some(1)),
-            PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
-        },
+    let (head, tail) = match resolve(ci, column, stored)? {
+        PageValue::Stored(CdValue::Null) => return Ok(None),
+        PageValue::Stored(CdValue::Bytes(bytes)) => (bytes, &[][..]),
+        PageValue::Prefixed { prefix, suffix } => (prefix, suffix),
+        PageValue::Stored(CdValue::TrueBit) if form == IntegerForm::Bit => return Ok(Some(1)),
+        PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
     };
     form.value(head, tail).map(Some).ok_or_else(|| values::too_long(ty, head.len() + tail.len()))
+}
+
+/// Column `column`'s share of the page's CI structure `ci` (none: values as stored).
+fn page_column<'c, 'a>(ci: Option<&'c CompressionInfo<'a>>, column: CdColumn) -> PageColumn<'c, 'a> {
+    ci.map_or(PageColumn::AS_STORED, |ci| ci.column(column.index))
 }
 
 /// The count of `10^-scale` (NULL: `None`) of a vardecimal value of type `ty` (`joined`: a buffer
