@@ -220,10 +220,26 @@ impl<'a> CdRecord<'a> {
 
     /// [`Self::parse`], appending the stored values of the record's first `columns` columns
     /// (fewer when the record stores fewer) to `out` as [`Self::value`] gives them, in the same
-    /// walk of the CD array: the short data region's values are consecutive (its clusters follow
-    /// each other), the long data region's entries are taken in order once it is read. On an
-    /// error, `out` holds some of them.
+    /// walk of the CD array ([`Self::parse_each`]). On an error, `out` holds some of them.
     pub fn parse_values(b: &'a [u8], columns: usize, out: &mut Vec<CdValue<'a>>) -> Result<Self> {
+        let first = out.len();
+        Self::parse_each(b, columns, |i, value| {
+            // Long values come last: the short ones after them already made room.
+            if out.len() <= first + i {
+                out.resize(first + i + 1, CdValue::Null);
+            }
+            out[first + i] = value;
+        })
+    }
+
+    /// [`Self::parse`], handing `put(i, value)` the stored value of each of the record's first
+    /// `columns` columns (fewer when the record stores fewer) as [`Self::value`] gives it, once a
+    /// column, in the same walk of the CD array: the short data region's values in column order
+    /// (its clusters follow each other), then the long data region's once it is read. On an
+    /// error, `put` has had some of them. Nothing is allocated: a caller puts each value where
+    /// it wants it (the column-at-a-time path: straight into its column's cells).
+    #[inline]
+    pub fn parse_each(b: &'a [u8], columns: usize, mut put: impl FnMut(usize, CdValue<'a>)) -> Result<Self> {
         let header = *b.first().ok_or_else(|| Error::corrupt("empty CD record"))?;
         if header & HEADER_CD_FORMAT == 0 {
             return Err(Error::corrupt(format!("record header {header:#04x} is not in the CD format (bit 0 clear)")));
@@ -253,8 +269,7 @@ impl<'a> CdRecord<'a> {
                 "short data cluster array of {full_clusters} entries runs past the record"
             )));
         }
-        let (wanted, first) = (columns.min(count), out.len());
-        out.reserve(wanted);
+        let wanted = columns.min(count);
         let codes = &b[CD_ARRAY..cd_end];
         let (mut long_columns, mut at, mut highest) = (0, short_start, 0);
         // One cluster of 30 columns at a time: its values lie from `at` on, its length is
@@ -266,23 +281,25 @@ impl<'a> CdRecord<'a> {
             for i in cluster_first..cluster_end {
                 let code = (codes[i / 2] >> (4 * (i % 2))) & 0x0f;
                 let len = short_len(code);
-                if i < wanted {
+                // Long values are put once the long data region is read.
+                if i < wanted && code != CODE_LONG {
                     // Out of range only in a record this walk then refuses.
                     let short_at = at + cluster_len;
                     // Codes 1-9, bytes in the short data region (none for 1), tested first: one
                     // branch for most values, whatever their lengths.
-                    out.push(if (1..=9).contains(&code) {
-                        CdValue::Bytes(b.get(short_at..short_at + len).unwrap_or_default())
-                    } else {
-                        match code {
-                            0 => CdValue::Null,
-                            CODE_PAGE_SYMBOL => CdValue::Symbol(b.get(short_at).copied().unwrap_or_default()),
-                            // Set once the long data region is read.
-                            CODE_LONG => CdValue::Complex(&[]),
-                            // 11; 13-15 are refused below.
-                            _ => CdValue::TrueBit,
-                        }
-                    });
+                    put(
+                        i,
+                        if (1..=9).contains(&code) {
+                            CdValue::Bytes(b.get(short_at..short_at + len).unwrap_or_default())
+                        } else {
+                            match code {
+                                0 => CdValue::Null,
+                                CODE_PAGE_SYMBOL => CdValue::Symbol(b.get(short_at).copied().unwrap_or_default()),
+                                // 11; 13-15 are refused below.
+                                _ => CdValue::TrueBit,
+                            }
+                        },
+                    );
                 }
                 highest = highest.max(code);
                 long_columns += usize::from(code == CODE_LONG);
@@ -348,18 +365,21 @@ impl<'a> CdRecord<'a> {
             if long_columns > 0 {
                 // The long columns' entries, in order (in range: checked just above).
                 let (mut entry, mut start) = (0, 0);
-                for (i, value) in out[first..].iter_mut().enumerate() {
+                for i in 0..wanted {
                     if nibble(b, i) != CODE_LONG {
                         continue;
                     }
                     let raw = usize::from(read_u16(b, ends_at + 2 * entry).unwrap_or(0));
                     let end = raw & usize::from(!LONG_COMPLEX);
                     let bytes = b.get(data_start + start..data_start + end).unwrap_or_default();
-                    *value = if raw & usize::from(LONG_COMPLEX) != 0 {
-                        CdValue::Complex(bytes)
-                    } else {
-                        CdValue::Bytes(bytes)
-                    };
+                    put(
+                        i,
+                        if raw & usize::from(LONG_COMPLEX) != 0 {
+                            CdValue::Complex(bytes)
+                        } else {
+                            CdValue::Bytes(bytes)
+                        },
+                    );
                     (entry, start) = (entry + 1, end);
                 }
             }
