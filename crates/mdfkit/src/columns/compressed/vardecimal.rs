@@ -64,9 +64,10 @@ pub fn unscaled_word(word: u64, len: usize, precision: u8, scale: u8) -> Result<
     let power = exponent_of(head) - digit_count + 1 + i32::from(scale);
     // At most 18 digits times at most 10^19: a 64 by 64-bit product, no overflow and no
     // division. Other powers (more decimals than the scale, huge exponents) take the general way.
-    match POWERS_OF_TEN_U64.get(power as usize) {
-        Some(&p) if power >= 0 => {
-            let magnitude = u128::from(mantissa) * u128::from(p);
+    match power {
+        0..=19 => {
+            // 10^19 < 2^64: the product of two 64-bit numbers.
+            let magnitude = u128::from(mantissa) * (POWERS_OF_TEN[power as usize] as u64 as u128);
             if magnitude >= POWERS_OF_TEN[usize::from(precision.min(38))] {
                 return Err(malformed(len, format!("more digits than precision {precision}")));
             }
@@ -201,17 +202,6 @@ const POWERS_OF_TEN: [u128; 39] = {
     powers
 };
 
-/// 10^0 to 10^19, the powers of ten a u64 holds.
-const POWERS_OF_TEN_U64: [u64; 20] = {
-    let mut powers = [1u64; 20];
-    let mut i = 1;
-    while i < powers.len() {
-        powers[i] = powers[i - 1] * 10;
-        i += 1;
-    }
-    powers
-};
-
 /// The `g`-th 10-bit group of the mantissa bytes, most significant bit first; bits past the end
 /// read as 0.
 fn group(bytes: &[u8], g: usize) -> u16 {
@@ -292,14 +282,20 @@ mod tests {
         }
     }
 
+    /// The next number of a xorshift generator whose state is `x`.
+    fn next(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
     #[test]
     fn the_one_word_mantissa_equals_the_general_one() {
         // Every length up to SHORT_LEN, bytes from a simple generator (groups over 999 included).
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next(&mut x);
             let bytes = x.to_be_bytes();
             let len = (x % (SHORT_LEN as u64 + 1)) as usize;
             let top = if len == 0 { 0 } else { x >> (64 - 8 * len) << (64 - 8 * len) };
@@ -319,9 +315,7 @@ mod tests {
         };
         let mut x = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next(&mut x);
             let mut bytes = x.to_be_bytes();
             // Exponents from -8 to 23, either sign.
             bytes[0] = (bytes[0] & 0x80) | (56 + (bytes[0] & 0x1f));
