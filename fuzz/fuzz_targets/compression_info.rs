@@ -1,7 +1,8 @@
 //! A PAGE compressed page's compression information structure: `CompressionInfo::parse` over a
 //! page whose bytes from offset 96 on are the input, then its anchor record's values and its
 //! dictionary's entries; then the records that follow it, each value resolved against the anchor
-//! and the dictionary (`CompressionInfo::resolve`).
+//! and the dictionary (`CompressionInfo::resolve`), and as one word where it takes at most 8
+//! bytes (`PageColumn::word`, which must give resolve's bytes).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -29,6 +30,15 @@ fuzz_target!(|data: &[u8]| {
             let Some(stored) = record.value(i) else { continue };
             if let Ok(PageValue::Prefixed { prefix, .. }) = ci.resolve(i, stored) {
                 assert!(prefix.len() < 128);
+            }
+            if let Some((word, n)) = ci.column(i).word(stored) {
+                let bytes = match ci.resolve(i, stored) {
+                    Ok(PageValue::Stored(CdValue::Bytes(b))) => b.to_vec(),
+                    Ok(PageValue::Prefixed { prefix, suffix }) => [prefix, suffix].concat(),
+                    other => panic!("one word, yet resolve gives {other:?}"),
+                };
+                let read = bytes.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+                assert_eq!((word, n), (read, bytes.len()));
             }
             if let CdValue::Symbol(n) = stored {
                 if usize::from(n) >= ci.dictionary().len() {

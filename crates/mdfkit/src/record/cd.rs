@@ -252,6 +252,14 @@ fn short_len(code: u8) -> usize {
     usize::from(SHORT_LEN[usize::from(code & 0x0f)])
 }
 
+/// The error for the first column of the CD array of `b` (of `count` columns) whose code is
+/// never written (13-15).
+#[cold]
+fn never_written(b: &[u8], count: usize) -> Error {
+    let i = (0..count).find(|&i| nibble(b, i) > CODE_PAGE_SYMBOL).unwrap_or_default();
+    Error::corrupt(format!("column {i} has CD code {}, which is never written", nibble(b, i)))
+}
+
 impl<'a> CdRecord<'a> {
     /// Parses a CD record starting at `b[0]`; `b` may run past the record's end (up to the page's
     /// slot array).
@@ -261,10 +269,26 @@ impl<'a> CdRecord<'a> {
 
     /// [`Self::parse`], appending the stored values of the record's first `columns` columns
     /// (fewer when the record stores fewer) to `out` as [`Self::value`] gives them, in the same
-    /// walk of the CD array: the short data region's values are consecutive (its clusters follow
-    /// each other), the long data region's entries are taken in order once it is read. On an
-    /// error, `out` holds some of them.
+    /// walk of the CD array ([`Self::parse_each`]). On an error, `out` holds some of them.
     pub fn parse_values(b: &'a [u8], columns: usize, out: &mut Vec<CdValue<'a>>) -> Result<Self> {
+        let first = out.len();
+        Self::parse_each(b, columns, |i, value| {
+            // Long values come last: the short ones after them already made room.
+            if out.len() <= first + i {
+                out.resize(first + i + 1, CdValue::Null);
+            }
+            out[first + i] = value;
+        })
+    }
+
+    /// [`Self::parse`], handing `put(i, value)` the stored value of each of the record's first
+    /// `columns` columns (fewer when the record stores fewer) as [`Self::value`] gives it, once a
+    /// column, in the same walk of the CD array: the short data region's values in column order
+    /// (its clusters follow each other), then the long data region's once it is read. On an
+    /// error, `put` has had some of them. Nothing is allocated: a caller puts each value where
+    /// it wants it (the column-at-a-time path: straight into its column's cells).
+    #[inline]
+    pub fn parse_each(b: &'a [u8], columns: usize, mut put: impl FnMut(usize, CdValue<'a>)) -> Result<Self> {
         let header = *b.first().ok_or_else(|| Error::corrupt("empty CD record"))?;
         if header & HEADER_CD_FORMAT == 0 {
             return Err(Error::corrupt(format!("record header {header:#04x} is not in the CD format (bit 0 clear)")));
@@ -294,45 +318,54 @@ impl<'a> CdRecord<'a> {
                 "short data cluster array of {full_clusters} entries runs past the record"
             )));
         }
-        let (wanted, first) = (columns.min(count), out.len());
-        let (mut long_columns, mut at, mut cluster_len) = (0, short_start, 0);
-        for i in 0..count {
-            let code = nibble(b, i);
-            let len = short_len(code);
-            if i < wanted {
-                // Out of range only in a record this walk then refuses.
-                let short_at = at + cluster_len;
-                // Codes 1-9, bytes in the short data region (none for 1), tested first: one
-                // branch for most values, whatever their lengths.
-                out.push(if (1..=9).contains(&code) {
-                    CdValue::Bytes(b.get(short_at..short_at + len).unwrap_or_default())
-                } else {
-                    match code {
-                        0 => CdValue::Null,
-                        CODE_PAGE_SYMBOL => CdValue::Symbol(b.get(short_at).copied().unwrap_or_default()),
-                        // Set once the long data region is read.
-                        CODE_LONG => CdValue::Complex(&[]),
-                        // 11; 13-15 are refused below.
-                        _ => CdValue::TrueBit,
-                    }
-                });
-            }
-            if code > CODE_PAGE_SYMBOL {
-                return Err(Error::corrupt(format!("column {i} has CD code {code}, which is never written")));
-            }
-            long_columns += usize::from(code == CODE_LONG);
-            cluster_len += len;
-            if (i + 1) % CLUSTER_COLUMNS == 0 || i + 1 == count {
-                let cluster = i / CLUSTER_COLUMNS;
-                if cluster < full_clusters && usize::from(b[clusters_at + cluster]) != cluster_len {
-                    return Err(Error::corrupt(format!(
-                        "short data cluster {cluster} holds {cluster_len} bytes by its CD codes, its cluster array says {}",
-                        b[clusters_at + cluster]
-                    )));
+        let wanted = columns.min(count);
+        let codes = &b[CD_ARRAY..cd_end];
+        let (mut long_columns, mut at, mut highest) = (0, short_start, 0);
+        // One cluster of 30 columns at a time: its values lie from `at` on, its length is
+        // checked at its end.
+        let mut cluster_first = 0;
+        while cluster_first < count {
+            let cluster_end = (cluster_first + CLUSTER_COLUMNS).min(count);
+            let mut cluster_len = 0;
+            for i in cluster_first..cluster_end {
+                let code = (codes[i / 2] >> (4 * (i % 2))) & 0x0f;
+                let len = short_len(code);
+                // Long values are put once the long data region is read.
+                if i < wanted && code != CODE_LONG {
+                    // Out of range only in a record this walk then refuses.
+                    let short_at = at + cluster_len;
+                    // Codes 1-9, bytes in the short data region (none for 1), tested first: one
+                    // branch for most values, whatever their lengths.
+                    put(
+                        i,
+                        if (1..=9).contains(&code) {
+                            CdValue::Bytes(b.get(short_at..short_at + len).unwrap_or_default())
+                        } else {
+                            match code {
+                                0 => CdValue::Null,
+                                CODE_PAGE_SYMBOL => CdValue::Symbol(b.get(short_at).copied().unwrap_or_default()),
+                                // 11; 13-15 are refused below.
+                                _ => CdValue::TrueBit,
+                            }
+                        },
+                    );
                 }
-                at += cluster_len;
-                cluster_len = 0;
+                highest = highest.max(code);
+                long_columns += usize::from(code == CODE_LONG);
+                cluster_len += len;
             }
+            if highest > CODE_PAGE_SYMBOL {
+                return Err(never_written(b, count));
+            }
+            let cluster = cluster_first / CLUSTER_COLUMNS;
+            if cluster < full_clusters && usize::from(b[clusters_at + cluster]) != cluster_len {
+                return Err(Error::corrupt(format!(
+                    "short data cluster {cluster} holds {cluster_len} bytes by its CD codes, its cluster array says {}",
+                    b[clusters_at + cluster]
+                )));
+            }
+            at += cluster_len;
+            cluster_first = cluster_end;
         }
         if at > b.len() {
             return Err(Error::corrupt(format!("short data region ends at {at}, past the record ({} bytes)", b.len())));
@@ -381,18 +414,21 @@ impl<'a> CdRecord<'a> {
             if long_columns > 0 {
                 // The long columns' entries, in order (in range: checked just above).
                 let (mut entry, mut start) = (0, 0);
-                for (i, value) in out[first..].iter_mut().enumerate() {
+                for i in 0..wanted {
                     if nibble(b, i) != CODE_LONG {
                         continue;
                     }
                     let raw = usize::from(read_u16(b, ends_at + 2 * entry).unwrap_or(0));
                     let end = raw & usize::from(!LONG_COMPLEX);
                     let bytes = b.get(data_start + start..data_start + end).unwrap_or_default();
-                    *value = if raw & usize::from(LONG_COMPLEX) != 0 {
-                        CdValue::Complex(bytes)
-                    } else {
-                        CdValue::Bytes(bytes)
-                    };
+                    put(
+                        i,
+                        if raw & usize::from(LONG_COMPLEX) != 0 {
+                            CdValue::Complex(bytes)
+                        } else {
+                            CdValue::Bytes(bytes)
+                        },
+                    );
                     (entry, start) = (entry + 1, end);
                 }
             }

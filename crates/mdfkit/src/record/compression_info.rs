@@ -216,6 +216,19 @@ impl<'a> CompressionInfo<'a> {
         &self.dictionary
     }
 
+    /// The anchor value of column `column` (0-based): the bytes its values on this page are
+    /// stored against; `None` when they are stored as they are (a NULL anchor, no anchor
+    /// record, or a column the anchor does not store).
+    #[inline]
+    pub fn prefix(&self, column: usize) -> Option<&'a [u8]> {
+        self.prefixes.get(column).copied().flatten()
+    }
+
+    /// Column `column`'s share of the structure, for reading many of its values on this page.
+    pub fn column(&self, column: usize) -> PageColumn<'_, 'a> {
+        PageColumn::new(self.prefix(column), &self.dictionary)
+    }
+
     /// Where the first record may start on the page.
     pub fn records_start(&self) -> usize {
         HEADER_SIZE + self.size
@@ -232,7 +245,7 @@ impl<'a> CompressionInfo<'a> {
             },
             other => other,
         };
-        let Some(anchor) = self.prefixes.get(column).copied().flatten() else {
+        let Some(anchor) = self.prefix(column) else {
             return Ok(PageValue::Stored(stored));
         };
         let CdValue::Bytes(bytes) = stored else { return Ok(PageValue::Stored(stored)) };
@@ -264,6 +277,84 @@ fn bad_prefix(column: usize, length: u8, anchor_len: usize) -> Error {
     Error::corrupt(format!(
         "column {column}: anchor prefix of {length} bytes, longer than the anchor's {anchor_len} bytes"
     ))
+}
+
+/// One column's share of a page's CI structure, taken once for all its values on the page: its
+/// anchor value, the anchor's first bytes read as big endian words, and the page's dictionary.
+/// A value of at most 8 bytes once resolved (an integer, a short vardecimal) becomes one word,
+/// with no bytes joined in between ([`Self::word`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PageColumn<'c, 'a> {
+    /// `None`: values are as stored (no CI structure, a NULL anchor).
+    anchor: Option<&'a [u8]>,
+    /// `prefix_words[l]`: the anchor's first `l` bytes read big endian (`l` up to 8 and the
+    /// anchor's length).
+    prefix_words: [u64; 9],
+    dictionary: &'c [&'a [u8]],
+}
+
+impl<'c, 'a> PageColumn<'c, 'a> {
+    /// A column of a page without a CI structure: values are as stored.
+    pub const AS_STORED: PageColumn<'static, 'static> =
+        PageColumn { anchor: None, prefix_words: [0; 9], dictionary: &[] };
+
+    fn new(anchor: Option<&'a [u8]>, dictionary: &'c [&'a [u8]]) -> Self {
+        let mut prefix_words = [0u64; 9];
+        for (l, &byte) in anchor.unwrap_or_default().iter().take(8).enumerate() {
+            prefix_words[l + 1] = prefix_words[l] << 8 | u64::from(byte);
+        }
+        PageColumn { anchor, prefix_words, dictionary }
+    }
+
+    /// The value stored as `stored`, its dictionary symbol and anchor prefix resolved (as
+    /// [`CompressionInfo::resolve`] does), as the big endian reading of its bytes and their
+    /// count, when they are at most 8. `None` for anything else (NULL, a true bit, a complex or
+    /// longer value, a symbol or prefix that does not resolve): `resolve` reads those and names
+    /// their errors.
+    #[inline(always)]
+    pub fn word(&self, stored: CdValue<'a>) -> Option<(u64, usize)> {
+        let bytes = match stored {
+            CdValue::Bytes(bytes) => bytes,
+            CdValue::Symbol(n) => self.dictionary.get(usize::from(n))?,
+            _ => return None,
+        };
+        let Some(anchor) = self.anchor else {
+            return (bytes.len() <= 8).then(|| (big_endian(bytes), bytes.len()));
+        };
+        // Stored empty: the whole anchor value.
+        let Some((&length, suffix)) = bytes.split_first() else {
+            return (anchor.len() <= 8).then(|| (self.prefix_words[anchor.len()], anchor.len()));
+        };
+        let (length, suffix_bits) = (usize::from(length), 8 * suffix.len() as u32);
+        // A length byte with its top bit set is over 8 too.
+        if length + suffix.len() > 8 || length > anchor.len() {
+            return None;
+        }
+        // A suffix of 8 bytes has no prefix (and a shift by 64 bits is none).
+        let prefix = self.prefix_words[length].checked_shl(suffix_bits).unwrap_or(0);
+        Some((prefix | big_endian(suffix), length + suffix.len()))
+    }
+}
+
+/// `bytes` (at most 8) read big endian: two overlapping reads of their first and last bytes (the
+/// bytes both hold land on the same bits), not a loop whose count varies from value to value.
+#[inline]
+fn big_endian(bytes: &[u8]) -> u64 {
+    debug_assert!(bytes.len() <= 8);
+    let n = bytes.len();
+    match n {
+        0 => 0,
+        1 => u64::from(bytes[0]),
+        2 | 3 => {
+            let (first, last) = ([bytes[0], bytes[1]], [bytes[n - 2], bytes[n - 1]]);
+            u64::from(u16::from_be_bytes(first)) << (8 * (n - 2)) | u64::from(u16::from_be_bytes(last))
+        }
+        _ => {
+            let first = [bytes[0], bytes[1], bytes[2], bytes[3]];
+            let last = [bytes[n - 4], bytes[n - 3], bytes[n - 2], bytes[n - 1]];
+            u64::from(u32::from_be_bytes(first)) << (8 * (n - 4)) | u64::from(u32::from_be_bytes(last))
+        }
+    }
 }
 
 /// A column's value on a page with a CI structure, still in its compressed storage form.
@@ -390,6 +481,55 @@ mod tests {
         assert_eq!(resolve(1, CdValue::Symbol(1)), stored(b"zz"));
         assert_eq!(resolve(5, CdValue::Bytes(&[9])), stored(&[9]), "a column the anchor does not store");
         assert_eq!(resolve(0, CdValue::Complex(&[1, 2])), PageValue::Stored(CdValue::Complex(&[1, 2])));
+    }
+
+    #[test]
+    fn column_words_resolve_prefixes_and_symbols_once_a_page() {
+        let page = prefix_page();
+        let info = CompressionInfo::parse(&page).unwrap();
+        let (abc, as_stored, empty) = (info.column(0), info.column(1), info.column(2));
+        let word = |column: &PageColumn<'_, '_>, value| column.word(value);
+        // 'a' 'b' 'c' = 0x61 0x62 0x63.
+        assert_eq!(word(&abc, CdValue::Bytes(&[0, 0x21])), Some((0x21, 1)), "prefix length 0: the suffix alone");
+        assert_eq!(word(&abc, CdValue::Bytes(&[2, 0x21])), Some((0x61_62_21, 3)));
+        assert_eq!(word(&abc, CdValue::Bytes(&[3])), Some((0x61_62_63, 3)), "the whole anchor, no suffix");
+        assert_eq!(word(&abc, CdValue::Bytes(&[])), Some((0x61_62_63, 3)), "stored empty: the whole anchor");
+        assert_eq!(word(&abc, CdValue::Symbol(0)), Some((0x61_62_78, 3)), "entry 0 is [2]'x' against 'abc'");
+        assert_eq!(word(&abc, CdValue::Bytes(&[3, 1, 2, 3, 4, 5])), Some((0x61_62_63_01_02_03_04_05, 8)));
+        assert_eq!(word(&abc, CdValue::Bytes(&[0, 1, 2, 3, 4, 5, 6, 7, 8])), Some((0x01_02_03_04_05_06_07_08, 8)));
+        assert_eq!(word(&abc, CdValue::Bytes(&[3, 1, 2, 3, 4, 5, 6])), None, "9 bytes: not one word");
+        assert_eq!(word(&abc, CdValue::Bytes(&[4, 1])), None, "a prefix past the anchor: resolve's error");
+        assert_eq!(word(&abc, CdValue::Bytes(&[0x80, 1])), None, "a two-byte length: resolve's refusal");
+        assert_eq!(word(&abc, CdValue::Symbol(2)), None, "a symbol past the dictionary");
+        assert_eq!(word(&abc, CdValue::Null), None, "NULL against an anchor stays NULL");
+        assert_eq!(word(&abc, CdValue::TrueBit), None);
+        assert_eq!(word(&as_stored, CdValue::Bytes(&[0x81, 0x02])), Some((0x81_02, 2)), "NULL anchor: as stored");
+        assert_eq!(word(&as_stored, CdValue::Symbol(1)), Some((0x7a_7a, 2)), "entry 1, 'zz', as stored");
+        assert_eq!(word(&empty, CdValue::Bytes(&[0, 0x81])), Some((0x81, 1)), "empty anchor: still L | suffix");
+        assert_eq!(word(&empty, CdValue::Bytes(&[])), Some((0, 0)), "empty anchor, stored empty");
+        assert_eq!(word(&info.column(9), CdValue::Bytes(&[7])), Some((7, 1)), "a column the anchor lacks");
+        assert_eq!(PageColumn::AS_STORED.word(CdValue::Bytes(&[1, 2, 3])), Some((0x01_02_03, 3)), "no CI");
+        assert_eq!(PageColumn::AS_STORED.word(CdValue::Symbol(0)), None, "no CI: no dictionary");
+        let bytes = [0x81, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0xf8];
+        for n in 0..=8 {
+            let one_by_one = bytes[..n].iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+            assert_eq!(big_endian(&bytes[..n]), one_by_one, "{n} bytes");
+        }
+        // Every value that makes one word is what resolve gives, read big endian.
+        let values: [&[u8]; 6] = [&[], &[0], &[1, 9], &[3, 9, 9], &[2, 1, 2, 3, 4, 5, 6], &[0x80]];
+        for column in 0..3 {
+            let stored = values.iter().map(|&b| CdValue::Bytes(b)).chain([CdValue::Symbol(0), CdValue::Symbol(1)]);
+            for value in stored {
+                let Some((word, n)) = info.column(column).word(value) else { continue };
+                let bytes: Vec<u8> = match info.resolve(column, value).unwrap() {
+                    PageValue::Stored(CdValue::Bytes(b)) => b.to_vec(),
+                    PageValue::Prefixed { prefix, suffix } => [prefix, suffix].concat(),
+                    other => panic!("{other:?}"),
+                };
+                let one_by_one = bytes.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+                assert_eq!((one_by_one, bytes.len()), (word, n), "column {column}, {value:?}");
+            }
+        }
     }
 
     #[test]

@@ -2,13 +2,17 @@
 //! [`crate::plain_pages`] path for CD records.
 //!
 //! A page's CI structure (anchor record, dictionary) is parsed once. Each record's CD array is
-//! walked once ([`CdRecord::parse_values`]), which checks the record and places every stored
-//! value of it; then each output column is appended for all the page's records in one loop,
+//! walked once ([`CdRecord::parse_each`]), which checks the record and puts each stored value
+//! read straight into its output column's cells; then each output column is appended for all the page's records in one loop,
 //! after each value's anchor prefix and dictionary symbol are resolved against the page's CI
-//! structure ([`CompressionInfo::resolve`]):
+//! structure:
 //! - integers, bit, money, date and datetime ([`IntegerForm`]) and decimals (vardecimal) are read
 //!   from the stored bytes straight into the column's Arrow values, one typed loop a column
-//!   (`BatchBuilder::append_integers`, `BatchBuilder::append_decimals`);
+//!   (`BatchBuilder::append_integers`, `BatchBuilder::append_decimals`): the column's anchor is
+//!   taken once a page ([`PageColumn`]: its prefixes as big endian words), so that a value of up
+//!   to 8 bytes, prefix, suffix or dictionary entry, becomes one word with no bytes joined
+//!   ([`PageColumn::word`], [`IntegerForm::from_word`], [`vardecimal::unscaled_word`]); the
+//!   values that do not (NULL, a true bit, damage) take [`CompressionInfo::resolve`];
 //! - a value whose compressed form is its ordinary form (varchar, varbinary, (max) types:
 //!   [`values::stored_as_is`]) goes to the builder straight from the record;
 //! - the others are expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer
@@ -32,7 +36,7 @@ use crate::columnar::BatchBuilder;
 use crate::compressed::values::{self, IntegerForm};
 use crate::compressed::vardecimal;
 use crate::error::Result;
-use crate::page::compression_info::{CompressionInfo, PageValue};
+use crate::page::compression_info::{CompressionInfo, PageColumn, PageValue};
 use crate::page::Page;
 use crate::plain_pages::PageSlots;
 use crate::record::cd::{CdRecord, CdRecordType, CdValue};
@@ -47,7 +51,12 @@ pub struct CdLayout {
     columns: Vec<CdColumn>,
     /// Columns a record must store: the last CD column read, plus one.
     stored_columns: usize,
+    /// For each of those, the output column it goes to ([`UNREAD`]: none).
+    outputs: Vec<usize>,
 }
+
+/// A CD column no output column reads.
+const UNREAD: usize = usize::MAX;
 
 #[derive(Debug, Clone, Copy)]
 struct CdColumn {
@@ -107,7 +116,14 @@ impl CdLayout {
             };
             columns.push(CdColumn { index, as_is: values::stored_as_is(ty), typed });
         }
-        Some(CdLayout { columns, stored_columns })
+        let mut outputs = vec![UNREAD; stored_columns];
+        for (j, column) in columns.iter().enumerate() {
+            // One output column a CD column (a column read twice takes the row-by-row path).
+            if std::mem::replace(&mut outputs[column.index], j) != UNREAD {
+                return None;
+            }
+        }
+        Some(CdLayout { columns, stored_columns, outputs })
     }
 
     /// [`crate::plain_pages::PlainLayout::append_slots`] for CD records.
@@ -117,26 +133,36 @@ impl CdLayout {
         let mode = ScanMode { format: RecordFormat::Cd, ..ScanMode::default() };
         let room = usize::from(page.slot_count().saturating_sub(first_slot)).min(max_rows);
         // The run's stored values, column by column (`room` cells an output column: each
-        // column's pass then reads its cells in order), one record's values, and the run's slots.
+        // column's pass then reads its cells in order), and the run's slots.
         let mut run = Run { cells: vec![CdValue::Null; room * self.columns.len()], room, slots: Vec::new() };
-        let mut record_values = Vec::with_capacity(self.stored_columns);
         let mut appended = 0usize;
         let mut slot = first_slot;
         while slot < page.slot_count() && appended < max_rows {
             if let Ok(Some(bytes)) = page.slot_bytes(slot) {
-                record_values.clear();
-                if let Ok(record) = CdRecord::parse_values(bytes, self.stored_columns, &mut record_values) {
-                    if record.record_type() == CdRecordType::Primary && record.column_count() >= self.stored_columns {
-                        if !record_values.iter().any(|v| matches!(v, CdValue::Complex(_))) {
-                            let row = run.slots.len();
-                            for (j, column) in self.columns.iter().enumerate() {
-                                run.cells[j * room + row] = record_values[column.index];
+                // Each value straight into its column's cell of the next row, which counts only
+                // once the record is one the run takes.
+                let (row, mut complex) = (run.slots.len(), false);
+                let cells = &mut run.cells;
+                let parsed = CdRecord::parse_each(bytes, self.stored_columns, |i, value| {
+                    complex |= matches!(value, CdValue::Complex(_));
+                    match self.outputs.get(i) {
+                        Some(&j) if j != UNREAD => {
+                            if let Some(cell) = cells.get_mut(j * room + row) {
+                                *cell = value;
                             }
-                            run.slots.push(slot);
-                            appended += 1;
-                            slot += 1;
-                            continue;
                         }
+                        _ => {}
+                    }
+                });
+                if let Ok(record) = parsed {
+                    if record.record_type() == CdRecordType::Primary
+                        && record.column_count() >= self.stored_columns
+                        && !complex
+                    {
+                        run.slots.push(slot);
+                        appended += 1;
+                        slot += 1;
+                        continue;
                     }
                 }
             }
@@ -170,42 +196,45 @@ impl CdLayout {
             return Ok(());
         }
         let (mut expanded, mut joined) = (Vec::new(), Vec::new());
+        // A typed column's values, read in one loop before they go to Arrow in another.
+        let (mut integers, mut decimals) = (Vec::with_capacity(rows), Vec::new());
         let mut cells: Vec<Cell<'a>> = Vec::with_capacity(rows);
         for (i, (plan, &column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
             let stored = &run.cells[i * run.room..][..rows];
             let ty = &plan.column.type_info;
-            // A value that does not read ends the column's run; its error, located, is kept here.
-            let mut failure = None;
-            let mut fail = |e, slot| failure = Some(decoder.in_column(e, plan).at_page(page.id()).at_slot(slot));
-            let values = stored.iter().zip(&run.slots);
-            match column.typed {
+            // A value that does not read ends the column's run; its error and slot are kept here.
+            let failure = match column.typed {
                 Typed::Integer(form) => {
-                    let integers =
-                        values.map_while(|(&value, &slot)| match integer_cell(ty, form, ci, column, value) {
-                            Ok(v) => Some(v),
-                            Err(e) => {
-                                fail(e, slot);
-                                None
-                            }
-                        });
-                    batch.append_integers(i, plan, integers)?;
+                    let prefixes = page_column(ci, column);
+                    let failed = read_cells(stored, &run.slots, &mut integers, |value| match value {
+                        CdValue::Null => Ok(None),
+                        // A true bit has no bytes and no prefix.
+                        CdValue::TrueBit if form == IntegerForm::Bit => Ok(Some(1)),
+                        _ => match prefixes.word(value).and_then(|(word, n)| form.from_word(word, n)) {
+                            Some(v) => Ok(Some(v)),
+                            None => integer_cell(ty, form, ci, column, value),
+                        },
+                    });
+                    batch.append_integers(i, plan, integers.iter().copied())?;
+                    failed
                 }
                 Typed::Decimal => {
-                    let decimals = values.map_while(|(&value, &slot)| {
-                        match resolve(ci, column, value).and_then(|v| decimal_cell(ty, v, &mut joined)) {
-                            Ok(v) => Some(v),
-                            Err(e) => {
-                                fail(e, slot);
-                                None
-                            }
-                        }
+                    let prefixes = page_column(ci, column);
+                    let (precision, scale) = (ty.precision, ty.scale);
+                    let failed = read_cells(stored, &run.slots, &mut decimals, |value| match value {
+                        CdValue::Null => Ok(None),
+                        _ => match prefixes.word(value) {
+                            Some((word, n)) => vardecimal::unscaled_word(word, n, precision, scale).map(Some),
+                            None => resolve(ci, column, value).and_then(|v| decimal_cell(ty, v, &mut joined)),
+                        },
                     });
-                    batch.append_decimals(i, plan, decimals)?;
+                    batch.append_decimals(i, plan, decimals.iter().copied())?;
+                    failed
                 }
-                Typed::No => {}
-            }
-            if let Some(e) = failure {
-                return Err(e);
+                Typed::No => None,
+            };
+            if let Some((e, slot)) = failure {
+                return Err(decoder.in_column(e, plan).at_page(page.id()).at_slot(slot));
             }
             if column.typed != Typed::No {
                 continue;
@@ -287,10 +316,9 @@ fn resolve<'a>(ci: Option<&CompressionInfo<'a>>, column: CdColumn, stored: CdVal
 
 /// The integer (NULL: `None`) of a value of type `ty`, of integer form `form`: what [`cell`] and
 /// the builder's conversion give, without the ordinary storage form in between, and the same
-/// errors ([`values::expand`]'s).
-/// Bytes stored in the record, on a page without a CI structure, are matched first: the value
-/// then goes through no [`PageValue`] (copied through memory, that costs as much as the rest).
-#[inline]
+/// errors ([`values::expand`]'s). The typed loop reads most values through [`PageColumn::word`]
+/// and comes here for the others.
+#[cold]
 fn integer_cell<'a>(
     ty: &TypeInfo,
     form: IntegerForm,
@@ -298,17 +326,39 @@ fn integer_cell<'a>(
     column: CdColumn,
     stored: CdValue<'a>,
 ) -> Result<Option<i64>> {
-    let (head, tail) = match (ci, stored) {
-        (None, CdValue::Bytes(bytes)) => (bytes, &[][..]),
-        _ => match resolve(ci, column, stored)? {
-            PageValue::Stored(CdValue::Null) => return Ok(None),
-            PageValue::Stored(CdValue::Bytes(bytes)) => (bytes, &[][..]),
-            PageValue::Prefixed { prefix, suffix } => (prefix, suffix),
-            PageValue::Stored(CdValue::TrueBit) if form == IntegerForm::Bit => return Ok(Some(1)),
-            PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
-        },
+    let (head, tail) = match resolve(ci, column, stored)? {
+        PageValue::Stored(CdValue::Null) => return Ok(None),
+        PageValue::Stored(CdValue::Bytes(bytes)) => (bytes, &[][..]),
+        PageValue::Prefixed { prefix, suffix } => (prefix, suffix),
+        PageValue::Stored(CdValue::TrueBit) if form == IntegerForm::Bit => return Ok(Some(1)),
+        PageValue::Stored(other) => return Err(not_stored_as(ty, other)),
     };
     form.value(head, tail).map(Some).ok_or_else(|| values::too_long(ty, head.len() + tail.len()))
+}
+
+/// Reads the `stored` values of a column, at `slots`, into `out` (cleared first) with `read`, up
+/// to the first that does not read: its error and slot are returned. One tight loop a column,
+/// inlined with its `read`, rather than a call a value.
+#[inline(always)]
+fn read_cells<'a, T>(
+    stored: &[CdValue<'a>],
+    slots: &[u16],
+    out: &mut Vec<Option<T>>,
+    mut read: impl FnMut(CdValue<'a>) -> Result<Option<T>>,
+) -> Option<(crate::error::Error, u16)> {
+    out.clear();
+    for (&value, &slot) in stored.iter().zip(slots) {
+        match read(value) {
+            Ok(v) => out.push(v),
+            Err(e) => return Some((e, slot)),
+        }
+    }
+    None
+}
+
+/// Column `column`'s share of the page's CI structure `ci` (none: values as stored).
+fn page_column<'c, 'a>(ci: Option<&'c CompressionInfo<'a>>, column: CdColumn) -> PageColumn<'c, 'a> {
+    ci.map_or(PageColumn::AS_STORED, |ci| ci.column(column.index))
 }
 
 /// The count of `10^-scale` (NULL: `None`) of a vardecimal value of type `ty` (`joined`: a buffer

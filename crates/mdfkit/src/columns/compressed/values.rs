@@ -176,25 +176,32 @@ impl IntegerForm {
     #[inline]
     pub fn value(self, head: &[u8], tail: &[u8]) -> Option<i64> {
         let n = head.len() + tail.len();
+        if n > 8 {
+            return None;
+        }
         // Big endian: each byte shifts the ones before it up.
-        let big_endian = || {
-            let raw = head.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
-            tail.iter().fold(raw, |acc, &b| acc << 8 | u64::from(b))
-        };
+        let raw = head.iter().chain(tail).fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+        self.from_word(raw, n)
+    }
+
+    /// The integer stored as the `n` (at most 8) bytes whose big endian reading is `word`, `None`
+    /// when they are more than the form holds: [`Self::value`] once its bytes are read.
+    #[inline]
+    pub fn from_word(self, word: u64, n: usize) -> Option<i64> {
         match self {
             IntegerForm::Flipped(width) if n <= width.min(8) => {
                 if n == 0 {
                     return Some(0);
                 }
                 let bits = 8 * n as u32;
-                let flipped = big_endian() ^ (1u64 << (bits - 1));
+                let flipped = word ^ (1u64 << (bits - 1));
                 // Move the value's sign bit to bit 63 and shift back, extending it.
                 Some(((flipped << (64 - bits)) as i64) >> (64 - bits))
             }
-            IntegerForm::Byte if n <= 1 => Some(big_endian() as i64),
+            IntegerForm::Byte if n <= 1 => Some(word as i64),
             IntegerForm::LittleEndian(width) if n <= width.min(8) => {
                 // Reversed, the bytes read big endian end up at the top of the word.
-                Some(if n == 0 { 0 } else { (big_endian().swap_bytes() >> (64 - 8 * n as u32)) as i64 })
+                Some(if n == 0 { 0 } else { (word.swap_bytes() >> (64 - 8 * n as u32)) as i64 })
             }
             IntegerForm::Bit if n == 0 => Some(0),
             _ => None,

@@ -33,20 +33,63 @@ const MAX_GROUPS: usize = ((MAX_LEN - 1) * 8).div_ceil(10);
 
 /// The value of a vardecimal as an integer count of `10^-scale`, checked against `precision`.
 pub fn unscaled(bytes: &[u8], precision: u8, scale: u8) -> Result<i128> {
-    let bad = |what: String| Error::corrupt(format!("vardecimal of {} bytes: {what}", bytes.len()));
+    if bytes.len() <= SHORT_BYTES {
+        let word = bytes.iter().fold(0u64, |w, &b| w << 8 | u64::from(b));
+        return unscaled_word(word, bytes.len(), precision, scale);
+    }
     let Some((&head, groups)) = bytes.split_first() else { return Ok(0) };
     if bytes.len() > MAX_LEN {
-        return Err(bad(format!("longer than {MAX_LEN} bytes")));
+        return Err(malformed(bytes.len(), format!("longer than {MAX_LEN} bytes")));
     }
+    let mantissa = long_mantissa(groups).map_err(|g| bad_mantissa(bytes.len(), g))?;
+    scaled(head, mantissa, bytes.len(), precision, scale)
+}
+
+/// Bytes of a vardecimal that [`unscaled_word`] reads from one 64-bit word: the sign and
+/// exponent byte and 6 groups (18 digits), most values.
+pub const SHORT_BYTES: usize = 1 + SHORT_LEN;
+
+/// [`unscaled`] of a vardecimal of `len` (0 to [`SHORT_BYTES`]) bytes whose big endian reading is
+/// `word`: the column-at-a-time path joins an anchor prefix and a suffix into one word this way.
+#[inline]
+pub fn unscaled_word(word: u64, len: usize, precision: u8, scale: u8) -> Result<i128> {
+    if len == 0 {
+        return Ok(0);
+    }
+    debug_assert!(len <= SHORT_BYTES);
+    let head = (word >> (8 * (len - 1))) as u8;
+    // The groups' bytes at the top of the word (none for a lone head byte).
+    let groups = if len == 1 { 0 } else { word << (64 - 8 * (len - 1)) };
+    let (mantissa, digit_count) = short_mantissa(groups, len - 1).map_err(|g| bad_mantissa(len, g))?;
+    let power = exponent_of(head) - digit_count + 1 + i32::from(scale);
+    // At most 18 digits times at most 10^19: a 64 by 64-bit product, no overflow and no
+    // division. Other powers (more decimals than the scale, huge exponents) take the general way.
+    match power {
+        0..=19 => {
+            // 10^19 < 2^64: the product of two 64-bit numbers.
+            let magnitude = u128::from(mantissa) * (POWERS_OF_TEN[power as usize] as u64 as u128);
+            if magnitude >= POWERS_OF_TEN[usize::from(precision.min(38))] {
+                return Err(malformed(len, format!("more digits than precision {precision}")));
+            }
+            // Below 10^38 < 2^127: fits.
+            Ok(if head & 0x80 != 0 { magnitude as i128 } else { -(magnitude as i128) })
+        }
+        _ => scaled(head, (u128::from(mantissa), digit_count), len, precision, scale),
+    }
+}
+
+/// The exponent of a vardecimal's first byte (its bits 0-6, biased).
+#[inline]
+fn exponent_of(head: u8) -> i32 {
+    i32::from(head & 0x7f) - EXPONENT_BIAS
+}
+
+/// The value of a vardecimal of `len` bytes whose first byte is `head` and whose mantissa is
+/// `(mantissa, digit_count)`, checked against `precision` and `scale`.
+fn scaled(head: u8, (mantissa, digit_count): (u128, i32), len: usize, precision: u8, scale: u8) -> Result<i128> {
+    let bad = |what: String| malformed(len, what);
     let positive = head & 0x80 != 0;
-    let exponent = i32::from(head & 0x7f) - EXPONENT_BIAS;
-    let (mantissa, digit_count) =
-        if groups.len() <= SHORT_LEN { short_mantissa(groups) } else { long_mantissa(groups) }.map_err(
-            |g| match g {
-                Some(g) => bad(format!("a 10-bit group holds {g}, more than three digits")),
-                None => bad("more digits than a decimal holds".into()),
-            },
-        )?;
+    let exponent = exponent_of(head);
     let power = exponent - digit_count + 1 + i32::from(scale);
     let magnitude = if mantissa == 0 {
         0
@@ -70,22 +113,35 @@ pub fn unscaled(bytes: &[u8], precision: u8, scale: u8) -> Result<i128> {
     Ok(if positive { value } else { -value })
 }
 
+#[cold]
+fn malformed(len: usize, what: String) -> Error {
+    Error::corrupt(format!("vardecimal of {len} bytes: {what}"))
+}
+
+#[cold]
+fn bad_mantissa(len: usize, group: Option<u16>) -> Error {
+    match group {
+        Some(g) => malformed(len, format!("a 10-bit group holds {g}, more than three digits")),
+        None => malformed(len, "more digits than a decimal holds".into()),
+    }
+}
+
 /// Mantissa bytes that [`short_mantissa`] reads in one 64-bit word: 6 groups, 18 digits.
 const SHORT_LEN: usize = 7;
 
 /// The mantissa of the 10-bit `groups` (their digits read as one integer, trailing zero digits
 /// dropped) and its digit count; `Err(Some(g))` for a group over 999, `Err(None)` for more
 /// digits than a u128 holds.
-type Mantissa = std::result::Result<(u128, i32), Option<u16>>;
+type Mantissa<T> = std::result::Result<(T, i32), Option<u16>>;
 
-/// [`long_mantissa`] for at most [`SHORT_LEN`] bytes, in one 64-bit word: most values.
-fn short_mantissa(groups: &[u8]) -> Mantissa {
-    let word = groups.iter().fold(0u64, |w, &b| w << 8 | u64::from(b)) << (64 - 8 * groups.len() as u32).min(63);
-    let word = if groups.is_empty() { 0 } else { word };
-    let count = (groups.len() * 8).div_ceil(10);
+/// [`long_mantissa`] for at most [`SHORT_LEN`] bytes of groups, given at the top of the word
+/// `groups` (the bits after them 0): most values.
+#[inline]
+fn short_mantissa(groups: u64, bytes: usize) -> Mantissa<u64> {
+    let count = (bytes * 8).div_ceil(10);
     let mut mantissa = 0u64;
     for g in 0..count {
-        let group = (word >> (54 - 10 * g)) & 0x3ff;
+        let group = (groups >> (54 - 10 * g)) & 0x3ff;
         if group > 999 {
             return Err(Some(group as u16));
         }
@@ -99,11 +155,11 @@ fn short_mantissa(groups: &[u8]) -> Mantissa {
         mantissa /= 10;
         digit_count -= 1;
     }
-    Ok((u128::from(mantissa), digit_count))
+    Ok((mantissa, digit_count))
 }
 
 /// The mantissa of any number of `groups` bytes (see [`Mantissa`]).
-fn long_mantissa(groups: &[u8]) -> Mantissa {
+fn long_mantissa(groups: &[u8]) -> Mantissa<u128> {
     let group_count = (groups.len() * 8).div_ceil(10);
     // No allocation per value: at most 16 groups in 19 bytes.
     let mut all = [0u16; MAX_GROUPS];
@@ -226,17 +282,49 @@ mod tests {
         }
     }
 
+    /// The next number of a xorshift generator whose state is `x`.
+    fn next(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
     #[test]
     fn the_one_word_mantissa_equals_the_general_one() {
         // Every length up to SHORT_LEN, bytes from a simple generator (groups over 999 included).
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next(&mut x);
             let bytes = x.to_be_bytes();
             let len = (x % (SHORT_LEN as u64 + 1)) as usize;
-            assert_eq!(short_mantissa(&bytes[..len]), long_mantissa(&bytes[..len]), "{:02x?}", &bytes[..len]);
+            let top = if len == 0 { 0 } else { x >> (64 - 8 * len) << (64 - 8 * len) };
+            let short = short_mantissa(top, len).map(|(m, digits)| (u128::from(m), digits));
+            assert_eq!(short, long_mantissa(&bytes[..len]), "{:02x?}", &bytes[..len]);
+        }
+    }
+
+    #[test]
+    fn the_one_word_value_equals_the_general_one() {
+        // unscaled_word (64-bit products) against the u128 way every length takes, for every
+        // length up to SHORT_BYTES, exponents around each scale, groups over 999 included.
+        let general = |bytes: &[u8], precision, scale| {
+            let Some((&head, groups)) = bytes.split_first() else { return Ok(0) };
+            let mantissa = long_mantissa(groups).map_err(|g| bad_mantissa(bytes.len(), g))?;
+            scaled(head, mantissa, bytes.len(), precision, scale)
+        };
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let x = next(&mut x);
+            let mut bytes = x.to_be_bytes();
+            // Exponents from -8 to 23, either sign.
+            bytes[0] = (bytes[0] & 0x80) | (56 + (bytes[0] & 0x1f));
+            let len = (x % (SHORT_BYTES as u64 + 1)) as usize;
+            let (precision, scale) = ((x >> 20) as u8 % 38 + 1, (x >> 28) as u8 % 10);
+            let scale = scale.min(precision);
+            let (fast, slow) = (unscaled(&bytes[..len], precision, scale), general(&bytes[..len], precision, scale));
+            assert_eq!(fast.as_ref().ok(), slow.as_ref().ok(), "{:02x?} ({precision},{scale})", &bytes[..len]);
+            assert_eq!(fast.map_err(|e| e.to_string()).err(), slow.map_err(|e| e.to_string()).err());
         }
     }
 
