@@ -75,3 +75,43 @@ def test_bad_stop_points_are_value_errors(corpus):
         mdfkit.open(files, stopat="yesterday")
     with pytest.raises(mdfkit.NotFoundError, match="no mark"):
         mdfkit.open(files, stopatmark="nosuchmark")
+
+
+def stopat_files(corpus):
+    chains = corpus / "chains"
+    return sorted((chains / "stopat").iterdir()) + sorted((chains / "stopat-later-logs").iterdir())
+
+
+def max_step(db):
+    return max(db.table("dbo.steps").to_arrow().column("step").to_pylist())
+
+
+def test_stopat_marks_read_the_expected_steps(corpus):
+    """The StopAt chain's marked transaction ``dbatoolstest``: STOPATMARK, STOPBEFOREMARK and
+    STOPATMARK ... AFTER read EXPECTED.json's max_step."""
+    (case,) = expected_cases(corpus, "stopat + stopat-later-logs")
+    expect = {key: value["max_step"] for key, value in case["expect"].items()}
+    files = stopat_files(corpus)
+    assert max_step(mdfkit.open(files, stopatmark="dbatoolstest")) == expect["STOPATMARK 'dbatoolstest'"]
+    assert max_step(mdfkit.open(files, stopbeforemark="dbatoolstest")) == expect["STOPBEFOREMARK 'dbatoolstest'"]
+    after = mdfkit.open(files, stopatmark="dbatoolstest", after="2020-05-12 13:33:35")
+    assert max_step(after) == expect["STOPATMARK 'dbatoolstest' AFTER '2020-05-12 13:33:35'"]
+
+
+def test_a_stop_lsn_inside_the_marked_transaction_undoes_it(corpus, mdfkit_bin):
+    """Stopping at the insert of ``dbatoolstest`` (found with ``mdfkit log``), before its commit:
+    the insert is rolled forward, then undone as restore recovery does, so the chain reads as
+    STOPBEFOREMARK; the table's ``rows`` counts the rows read."""
+    (case,) = expected_cases(corpus, "stopat + stopat-later-logs")
+    files = stopat_files(corpus)
+    log = subprocess.run(
+        [mdfkit_bin, "log", "--operation", "LOP_INSERT_ROWS", "--format", "csv", *map(str, files)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    insert = min(r["current_lsn"] for r in csv.DictReader(io.StringIO(log)) if r["transaction_name"] == "dbatoolstest")
+    db = mdfkit.open(files, stopatlsn=f"0x{insert}")
+    assert max_step(db) == case["expect"]["STOPBEFOREMARK 'dbatoolstest'"]["max_step"]
+    steps = db.table("dbo.steps")
+    assert steps.rows == steps.to_arrow().num_rows

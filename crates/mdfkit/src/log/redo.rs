@@ -1353,6 +1353,10 @@ impl PageSource for RedoPages {
         self.base.parts_not_given()
     }
 
+    fn changed_pages(&self) -> Vec<PageId> {
+        self.changed.keys().copied().collect()
+    }
+
     fn origin(&self) -> Option<&(dyn Any + Send + Sync)> {
         match &self.origin {
             Some(origin) => Some(origin),
