@@ -23,6 +23,17 @@ def min_max_dt(db):
     return min(column).strftime("%Y-%m-%d %H:%M:%S"), max(column).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def log_records(mdfkit_bin, operation, files):
+    """The log records of one operation in ``files``, as ``mdfkit log --format csv`` lists them."""
+    log = subprocess.run(
+        [mdfkit_bin, "log", "--operation", operation, "--format", "csv", *map(str, files)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return list(csv.DictReader(io.StringIO(log)))
+
+
 def test_restoretimeclean_at_its_end_and_at_stopat(corpus):
     files = sorted((corpus / "chains" / "restoretimeclean").iterdir())
     cases = expected_cases(corpus, "restoretimeclean")
@@ -47,13 +58,7 @@ def test_a_stop_lsn_in_each_spelling_reads_as_the_stop_time_of_its_commit(corpus
     cases = expected_cases(corpus, "restoretimeclean")
     (case,) = [c for c in cases if "stopat" in c]
     (whole,) = [c for c in cases if "stopat" not in c]
-    log = subprocess.run(
-        [mdfkit_bin, "log", "--operation", "LOP_COMMIT_XACT", "--format", "csv", *map(str, files)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    commits = list(csv.DictReader(io.StringIO(log)))
+    commits = log_records(mdfkit_bin, "LOP_COMMIT_XACT", files)
     commit = max(c["current_lsn"] for c in commits if c["end_time"] and c["end_time"][:19] <= case["stopat"])
     vlf, block, slot = (int(p, 16) for p in commit.split(":"))
     want = (case["min_dt"], case["max_dt"])
@@ -104,13 +109,8 @@ def test_a_stop_lsn_inside_the_marked_transaction_undoes_it(corpus, mdfkit_bin):
     STOPBEFOREMARK; the table's ``rows`` counts the rows read."""
     (case,) = expected_cases(corpus, "stopat + stopat-later-logs")
     files = stopat_files(corpus)
-    log = subprocess.run(
-        [mdfkit_bin, "log", "--operation", "LOP_INSERT_ROWS", "--format", "csv", *map(str, files)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    insert = min(r["current_lsn"] for r in csv.DictReader(io.StringIO(log)) if r["transaction_name"] == "dbatoolstest")
+    inserts = log_records(mdfkit_bin, "LOP_INSERT_ROWS", files)
+    insert = min(r["current_lsn"] for r in inserts if r["transaction_name"] == "dbatoolstest")
     db = mdfkit.open(files, stopatlsn=f"0x{insert}")
     assert max_step(db) == case["expect"]["STOPBEFOREMARK 'dbatoolstest'"]["max_step"]
     steps = db.table("dbo.steps")
