@@ -17,7 +17,7 @@
 //! took them out (its LOP_ABORT_XACT comes before the stop point), leaving nothing to undo. The
 //! transactions still open at the stop point (neither committed nor aborted by then) are then
 //! undone: their page records, kept in memory while redo runs (at most
-//! [`UNDO_HOLD_LIMIT`] bytes of them; a page whose records did not fit is refused), are taken
+//! 256 MiB of them; a page whose records did not fit is refused), are taken
 //! back out page by page, newest first ([`RedoPages::roll_back`]); that includes changes a
 //! backup copied into its pages while the transaction ran (a page at or past the record's
 //! LSN). A change logged after the stop point that a base page already holds cannot be taken
@@ -409,8 +409,9 @@ pub struct RedoPages {
     applied: usize,
     /// Page records of the transactions open at the stop point, in LSN order, for undo.
     held: Vec<HeldRecord>,
-    /// Bytes of `held` (bounded by [`UNDO_HOLD_LIMIT`]).
+    /// Bytes of `held`, at most `hold_limit` ([`UNDO_HOLD_LIMIT`]).
     held_bytes: usize,
+    hold_limit: usize,
     /// Pages with a record to undo that `held` had no room for: the first such record's LSN.
     not_held: HashMap<PageId, Lsn>,
     undone: usize,
@@ -446,6 +447,7 @@ impl RedoPages {
             applied: 0,
             held: Vec::new(),
             held_bytes: 0,
+            hold_limit: UNDO_HOLD_LIMIT,
             not_held: HashMap::new(),
             undone: 0,
             notes,
@@ -581,7 +583,7 @@ impl RedoPages {
 
     /// Keeps a record of a transaction open at the stop point for [`RedoPages::roll_back`].
     fn hold(&mut self, page: PageId, record: &LogRecord<'_>) {
-        if self.held_bytes + record.length() > UNDO_HOLD_LIMIT {
+        if self.held_bytes + record.length() > self.hold_limit {
             self.not_held.entry(page).or_insert(record.lsn);
             return;
         }
@@ -601,8 +603,8 @@ impl RedoPages {
                 Refusal {
                     lsn,
                     why: format!(
-                        "holds changes of transactions open at the stop point past the {} MiB of log kept to undo them",
-                        UNDO_HOLD_LIMIT >> 20
+                        "holds changes of transactions open at the stop point past the {} bytes of log kept to undo them",
+                        self.hold_limit
                     ),
                 },
             );
@@ -1660,6 +1662,21 @@ mod tests {
         // Alone on the page, the same delete goes back into its slot.
         let p = run(page(&[b"key-b"], BASE_LSN, 0), &records[..1], StopPoint::End).1.unwrap();
         assert_eq!((read_u16(&p, 22), slot_row(&p, 0, 5)), (Some(1), Some(&b"key-b"[..])));
+    }
+
+    #[test]
+    fn records_to_undo_past_the_memory_kept_refuse_their_pages() {
+        let files = vec![SourceFile { file_id: 1, location: PathBuf::from("t.mdf"), page_count: 200 }];
+        let bytes = op(0x02, Context::HEAP.0, 9, 1, BASE_LSN, 0, &[b"open!"]);
+        let insert = LogRecord::parse(NEXT_LSN, &bytes).unwrap();
+        let mut commits = Commits::default();
+        commits.see(&StopPoint::End, &insert);
+        let mut redo = RedoPages::new(Arc::new(OnePage(page(&[b"row-0"], BASE_LSN, 0), files)));
+        redo.hold_limit = insert.length() - 1;
+        redo.apply(&commits, &insert);
+        redo.roll_back();
+        let e = redo.read_raw(PAGE, &mut vec![0u8; PAGE_SIZE]).unwrap_err().to_string();
+        assert!(e.contains("page 1:153") && e.contains("past the") && e.contains("00000019:000000be:0002"), "{e}");
     }
 
     #[test]
