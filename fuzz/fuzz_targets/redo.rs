@@ -1,4 +1,5 @@
-//! Redo (`mdfkit::log::redo`): arbitrary log records applied onto an arbitrary page. Input: the
+//! Redo and undo (`mdfkit::log::redo`): arbitrary log records applied onto an arbitrary page,
+//! those of transactions left open rolled back. Input: the
 //! page (8192 bytes, every page id reads it), then records, each a u16 length and its bytes.
 //! Must never panic; a page read back is 8192 bytes or an error naming why.
 #![no_main]
@@ -48,6 +49,7 @@ fuzz_target!(|data: &[u8]| {
         parsed.iter().for_each(|r| commits.see(&stop, r));
         let mut redo = RedoPages::new(Arc::new(AnyPage(page.to_vec(), files.clone())));
         parsed.iter().for_each(|r| redo.apply(&commits, r));
+        redo.roll_back();
         let mut buf = vec![0u8; PAGE_SIZE];
         for r in &parsed {
             if let Some(id) = r.page_id() {

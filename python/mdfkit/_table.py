@@ -40,7 +40,8 @@ class Table:
     schema_name: str
     name: str
     rows: int
-    """Row count as recorded in the catalog (``sys.partitions.rows``)."""
+    """Row count as recorded in the catalog (``sys.partitions.rows``); counted on the pages
+    for a table that a restore chain's log changed."""
     pages: int
     """Used pages."""
     total_pages: int

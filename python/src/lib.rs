@@ -190,7 +190,7 @@ impl NativeDatabase {
     #[pyo3(signature = (system = false))]
     fn tables<'py>(&self, py: Python<'py>, system: bool) -> PyResult<Bound<'py, PyList>> {
         let out = PyList::empty(py);
-        for t in self.db.catalog().tables(system) {
+        for t in self.db.tables_counted(system).py_err(py)? {
             let d = PyDict::new(py);
             d.set_item("schema", &t.schema)?;
             d.set_item("name", &t.name)?;

@@ -23,6 +23,17 @@ def min_max_dt(db):
     return min(column).strftime("%Y-%m-%d %H:%M:%S"), max(column).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def log_records(mdfkit_bin, operation, files):
+    """The log records of one operation in ``files``, as ``mdfkit log --format csv`` lists them."""
+    log = subprocess.run(
+        [mdfkit_bin, "log", "--operation", operation, "--format", "csv", *map(str, files)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return list(csv.DictReader(io.StringIO(log)))
+
+
 def test_restoretimeclean_at_its_end_and_at_stopat(corpus):
     files = sorted((corpus / "chains" / "restoretimeclean").iterdir())
     cases = expected_cases(corpus, "restoretimeclean")
@@ -47,13 +58,7 @@ def test_a_stop_lsn_in_each_spelling_reads_as_the_stop_time_of_its_commit(corpus
     cases = expected_cases(corpus, "restoretimeclean")
     (case,) = [c for c in cases if "stopat" in c]
     (whole,) = [c for c in cases if "stopat" not in c]
-    log = subprocess.run(
-        [mdfkit_bin, "log", "--operation", "LOP_COMMIT_XACT", "--format", "csv", *map(str, files)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    commits = list(csv.DictReader(io.StringIO(log)))
+    commits = log_records(mdfkit_bin, "LOP_COMMIT_XACT", files)
     commit = max(c["current_lsn"] for c in commits if c["end_time"] and c["end_time"][:19] <= case["stopat"])
     vlf, block, slot = (int(p, 16) for p in commit.split(":"))
     want = (case["min_dt"], case["max_dt"])
@@ -75,3 +80,38 @@ def test_bad_stop_points_are_value_errors(corpus):
         mdfkit.open(files, stopat="yesterday")
     with pytest.raises(mdfkit.NotFoundError, match="no mark"):
         mdfkit.open(files, stopatmark="nosuchmark")
+
+
+def stopat_files(corpus):
+    chains = corpus / "chains"
+    return sorted((chains / "stopat").iterdir()) + sorted((chains / "stopat-later-logs").iterdir())
+
+
+def max_step(db):
+    return max(db.table("dbo.steps").to_arrow().column("step").to_pylist())
+
+
+def test_stopat_marks_read_the_expected_steps(corpus):
+    """The StopAt chain's marked transaction ``dbatoolstest``: STOPATMARK, STOPBEFOREMARK and
+    STOPATMARK ... AFTER read EXPECTED.json's max_step."""
+    (case,) = expected_cases(corpus, "stopat + stopat-later-logs")
+    expect = {key: value["max_step"] for key, value in case["expect"].items()}
+    files = stopat_files(corpus)
+    assert max_step(mdfkit.open(files, stopatmark="dbatoolstest")) == expect["STOPATMARK 'dbatoolstest'"]
+    assert max_step(mdfkit.open(files, stopbeforemark="dbatoolstest")) == expect["STOPBEFOREMARK 'dbatoolstest'"]
+    after = mdfkit.open(files, stopatmark="dbatoolstest", after="2020-05-12 13:33:35")
+    assert max_step(after) == expect["STOPATMARK 'dbatoolstest' AFTER '2020-05-12 13:33:35'"]
+
+
+def test_a_stop_lsn_inside_the_marked_transaction_undoes_it(corpus, mdfkit_bin):
+    """Stopping at the insert of ``dbatoolstest`` (found with ``mdfkit log``), before its commit:
+    the insert is rolled forward, then undone as restore recovery does, so the chain reads as
+    STOPBEFOREMARK; the table's ``rows`` counts the rows read."""
+    (case,) = expected_cases(corpus, "stopat + stopat-later-logs")
+    files = stopat_files(corpus)
+    inserts = log_records(mdfkit_bin, "LOP_INSERT_ROWS", files)
+    insert = min(r["current_lsn"] for r in inserts if r["transaction_name"] == "dbatoolstest")
+    db = mdfkit.open(files, stopatlsn=f"0x{insert}")
+    assert max_step(db) == case["expect"]["STOPBEFOREMARK 'dbatoolstest'"]["max_step"]
+    steps = db.table("dbo.steps")
+    assert steps.rows == steps.to_arrow().num_rows

@@ -187,18 +187,20 @@ fn synthetic(size: usize) {
         std::hint::black_box(n);
     });
     let files = vec![SourceFile { file_id: 1, location: PathBuf::from("replay.mdf"), page_count: u32::MAX }];
-    let mut applied = 0;
+    let (mut applied, mut undone) = (0, 0);
     let replay = best_of_three(|| {
         let mut commits = Commits::default();
         log.each(|r| commits.see(&StopPoint::End, r));
         let mut redo = RedoPages::new(Arc::new(NoPages(files.clone())));
         log.each(|r| redo.apply(&commits, r));
-        applied = redo.applied();
+        redo.roll_back();
+        (applied, undone) = (redo.applied(), redo.undone());
     });
-    // Every uncommitted insert (after the last commit) stays out; every other record is applied.
+    // Every record is applied; the inserts of the transaction still open (after the last
+    // commit) are then undone.
     let committed = log.inserts / INSERTS_PER_TRANSACTION * INSERTS_PER_TRANSACTION;
     let pages = log.inserts.div_ceil(ROWS_PER_PAGE);
-    assert_eq!(applied, committed + pages, "records applied");
+    assert_eq!((applied, undone), (log.inserts + pages, log.inserts - committed), "records applied, undone");
     println!(
         "synthetic log, {mb:.0} MB, {:.1} M records ({} inserts onto {pages} heap pages), 1 thread:",
         records / 1e6,

@@ -11,7 +11,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,7 +26,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
 use crate::log::redo::StopPoint;
 use crate::page::file_header::FileHeader;
-use crate::page::PageId;
+use crate::page::{PageId, PageType};
 use crate::record::RecordFormat;
 use crate::rows::RowDecoder;
 use crate::sniff::{self, FileFormat};
@@ -75,6 +75,44 @@ impl Database {
     /// last full database backup in the file). A position with data files is an error.
     pub fn open_at<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
         Self::from_source(open_source(paths, position)?)
+    }
+
+    /// The tables of [`Catalog::tables`], with the row count of each partition whose pages the
+    /// source changed in memory (a restore chain's log) counted on its pages: the catalog
+    /// holds counts as of its last checkpoint, which the log moves on from (`sys.partitions`'
+    /// `rows` after a restore). A partition that cannot be read fails, naming it.
+    pub fn tables_counted(&self, include_system: bool) -> Result<Vec<TableInfo>> {
+        let mut tables = self.catalog.tables(include_system);
+        let units: HashSet<i64> = self
+            .reader
+            .source()
+            .changed_pages()
+            .into_iter()
+            .filter_map(|id| self.reader.read(id).ok())
+            .filter(|page| matches!(page.header().page_type, PageType::Data | PageType::Index))
+            .map(|page| page.header().allocation_unit_id())
+            .collect();
+        if units.is_empty() {
+            return Ok(tables);
+        }
+        for table in &mut tables {
+            let listed = table.clone();
+            for partition in &mut table.partitions {
+                let Some(unit) = self.scannable_unit(&listed, partition).ok().filter(|u| units.contains(&u.id)) else {
+                    continue;
+                };
+                let format = Self::record_format(&listed, partition)?;
+                let mode = crate::scan::ScanMode { format, include_ghosts: false, salvage: false };
+                let mut rows = 0;
+                crate::scan::for_each_row(&self.reader, unit, listed.is_heap, mode, |_, _| {
+                    rows += 1;
+                    Ok(crate::scan::Flow::Continue)
+                })
+                .map_err(|e| e.in_object(listed.qualified_name()))?;
+                partition.rows = rows;
+            }
+        }
+        Ok(tables)
     }
 
     /// Like [`Database::open_at`], with the backups' log rolled forward only up to `stop`

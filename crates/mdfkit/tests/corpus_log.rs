@@ -346,6 +346,84 @@ fn the_stopat_chain_reads_each_marks_rows() {
     pages_redone_agree(&files);
 }
 
+/// A stop point inside a transaction (`--stopatlsn` at its insert, its commit after) rolls
+/// forward the insert, then undoes it as restore recovery does: the StopAt chain stopped at the
+/// insert of the marked transaction `dbatoolstest` holds EXPECTED.json's STOPBEFOREMARK rows
+/// (max_step), and RestoreTimeClean stopped at the insert of the first transaction that
+/// commits after 13:22:44 holds its STOPAT '2017-06-01 13:22:44' rows (min_dt, max_dt).
+#[test]
+fn a_stop_point_inside_a_transaction_undoes_it() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let undone = |db: &Database| {
+        let notes = db.reader().source().notes();
+        assert!(
+            notes.iter().any(|n| n.contains(", 1 record(s) of transactions open at the stop point undone")),
+            "{notes:?}"
+        );
+        let (pages, _) = mdfkit::check::check_pages(db.reader().source(), |_| {});
+        assert!(pages.is_empty(), "{pages:?}");
+    };
+    let mut files = chain(&dir, "stopat");
+    files.extend(chain(&dir, "stopat-later-logs"));
+    let full = Database::open_until(&[dir.join("chains/stopat/StopAt.bak")], None, StopPoint::NoLog).unwrap();
+    let (_, changes) = mdfkit::log_changes::table_changes(&full, &files, "dbo.steps").unwrap();
+    let insert = changes.iter().find(|c| c.transaction_name.as_deref() == Some("dbatoolstest")).unwrap();
+    assert!(insert.end_lsn.unwrap() > insert.lsn);
+    let db = Database::open_until(&files, None, StopPoint::Lsn { at: insert.lsn, included: true }).unwrap();
+    let max = common::step_rows(&db).iter().filter_map(|(step, _)| *step).max();
+    let case = &expected(&dir, "stopat + stopat-later-logs")[0]["expect"];
+    assert_eq!(max, case["STOPBEFOREMARK 'dbatoolstest'"]["max_step"].as_i64());
+    undone(&db);
+
+    let files = chain(&dir, "restoretimeclean");
+    let full =
+        Database::open_until(&[dir.join("chains/restoretimeclean/RestoreTimeClean.bak")], None, StopPoint::NoLog)
+            .unwrap();
+    let (_, changes) = mdfkit::log_changes::table_changes(&full, &files, "dbo.steps").unwrap();
+    let case = expected(&dir, "restoretimeclean").into_iter().find(|c| c["stopat"].is_string()).unwrap();
+    let stopat = case["stopat"].as_str().unwrap();
+    let insert = changes
+        .iter()
+        .filter(|c| c.end_time.as_ref().unwrap().to_string()[..19] > *stopat)
+        .min_by_key(|c| c.end_lsn)
+        .unwrap();
+    let db = Database::open_until(&files, None, StopPoint::Lsn { at: insert.lsn, included: true }).unwrap();
+    let rows = common::step_rows(&db);
+    assert_eq!(rows.first().map(|r| r.1.as_str()), case["min_dt"].as_str());
+    assert_eq!(rows.last().map(|r| r.1.as_str()), case["max_dt"].as_str());
+    undone(&db);
+}
+
+/// `mdfkit tables` of a restored chain lists the rows the restore holds, not the counts its
+/// catalog had at the last checkpoint: RestoreTimeClean's dbo.steps at the end of the chain and
+/// at EXPECTED.json's STOPAT holds one row per insert the log commits by then (the full
+/// backup holds it empty, nothing is deleted), and so many rows are read.
+#[test]
+fn a_restored_chain_lists_the_row_counts_its_log_leaves() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let files = chain(&dir, "restoretimeclean");
+    let full =
+        Database::open_until(&[dir.join("chains/restoretimeclean/RestoreTimeClean.bak")], None, StopPoint::NoLog)
+            .unwrap();
+    let (_, changes) = mdfkit::log_changes::table_changes(&full, &files, "dbo.steps").unwrap();
+    for case in expected(&dir, "restoretimeclean") {
+        let stopat = case["stopat"].as_str();
+        let inserts = changes
+            .iter()
+            .filter(|c| c.kind == "insert" && c.committed == Some(true))
+            .filter(|c| stopat.is_none_or(|s| c.end_time.as_ref().unwrap().to_string()[..19] <= *s))
+            .count();
+        let stop = stopat.map_or(StopPoint::End, |s| StopPoint::parse_time(s).unwrap());
+        let db = Database::open_until(&files, None, stop).unwrap();
+        let steps = db.tables_counted(false).unwrap().into_iter().find(|t| t.name == "steps").unwrap();
+        let listed: i64 = steps.partitions.iter().map(|p| p.rows).sum();
+        assert_eq!(listed, inserts as i64, "{case}");
+        assert_eq!(common::step_rows(&db).len(), inserts, "{case}");
+        let catalog: i64 = db.catalog().find_table("dbo.steps").unwrap().partitions.iter().map(|p| p.rows).sum();
+        assert_ne!(catalog, listed, "{case}: the catalog's own count already agrees; this test proves nothing");
+    }
+}
+
 /// The pages redo built agree with each other and with the rest of the database: page and
 /// catalog checks (IAM chains and PFS bytes against the pages, sys.sysallocunits against the
 /// IAM pages, like DBCC CHECKDB PHYSICAL_ONLY) find no problem in the database `files` restore.

@@ -14,7 +14,7 @@ use crate::output::{write_rows, Format};
 pub fn tables(files: &[PathBuf], position: Option<u16>, system: bool, format: Format) -> Outcome {
     let db = crate::chain::open(files, position)?;
     let columns: Vec<String> = TableInfo::LISTING_COLUMNS.iter().map(|s| s.to_string()).collect();
-    let rows: Vec<Vec<Value>> = db.catalog().tables(system).iter().map(TableInfo::listing_row).collect();
+    let rows: Vec<Vec<Value>> = db.tables_counted(system)?.iter().map(TableInfo::listing_row).collect();
     let mut out = stdout();
     write_rows(&mut out, format, &columns, &rows)?;
     out.flush()?;

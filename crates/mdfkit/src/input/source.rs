@@ -57,6 +57,12 @@ pub trait PageSource: Send + Sync {
         &[]
     }
 
+    /// Pages this source changed in memory from what its files hold (a restore chain's redo
+    /// and undo): the catalog's cached counts for the tables they belong to are stale.
+    fn changed_pages(&self) -> Vec<PageId> {
+        Vec::new()
+    }
+
     /// What the layer that built the source knows of where its pages come from, kept for that
     /// layer to read back: a backup source's set and restore plan (`backup::BackupOrigin`, read
     /// through `backup::FromBackup`). Opaque here, so that this layer names no layer above it;
