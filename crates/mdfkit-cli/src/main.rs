@@ -292,7 +292,7 @@ enum Command {
     },
     /// A local web studio: browse tables, rows, pages and records in the browser
     #[command(
-        after_help = "Examples:\n  mdfkit studio shop.mdf --open\n  mdfkit studio shop.bak --port 8080\n\nServes on 127.0.0.1 (a free port unless --port), read-only, and prints a URL carrying a\nsecret token: open it (or give --open); the token becomes a cookie and leaves the address bar.\nRequests naming another host are refused. Stop with Ctrl-C."
+        after_help = "Examples:\n  mdfkit studio shop.mdf --open\n  mdfkit studio shop.bak --port 8080\n  mdfkit studio monday.bak --compare tuesday.bak   # /compare: rows and pages per table, rows that differ\n\nServes on 127.0.0.1 (a free port unless --port), read-only, and prints a URL carrying a\nsecret token: open it (or give --open); the token becomes a cookie and leaves the address bar.\nRequests naming another host are refused. Stop with Ctrl-C."
     )]
     Studio {
         #[command(flatten)]
@@ -310,6 +310,10 @@ enum Command {
         /// reach the port and has the token can read the database
         #[arg(long)]
         allow_remote: bool,
+        /// Another state of the database to compare with (a backup, or data files: repeat the
+        /// flag for each file; a chain is rolled forward to its end): the /compare views
+        #[arg(long, value_name = "FILE")]
+        compare: Vec<PathBuf>,
     },
     /// Every page and offset where a value's stored bytes occur, allocated or not
     #[command(
@@ -631,8 +635,8 @@ fn main() -> ExitCode {
         Command::Pages { files, object_id, allocation_unit, page_type, format } => {
             commands::pages(&files.files, position, object_id, allocation_unit, page_type.as_deref(), format)
         }
-        Command::Studio { files, open, port, host, allow_remote } => {
-            commands::studio(&files.files, position, open, host, port, allow_remote)
+        Command::Studio { files, open, port, host, allow_remote, compare } => {
+            commands::studio(&files.files, position, open, host, port, allow_remote, &compare)
         }
         Command::Search { files, sql_type, value, format } => {
             commands::search(&files.files, position, &sql_type, &value, format)

@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod compare;
 pub mod download;
 pub mod html;
 pub mod json;
@@ -23,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
+use mdfkit::log::redo::StopPoint;
 use mdfkit::{Database, Error};
 
 /// What `mdfkit studio` was started on.
@@ -41,6 +43,8 @@ pub struct Studio {
     pub map: std::sync::OnceLock<map::AllocationMap>,
     /// `check` run in the background from the map view.
     pub check: map::CheckRun,
+    /// The database compared with (`--compare OTHER`).
+    pub compare: Option<compare::Other>,
 }
 
 impl Studio {
@@ -55,7 +59,16 @@ impl Studio {
             allow_remote: false,
             map: Default::default(),
             check: Default::default(),
+            compare: None,
         })
+    }
+
+    /// Compares with `files` (a backup or data files of the same database, a chain rolled forward
+    /// to `stop`): the `/compare` views.
+    pub fn compare_with(mut self, files: Vec<PathBuf>, position: Option<u16>, stop: StopPoint) -> mdfkit::Result<Self> {
+        let db = Database::open_until(&files, position, stop)?;
+        self.compare = Some(compare::Other { db, files });
+        Ok(self)
     }
 
     /// The command line printing the same as a view: `mdfkit COMMAND [--position N] FILE...`

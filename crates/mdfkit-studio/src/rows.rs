@@ -22,6 +22,7 @@ use axum::response::{IntoResponse, Response};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::rows::RowDecoder;
 use mdfkit::scan::{Direction, Flow, RowLocation, ScanPosition};
+use mdfkit::table_scan::TableDecoders;
 use mdfkit::types::SqlType;
 use mdfkit::value::Value as SqlValue;
 use mdfkit::{Error, ErrorKind};
@@ -206,31 +207,9 @@ pub async fn rows(
     answer(s, json_only, link, move |s| rows_view(s, &name, &query)).await
 }
 
-/// The decoder of each in-row allocation unit of the table's partitions (partitions can differ
-/// in layout), and a way to pick the one of a page.
-struct Decoders(Vec<(i64, RowDecoder)>);
-
-impl Decoders {
-    fn of(s: &Studio, t: &TableInfo) -> mdfkit::Result<Self> {
-        let units = &s.db.catalog().base().allocation_units;
-        let mut decoders = Vec::new();
-        for p in &t.partitions {
-            if let Some(u) = units.iter().find(|u| u.owner_id == p.partition_id && u.kind == 1) {
-                decoders.push((u.id, s.db.row_decoder(t, p.partition_id, None)?));
-            }
-        }
-        Ok(Decoders(decoders))
-    }
-
-    fn columns(&self) -> Vec<String> {
-        self.0.first().map(|(_, d)| d.column_names()).unwrap_or_default()
-    }
-
-    /// The index of the decoder for the rows of `page` (the first when no unit claims it).
-    fn for_page(&self, s: &Studio, page: mdfkit::page::PageId) -> mdfkit::Result<usize> {
-        let page = s.db.reader().read(page)?;
-        Ok(self.0.iter().position(|(u, _)| page.header().belongs_to(*u)).unwrap_or(0))
-    }
+/// The decoder found, or an error naming the table that has no rowset.
+fn no_rowset<'d>(t: &TableInfo, decoder: Option<&'d RowDecoder>) -> mdfkit::Result<&'d RowDecoder> {
+    decoder.ok_or_else(|| Error::not_found(format!("{}: no rowset", t.qualified_name())))
 }
 
 /// A page of rows read: each row's values and address, the position of each, and where a
@@ -242,7 +221,7 @@ struct Read {
     stop: Stop,
 }
 
-fn read_rows(s: &Studio, t: &TableInfo, d: &Decoders, q: &RowsQuery) -> mdfkit::Result<Read> {
+fn read_rows(s: &Studio, t: &TableInfo, d: &TableDecoders, q: &RowsQuery) -> mdfkit::Result<Read> {
     let filter = match &q.filter {
         Some(f) => {
             let columns = d.columns();
@@ -272,9 +251,9 @@ fn read_rows(s: &Studio, t: &TableInfo, d: &Decoders, q: &RowsQuery) -> mdfkit::
     let scan = if filter.is_some() { scan } else { scan.limit(Some(ROWS_PER_PAGE)) };
     scan.records_from(from, direction, |record, location, position| {
         if current.is_none_or(|(p, _)| p != location.page) {
-            current = Some((location.page, d.for_page(s, location.page)?));
+            current = Some((location.page, d.index_for_page(&s.db, location.page)?));
         }
-        let decoder = &d.0[current.map_or(0, |c| c.1)].1;
+        let decoder = no_rowset(t, d.get(current.map_or(0, |c| c.1)))?;
         read.examined += 1;
         read.last_examined = Some(position);
         if let Some((f, at)) = filter {
@@ -311,7 +290,7 @@ fn read_rows(s: &Studio, t: &TableInfo, d: &Decoders, q: &RowsQuery) -> mdfkit::
 /// Up to [`ROWS_PER_PAGE`] rows from the query's cursor, with the cursors to go on from.
 fn rows_view(s: &Studio, name: &str, q: &RowsQuery) -> mdfkit::Result<View> {
     let t = find_table(s, name)?;
-    let decoders = Decoders::of(s, &t)?;
+    let decoders = TableDecoders::of(&s.db, &t)?;
     let columns = decoders.columns();
     let read = read_rows(s, &t, &decoders, q)?;
     let first_shown = read.rows.first().map(|r| r.2);
@@ -450,11 +429,11 @@ fn is_large(decoder: &RowDecoder, column: usize) -> bool {
 fn row_at(
     s: &Studio,
     t: &TableInfo,
-    d: &Decoders,
+    d: &TableDecoders,
     at: ScanPosition,
 ) -> mdfkit::Result<(Vec<SqlValue>, RowLocation, usize)> {
-    let which = d.for_page(s, at.page)?;
-    let decoder = &d.0.get(which).ok_or_else(|| Error::not_found(format!("{}: no rowset", t.qualified_name())))?.1;
+    let which = d.index_for_page(&s.db, at.page)?;
+    let decoder = no_rowset(t, d.get(which))?;
     let mut got = None;
     let mut values = Vec::new();
     let found = s.db.scan(t).include_ghosts(true).record_at(at, |record, location| {
@@ -481,9 +460,9 @@ pub async fn row(State(s): State<Shared>, Path((name, at)): Path<(String, String
 
 fn row_view(s: &Studio, name: &str, at: ScanPosition) -> mdfkit::Result<View> {
     let t = find_table(s, name)?;
-    let d = Decoders::of(s, &t)?;
+    let d = TableDecoders::of(&s.db, &t)?;
     let (values, location, which) = row_at(s, &t, &d, at)?;
-    let decoder = &d.0[which].1;
+    let decoder = no_rowset(&t, d.get(which))?;
     let columns = decoder.column_names();
     let mut body = format!(
         "<p>{} row at {}{} · {}</p><table class=\"row\"><thead><tr><th>column</th><th>type</th><th>value</th></tr></thead><tbody>",
@@ -555,9 +534,9 @@ pub async fn value(
     let studio = s.clone();
     let (bytes, is_text, file) = tokio::task::spawn_blocking(move || -> mdfkit::Result<_> {
         let t = find_table(&studio, &name)?;
-        let d = Decoders::of(&studio, &t)?;
+        let d = TableDecoders::of(&studio.db, &t)?;
         let (values, _, which) = row_at(&studio, &t, &d, at)?;
-        let columns = d.0[which].1.column_names();
+        let columns = no_rowset(&t, d.get(which))?.column_names();
         let i = columns.iter().position(|c| c.eq_ignore_ascii_case(&column)).ok_or_else(|| {
             Error::not_found(format!("{}: no column {column} (columns: {})", t.qualified_name(), columns.join(", ")))
         })?;

@@ -205,7 +205,7 @@ mod values;
 pub use backup::xpress;
 pub use catalog::scan;
 pub use columns::{columnar, compressed, decode, lob, rows};
-pub use forensics::{anatomy, check, log_changes, recovery, search};
+pub use forensics::{anatomy, check, compare, log_changes, recovery, search};
 pub use input::{io, location, sniff, source};
 pub use scans::{cd_pages, plain_pages, split, table_scan};
 pub use values::{clrtypes, collation, spatial, types, value, xmlbin};
