@@ -181,7 +181,7 @@ enum Command {
     },
     /// Print a table's rows
     #[command(
-        after_help = "Examples:\n  mdfkit cat shop.mdf dbo.Orders --limit 20\n  mdfkit cat shop.mdf Orders --columns OrderID,OrderDate --format csv > orders.csv\n  mdfkit cat shop.mdf dbo.EventLog --include-ghosts --where-page 1:300-310 --with-location\n\nOn a terminal rows print as an aligned table (up to 1000 rows unless --limit says otherwise);\npiped, they stream as CSV. Ghost (deleted) records are skipped; forwarded rows are returned once."
+        after_help = "Examples:\n  mdfkit cat shop.mdf dbo.Orders --limit 20\n  mdfkit cat shop.mdf Orders --columns OrderID,OrderDate --format csv > orders.csv\n  mdfkit cat shop.mdf dbo.EventLog --include-ghosts --where-page 1:300-310 --with-location\n  mdfkit cat shop.mdf dbo.Orders --where \"Qty > 5\" --limit 100\n  mdfkit cat shop.mdf dbo.Customers --where \"Name contains bob\"\n\nOn a terminal rows print as an aligned table (up to 1000 rows unless --limit says otherwise);\npiped, they stream as CSV. Ghost (deleted) records are skipped; forwarded rows are returned once."
     )]
     Cat {
         /// The .mdf (and any .ndf), then the table name as the last argument
@@ -211,6 +211,11 @@ enum Command {
         /// each row is stored
         #[arg(long)]
         with_location: bool,
+        /// Only rows where one column passes one condition: "COL=VALUE", "COL<VALUE", "COL>VALUE"
+        /// or "COL contains TEXT" (numbers compare as numbers, other values by their spelling,
+        /// NULL never matches: the studio's filter); --limit counts matches
+        #[arg(long = "where", value_name = "CONDITION", value_parser = commands::parse_filter)]
+        where_: Option<mdfkit::filter::Filter>,
     },
     /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files (one file per table), or Delta Lake tables
     #[command(
@@ -707,8 +712,8 @@ fn main() -> ExitCode {
                 chart: chart.as_deref(),
             })
         }
-        Command::Cat { args, limit, columns, format, include_ghosts, salvage, where_page, with_location } => {
-            let forensics = commands::CatForensics { include_ghosts, where_page, with_location };
+        Command::Cat { args, limit, columns, format, include_ghosts, salvage, where_page, with_location, where_ } => {
+            let forensics = commands::CatForensics { include_ghosts, where_page, with_location, filter: where_ };
             commands::cat(&args, position, limit, columns.as_deref(), format, forensics, salvage)
         }
     };

@@ -31,7 +31,7 @@ pub use log::{log, LogArgs};
 pub use objects::{report_fetches, rm, share};
 pub use page::{page, PageFormat};
 pub use pages::{decode, pages};
-pub use rows::{cat, parse_page_ranges, CatForensics, PageRanges};
+pub use rows::{cat, parse_filter, parse_page_ranges, CatForensics, PageRanges};
 pub use search::search;
 pub use studio::studio;
 pub use tables::{schema, sys, tables};
