@@ -45,7 +45,13 @@ pub struct Studio {
     pub check: map::CheckRun,
     /// The database compared with (`--compare OTHER`).
     pub compare: Option<compare::Other>,
+    /// What reading remote objects has cost so far, from the object-store layer the front end
+    /// links (`mdfkit_cloud::fetch_report` in the CLI): shown in every page's footer.
+    pub fetch_report: Option<FetchReport>,
 }
+
+/// Each remote object read so far: `(url, object size, bytes fetched, requests)`.
+pub type FetchReport = fn() -> Vec<(String, u64, u64, u64)>;
 
 impl Studio {
     /// Opens the files (data files or backups) as every command does.
@@ -60,6 +66,7 @@ impl Studio {
             map: Default::default(),
             check: Default::default(),
             compare: None,
+            fetch_report: None,
         })
     }
 
@@ -87,6 +94,20 @@ impl Studio {
             out.push_str(rest);
         }
         out
+    }
+
+    /// The footer line of remote reads: each object's bytes fetched of its size and requests;
+    /// empty for local files.
+    pub fn fetched(&self) -> String {
+        let report = self.fetch_report.map(|report| report()).unwrap_or_default();
+        report
+            .iter()
+            .map(|(url, size, fetched, requests)| {
+                let share = if *size == 0 { 0.0 } else { *fetched as f64 * 100.0 / *size as f64 };
+                format!("{url}: {fetched} of {size} bytes fetched ({share:.1}%) in {requests} requests")
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
     }
 }
 

@@ -102,7 +102,7 @@ pub(crate) async fn answer(
     Ok(if json_only {
         ([(header::CONTENT_TYPE, "application/json")], view.json.to_string()).into_response()
     } else {
-        let page = html::page(studio.db.name(), &view.title, &json_link, &view.cli, &view.body);
+        let page = html::page(studio.db.name(), &view.title, &json_link, &view.cli, &view.body, &studio.fetched());
         ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
     })
 }

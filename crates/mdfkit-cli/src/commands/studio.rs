@@ -23,6 +23,7 @@ pub fn studio(
         .into());
     }
     let mut studio = mdfkit_studio::Studio::open(files.to_vec(), position)?;
+    studio.fetch_report = Some(mdfkit_cloud::fetch_report);
     crate::chain::announce_plan(studio.db.reader().source());
     if !compare.is_empty() {
         studio = studio.compare_with(compare.to_vec(), None, mdfkit::log::redo::StopPoint::End)?;
