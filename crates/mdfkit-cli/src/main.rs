@@ -320,6 +320,26 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         compare: Vec<PathBuf>,
     },
+    /// Compare two states of a database: rows and pages per table, or one table's rows that differ
+    #[command(
+        after_help = "Examples:\n  mdfkit compare monday.bak --with tuesday.bak\n  mdfkit compare monday.bak --with tuesday.bak --table dbo.Orders --format csv\n\nWithout --table: every table of both with its rows (as each catalog records them: a chain\nrolled forward keeps its full backup's counts) and pages (what its IAM chains map). With\n--table: its rows inserted, deleted and changed, matched by the clustered key (a heap's rows\nwhole); the counts go to stderr, the first --limit rows that differ to stdout, each side of a\nchanged row on its own line. --stopat and the like apply to FILE..., the --with side is rolled\nforward to its end. The studio shows the same (mdfkit studio FILE --compare OTHER)."
+    )]
+    Compare {
+        #[command(flatten)]
+        files: Files,
+        /// The other state: a backup or data files (repeat the flag for each file)
+        #[arg(long = "with", required = true, value_name = "FILE")]
+        with: Vec<PathBuf>,
+        /// Compare this table's rows
+        #[arg(long)]
+        table: Option<String>,
+        /// Rows that differ listed (the counts are complete)
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
+    },
     /// Every page and offset where a value's stored bytes occur, allocated or not
     #[command(
         after_help = "Examples:\n  mdfkit search shop.mdf --type int --value 104999\n  mdfkit search shop.bak --type nvarchar --value 'Maria Anders' --format csv\n  mdfkit search shop.mdf --type uniqueidentifier --value 00112233-4455-6677-8899-AABBCCDDEEFF\n\nThe value becomes the bytes SQL Server stores for it (integers little endian, nvarchar as UTF-16,\nvarchar as ASCII, binary as 0x hex, uniqueidentifier in its mixed byte order), then every page of\nthe files is searched, in use or not: deleted rows stay on their pages until overwritten.\nEach hit is printed with its page's type and allocation unit (see mdfkit page FILE PAGE)."
@@ -642,6 +662,9 @@ fn main() -> ExitCode {
         }
         Command::Studio { files, open, port, host, allow_remote, compare } => {
             commands::studio(&files.files, position, open, host, port, allow_remote, &compare)
+        }
+        Command::Compare { files, with, table, limit, format } => {
+            commands::compare(&files.files, position, &with, table.as_deref(), limit, format)
         }
         Command::Search { files, sql_type, value, format } => {
             commands::search(&files.files, position, &sql_type, &value, format)

@@ -1142,3 +1142,54 @@ fn cat_where_keeps_the_rows_passing_the_studio_s_filter() {
         text(&unknown.stderr)
     );
 }
+
+/// `mdfkit compare`: RestoreTimeClean's chain at STOPAT '2017-06-01 13:22:44' against the same
+/// chain to its end. The rows of dbo.steps that differ are the later inserts: each after the
+/// point-in-time restore's last `dt`, the last of them the whole chain's (EXPECTED.json, to the
+/// second); without --table every table of both is listed with its counts.
+#[test]
+fn compare_lists_the_rows_a_chain_gains_after_a_point_in_time() {
+    let Some(dir) = corpus() else { return };
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap()).unwrap();
+    let cases = expected["chains"].as_array().unwrap();
+    let case = |stopat: bool| {
+        cases.iter().find(|c| c["folder"] == "restoretimeclean" && c.get("stopat").is_some() == stopat).unwrap()
+    };
+    let mut files: Vec<String> = std::fs::read_dir(dir.join("chains/restoretimeclean"))
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let stopat = case(true)["stopat"].as_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["compare", "--format", "csv", "--stopat", stopat];
+        args.extend(files.iter().map(String::as_str));
+        for f in &files {
+            args.extend(["--with", f.as_str()]);
+        }
+        args.extend(extra);
+        let out = mdfkit(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        out
+    };
+    let out = run(&["--table", "dbo.steps", "--limit", "1000"]);
+    let lines: Vec<String> = text(&out.stdout).lines().skip(1).map(String::from).collect();
+    assert!(!lines.is_empty());
+    // __change,__side,__position,step,dt
+    let dts: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            assert!(l.starts_with("inserted,other,"), "{l}");
+            l.split(',').nth(4).unwrap().chars().take(19).collect()
+        })
+        .collect();
+    assert!(dts.iter().all(|d| d.as_str() > case(true)["max_dt"].as_str().unwrap()), "{dts:?}");
+    assert_eq!(dts.iter().max().map(String::as_str), case(false)["max_dt"].as_str());
+    assert!(text(&out.stderr).contains(&format!("dbo.steps: {} inserted, 0 deleted, 0 changed", lines.len())));
+    let tables = text(&run(&[]).stdout);
+    assert!(
+        tables.starts_with("table,rows,rows_other,pages,pages_other") && tables.contains("\ndbo.steps,"),
+        "{tables}"
+    );
+}

@@ -98,7 +98,12 @@ fn tables_view(s: &Studio) -> mdfkit::Result<View> {
             "table": c.name, "rows": c.rows, "pages": c.pages, "differs": c.differs(),
         })).collect::<Vec<_>>(),
     });
-    Ok(View { title: "Compare".into(), json, body, cli: s.cli("tables", "") })
+    Ok(View { title: "Compare".into(), json, body, cli: s.cli("compare", &with_other(o)) })
+}
+
+/// `--with FILE` for each file of the other side, as `mdfkit compare` takes them.
+fn with_other(o: &Other) -> String {
+    o.files.iter().map(|f| format!("--with {}", crate::shell_word(&f.to_string_lossy()))).collect::<Vec<_>>().join(" ")
 }
 
 fn files(files: &[PathBuf]) -> String {
@@ -166,7 +171,8 @@ fn table_view(s: &Studio, name: &str) -> mdfkit::Result<View> {
             "other": side_json(&c.columns, &r.after),
         })).collect::<Vec<_>>(),
     });
-    Ok(View { title: format!("{name} compared"), json, body, cli: s.cli("cat", &crate::shell_word(name)) })
+    let cli = s.cli("compare", &format!("{} --table {}", with_other(o), crate::shell_word(name)));
+    Ok(View { title: format!("{name} compared"), json, body, cli })
 }
 
 /// One side of a differing row as a grid line, its position linked to the row page on this side

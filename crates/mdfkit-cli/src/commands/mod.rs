@@ -4,6 +4,7 @@
 
 mod backups;
 mod check;
+mod compare;
 mod demo;
 mod export;
 mod info;
@@ -24,6 +25,7 @@ use mdfkit::Error;
 
 pub(crate) use backups::date_value;
 pub use check::check;
+pub use compare::compare;
 pub use demo::demo;
 pub use export::export;
 pub use info::info;
