@@ -178,3 +178,44 @@ fn a_chain_compared_at_a_point_in_time_and_its_end_differs_by_the_later_inserts(
     println!("restoretimeclean dbo.steps: {} rows inserted after the STOPAT; {steps:?}", c.inserted);
     assert!(steps.pages[1] >= steps.pages[0]);
 }
+
+/// A forged clustered table (key: a sequence) in three states: the first `rows` rows, the same
+/// with 10 rows more, and the same keys with other values (another seed). Matched by the key,
+/// the forge's inputs say what differs: 10 inserted (keys rows+1..rows+10), or those 10 deleted
+/// the other way round, or every row changed with its key kept.
+#[test]
+fn a_clustered_table_s_rows_are_matched_by_key() {
+    use mdfkit::compare::{compare_rows, Change};
+    use mdfkit_forge::{ColType, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec, Version};
+    let forged = |rows: u64, seed: u64| {
+        let table = TableSpec::new("dbo", "T", Layout::Clustered { key: 0 }, rows)
+            .column(ColumnSpec::new("ID", ColType::Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never))
+            .column(ColumnSpec::new("Val", ColType::BigInt, Gen::Random, Nulls::Never));
+        let spec = Spec::new("cmp", Version::V904, seed).table(table);
+        open(mdfkit_forge::forge(&spec).unwrap().into_iter().map(|f| (f.name, f.bytes)).collect())
+    };
+    let (base, grown, reseeded) = (forged(1000, 1), forged(1010, 1), forged(1000, 2));
+
+    let c = compare_rows(&base, &grown, "dbo.T", 100).unwrap();
+    assert_eq!(c.key, ["ID"]);
+    assert_eq!((c.inserted, c.deleted, c.changed, c.unchanged), (10, 0, 0, 1000));
+    let mut ids: Vec<i64> = c.rows.iter().map(|r| r.after.as_ref().unwrap().1[0].as_i64().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, (1001..=1010).collect::<Vec<_>>());
+
+    let back = compare_rows(&grown, &base, "dbo.T", 100).unwrap();
+    assert_eq!((back.inserted, back.deleted, back.changed), (0, 10, 0));
+    assert!(back
+        .rows
+        .iter()
+        .all(|r| r.change == Change::Deleted
+            && (1001..=1010).contains(&r.before.as_ref().unwrap().1[0].as_i64().unwrap())));
+
+    let changed = compare_rows(&base, &reseeded, "dbo.T", 3).unwrap();
+    assert_eq!((changed.inserted, changed.deleted, changed.changed), (0, 0, 1000));
+    for r in &changed.rows {
+        let (before, after) = (&r.before.as_ref().unwrap().1, &r.after.as_ref().unwrap().1);
+        assert_eq!((r.change, &before[0]), (Change::Changed, &after[0]), "same key");
+        assert_ne!(before[1], after[1]);
+    }
+}

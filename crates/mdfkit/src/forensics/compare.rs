@@ -171,6 +171,13 @@ pub fn compare_rows(first: &Database, second: &Database, name: &str, limit: usiz
 
     let mut kept: HashMap<u64, Kept> = HashMap::with_capacity(usize::try_from(ta.rows().max(0)).unwrap_or(0));
     each_row(first, &ta, |position, values| {
+        // The catalog's count can be stale (a chain rolled forward): the rows read are bounded too.
+        if kept.len() as i64 >= MAX_ROWS_COMPARED {
+            return Err(Error::unsupported(format!(
+                "{} holds more than {MAX_ROWS_COMPARED} rows: row comparison stops there",
+                ta.qualified_name()
+            )));
+        }
         match kept.entry(hash_values(key_at.iter().map(|&i| &values[i]))) {
             Entry::Occupied(mut e) => e.get_mut().count += 1,
             Entry::Vacant(e) => {
