@@ -336,6 +336,10 @@ enum Command {
         /// Rows that differ listed (the counts are complete)
         #[arg(long, default_value_t = 100)]
         limit: usize,
+        /// With --table: list the rows that differ after this one (other:FILE:PAGE:SLOT, or
+        /// this:FILE:PAGE:SLOT among deleted rows), as the end of the previous listing says
+        #[arg(long, value_name = "CURSOR", requires = "table")]
+        after: Option<mdfkit::compare::After>,
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -663,8 +667,8 @@ fn main() -> ExitCode {
         Command::Studio { files, open, port, host, allow_remote, compare } => {
             commands::studio(&files.files, position, open, host, port, allow_remote, &compare)
         }
-        Command::Compare { files, with, table, limit, format } => {
-            commands::compare(&files.files, position, &with, table.as_deref(), limit, format)
+        Command::Compare { files, with, table, after, limit, format } => {
+            commands::compare(&files.files, position, &with, table.as_deref(), after, limit, format)
         }
         Command::Search { files, sql_type, value, format } => {
             commands::search(&files.files, position, &sql_type, &value, format)

@@ -4,16 +4,17 @@
 //! | path                   | what                                                             |
 //! |------------------------|------------------------------------------------------------------|
 //! | `/compare`             | every table with its rows and pages on both sides, differing first |
-//! | `/compare/dbo.T`       | the table's rows inserted, deleted and changed (first 100 listed) |
+//! | `/compare/dbo.T`       | the table's rows inserted, deleted and changed (100 at a time)    |
+//! | `/compare/dbo.T?after=other:1:2:3` | the next 100 after that row (`this:` among deleted rows) |
 //!
 //! Each has its `.json` twin (`/compare.json`, `/compare/dbo.T.json`).
 
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::response::Response;
-use mdfkit::compare::{compare_rows, compare_tables, Change, RowChange};
+use mdfkit::compare::{compare_rows, compare_tables, After, Change, RowChange};
 use mdfkit::scan::ScanPosition;
 use mdfkit::value::Value as SqlValue;
 use mdfkit::{Database, Error};
@@ -24,7 +25,7 @@ use crate::json::json_object;
 use crate::views::{answer, twin, Failure, Shared, View};
 use crate::Studio;
 
-/// Rows a row comparison lists (its counts are complete).
+/// Rows a row comparison lists at a time (its counts are complete).
 pub const ROWS_LISTED: usize = 100;
 
 /// The second side of a comparison.
@@ -110,11 +111,17 @@ fn files(files: &[PathBuf]) -> String {
     files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(" ")
 }
 
-/// `/compare/{name}` (and its `.json` twin).
-pub async fn table(State(s): State<Shared>, Path(name): Path<String>) -> Result<Response, Failure> {
+/// `/compare/{name}` (and its `.json` twin), `?after=` a cursor.
+pub async fn table(
+    State(s): State<Shared>,
+    Path(name): Path<String>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+) -> Result<Response, Failure> {
     let (name, json_only) = twin(&name);
-    let link = format!("/compare/{}.json", url(&name));
-    answer(s, json_only, link, move |s| table_view(s, &name)).await
+    let after: Option<After> = q.get("after").map(|a| a.parse()).transpose()?;
+    let cursor = after.map_or(String::new(), |a| format!("?after={a}"));
+    let link = format!("/compare/{}.json{cursor}", url(&name));
+    answer(s, json_only, link, move |s| table_view(s, &name, after)).await
 }
 
 fn change_name(c: Change) -> &'static str {
@@ -130,21 +137,28 @@ fn side_json(columns: &[String], side: &Option<(ScanPosition, Vec<SqlValue>)>) -
         .map_or(serde_json::Value::Null, |(p, v)| json!({"position": p.to_string(), "row": json_object(columns, v)}))
 }
 
-fn table_view(s: &Studio, name: &str) -> mdfkit::Result<View> {
+fn table_view(s: &Studio, name: &str, after: Option<After>) -> mdfkit::Result<View> {
     let o = other(s)?;
-    let c = compare_rows(&s.db, &o.db, name, ROWS_LISTED)?;
+    let c = compare_rows(&s.db, &o.db, name, after, ROWS_LISTED)?;
     let mut body = format!(
         "<p>Rows matched by {} ({}): <strong>{}</strong> inserted, <strong>{}</strong> deleted, \
-         <strong>{}</strong> changed, {} unchanged; the first {} that differ below. {}</p>",
+         <strong>{}</strong> changed, {} unchanged; {} of those that differ below. {}</p>",
         if c.key.len() == c.columns.len() { "the whole row (a heap has no key)" } else { "the clustered key" },
         esc(&c.key.join(", ")),
         c.inserted,
         c.deleted,
         c.changed,
         c.unchanged,
-        ROWS_LISTED,
+        c.rows.len(),
         a("/compare", "all tables")
     );
+    let base = format!("/compare/{}", url(name));
+    body.push_str("<p class=\"pager\">");
+    body.push_str(&a(&base, "first"));
+    if let Some(n) = c.next {
+        body.push_str(&a(&format!("{base}?after={n}"), &format!("next {ROWS_LISTED}")));
+    }
+    body.push_str("</p>");
     let mut grid =
         String::from("<table class=\"rows compare\"><thead><tr><th>change</th><th>side</th><th>page:slot</th>");
     for col in &c.columns {
@@ -165,6 +179,7 @@ fn table_view(s: &Studio, name: &str) -> mdfkit::Result<View> {
         "deleted": c.deleted,
         "changed": c.changed,
         "unchanged": c.unchanged,
+        "next_after": c.next.map(|n| n.to_string()),
         "rows": c.rows.iter().map(|r| json!({
             "change": change_name(r.change),
             "this": side_json(&c.columns, &r.before),

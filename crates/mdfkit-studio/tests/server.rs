@@ -946,6 +946,7 @@ fn compare_views_show_what_a_chain_gains_between_two_marks() {
     let inserted: Vec<i64> =
         steps["rows"].as_array().unwrap().iter().map(|r| r["other"]["row"]["step"].as_i64().unwrap()).collect();
     assert_eq!(inserted.len() as u64, steps["inserted"].as_u64().unwrap());
+    assert!(steps["next_after"].is_null(), "all listed: no next page");
     assert_eq!(inserted.iter().max().copied(), Some(max_step("STOPATMARK 'dbatoolstest'")));
     assert!(inserted.iter().all(|&v| v > max_step("STOPBEFOREMARK 'dbatoolstest'")));
     let html = get(&s, "/compare/dbo.steps").text();

@@ -111,7 +111,7 @@ fn the_stopat_chain_compared_at_two_marks_differs_by_the_marked_inserts() {
     let before = Database::open_until(&files, None, mark(true)).unwrap();
     let at = Database::open_until(&files, None, mark(false)).unwrap();
 
-    let c = compare_rows(&before, &at, "dbo.steps", usize::MAX).unwrap();
+    let c = compare_rows(&before, &at, "dbo.steps", None, usize::MAX).unwrap();
     assert_eq!(c.key, c.columns, "a heap is matched by whole rows");
     assert_eq!((c.deleted, c.changed), (0, 0));
     let step = c.columns.iter().position(|n| n == "step").unwrap();
@@ -134,7 +134,7 @@ fn the_stopat_chain_compared_at_two_marks_differs_by_the_marked_inserts() {
     assert_eq!(c.unchanged + c.inserted, scanned(&at));
 
     // The other way round the same rows are deleted, read back by position with their values.
-    let back = compare_rows(&at, &before, "dbo.steps", 5).unwrap();
+    let back = compare_rows(&at, &before, "dbo.steps", None, 5).unwrap();
     assert_eq!((back.deleted, back.inserted, back.rows.len() as u64), (c.inserted, 0, c.inserted.min(5)));
     assert!(back.rows.iter().all(|r| r.change == Change::Deleted
         && r.before.as_ref().unwrap().1[step].as_i64().unwrap() > max_step("STOPBEFOREMARK 'dbatoolstest'")));
@@ -165,7 +165,7 @@ fn a_chain_compared_at_a_point_in_time_and_its_end_differs_by_the_later_inserts(
     let stop = StopPoint::parse_time(case(true)["stopat"].as_str().unwrap()).unwrap();
     let then = Database::open_until(&files, None, stop).unwrap();
     let end = Database::open_until(&files, None, StopPoint::End).unwrap();
-    let c = compare_rows(&then, &end, "dbo.steps", usize::MAX).unwrap();
+    let c = compare_rows(&then, &end, "dbo.steps", None, usize::MAX).unwrap();
     let dt = c.columns.iter().position(|n| n == "dt").unwrap();
     let seconds: Vec<String> =
         c.rows.iter().map(|r| r.after.as_ref().unwrap().1[dt].to_string()[..19].to_string()).collect();
@@ -196,14 +196,14 @@ fn a_clustered_table_s_rows_are_matched_by_key() {
     };
     let (base, grown, reseeded) = (forged(1000, 1), forged(1010, 1), forged(1000, 2));
 
-    let c = compare_rows(&base, &grown, "dbo.T", 100).unwrap();
+    let c = compare_rows(&base, &grown, "dbo.T", None, 100).unwrap();
     assert_eq!(c.key, ["ID"]);
     assert_eq!((c.inserted, c.deleted, c.changed, c.unchanged), (10, 0, 0, 1000));
     let mut ids: Vec<i64> = c.rows.iter().map(|r| r.after.as_ref().unwrap().1[0].as_i64().unwrap()).collect();
     ids.sort();
     assert_eq!(ids, (1001..=1010).collect::<Vec<_>>());
 
-    let back = compare_rows(&grown, &base, "dbo.T", 100).unwrap();
+    let back = compare_rows(&grown, &base, "dbo.T", None, 100).unwrap();
     assert_eq!((back.inserted, back.deleted, back.changed), (0, 10, 0));
     assert!(back
         .rows
@@ -211,11 +211,38 @@ fn a_clustered_table_s_rows_are_matched_by_key() {
         .all(|r| r.change == Change::Deleted
             && (1001..=1010).contains(&r.before.as_ref().unwrap().1[0].as_i64().unwrap())));
 
-    let changed = compare_rows(&base, &reseeded, "dbo.T", 3).unwrap();
+    let changed = compare_rows(&base, &reseeded, "dbo.T", None, 3).unwrap();
     assert_eq!((changed.inserted, changed.deleted, changed.changed), (0, 0, 1000));
     for r in &changed.rows {
         let (before, after) = (&r.before.as_ref().unwrap().1, &r.after.as_ref().unwrap().1);
         assert_eq!((r.change, &before[0]), (Change::Changed, &after[0]), "same key");
         assert_ne!(before[1], after[1]);
     }
+
+    // Paged 7 at a time by the cursor of the last row listed, the 1,000 changed rows and then the
+    // 10 deleted ones (the grown table against the reseeded one) come once each, no gap.
+    let (mut keys, mut after, mut pages) = (Vec::new(), None, 0);
+    loop {
+        let page = compare_rows(&grown, &reseeded, "dbo.T", after, 7).unwrap();
+        assert_eq!((page.changed, page.deleted, page.inserted), (1000, 10, 0));
+        for r in &page.rows {
+            let side = if r.change == Change::Deleted { &r.before } else { &r.after };
+            keys.push((r.change, side.as_ref().unwrap().1[0].as_i64().unwrap()));
+        }
+        pages += 1;
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 1010usize.div_ceil(7));
+    let changed_keys: Vec<i64> = keys.iter().filter(|(c, _)| *c == Change::Changed).map(|(_, k)| *k).collect();
+    let mut deleted_keys: Vec<i64> = keys.iter().filter(|(c, _)| *c == Change::Deleted).map(|(_, k)| *k).collect();
+    let mut sorted = changed_keys.clone();
+    sorted.sort();
+    assert_eq!(sorted, (1..=1000).collect::<Vec<_>>(), "every changed key once");
+    deleted_keys.sort();
+    assert_eq!(deleted_keys, (1001..=1010).collect::<Vec<_>>());
+    assert_eq!(keys.len(), 1010);
+    assert!("elsewhere:1:2:3".parse::<mdfkit::compare::After>().is_err());
 }

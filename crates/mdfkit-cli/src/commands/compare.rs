@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use mdfkit::compare::{compare_rows, compare_tables, Change};
+use mdfkit::compare::{compare_rows, compare_tables, After, Change};
 use mdfkit::log::redo::StopPoint;
 use mdfkit::value::Value;
 
@@ -19,6 +19,7 @@ pub fn compare(
     position: Option<u16>,
     other: &[PathBuf],
     table: Option<&str>,
+    after: Option<After>,
     limit: usize,
     format: Format,
 ) -> Outcome {
@@ -38,7 +39,7 @@ pub fn compare(
             (COUNT_COLUMNS.iter().map(|c| c.to_string()).collect(), rows)
         }
         Some(name) => {
-            let c = compare_rows(&db, &other_db, name, limit)?;
+            let c = compare_rows(&db, &other_db, name, after, limit)?;
             eprintln!(
                 "{name}: {} inserted, {} deleted, {} changed, {} unchanged (matched by {})",
                 c.inserted,
@@ -47,6 +48,9 @@ pub fn compare(
                 c.unchanged,
                 if c.key == c.columns { "whole rows: a heap has no key".to_string() } else { c.key.join(", ") }
             );
+            if let Some(next) = c.next {
+                eprintln!("(more rows differ: --after {next} lists the next ones)");
+            }
             let mut columns = vec!["__change".to_string(), "__side".to_string(), "__position".to_string()];
             columns.extend(c.columns.iter().cloned());
             let mut rows = Vec::new();

@@ -12,7 +12,8 @@
 //!   cannot rebuild): the first side's keys are kept as 64-bit hashes with their row's hash and
 //!   position (about 40 bytes a row, tables over [`MAX_ROWS_COMPARED`] rows are refused), the
 //!   second side is scanned against them, and the first side's keys left over are its deleted
-//!   rows, read back by position. Counts are complete; the rows listed stop at a limit.
+//!   rows, read back by position. Counts are complete; the rows listed stop at a limit and go on
+//!   from a cursor on the last one listed ([`After`]: a physical position, never an offset).
 
 use std::collections::hash_map::{DefaultHasher, Entry};
 use std::collections::HashMap;
@@ -113,9 +114,53 @@ pub struct RowComparison {
     pub changed: u64,
     /// Rows the same on both sides.
     pub unchanged: u64,
-    /// The first `limit` rows that differ: changed and inserted in the second side's scan order,
-    /// then deleted in the first side's.
+    /// The first `limit` rows that differ after the cursor: changed and inserted in the second
+    /// side's scan order, then deleted in the first side's page order.
     pub rows: Vec<RowChange>,
+    /// Where the next rows that differ start, when more are left than were listed.
+    pub next: Option<After>,
+}
+
+/// A cursor in the listing of rows that differ: after the row at this position of the second
+/// side's scan (inserted and changed rows), or of the first side (deleted rows, listed after all
+/// the others). Spelled `other:1:2:3` and `this:1:2:3`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    /// After this row of the second side.
+    Other(ScanPosition),
+    /// After this deleted row of the first side.
+    This(ScanPosition),
+}
+
+impl std::fmt::Display for After {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            After::Other(p) => write!(f, "other:{p}"),
+            After::This(p) => write!(f, "this:{p}"),
+        }
+    }
+}
+
+impl std::str::FromStr for After {
+    type Err = Error;
+    fn from_str(text: &str) -> Result<Self> {
+        match text.split_once(':') {
+            Some(("other", p)) => Ok(After::Other(p.parse()?)),
+            Some(("this", p)) => Ok(After::This(p.parse()?)),
+            _ => Err(Error::unsupported(format!("cursor {text:?}: write other:FILE:PAGE:SLOT or this:FILE:PAGE:SLOT"))),
+        }
+    }
+}
+
+impl RowChange {
+    /// The cursor that resumes a listing after this row.
+    pub fn cursor(&self) -> Option<After> {
+        match (self.change, &self.before, &self.after) {
+            (Change::Deleted, Some((p, _)), _) => Some(After::This(*p)),
+            (_, _, Some((p, _))) => Some(After::Other(*p)),
+            _ => None,
+        }
+    }
 }
 
 /// What the first side's scan keeps of a row: its whole-row hash, its position, and how many
@@ -127,8 +172,15 @@ struct Kept {
 }
 
 /// Compares table `name` on both sides row by row (see the module documentation), listing at most
-/// `limit` of the rows that differ. The table must be on both sides with the same columns.
-pub fn compare_rows(first: &Database, second: &Database, name: &str, limit: usize) -> Result<RowComparison> {
+/// `limit` of the rows that differ after `after` (from the first when `None`). The table must be
+/// on both sides with the same columns.
+pub fn compare_rows(
+    first: &Database,
+    second: &Database,
+    name: &str,
+    after: Option<After>,
+    limit: usize,
+) -> Result<RowComparison> {
     let find = |db: &Database, side: &str| {
         db.catalog()
             .find_table(name)
@@ -167,7 +219,13 @@ pub fn compare_rows(first: &Database, second: &Database, name: &str, limit: usiz
             })
         })
         .collect::<Result<_>>()?;
-    let mut out = RowComparison { columns, key, inserted: 0, deleted: 0, changed: 0, unchanged: 0, rows: Vec::new() };
+    let mut out =
+        RowComparison { columns, key, inserted: 0, deleted: 0, changed: 0, unchanged: 0, rows: Vec::new(), next: None };
+    // Whether the second side's rows are listed yet: from the start, after the cursor's row, or
+    // not at all when the cursor is among the deleted rows.
+    let mut listing = after.is_none();
+    let mut cursor_met = !matches!(after, Some(After::Other(_)));
+    let mut cut = false;
 
     let mut kept: HashMap<u64, Kept> = HashMap::with_capacity(usize::try_from(ta.rows().max(0)).unwrap_or(0));
     each_row(first, &ta, |position, values| {
@@ -187,6 +245,10 @@ pub fn compare_rows(first: &Database, second: &Database, name: &str, limit: usiz
         Ok(())
     })?;
     each_row(second, &tb, |position, values| {
+        let at_cursor = after == Some(After::Other(position));
+        if at_cursor {
+            (listing, cursor_met) = (true, true);
+        }
         let key_hash = hash_values(key_at.iter().map(|&i| &values[i]));
         let change = match kept.get_mut(&key_hash) {
             Some(k) if k.count > 0 => {
@@ -203,19 +265,36 @@ pub fn compare_rows(first: &Database, second: &Database, name: &str, limit: usiz
                 RowChange { change: Change::Inserted, before: None, after: None }
             }
         };
+        if !listing || at_cursor {
+            return Ok(());
+        }
         if out.rows.len() < limit {
             out.rows.push(RowChange { after: Some((position, values.to_vec())), ..change });
+        } else {
+            cut = true;
         }
         Ok(())
     })?;
+    if let (false, Some(a)) = (cursor_met, after) {
+        return Err(Error::not_found(format!("{}: the cursor {a} is no row of the other side", ta.qualified_name())));
+    }
+    let order = |p: &ScanPosition| (p.page.file, p.page.page, p.slot);
     let mut gone: Vec<(ScanPosition, u32)> =
         kept.values().filter(|k| k.count > 0).map(|k| (k.position, k.count)).collect();
-    gone.sort_by_key(|(p, _)| (p.page.file, p.page.page, p.slot));
+    gone.sort_by_key(|(p, _)| order(p));
     out.deleted = gone.iter().map(|(_, n)| u64::from(*n)).sum();
-    let room = limit.saturating_sub(out.rows.len());
-    for (position, _) in gone.into_iter().take(room) {
-        out.rows.push(RowChange { change: Change::Deleted, before: Some((position, Vec::new())), after: None });
+    let from = match after {
+        Some(After::This(a)) => gone.partition_point(|(p, _)| order(p) <= order(&a)),
+        _ => 0,
+    };
+    for (position, _) in &gone[from..] {
+        if out.rows.len() == limit {
+            cut = true;
+            break;
+        }
+        out.rows.push(RowChange { change: Change::Deleted, before: Some((*position, Vec::new())), after: None });
     }
+    out.next = if cut { out.rows.last().and_then(RowChange::cursor) } else { None };
     // The first side's values of the rows listed, read back by position.
     let decoders = TableDecoders::of(first, &ta)?;
     for row in &mut out.rows {
