@@ -181,7 +181,7 @@ enum Command {
     },
     /// Print a table's rows
     #[command(
-        after_help = "Examples:\n  mdfkit cat shop.mdf dbo.Orders --limit 20\n  mdfkit cat shop.mdf Orders --columns OrderID,OrderDate --format csv > orders.csv\n  mdfkit cat shop.mdf dbo.EventLog --include-ghosts --where-page 1:300-310 --with-location\n\nOn a terminal rows print as an aligned table (up to 1000 rows unless --limit says otherwise);\npiped, they stream as CSV. Ghost (deleted) records are skipped; forwarded rows are returned once."
+        after_help = "Examples:\n  mdfkit cat shop.mdf dbo.Orders --limit 20\n  mdfkit cat shop.mdf Orders --columns OrderID,OrderDate --format csv > orders.csv\n  mdfkit cat shop.mdf dbo.EventLog --include-ghosts --where-page 1:300-310 --with-location\n  mdfkit cat shop.mdf dbo.Orders --where \"Qty > 5\" --limit 100\n  mdfkit cat shop.mdf dbo.Customers --where \"Name contains bob\"\n\nOn a terminal rows print as an aligned table (up to 1000 rows unless --limit says otherwise);\npiped, they stream as CSV. Ghost (deleted) records are skipped; forwarded rows are returned once."
     )]
     Cat {
         /// The .mdf (and any .ndf), then the table name as the last argument
@@ -211,6 +211,11 @@ enum Command {
         /// each row is stored
         #[arg(long)]
         with_location: bool,
+        /// Only rows where one column passes one condition: "COL=VALUE", "COL<VALUE", "COL>VALUE"
+        /// or "COL contains TEXT" (numbers compare as numbers, other values by their spelling,
+        /// NULL never matches: the studio's filter); --limit counts matches
+        #[arg(long = "where", value_name = "CONDITION", value_parser = commands::parse_filter)]
+        where_: Option<mdfkit::filter::Filter>,
     },
     /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files (one file per table), or Delta Lake tables
     #[command(
@@ -292,7 +297,7 @@ enum Command {
     },
     /// A local web studio: browse tables, rows, pages and records in the browser
     #[command(
-        after_help = "Examples:\n  mdfkit studio shop.mdf --open\n  mdfkit studio shop.bak --port 8080\n\nServes on 127.0.0.1 (a free port unless --port), read-only, and prints a URL carrying a\nsecret token: open it (or give --open); the token becomes a cookie and leaves the address bar.\nRequests naming another host are refused. Stop with Ctrl-C."
+        after_help = "Examples:\n  mdfkit studio shop.mdf --open\n  mdfkit studio shop.bak --port 8080\n  mdfkit studio monday.bak --compare tuesday.bak   # /compare: rows and pages per table, rows that differ\n\nServes on 127.0.0.1 (a free port unless --port), read-only, and prints a URL carrying a\nsecret token: open it (or give --open); the token becomes a cookie and leaves the address bar.\nRequests naming another host are refused. Stop with Ctrl-C."
     )]
     Studio {
         #[command(flatten)]
@@ -310,6 +315,34 @@ enum Command {
         /// reach the port and has the token can read the database
         #[arg(long)]
         allow_remote: bool,
+        /// Another state of the database to compare with (a backup, or data files: repeat the
+        /// flag for each file; a chain is rolled forward to its end): the /compare views
+        #[arg(long, value_name = "FILE")]
+        compare: Vec<PathBuf>,
+    },
+    /// Compare two states of a database: rows and pages per table, or one table's rows that differ
+    #[command(
+        after_help = "Examples:\n  mdfkit compare monday.bak --with tuesday.bak\n  mdfkit compare monday.bak --with tuesday.bak --table dbo.Orders --format csv\n\nWithout --table: every table of both with its rows (as each catalog records them: a chain\nrolled forward keeps its full backup's counts) and pages (what its IAM chains map). With\n--table: its rows inserted, deleted and changed, matched by the clustered key (a heap's rows\nwhole); the counts go to stderr, the first --limit rows that differ to stdout, each side of a\nchanged row on its own line. --stopat and the like apply to FILE..., the --with side is rolled\nforward to its end. The studio shows the same (mdfkit studio FILE --compare OTHER)."
+    )]
+    Compare {
+        #[command(flatten)]
+        files: Files,
+        /// The other state: a backup or data files (repeat the flag for each file)
+        #[arg(long = "with", required = true, value_name = "FILE")]
+        with: Vec<PathBuf>,
+        /// Compare this table's rows
+        #[arg(long)]
+        table: Option<String>,
+        /// Rows that differ listed (the counts are complete)
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// With --table: list the rows that differ after this one (other:FILE:PAGE:SLOT, or
+        /// this:FILE:PAGE:SLOT among deleted rows), as the end of the previous listing says
+        #[arg(long, value_name = "CURSOR", requires = "table")]
+        after: Option<mdfkit::compare::After>,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
     },
     /// Every page and offset where a value's stored bytes occur, allocated or not
     #[command(
@@ -631,8 +664,11 @@ fn main() -> ExitCode {
         Command::Pages { files, object_id, allocation_unit, page_type, format } => {
             commands::pages(&files.files, position, object_id, allocation_unit, page_type.as_deref(), format)
         }
-        Command::Studio { files, open, port, host, allow_remote } => {
-            commands::studio(&files.files, position, open, host, port, allow_remote)
+        Command::Studio { files, open, port, host, allow_remote, compare } => {
+            commands::studio(&files.files, position, open, host, port, allow_remote, &compare)
+        }
+        Command::Compare { files, with, table, after, limit, format } => {
+            commands::compare(&files.files, position, &with, table.as_deref(), after, limit, format)
         }
         Command::Search { files, sql_type, value, format } => {
             commands::search(&files.files, position, &sql_type, &value, format)
@@ -703,8 +739,8 @@ fn main() -> ExitCode {
                 chart: chart.as_deref(),
             })
         }
-        Command::Cat { args, limit, columns, format, include_ghosts, salvage, where_page, with_location } => {
-            let forensics = commands::CatForensics { include_ghosts, where_page, with_location };
+        Command::Cat { args, limit, columns, format, include_ghosts, salvage, where_page, with_location, where_ } => {
+            let forensics = commands::CatForensics { include_ghosts, where_page, with_location, filter: where_ };
             commands::cat(&args, position, limit, columns.as_deref(), format, forensics, salvage)
         }
     };

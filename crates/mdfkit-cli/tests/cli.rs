@@ -1094,3 +1094,110 @@ fn studio_refuses_a_non_loopback_host_without_allow_remote() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("--allow-remote"), "{}", text(&out.stderr));
 }
+
+/// `cat --where`: the studio's filter from the command line, on pubs against the rows the
+/// corpus' expected file lists (from the script that built pubs). `price>19.99` compares as
+/// numbers and skips NULL prices; `contains` ignores case; the filter's column need not be shown
+/// (`--columns`); `--limit` counts matches. A condition without an operator is refused as a usage
+/// error (exit 2), an unknown column by name with the table's columns.
+#[test]
+fn cat_where_keeps_the_rows_passing_the_studio_s_filter() {
+    let Some(dir) = corpus() else { return };
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("expected/itsligo-sampledbs__pubs.mdf.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let rows = |table: &str| -> Vec<serde_json::Value> {
+        let t = expected["tables"].as_array().unwrap().iter().find(|t| t["name"] == table).unwrap();
+        t["rows"].as_array().unwrap().clone()
+    };
+    let pubs = dir.join("mdf/itsligo-sampledbs__pubs.mdf");
+    let pubs = pubs.to_str().unwrap();
+    let ids = |args: &[&str]| -> Vec<String> {
+        let run = mdfkit(&[&["cat", "--format", "csv", pubs], args].concat());
+        assert_eq!(run.status.code(), Some(0), "{args:?}: {}", text(&run.stderr));
+        let mut ids: Vec<String> =
+            text(&run.stdout).lines().skip(1).map(|l| l.split(',').next().unwrap().into()).collect();
+        ids.sort();
+        ids
+    };
+    let mut dear: Vec<String> = rows("titles")
+        .iter()
+        .filter(|r| r["price"].as_str().and_then(|p| p.parse::<f64>().ok()).is_some_and(|p| p > 19.99))
+        .map(|r| r["title_id"].as_str().unwrap().trim().to_string())
+        .collect();
+    dear.sort();
+    assert!(!dear.is_empty());
+    assert_eq!(ids(&["dbo.titles", "--columns", "title_id", "--where", "price > 19.99"]), dear);
+    let mut ring: Vec<String> = rows("authors")
+        .iter()
+        .filter(|r| r["au_lname"].as_str().unwrap().to_lowercase().contains("ring"))
+        .map(|r| r["au_id"].as_str().unwrap().to_string())
+        .collect();
+    ring.sort();
+    assert!(ring.len() > 1);
+    assert_eq!(ids(&["dbo.authors", "--where", "au_lname contains RING"]), ring);
+    assert_eq!(ids(&["dbo.authors", "--where", "au_lname contains RING", "--limit", "1"]).len(), 1);
+
+    let bad = mdfkit(&["cat", pubs, "dbo.authors", "--where", "state CA"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad.stderr));
+    assert!(text(&bad.stderr).contains("COLUMN=VALUE"), "{}", text(&bad.stderr));
+    let unknown = mdfkit(&["cat", pubs, "dbo.authors", "--where", "nosuch=1"]);
+    assert_ne!(unknown.status.code(), Some(0));
+    assert!(
+        text(&unknown.stderr).contains("dbo.authors: no column nosuch (columns: au_id"),
+        "{}",
+        text(&unknown.stderr)
+    );
+}
+
+/// `mdfkit compare`: RestoreTimeClean's chain at STOPAT '2017-06-01 13:22:44' against the same
+/// chain to its end. The rows of dbo.steps that differ are the later inserts: each after the
+/// point-in-time restore's last `dt`, the last of them the whole chain's (EXPECTED.json, to the
+/// second); without --table every table of both is listed with its counts.
+#[test]
+fn compare_lists_the_rows_a_chain_gains_after_a_point_in_time() {
+    let Some(dir) = corpus() else { return };
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap()).unwrap();
+    let cases = expected["chains"].as_array().unwrap();
+    let case = |stopat: bool| {
+        cases.iter().find(|c| c["folder"] == "restoretimeclean" && c.get("stopat").is_some() == stopat).unwrap()
+    };
+    let mut files: Vec<String> = std::fs::read_dir(dir.join("chains/restoretimeclean"))
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let stopat = case(true)["stopat"].as_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["compare", "--format", "csv", "--stopat", stopat];
+        args.extend(files.iter().map(String::as_str));
+        for f in &files {
+            args.extend(["--with", f.as_str()]);
+        }
+        args.extend(extra);
+        let out = mdfkit(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        out
+    };
+    let out = run(&["--table", "dbo.steps", "--limit", "1000"]);
+    let lines: Vec<String> = text(&out.stdout).lines().skip(1).map(String::from).collect();
+    assert!(!lines.is_empty());
+    // __change,__side,__position,step,dt
+    let dts: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            assert!(l.starts_with("inserted,other,"), "{l}");
+            l.split(',').nth(4).unwrap().chars().take(19).collect()
+        })
+        .collect();
+    assert!(dts.iter().all(|d| d.as_str() > case(true)["max_dt"].as_str().unwrap()), "{dts:?}");
+    assert_eq!(dts.iter().max().map(String::as_str), case(false)["max_dt"].as_str());
+    assert!(text(&out.stderr).contains(&format!("dbo.steps: {} inserted, 0 deleted, 0 changed", lines.len())));
+    let tables = text(&run(&[]).stdout);
+    assert!(
+        tables.starts_with("table,rows,rows_other,pages,pages_other") && tables.contains("\ndbo.steps,"),
+        "{tables}"
+    );
+}

@@ -497,3 +497,40 @@ fn s3_rm_names_the_keys_the_server_did_not_delete() {
         "{requests:?}"
     );
 }
+
+/// `mdfkit studio` on an object URL: every page's footer says how many bytes reading the object
+/// has fetched of its size. The size is the object's as the store holds it; the overview of a
+/// backup needs its catalog, not the whole object.
+#[test]
+fn the_studio_s_footer_shows_the_bytes_fetched_of_a_remote_object() {
+    use std::io::{BufRead, BufReader};
+    let Some(server) = server(Kind::S3) else { return };
+    let bak = corpus().join("bak/xxxnemesis4xxx-sql_server__entrepot.bak");
+    create_bucket(&server, "studio");
+    put_object(&server, "studio", "entrepot.bak", &std::fs::read(&bak).unwrap());
+    let url = format!("{}://studio/entrepot.bak", server.scheme());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mdfkit"))
+        .args(["studio", &url, "--endpoint", &server.endpoint()])
+        .envs(server.env())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let printed = line.trim().strip_prefix("mdfkit studio: ").unwrap_or_else(|| panic!("{line:?}")).to_string();
+    let (base, token) = printed.split_once("/?token=").unwrap();
+    let (status, body) = http("GET", &format!("{base}/"), &[("Cookie".into(), format!("mdfkit_studio={token}"))], b"");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let page = String::from_utf8_lossy(&body);
+    assert_eq!(status, 200, "{page}");
+    let footer =
+        page.split("<span id=\"fetched\">").nth(1).and_then(|f| f.split("</span>").next()).expect("a fetch footer");
+    let words: Vec<&str> = footer.split_whitespace().collect();
+    assert_eq!(words[0], format!("{url}:"), "{footer}");
+    let (got, size): (u64, u64) = (words[1].parse().unwrap(), words[3].parse().unwrap());
+    assert_eq!(size, std::fs::metadata(&bak).unwrap().len(), "{footer}");
+    assert!(got > 0 && got < size, "{footer}");
+    eprintln!("studio overview of {url}: {footer}");
+}

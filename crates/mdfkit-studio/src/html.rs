@@ -38,8 +38,9 @@ pub fn url(text: &str) -> String {
     out
 }
 
-/// A whole page: title, navigation, `body`, the JSON twin's link and the equivalent CLI command.
-pub fn page(database: &str, title: &str, json_link: &str, cli: &str, body: &str) -> String {
+/// A whole page: title, navigation, `body`, the JSON twin's link, the equivalent CLI command and,
+/// for remote objects, what reading them has fetched (`fetched`: empty for local files).
+pub fn page(database: &str, title: &str, json_link: &str, cli: &str, body: &str, fetched: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
@@ -48,8 +49,9 @@ pub fn page(database: &str, title: &str, json_link: &str, cli: &str, body: &str)
          <nav><a href=\"/\" class=\"brand\">mdfkit studio</a> <span class=\"db\">{d}</span> \
          <a href=\"/\">Overview</a> <a href=\"/tables\">Tables</a> <a href=\"/map\">Map</a> <a href=\"/search\">Search</a></nav>\
          <main><h1>{t}</h1>{body}</main>\
-         <footer><a href=\"{j}\" id=\"json-twin\">JSON</a> · the same from the command line: <code>{c}</code></footer>\
+         <footer><a href=\"{j}\" id=\"json-twin\">JSON</a> · the same from the command line: <code>{c}</code>{f}</footer>\
          </body></html>\n",
+        f = if fetched.is_empty() { String::new() } else { format!("<br><span id=\"fetched\">{}</span>", esc(fetched)) },
         t = esc(title),
         d = esc(database),
         j = esc(json_link),

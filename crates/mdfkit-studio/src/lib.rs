@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod compare;
 pub mod download;
 pub mod html;
 pub mod json;
@@ -23,6 +24,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
+use mdfkit::log::redo::StopPoint;
 use mdfkit::{Database, Error};
 
 /// What `mdfkit studio` was started on.
@@ -41,7 +43,15 @@ pub struct Studio {
     pub map: std::sync::OnceLock<map::AllocationMap>,
     /// `check` run in the background from the map view.
     pub check: map::CheckRun,
+    /// The database compared with (`--compare OTHER`).
+    pub compare: Option<compare::Other>,
+    /// What reading remote objects has cost so far, from the object-store layer the front end
+    /// links (`mdfkit_cloud::fetch_report` in the CLI): shown in every page's footer.
+    pub fetch_report: Option<FetchReport>,
 }
+
+/// Each remote object read so far: `(url, object size, bytes fetched, requests)`.
+pub type FetchReport = fn() -> Vec<(String, u64, u64, u64)>;
 
 impl Studio {
     /// Opens the files (data files or backups) as every command does.
@@ -55,7 +65,17 @@ impl Studio {
             allow_remote: false,
             map: Default::default(),
             check: Default::default(),
+            compare: None,
+            fetch_report: None,
         })
+    }
+
+    /// Compares with `files` (a backup or data files of the same database, a chain rolled forward
+    /// to `stop`): the `/compare` views.
+    pub fn compare_with(mut self, files: Vec<PathBuf>, position: Option<u16>, stop: StopPoint) -> mdfkit::Result<Self> {
+        let db = Database::open_until(&files, position, stop)?;
+        self.compare = Some(compare::Other { db, files });
+        Ok(self)
     }
 
     /// The command line printing the same as a view: `mdfkit COMMAND [--position N] FILE...`
@@ -74,6 +94,20 @@ impl Studio {
             out.push_str(rest);
         }
         out
+    }
+
+    /// The footer line of remote reads: each object's bytes fetched of its size and requests;
+    /// empty for local files.
+    pub fn fetched(&self) -> String {
+        let report = self.fetch_report.map(|report| report()).unwrap_or_default();
+        report
+            .iter()
+            .map(|(url, size, fetched, requests)| {
+                let share = if *size == 0 { 0.0 } else { *fetched as f64 * 100.0 / *size as f64 };
+                format!("{url}: {fetched} of {size} bytes fetched ({share:.1}%) in {requests} requests")
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
     }
 }
 

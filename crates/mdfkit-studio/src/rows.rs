@@ -20,8 +20,10 @@ use axum::extract::{Path, Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use mdfkit::catalog::model::TableInfo;
+use mdfkit::filter::Filter;
 use mdfkit::rows::RowDecoder;
 use mdfkit::scan::{Direction, Flow, RowLocation, ScanPosition};
+use mdfkit::table_scan::TableDecoders;
 use mdfkit::types::SqlType;
 use mdfkit::value::Value as SqlValue;
 use mdfkit::{Error, ErrorKind};
@@ -50,87 +52,6 @@ pub enum Start {
     After(ScanPosition),
     /// Before this position (`None`: the end), shown in scan order.
     Before(Option<ScanPosition>),
-}
-
-/// `?where=`: one condition on one column, `Col=value`, `Col<value`, `Col>value` or
-/// `Col contains value`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Filter {
-    /// The column's name as written (matched case-insensitively).
-    pub column: String,
-    /// The comparison.
-    pub op: Op,
-    /// The value compared with, as typed.
-    pub value: String,
-}
-
-/// A filter's comparison. Values compare as numbers when both sides read as numbers, otherwise
-/// as their SQL Server spellings (so ISO dates order by time); NULL matches nothing, as in SQL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// Equal.
-    Eq,
-    /// Less than.
-    Lt,
-    /// Greater than.
-    Gt,
-    /// Holds the text, ignoring ASCII case.
-    Contains,
-}
-
-impl Filter {
-    /// Parses `Col=value`, `Col<value`, `Col>value` or `Col contains value`.
-    pub fn parse(text: &str) -> mdfkit::Result<Filter> {
-        let bad = || {
-            Error::new(
-                ErrorKind::Unsupported,
-                format!("filter {text:?}: write COLUMN=VALUE, COLUMN<VALUE, COLUMN>VALUE or COLUMN contains VALUE"),
-            )
-        };
-        let lower = text.to_ascii_lowercase();
-        let (column, op, value) = if let Some(at) = lower.find(" contains ") {
-            (&text[..at], Op::Contains, &text[at + " contains ".len()..])
-        } else {
-            let at = text.find(['=', '<', '>']).ok_or_else(bad)?;
-            let op = match text.as_bytes()[at] {
-                b'=' => Op::Eq,
-                b'<' => Op::Lt,
-                _ => Op::Gt,
-            };
-            (&text[..at], op, &text[at + 1..])
-        };
-        let column = column.trim();
-        if column.is_empty() {
-            return Err(bad());
-        }
-        Ok(Filter { column: column.to_string(), op, value: value.trim().to_string() })
-    }
-
-    /// Whether `spelled` (a non-NULL value's SQL Server spelling) passes.
-    pub fn matches(&self, spelled: &str) -> bool {
-        let numbers = || Some((spelled.trim().parse::<f64>().ok()?, self.value.parse::<f64>().ok()?));
-        match self.op {
-            Op::Contains => contains_ignoring_case(spelled.as_bytes(), self.value.as_bytes()),
-            Op::Eq => numbers().map_or(spelled == self.value, |(a, b)| a == b),
-            Op::Lt => numbers().map_or(spelled < self.value.as_str(), |(a, b)| a < b),
-            Op::Gt => numbers().map_or(spelled > self.value.as_str(), |(a, b)| a > b),
-        }
-    }
-}
-
-impl std::fmt::Display for Filter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.op {
-            Op::Contains => write!(f, "{} contains {}", self.column, self.value),
-            Op::Eq => write!(f, "{}={}", self.column, self.value),
-            Op::Lt => write!(f, "{}<{}", self.column, self.value),
-            Op::Gt => write!(f, "{}>{}", self.column, self.value),
-        }
-    }
-}
-
-fn contains_ignoring_case(hay: &[u8], needle: &[u8]) -> bool {
-    needle.is_empty() || hay.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 /// Why a filtered scan stopped.
@@ -206,31 +127,9 @@ pub async fn rows(
     answer(s, json_only, link, move |s| rows_view(s, &name, &query)).await
 }
 
-/// The decoder of each in-row allocation unit of the table's partitions (partitions can differ
-/// in layout), and a way to pick the one of a page.
-struct Decoders(Vec<(i64, RowDecoder)>);
-
-impl Decoders {
-    fn of(s: &Studio, t: &TableInfo) -> mdfkit::Result<Self> {
-        let units = &s.db.catalog().base().allocation_units;
-        let mut decoders = Vec::new();
-        for p in &t.partitions {
-            if let Some(u) = units.iter().find(|u| u.owner_id == p.partition_id && u.kind == 1) {
-                decoders.push((u.id, s.db.row_decoder(t, p.partition_id, None)?));
-            }
-        }
-        Ok(Decoders(decoders))
-    }
-
-    fn columns(&self) -> Vec<String> {
-        self.0.first().map(|(_, d)| d.column_names()).unwrap_or_default()
-    }
-
-    /// The index of the decoder for the rows of `page` (the first when no unit claims it).
-    fn for_page(&self, s: &Studio, page: mdfkit::page::PageId) -> mdfkit::Result<usize> {
-        let page = s.db.reader().read(page)?;
-        Ok(self.0.iter().position(|(u, _)| page.header().belongs_to(*u)).unwrap_or(0))
-    }
+/// The decoder found, or an error naming the table that has no rowset.
+fn no_rowset<'d>(t: &TableInfo, decoder: Option<&'d RowDecoder>) -> mdfkit::Result<&'d RowDecoder> {
+    decoder.ok_or_else(|| Error::not_found(format!("{}: no rowset", t.qualified_name())))
 }
 
 /// A page of rows read: each row's values and address, the position of each, and where a
@@ -242,20 +141,9 @@ struct Read {
     stop: Stop,
 }
 
-fn read_rows(s: &Studio, t: &TableInfo, d: &Decoders, q: &RowsQuery) -> mdfkit::Result<Read> {
+fn read_rows(s: &Studio, t: &TableInfo, d: &TableDecoders, q: &RowsQuery) -> mdfkit::Result<Read> {
     let filter = match &q.filter {
-        Some(f) => {
-            let columns = d.columns();
-            let at = columns.iter().position(|c| c.eq_ignore_ascii_case(&f.column)).ok_or_else(|| {
-                Error::not_found(format!(
-                    "{}: no column {} (columns: {})",
-                    t.qualified_name(),
-                    f.column,
-                    columns.join(", ")
-                ))
-            })?;
-            Some((f, at))
-        }
+        Some(f) => Some((f, f.column_in(&t.qualified_name(), &d.columns())?)),
         None => None,
     };
     let (from, direction) = match q.start {
@@ -272,16 +160,14 @@ fn read_rows(s: &Studio, t: &TableInfo, d: &Decoders, q: &RowsQuery) -> mdfkit::
     let scan = if filter.is_some() { scan } else { scan.limit(Some(ROWS_PER_PAGE)) };
     scan.records_from(from, direction, |record, location, position| {
         if current.is_none_or(|(p, _)| p != location.page) {
-            current = Some((location.page, d.for_page(s, location.page)?));
+            current = Some((location.page, d.index_for_page(&s.db, location.page)?));
         }
-        let decoder = &d.0[current.map_or(0, |c| c.1)].1;
+        let decoder = no_rowset(t, d.get(current.map_or(0, |c| c.1)))?;
         read.examined += 1;
         read.last_examined = Some(position);
         if let Some((f, at)) = filter {
             let value = decoder.decode_one(record, &decoder.columns()[at], &mut off_row)?;
-            spelled.clear();
-            let _ = write!(spelled, "{value}");
-            if !value.is_null() && f.matches(&spelled) {
+            if f.matches_value(&value, &mut spelled) {
                 decoder.decode(record, &mut values)?;
                 read.rows.push((values.clone(), location, position));
                 if read.rows.len() as u64 == ROWS_PER_PAGE {
@@ -311,7 +197,7 @@ fn read_rows(s: &Studio, t: &TableInfo, d: &Decoders, q: &RowsQuery) -> mdfkit::
 /// Up to [`ROWS_PER_PAGE`] rows from the query's cursor, with the cursors to go on from.
 fn rows_view(s: &Studio, name: &str, q: &RowsQuery) -> mdfkit::Result<View> {
     let t = find_table(s, name)?;
-    let decoders = Decoders::of(s, &t)?;
+    let decoders = TableDecoders::of(&s.db, &t)?;
     let columns = decoders.columns();
     let read = read_rows(s, &t, &decoders, q)?;
     let first_shown = read.rows.first().map(|r| r.2);
@@ -450,11 +336,11 @@ fn is_large(decoder: &RowDecoder, column: usize) -> bool {
 fn row_at(
     s: &Studio,
     t: &TableInfo,
-    d: &Decoders,
+    d: &TableDecoders,
     at: ScanPosition,
 ) -> mdfkit::Result<(Vec<SqlValue>, RowLocation, usize)> {
-    let which = d.for_page(s, at.page)?;
-    let decoder = &d.0.get(which).ok_or_else(|| Error::not_found(format!("{}: no rowset", t.qualified_name())))?.1;
+    let which = d.index_for_page(&s.db, at.page)?;
+    let decoder = no_rowset(t, d.get(which))?;
     let mut got = None;
     let mut values = Vec::new();
     let found = s.db.scan(t).include_ghosts(true).record_at(at, |record, location| {
@@ -481,9 +367,9 @@ pub async fn row(State(s): State<Shared>, Path((name, at)): Path<(String, String
 
 fn row_view(s: &Studio, name: &str, at: ScanPosition) -> mdfkit::Result<View> {
     let t = find_table(s, name)?;
-    let d = Decoders::of(s, &t)?;
+    let d = TableDecoders::of(&s.db, &t)?;
     let (values, location, which) = row_at(s, &t, &d, at)?;
-    let decoder = &d.0[which].1;
+    let decoder = no_rowset(&t, d.get(which))?;
     let columns = decoder.column_names();
     let mut body = format!(
         "<p>{} row at {}{} · {}</p><table class=\"row\"><thead><tr><th>column</th><th>type</th><th>value</th></tr></thead><tbody>",
@@ -555,9 +441,9 @@ pub async fn value(
     let studio = s.clone();
     let (bytes, is_text, file) = tokio::task::spawn_blocking(move || -> mdfkit::Result<_> {
         let t = find_table(&studio, &name)?;
-        let d = Decoders::of(&studio, &t)?;
+        let d = TableDecoders::of(&studio.db, &t)?;
         let (values, _, which) = row_at(&studio, &t, &d, at)?;
-        let columns = d.0[which].1.column_names();
+        let columns = no_rowset(&t, d.get(which))?.column_names();
         let i = columns.iter().position(|c| c.eq_ignore_ascii_case(&column)).ok_or_else(|| {
             Error::not_found(format!("{}: no column {column} (columns: {})", t.qualified_name(), columns.join(", ")))
         })?;
@@ -581,25 +467,4 @@ pub async fn value(
     // The name holds only the table's, column's and position's characters; quotes are dropped.
     let disposition = format!("attachment; filename=\"{}\"", file.replace(['"', '\\', '\r', '\n'], "_"));
     Ok(([(header::CONTENT_TYPE, kind.to_string()), (header::CONTENT_DISPOSITION, disposition)], bytes).into_response())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn filters_parse_and_compare_as_numbers_or_spellings() {
-        let f = Filter::parse("Qty > 5").unwrap();
-        assert_eq!((f.column.as_str(), f.op, f.value.as_str()), ("Qty", Op::Gt, "5"));
-        assert!(f.matches("12") && !f.matches("5") && !f.matches("-3.5"));
-        let f = Filter::parse("Name contains BOB").unwrap();
-        assert_eq!(f.op, Op::Contains);
-        assert!(f.matches("Bobby") && !f.matches("Rob"));
-        let f = Filter::parse("Placed<2024-01-02").unwrap();
-        assert!(f.matches("2023-12-31 23:59:59.997") && !f.matches("2024-01-02 00:00:00.000"));
-        assert!(Filter::parse("Price=12.5").unwrap().matches("12.50"));
-        assert!(Filter::parse("Code=a=b").unwrap().matches("a=b"), "the first operator splits");
-        assert!(Filter::parse("no operator").is_err() && Filter::parse("=5").is_err());
-        assert_eq!(Filter::parse("Name contains x y").unwrap().to_string(), "Name contains x y");
-    }
 }

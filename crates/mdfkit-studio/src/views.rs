@@ -12,6 +12,7 @@
 //! | `/map?mode=owner`, `/map/1.png?mode=owner` | one cell per page, by type, owner, PFS fullness, ghosts or damage; click → page |
 //! | `/search?type=int&value=42`  | every page:offset holding a value's stored bytes (bounded)   |
 //! | `/download/dbo.T.parquet`    | the table as `mdfkit export` writes it (csv, jsonl, arrows)  |
+//! | `/compare`, `/compare/dbo.T` | with `--compare OTHER`: counts per table, rows that differ ([`crate::compare`]) |
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -73,6 +74,9 @@ pub fn routes() -> Router<Shared> {
         .route("/page/{id}", get(page))
         .route("/record/{id}", get(record))
         .route("/download/{name}", get(crate::download::download))
+        .route("/compare", get(crate::compare::tables))
+        .route("/compare.json", get(crate::compare::tables_json))
+        .route("/compare/{name}", get(crate::compare::table))
         .route("/search", get(search))
         .route("/search.json", get(search_json))
         .route("/map", get(map))
@@ -98,7 +102,7 @@ pub(crate) async fn answer(
     Ok(if json_only {
         ([(header::CONTENT_TYPE, "application/json")], view.json.to_string()).into_response()
     } else {
-        let page = html::page(studio.db.name(), &view.title, &json_link, &view.cli, &view.body);
+        let page = html::page(studio.db.name(), &view.title, &json_link, &view.cli, &view.body, &studio.fetched());
         ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
     })
 }
@@ -220,6 +224,9 @@ fn overview_view(s: &Studio) -> mdfkit::Result<View> {
         let _ = write!(body, "{}{badge} · ", a(&format!("/table/{}", url(&t.qualified_name())), &t.qualified_name()));
     }
     body.push_str("</p><p>Damage is found by <code>mdfkit check</code>; pages with a bad checksum show their verdict in the page view.</p>");
+    if s.compare.is_some() {
+        let _ = write!(body, "<p id=\"compared\">Started with --compare: {}.</p>", a("/compare", "compare the tables"));
+    }
     let json = json!({
         "database": info.name, "version": info.version, "product": info.product,
         "create_version": info.create_version, "compatibility_level": info.compatibility_level,

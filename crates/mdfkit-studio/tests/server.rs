@@ -528,16 +528,21 @@ fn check_runs_in_the_background_and_paints_the_damage() {
 
 /// The studio on the corpus' chef-zilla data file (SQL Server's own), or `None` after a loud skip
 /// where the corpus is missing (never under CI).
-fn chef_zilla() -> Option<Arc<Studio>> {
+/// The corpus folder, or `None` (said loudly; CI must have it) when it is not there.
+fn corpus() -> Option<std::path::PathBuf> {
     let dir = std::env::var_os("MDFKIT_CORPUS")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"));
-    let file = dir.join("mdf/sirratul-chef-zilla__app_data-2c9f8707-aspnet-chef-zilla-20200724080934.mdf");
-    if !file.is_file() {
+    if !dir.join("MANIFEST.tsv").is_file() {
         assert!(std::env::var_os("CI").is_none(), "corpus not found at {}: CI must run this test", dir.display());
         eprintln!("\n*** SKIPPED: corpus not found at {} (set MDFKIT_CORPUS) ***\n", dir.display());
         return None;
     }
+    Some(dir)
+}
+
+fn chef_zilla() -> Option<Arc<Studio>> {
+    let file = corpus()?.join("mdf/sirratul-chef-zilla__app_data-2c9f8707-aspnet-chef-zilla-20200724080934.mdf");
     Some(Arc::new(Studio::open(vec![file], None).unwrap()))
 }
 
@@ -929,4 +934,52 @@ fn a_page_compressed_page_shows_its_ci_structure_and_cd_records() {
     for part in ["p-ci-header", "p-cd-array", "p-dictionary"] {
         assert!(html.contains(part), "{id}: no {part} bytes");
     }
+}
+
+/// `--compare`: the StopAt chain (full and four logs) just before the marked transaction
+/// 'dbatoolstest', compared with the same chain at the mark. `/compare.json` lists every table
+/// of both with its counts; `/compare/dbo.steps.json` holds the rows the marked transaction
+/// inserted: the largest step is EXPECTED.json's for STOPATMARK, every one above its
+/// STOPBEFOREMARK's. Without `--compare` the views answer 404 and say how to start one.
+#[test]
+fn compare_views_show_what_a_chain_gains_between_two_marks() {
+    use mdfkit::log::redo::StopPoint;
+    let Some(dir) = corpus() else { return };
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap()).unwrap();
+    let case = expected["chains"].as_array().unwrap().iter().find(|c| c["database"] == "StopAt").unwrap();
+    let max_step = |key: &str| case["expect"][key]["max_step"].as_i64().unwrap();
+    let mut files = vec![dir.join("chains/stopat/StopAt.bak")];
+    for log in [
+        "stopat/StopAt_1.trn",
+        "stopat/StopAt_2.trn",
+        "stopat-later-logs/StopAt_21.trn",
+        "stopat-later-logs/StopAt_23.trn",
+    ] {
+        files.push(dir.join("chains").join(log));
+    }
+    let mark = |before| StopPoint::Mark { name: "dbatoolstest".into(), before, after: None };
+    let db = mdfkit::Database::open_until(&files, None, mark(true)).unwrap();
+    let plain = Studio::open(files.clone(), None).unwrap();
+    let s = Arc::new(Studio { db, ..plain }.compare_with(files, None, mark(false)).unwrap());
+
+    let tables = get(&s, "/compare.json").json();
+    let names: Vec<&str> = tables["tables"].as_array().unwrap().iter().map(|t| t["table"].as_str().unwrap()).collect();
+    let listed: Vec<String> = s.db.catalog().tables(false).iter().map(|t| t.qualified_name()).collect();
+    assert!(listed.iter().all(|t| names.contains(&t.as_str())) && names.contains(&"dbo.steps"), "{names:?}");
+
+    let steps = get(&s, "/compare/dbo.steps.json").json();
+    assert_eq!((steps["deleted"].as_u64(), steps["changed"].as_u64()), (Some(0), Some(0)), "{steps}");
+    let inserted: Vec<i64> =
+        steps["rows"].as_array().unwrap().iter().map(|r| r["other"]["row"]["step"].as_i64().unwrap()).collect();
+    assert_eq!(inserted.len() as u64, steps["inserted"].as_u64().unwrap());
+    assert!(steps["next_after"].is_null(), "all listed: no next page");
+    assert_eq!(inserted.iter().max().copied(), Some(max_step("STOPATMARK 'dbatoolstest'")));
+    assert!(inserted.iter().all(|&v| v > max_step("STOPBEFOREMARK 'dbatoolstest'")));
+    let html = get(&s, "/compare/dbo.steps").text();
+    assert!(html.contains("class=\"inserted\"") && html.contains("whole row"), "{html}");
+
+    let none = get(&studio(), "/compare.json");
+    assert_eq!(none.status, StatusCode::NOT_FOUND);
+    assert!(none.text().contains("--compare"), "{}", none.text());
 }

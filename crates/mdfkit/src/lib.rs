@@ -205,10 +205,10 @@ mod values;
 pub use backup::xpress;
 pub use catalog::scan;
 pub use columns::{columnar, compressed, decode, lob, rows};
-pub use forensics::{anatomy, check, log_changes, recovery, search};
+pub use forensics::{anatomy, check, compare, log_changes, recovery, search};
 pub use input::{io, location, sniff, source};
 pub use scans::{cd_pages, plain_pages, split, table_scan};
-pub use values::{clrtypes, collation, spatial, types, value, xmlbin};
+pub use values::{clrtypes, collation, filter, spatial, types, value, xmlbin};
 
 // What a user of the facade needs, at the crate root.
 pub use catalog::model::{ColumnInfo, TableInfo};

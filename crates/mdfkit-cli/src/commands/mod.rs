@@ -4,6 +4,7 @@
 
 mod backups;
 mod check;
+mod compare;
 mod demo;
 mod export;
 mod info;
@@ -24,6 +25,7 @@ use mdfkit::Error;
 
 pub(crate) use backups::date_value;
 pub use check::check;
+pub use compare::compare;
 pub use demo::demo;
 pub use export::export;
 pub use info::info;
@@ -31,7 +33,7 @@ pub use log::{log, LogArgs};
 pub use objects::{report_fetches, rm, share};
 pub use page::{page, PageFormat};
 pub use pages::{decode, pages};
-pub use rows::{cat, parse_page_ranges, CatForensics, PageRanges};
+pub use rows::{cat, parse_filter, parse_page_ranges, CatForensics, PageRanges};
 pub use search::search;
 pub use studio::studio;
 pub use tables::{schema, sys, tables};

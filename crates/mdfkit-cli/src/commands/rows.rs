@@ -3,6 +3,7 @@
 
 use std::io::{self, IsTerminal, Write};
 
+use mdfkit::filter::Filter;
 use mdfkit::scan::Flow;
 use mdfkit::value::Value;
 use mdfkit::{Error, PageId};
@@ -53,6 +54,13 @@ pub struct CatForensics {
     pub include_ghosts: bool,
     pub where_page: Option<PageRanges>,
     pub with_location: bool,
+    /// `--where`: only rows passing it (the studio's filter).
+    pub filter: Option<Filter>,
+}
+
+/// `--where "COL=VALUE"`: the studio's filter syntax ([`mdfkit::filter`]).
+pub fn parse_filter(text: &str) -> std::result::Result<Filter, String> {
+    Filter::parse(text).map_err(|e| e.message().to_string())
 }
 
 const PARTITION_COLUMN: &str = "__partition";
@@ -68,7 +76,7 @@ pub fn cat(
     forensics: CatForensics,
     salvage: bool,
 ) -> Outcome {
-    let CatForensics { include_ghosts, where_page, with_location } = forensics;
+    let CatForensics { include_ghosts, where_page, with_location, filter } = forensics;
     let (files, table) = split_files_and_name(args, true);
     let db =
         if salvage { crate::chain::open_for_salvage(&files, position)? } else { crate::chain::open(&files, position)? };
@@ -88,8 +96,18 @@ pub fn cat(
     let mut first_batch = true;
     let mut ghosts = 0;
     let mut skipped = 0;
+    let (mut off_row, mut spelled) = (Vec::new(), String::new());
     for partition in &table.partitions {
         let decoder = db.row_decoder(&table, partition.partition_id, columns)?;
+        // The filter's column is read whether or not --columns shows it.
+        let filtered = match &filter {
+            Some(f) => {
+                let all = db.row_decoder(&table, partition.partition_id, None)?;
+                let at = f.column_in(&table.qualified_name(), &all.column_names())?;
+                Some((f, all, at))
+            }
+            None => None,
+        };
         let mut names = decoder.column_names();
         if include_ghosts {
             names.push(GHOST_COLUMN.to_string());
@@ -105,6 +123,12 @@ pub fn cat(
             }
             if where_page.as_ref().is_some_and(|pages| !pages.contains(location.page)) {
                 return Ok(Flow::Continue);
+            }
+            if let Some((f, all, at)) = &filtered {
+                let value = all.decode_one(record, &all.columns()[*at], &mut off_row)?;
+                if !f.matches_value(&value, &mut spelled) {
+                    return Ok(Flow::Continue);
+                }
             }
             decoder.decode(record, &mut values)?;
             if include_ghosts {

@@ -14,6 +14,7 @@ pub fn studio(
     host: IpAddr,
     port: u16,
     allow_remote: bool,
+    compare: &[PathBuf],
 ) -> Outcome {
     if !host.is_loopback() && !allow_remote {
         return Err(Error::not_found(format!(
@@ -22,7 +23,14 @@ pub fn studio(
         .into());
     }
     let mut studio = mdfkit_studio::Studio::open(files.to_vec(), position)?;
+    studio.fetch_report = Some(mdfkit_cloud::fetch_report);
     crate::chain::announce_plan(studio.db.reader().source());
+    if !compare.is_empty() {
+        studio = studio.compare_with(compare.to_vec(), None, mdfkit::log::redo::StopPoint::End)?;
+        if let Some(other) = &studio.compare {
+            crate::chain::announce_plan(other.db.reader().source());
+        }
+    }
     if allow_remote {
         eprintln!("mdfkit: warning: --allow-remote: anyone who can reach {host}:{port} with the token can read this database; the traffic is not encrypted");
         studio.allow_remote = true;

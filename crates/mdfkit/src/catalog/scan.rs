@@ -7,7 +7,17 @@
 //!   to its forwarded record, which is returned there, once; a forwarded record met on its own page
 //!   is skipped, so no row is returned twice.
 //! - **Clustered indexes** are read along the leaf level from the allocation unit's first page via
-//!   next-page links; a link back to a page already read is reported as a cycle.
+//!   next-page links; a link back to a page already read is reported as a cycle. Read backwards
+//!   (a "last rows" view), the leaf level's last page is found by descending from the index's
+//!   root page along the last child pointer of each level ([`descend_to_last_leaf`]): one page
+//!   a level instead of every page the IAM chain maps.
+//! - **Interior (index) records** of an uncompressed B-tree: status byte A (record type 3), the
+//!   fixed-length key columns, then the child page's address (page 4 bytes + file 2 bytes), then
+//!   the null bitmap and variable-length key columns when status bits 0x10 / 0x20 say so. The
+//!   header's `pminlen` of an interior page counts the status byte, the fixed keys and the child
+//!   pointer, so the child pointer is the 6 bytes before `pminlen` whatever the key's types
+//!   (AdventureWorksLT 2012's interior pages: `06 a8020000 08020000 0100` is key 680, child
+//!   1:520, pminlen 11; a 5-byte key page: pminlen 12 with the child at bytes 6..12).
 //! - Ghost records (deleted rows not yet cleaned up) are skipped and counted, or returned marked
 //!   as ghosts when asked for (forensics).
 //!
@@ -265,7 +275,13 @@ pub fn for_each_row_from(
 ) -> Result<ScanStats> {
     let mut stats = ScanStats::default();
     let mut found = from.is_none();
-    walk_pages(reader, unit, is_heap, from.map(|a| a.page), direction, |page| {
+    let start = match (from, direction) {
+        (Some(a), _) => Some(a.page),
+        // An empty index has no last leaf: the walk from 0:0 reads nothing.
+        (None, Direction::Backward) if !is_heap => Some(last_leaf(reader, unit, mode.format)?),
+        (None, _) => None,
+    };
+    walk_pages(reader, unit, is_heap, start, direction, |page| {
         let count = u32::from(page.slot_count());
         // The slots still to visit on this page, in visiting order.
         let (low, high) = match from {
@@ -625,6 +641,81 @@ pub fn leaf_end_from_iam(reader: &PageReader, unit: &AllocationUnit, direction: 
             many.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
         ))),
     }
+}
+
+/// The last page of a clustered index's leaf level: by descending from the recorded root page
+/// ([`descend_to_last_leaf`]), or among the pages the IAM chain maps where the recorded root is
+/// not the root of this unit's B-tree (stale, like `pgfirst` can be) or its interior records
+/// are compressed.
+pub fn last_leaf(reader: &PageReader, unit: &AllocationUnit, format: RecordFormat) -> Result<PageId> {
+    let descended = if format == RecordFormat::FixedVar { descend_to_last_leaf(reader, unit)? } else { None };
+    match descended {
+        Some(last) => Ok(last),
+        None => leaf_end_from_iam(reader, unit, Direction::Backward),
+    }
+}
+
+/// The last page of the leaf level of the B-tree whose in-row allocation unit is `unit`, found
+/// by reading the recorded root page and following the child pointer of the last record of each
+/// interior level (layout in the module documentation): one page a level.
+///
+/// `Ok(None)` when the descent cannot start: an empty unit, a recorded root that cannot be read
+/// or is not a root page of this unit (a page of another unit, one with neighbours, or one the PFS
+/// page marks free: the record is stale). Interior records must be uncompressed ([`last_leaf`] does not descend ROW / PAGE
+/// compressed indexes, whose CD records keep the child pointer among their columns). Once started, each
+/// child must be a page of the unit one level down with no next page (the last page of its
+/// level); anything else is an error naming the page that points at it. The level falls by one
+/// at every step, so the descent ends.
+pub fn descend_to_last_leaf(reader: &PageReader, unit: &AllocationUnit) -> Result<Option<PageId>> {
+    if unit.root_page.is_null() {
+        return Ok(None);
+    }
+    let Ok(root) = reader.read(unit.root_page) else { return Ok(None) };
+    let h = root.header();
+    let is_tree_page = matches!((h.page_type, h.level), (PageType::Data, 0) | (PageType::Index, 1..));
+    if !is_tree_page || !h.belongs_to(unit.id) || !h.prev_page.is_null() || !h.next_page.is_null() {
+        return Ok(None);
+    }
+    // A freed page keeps its header, and so would pass for a root. (The corpus' other stale roots,
+    // e.g. sys.syscolpars' 1:111 in every LocalDB file, are level-0 index pages: refused above.)
+    let allocated = reader.read(pfs_page_for(root.id())).and_then(|pfs| pfs_says_allocated(&pfs, root.id()));
+    if !matches!(allocated, Ok(true)) {
+        return Ok(None);
+    }
+    let mut page = root;
+    while page.header().level > 0 {
+        let h = page.header();
+        let bad = |why: String| Error::corrupt(format!("descending to the last leaf page: {why}")).at_page(page.id());
+        let last_slot = h.slot_count.checked_sub(1).ok_or_else(|| bad("an interior page with no records".into()))?;
+        let record = page.slot_bytes(last_slot)?.ok_or_else(|| bad(format!("its last slot {last_slot} is empty")))?;
+        if RecordType::from_status(record[0]) != RecordType::Index {
+            return Err(bad(format!("its last record (slot {last_slot}) is not an index record")).at_slot(last_slot));
+        }
+        let pointer = usize::from(h.pminlen)
+            .checked_sub(6)
+            .filter(|&at| at >= 1)
+            .and_then(|at| record.get(at..at + 6))
+            .ok_or_else(|| bad(format!("pminlen {} leaves no room for a child pointer", h.pminlen)))?;
+        let child_id = PageId::from_bytes(pointer).unwrap_or_default();
+        let child = reader.read(child_id).map_err(|e| bad(format!("its last child {child_id} cannot be read: {e}")))?;
+        let c = child.header();
+        let expected = if h.level == 1 { PageType::Data } else { PageType::Index };
+        if c.page_type != expected || c.level + 1 != h.level || !c.belongs_to(unit.id) || !c.next_page.is_null() {
+            return Err(bad(format!(
+                "its last child {child_id} is a {} page at level {} of allocation unit {} with next page {}, \
+                 not the last {} page at level {} of allocation unit {}",
+                c.page_type.name(),
+                c.level,
+                c.allocation_unit_id(),
+                c.next_page,
+                expected.name(),
+                h.level - 1,
+                unit.id
+            )));
+        }
+        page = child;
+    }
+    Ok(Some(page.id()))
 }
 
 /// The row a forwarding stub points to: status byte, then page (4), file (2), slot (2).

@@ -596,3 +596,38 @@ fn task_data_page(db: &Database, unit: &AllocationUnit, id: PageId) -> Result<Op
     let data = h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id);
     Ok(data.then_some(page))
 }
+
+/// A decoder for each partition of a table (partitions can differ in layout: a column added or
+/// dropped after some were built), and the one for the rows of a page: what a reader of single
+/// rows by position needs (the studio's grid, [`crate::compare`]).
+pub struct TableDecoders(Vec<(i64, RowDecoder)>);
+
+impl TableDecoders {
+    /// The decoders of `table`'s partitions, every stored column, by in-row allocation unit.
+    pub fn of(db: &Database, table: &TableInfo) -> Result<Self> {
+        let mut decoders = Vec::new();
+        for p in &table.partitions {
+            if let Some(unit) = db.catalog().base().in_row_unit(p.partition_id) {
+                decoders.push((unit.id, db.row_decoder(table, p.partition_id, None)?));
+            }
+        }
+        Ok(TableDecoders(decoders))
+    }
+
+    /// The stored columns' names (the first partition's).
+    pub fn columns(&self) -> Vec<String> {
+        self.0.first().map(|(_, d)| d.column_names()).unwrap_or_default()
+    }
+
+    /// The index of the decoder for the rows of `page` (the first when no unit claims it).
+    pub fn index_for_page(&self, db: &Database, page: PageId) -> Result<usize> {
+        let page = db.reader().read(page)?;
+        Ok(self.0.iter().position(|(unit, _)| page.header().belongs_to(*unit)).unwrap_or(0))
+    }
+
+    /// The decoder at `index` ([`TableDecoders::index_for_page`]); `None` for a table without
+    /// rowsets.
+    pub fn get(&self, index: usize) -> Option<&RowDecoder> {
+        self.0.get(index).map(|(_, d)| d)
+    }
+}
