@@ -31,6 +31,8 @@ use arrow_schema::{DataType, Fields, TimeUnit};
 
 use crate::values::value::{civil_from_days, push_scaled};
 
+type Json = serde_json::Value;
+
 /// Characters a string minimum keeps.
 const STRING_PREFIX_CHARS: usize = 32;
 const MICROS_PER_DAY: i128 = 86_400_000_000;
@@ -162,8 +164,6 @@ fn object(columns: &[(String, Column)], part: Part) -> Option<String> {
     out.push('}');
     (out.len() > 2).then_some(out)
 }
-
-type Json = serde_json::Value;
 
 impl Bounds {
     fn add(&mut self, array: &dyn Array, nulls: Option<&NullBuffer>) {
