@@ -665,6 +665,36 @@ fn unique_id() -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
+/// For the `delta_log` fuzz target: a table's log made of `data` (up to its first zero byte the
+/// JSON lines of version 1, after it a checkpoint file at version 0), read as an append reads it
+/// and checked against a one-column schema. Any input must end in a value or an error, never a
+/// panic.
+#[doc(hidden)]
+pub fn fuzz_log(data: &[u8]) {
+    /// A destination of two log files, held in memory.
+    struct InMemory<'a> {
+        commit: &'a [u8],
+        checkpoint: &'a [u8],
+    }
+    impl ExportDestination for InMemory<'_> {
+        fn create(&self, name: &str) -> Result<Box<dyn super::ExportOutput>> {
+            Err(Error::unsupported(format!("{name}: read-only")))
+        }
+        fn list(&self, _folder: &str) -> Result<Vec<String>> {
+            Ok(vec![format!("{:020}.checkpoint.parquet", 0), format!("{:020}.json", 1)])
+        }
+        fn read(&self, name: &str) -> Result<Vec<u8>> {
+            Ok(if name.ends_with(".json") { self.commit } else { self.checkpoint }.to_vec())
+        }
+    }
+    let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    let destination = InMemory { commit: &data[..split], checkpoint: data.get(split + 1..).unwrap_or_default() };
+    let schema = json!({"type": "struct", "fields": [{"name": "x", "type": "long", "nullable": true, "metadata": {}}]});
+    if let Ok(log) = read_log(&destination, "t") {
+        let _ = check_appendable(&log, &schema, "t");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -749,6 +779,15 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
         assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+    }
+
+    #[test]
+    fn a_log_of_any_bytes_is_read_or_refused() {
+        let commit = br#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#;
+        for data in [&b""[..], b"\0", b"{\0PAR1", b"not json\0\x01\x02", commit, b"{\"metaData\":{}}\0PAR1\0\0\0\0PAR1"]
+        {
+            fuzz_log(data);
+        }
     }
 
     #[test]
