@@ -5,61 +5,13 @@ module turns its per-table outcomes into ``ExportResult`` s and applies ``errors
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Iterable, List, Optional, Union
 
-import pyarrow as pa
-
-from ._portable import portable_batch, portable_schema
 from ._types import ExportResult, PathLike, Paths
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._database import Database
-
-
-def export_delta(db: "Database", out_dir: str, name: str, source_column: Optional[str]) -> ExportResult:
-    """Appends table ``name`` to the Delta table ``OUT_DIR/SCHEMA.TABLE`` (created by the first
-    export) in one commit, streaming the rows (bounded memory) with the ``deltalake`` package
-    (delta-rs). Types are cast as :mod:`mdfkit._portable` says; a table that cannot be read is
-    an ``ExportResult`` with its error, nothing committed."""
-    from .errors import Error
-
-    deltalake = _require_deltalake()
-    started = time.monotonic()
-    target = _output_path(out_dir, name.replace("/", "_"))
-    counted = [0]
-    try:
-        table = db.table(name)
-        target = _output_path(out_dir, table.qualified_name.replace("/", "_"))
-        # Microseconds straight from the reader: Delta's unit, and every datetime2(7) year.
-        schema = portable_schema(table.arrow_schema(timestamps="us"))
-        if source_column is not None:
-            schema = schema.append(pa.field(source_column, pa.string()))
-        source = db.paths[0]
-
-        def batches() -> Iterator[pa.RecordBatch]:
-            for batch in table.iter_batches(timestamps="us"):
-                batch = portable_batch(batch, portable_schema(batch.schema))
-                if source_column is not None:
-                    batch = batch.append_column(pa.field(source_column, pa.string()),
-                                                pa.array([source] * batch.num_rows, pa.string()))
-                counted[0] += batch.num_rows
-                yield batch
-
-        reader = pa.RecordBatchReader.from_batches(schema, batches())
-        deltalake.write_deltalake(os.fspath(target), reader, mode="append")
-    except Error as exc:
-        return ExportResult(name, target, 0, 0, time.monotonic() - started, exc)
-    return ExportResult(table.qualified_name, target, counted[0], 0, time.monotonic() - started)
-
-
-def _require_deltalake() -> Any:
-    try:
-        import deltalake
-    except ImportError as exc:
-        raise ImportError("format='delta' needs the deltalake package: pip install deltalake") from exc
-    return deltalake
 
 
 def _output_path(out_dir: str, name: str) -> Union[Path, str]:
@@ -90,12 +42,14 @@ def export(
             (Arrow IPC stream, ``.arrows``), ``"csv"`` or ``"jsonl"`` (SQL Server's spellings), or
             ``"delta"``: each table appended to the Delta Lake table ``out_dir/schema.name`` in one
             commit (created by the first export; export many databases into one ``out_dir`` to
-            gather them), written by the ``deltalake`` package (``pip install deltalake``), types
-            as :mod:`mdfkit._portable` casts them. ``out_dir`` may be an object URL that
-            ``deltalake`` opens (its own credentials, from the environment). The CLI's
-            ``mdfkit export --format delta`` writes the same tables (types, ``mdfkit.sql_type``
-            metadata) with mdfkit's own Delta writer, no package needed: each appends to the
-            other's tables.
+            gather them), with per-file statistics (bounds, null counts) that let readers skip
+            files, written by mdfkit's own Delta writer as ``mdfkit export --format delta`` writes
+            it (no package needed). Types Delta lacks are cast to the nearest it has: tinyint to
+            smallint, uniqueidentifier and rowversion to binary, time to a string, timestamps to
+            microseconds (``timestamps`` does not apply). ``out_dir`` may be an object URL
+            (object-store build): credentials and endpoint from the environment
+            (``AWS_ACCESS_KEY_ID``, ``AWS_ENDPOINT_URL``, ``AZURE_STORAGE_ACCOUNT_NAME``, ...), the
+            names the ``deltalake`` package reads too.
         tables: names of the tables to write; all user tables when ``None``.
         errors: ``"raise"``: write every table that can be written, then raise the first
             error (its ``results`` attribute lists what was done); ``"skip"``: return the failures
@@ -125,17 +79,17 @@ def export(
         raise ValueError("errors must be 'raise' or 'skip'")
     names = None if tables is None else list([tables] if isinstance(tables, str) else tables)
     target = os.fspath(out_dir)
-    if format == "delta":
-        results = [export_delta(db, target, name, source_column) for name in (names or [t.qualified_name for t in db.tables])]
-    else:
-        if source_column is not None:
+    source = None
+    if source_column is not None:
+        if format != "delta":
             raise ValueError("source_column is for format='delta'")
-        done = db._native.export_tables(target, format, names, compression, threads, timestamps)
-        results = [
-            ExportResult(d["table"], _output_path(target, d["name"]), d.get("rows", 0), d.get("bytes", 0),
-                         d.get("seconds", 0.0), d["error"])
-            for d in done
-        ]
+        source = (source_column, db.paths[0])
+    done = db._native.export_tables(target, format, names, compression, threads, timestamps, source)
+    results = [
+        ExportResult(d["table"], _output_path(target, d["name"]), d.get("rows", 0), d.get("bytes", 0),
+                     d.get("seconds", 0.0), d["error"])
+        for d in done
+    ]
     failed = [r for r in results if r.error is not None]
     if failed and errors == "raise":
         error = failed[0].error

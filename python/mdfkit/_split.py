@@ -92,9 +92,9 @@ def plan_splits(native_db: Any, sources: Sequence[str], table: str, target_bytes
     return [Split(text) for text in native_db.splits(table, absolute, target_bytes, columns, timestamps, salvage)]
 
 
-def _stream(split: Split, batch_size: int) -> Any:
+def _stream(split: Split, batch_size: int, delta_types: bool = False) -> Any:
     text = split.json if isinstance(split, Split) else split
-    return _native.read_split(text, batch_size)
+    return _native.read_split(text, batch_size, delta_types)
 
 
 def read_split(split: Split, batch_size: int = 65536) -> pa.RecordBatchReader:
@@ -105,12 +105,14 @@ def read_split(split: Split, batch_size: int = 65536) -> pa.RecordBatchReader:
     return pa.RecordBatchReader._import_from_c_capsule(_stream(split, batch_size).__arrow_c_stream__())
 
 
-def iter_split(split: Split, batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
+def iter_split(split: Split, batch_size: int = 65536, delta_types: bool = False) -> Iterator[pa.RecordBatch]:
     """The batches of one split; a damaged page raises :class:`mdfkit.CorruptPageError` naming
     it (``page_id``, ``table``). A salvage split skips it instead and, once read, warns with a
     :class:`mdfkit.SalvageWarning` naming the split and what it skipped (on a Dask worker, also
-    logged as a ``mdfkit-salvage`` event, which :func:`mdfkit.dask.skipped` gathers)."""
-    stream = _stream(split, batch_size)
+    logged as a ``mdfkit-salvage`` event, which :func:`mdfkit.dask.skipped` gathers). With
+    ``delta_types``, the batches come with the types Delta Lake and Spark hold (tinyint as
+    int16, time as a string, ...: as ``export(format="delta")`` writes them)."""
+    stream = _stream(split, batch_size, delta_types)
     yield from stream_batches(stream)
     skipped = stream.skipped()
     if skipped:

@@ -69,9 +69,12 @@ class Table:
         (``mdfkit.sql_type``, e.g. ``b"decimal(19,4)"``)."""
         return self.arrow_schema()
 
-    def arrow_schema(self, columns: Optional[Sequence[str]] = None, timestamps: str = "ns") -> pa.Schema:
-        """The Arrow schema of :meth:`to_arrow` with these ``columns`` and ``timestamps``."""
-        native = self._db._native.schema(self.qualified_name, _columns(columns), timestamps)
+    def arrow_schema(self, columns: Optional[Sequence[str]] = None, timestamps: str = "ns",
+                     delta_types: bool = False) -> pa.Schema:
+        """The Arrow schema of :meth:`to_arrow` with these ``columns`` and ``timestamps``; with
+        ``delta_types``, the types ``export(format="delta")`` writes (those Delta Lake and Spark
+        hold: tinyint as int16, time as a string, fixed-size binary as binary, microseconds)."""
+        native = self._db._native.schema(self.qualified_name, _columns(columns), timestamps, delta_types)
         return _import_schema(native)
 
     @property

@@ -18,8 +18,9 @@ warns, naming them, in its executor's log). ``load`` takes a path, a URL, a glob
 commas; the splits are planned on the driver (Dask plans them on its workers). Spark 4's Python data
 sources cannot be told which columns a query uses, hence
 ``columns``. Workers need only ``pip install mdfkit`` (with object-store support for URLs).
-Types: Spark's from the Arrow schema (decimals exact, ``datetime`` as ``timestamp_ntz``), with
-the casts of :mod:`mdfkit._portable` (``tinyint`` as ``smallint``, ``time`` as a string, ...).
+Types: Spark's from the Arrow schema (decimals exact, ``datetime`` as ``timestamp_ntz``), cast
+as ``export(format="delta")`` casts them (``tinyint`` as ``smallint``, ``time`` as a string,
+...; the casts are mdfkit's, done while reading).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ try:
 except ImportError as exc:  # pragma: no cover
     raise ImportError("mdfkit.spark needs PySpark 4 (pip install 'pyspark>=4')") from exc
 
-from ._portable import portable_batch, portable_schema
 from ._sources import databases, plan
 from ._split import Split, iter_split
 
@@ -77,12 +77,12 @@ class MdfkitDataSource(DataSource):
         salvage = str(self.options.get("salvage", "false")).lower() in ("true", "1", "yes")
         return [s for files in self._paths() for s in plan(files, self._table(), target, columns, timestamps, salvage)]
 
-    def _arrow_schema(self) -> pa.Schema:
+    def _arrow_schema(self, delta_types: bool = False) -> pa.Schema:
         from ._database import Database
 
         with Database(self._paths()[0]) as db:
             schema = db.table(self._table()).arrow_schema(_option_list(self.options.get("columns")),
-                                                          self.options.get("timestamps", "ns"))
+                                                          self.options.get("timestamps", "ns"), delta_types)
         if self.options.get("source_column"):
             schema = schema.append(pa.field(self.options["source_column"], pa.string()))
         return schema
@@ -90,7 +90,7 @@ class MdfkitDataSource(DataSource):
     def schema(self) -> Any:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        return from_arrow_schema(portable_schema(self._arrow_schema()), prefer_timestamp_ntz=True)
+        return from_arrow_schema(self._arrow_schema(delta_types=True), prefer_timestamp_ntz=True)
 
     def reader(self, schema: Any) -> "MdfkitReader":
         columns = _option_list(self.options.get("columns"))
@@ -114,10 +114,7 @@ class MdfkitReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         split = Split(partition.value)
-        schema = None
-        for batch in iter_split(split):
-            schema = schema or portable_schema(batch.schema)
-            batch = portable_batch(batch, schema)
+        for batch in iter_split(split, delta_types=True):
             if self.source_column:
                 source = pa.array([split.sources[0]] * batch.num_rows, pa.string())
                 batch = batch.append_column(pa.field(self.source_column, pa.string()), source)

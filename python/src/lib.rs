@@ -28,6 +28,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, SchemaRef};
 use mdfkit::catalog::model::TableInfo;
+use mdfkit::export::delta::{delta_arrow_schema, delta_batch, export_delta_tables, SourceColumn};
 use mdfkit::export::{export_table, export_tables, ExportDestination, ExportFormat, ExportOptions, LocalOutput};
 use mdfkit::log::redo::StopPoint;
 use mdfkit::scan::{Flow, ScanStats, Skipped};
@@ -222,19 +223,21 @@ impl NativeDatabase {
         Ok(self.db.catalog().create_table_sql(&t))
     }
 
-    /// The Arrow schema of `table` (only `columns` when given), as an `__arrow_c_schema__` holder.
-    #[pyo3(signature = (table, columns = None, timestamps = "ns"))]
+    /// The Arrow schema of `table` (only `columns` when given), as an `__arrow_c_schema__` holder;
+    /// with `delta_types`, the types Delta Lake and Spark hold ([`delta_arrow_schema`]).
+    #[pyo3(signature = (table, columns = None, timestamps = "ns", delta_types = false))]
     fn schema(
         &self,
         py: Python<'_>,
         table: &str,
         columns: Option<Vec<String>>,
         timestamps: &str,
+        delta_types: bool,
     ) -> PyResult<ArrowSchema> {
         let timestamps = parse_timestamps(timestamps)?;
         let t = self.find(py, table)?;
         let schema = self.db.arrow_schema(&t, columns.as_deref(), timestamps).py_err_in(py, &t)?;
-        Ok(ArrowSchema { schema })
+        Ok(ArrowSchema { schema: if delta_types { delta_arrow_schema(&schema) } else { schema } })
     }
 
     /// A one-shot stream of the rows of `table` as Arrow record batches.
@@ -326,6 +329,7 @@ impl NativeDatabase {
         timestamps: &str,
     ) -> PyResult<Bound<'py, PyDict>> {
         let (format, options) = export_settings(format, columns, compression, threads, timestamps)?;
+        let format = format.ok_or_else(|| PyValueError::new_err("a Delta Lake table is written by export_tables"))?;
         let t = self.find(py, table)?;
         let db = &self.db;
         let stats = py
@@ -340,11 +344,12 @@ impl NativeDatabase {
     }
 
     /// Writes `tables` (all user tables when `None`) into `out` as `SCHEMA.TABLE.EXT`
-    /// ([`mdfkit::export::export_tables`]): a folder, or with the `cloud` feature an object
-    /// prefix. A failed table does not stop the others; returns a dict per table: `table`,
-    /// `name`, `rows`, `bytes`, `seconds`, `error` (the exception, or None). The GIL is released
-    /// while writing.
-    #[pyo3(signature = (out, format, tables = None, compression = "zstd", threads = None, timestamps = "ns"))]
+    /// ([`mdfkit::export::export_tables`]), or for `delta` appends each to the Delta table
+    /// `SCHEMA.TABLE` ([`export_delta_tables`]; `source_column`: a column's name and value naming
+    /// the database): a folder, or with the `cloud` feature an object prefix. A failed table does
+    /// not stop the others; returns a dict per table: `table`, `name`, `rows`, `bytes`,
+    /// `seconds`, `error` (the exception, or None). The GIL is released while writing.
+    #[pyo3(signature = (out, format, tables = None, compression = "zstd", threads = None, timestamps = "ns", source_column = None))]
     #[allow(clippy::too_many_arguments)] // Python keyword arguments
     fn export_tables<'py>(
         &self,
@@ -355,8 +360,10 @@ impl NativeDatabase {
         compression: &str,
         threads: Option<usize>,
         timestamps: &str,
+        source_column: Option<(String, String)>,
     ) -> PyResult<Bound<'py, PyList>> {
         let (format, options) = export_settings(format, None, compression, threads, timestamps)?;
+        let source = source_column.map(|(name, value)| SourceColumn { name, value });
         let chosen = match tables {
             Some(names) => names.iter().map(|n| self.find(py, n)).collect::<PyResult<Vec<_>>>()?,
             None => self.db.catalog().tables(false),
@@ -365,7 +372,10 @@ impl NativeDatabase {
         let report = py
             .detach(|| {
                 let destination = export_destination(&out)?;
-                export_tables(db, &chosen, format, destination.as_ref(), &options, |_| {})
+                match format {
+                    Some(format) => export_tables(db, &chosen, format, destination.as_ref(), &options, |_| {}),
+                    None => export_delta_tables(db, &chosen, destination.as_ref(), &options, source.as_ref(), |_| {}),
+                }
             })
             .py_err(py)?;
         let results = PyList::empty(py);
@@ -397,15 +407,15 @@ fn export_destination(out: &Path) -> mdfkit::Result<Box<dyn ExportDestination>> 
     Ok(Box::new(mdfkit::export::LocalFolder::create(out)?))
 }
 
-/// The format and options of an export from the Python arguments (`threads`: all cores when
-/// `None`); a bad argument is a `ValueError`.
+/// The format (`None`: Delta Lake) and options of an export from the Python arguments
+/// (`threads`: all cores when `None`); a bad argument is a `ValueError`.
 fn export_settings(
     format: &str,
     columns: Option<Vec<String>>,
     compression: &str,
     threads: Option<usize>,
     timestamps: &str,
-) -> PyResult<(ExportFormat, ExportOptions)> {
+) -> PyResult<(Option<ExportFormat>, ExportOptions)> {
     if threads == Some(0) {
         return Err(PyValueError::new_err("threads must be at least 1"));
     }
@@ -426,17 +436,20 @@ fn parse_timestamps(unit: &str) -> PyResult<TimestampUnit> {
     }
 }
 
-/// An export format by name: parquet, arrow (Arrow IPC stream), csv, jsonl.
-fn parse_format(format: &str) -> PyResult<ExportFormat> {
-    Ok(match format.to_ascii_lowercase().as_str() {
+/// An export format by name: parquet, arrow (Arrow IPC stream), csv, jsonl, or delta (`None`).
+fn parse_format(format: &str) -> PyResult<Option<ExportFormat>> {
+    Ok(Some(match format.to_ascii_lowercase().as_str() {
         "parquet" => ExportFormat::Parquet,
         "arrow" | "arrows" | "ipc" => ExportFormat::Arrow,
         "csv" => ExportFormat::Csv,
         "jsonl" | "json" => ExportFormat::Jsonl,
+        "delta" => return Ok(None),
         other => {
-            return Err(PyValueError::new_err(format!("unknown format {other:?}: use parquet, arrow, csv or jsonl")))
+            return Err(PyValueError::new_err(format!(
+                "unknown format {other:?}: use parquet, arrow, csv, jsonl or delta"
+            )))
         }
-    })
+    }))
 }
 
 /// An Arrow schema exported through `__arrow_c_schema__`.
@@ -458,8 +471,9 @@ impl ArrowSchema {
 enum Source {
     /// A table scan, started on its own thread when the consumer asks for the first batch.
     Scan { db: Arc<Database>, table: TableInfo, options: ScanOptions },
-    /// One split of a table scan, read on its own thread like a scan.
-    Split { db: Arc<Database>, split: ScanSplit, batch_size: usize },
+    /// One split of a table scan, read on its own thread like a scan; with `delta_types`, its
+    /// batches cast to the types Delta Lake and Spark hold ([`delta_batch`]).
+    Split { db: Arc<Database>, split: ScanSplit, batch_size: usize, delta_types: bool },
     /// Batches already built (catalog views).
     Batches(Vec<RecordBatch>),
 }
@@ -553,7 +567,13 @@ impl BatchReader {
             Source::Scan { db, table, options } => {
                 self.spawn(move |send| db.scan(&table).options(&options).batches(send))
             }
-            Source::Split { db, split, batch_size } => self.spawn(move |send| split.read(&db, batch_size, send)),
+            Source::Split { db, split, batch_size, delta_types: false } => {
+                self.spawn(move |send| split.read(&db, batch_size, send))
+            }
+            Source::Split { db, split, batch_size, delta_types: true } => {
+                let schema = Arc::clone(&self.schema);
+                self.spawn(move |send| split.read(&db, batch_size, |batch| send(delta_batch(&batch, &schema)?)))
+            }
         };
     }
 
@@ -648,11 +668,12 @@ fn split_database(split: &ScanSplit) -> mdfkit::Result<Arc<Database>> {
     Ok(db)
 }
 
-/// Reads one split (its JSON, from `NativeDatabase.splits`): a one-shot stream of its rows. The
-/// split's database is opened on first use in this process and kept for the next splits.
+/// Reads one split (its JSON, from `NativeDatabase.splits`): a one-shot stream of its rows, with
+/// `delta_types` cast to the types Delta Lake and Spark hold. The split's database is opened on
+/// first use in this process and kept for the next splits.
 #[pyfunction]
-#[pyo3(signature = (split, batch_size = 65_536))]
-fn read_split(py: Python<'_>, split: &str, batch_size: usize) -> PyResult<Stream> {
+#[pyo3(signature = (split, batch_size = 65_536, delta_types = false))]
+fn read_split(py: Python<'_>, split: &str, batch_size: usize, delta_types: bool) -> PyResult<Stream> {
     if batch_size == 0 {
         return Err(PyValueError::new_err("batch_size must be at least 1"));
     }
@@ -661,10 +682,11 @@ fn read_split(py: Python<'_>, split: &str, batch_size: usize) -> PyResult<Stream
         .detach(|| {
             let db = split_database(&split)?;
             let schema = split.schema(&db)?;
+            let schema = if delta_types { delta_arrow_schema(&schema) } else { schema };
             Ok::<_, mdfkit::Error>((db, schema))
         })
         .map_err(|e| to_py_err_in(py, &e, Some(&split.table)))?;
-    let mut stream = Stream::new(schema, Source::Split { db, split: split.clone(), batch_size });
+    let mut stream = Stream::new(schema, Source::Split { db, split: split.clone(), batch_size, delta_types });
     stream.table = Some(split.table);
     Ok(stream)
 }

@@ -27,7 +27,6 @@ import pytest
 
 import mdfkit
 from conftest import CORPUS, loud_skip
-from mdfkit._portable import portable_batch, portable_schema
 
 if not os.environ.get("MDFKIT_SCALE_TESTS"):
     pytest.skip("scale tests not run: scripts/test-scale.sh runs them (MDFKIT_SCALE_TESTS=1)", allow_module_level=True)
@@ -62,10 +61,26 @@ def digest(table: pa.Table) -> dict:
     return out
 
 
+def engine_type(t: pa.DataType) -> pa.DataType:
+    """The type Spark and Delta Lake hold for ``t``, as mdfkit's Delta casts choose it
+    (crates/mdfkit/src/export/delta.rs), applied here by pyarrow: an independent check of them."""
+    if pa.types.is_uint8(t):
+        return pa.int16()
+    if pa.types.is_fixed_size_binary(t):
+        return pa.binary()
+    if pa.types.is_time(t):
+        return pa.string()
+    if pa.types.is_timestamp(t) and t.unit != "us":
+        return pa.timestamp("us", tz=t.tz)
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(engine_type(f.type)) for f in t])
+    return t
+
+
 def portable(table: pa.Table) -> pa.Table:
-    """A single-process read with the types Spark and Delta Lake hold (mdfkit._portable)."""
-    schema = portable_schema(table.schema)
-    return pa.Table.from_batches([portable_batch(b, schema) for b in table.to_batches()], schema)
+    """A single-process read cast by pyarrow to the types Spark and Delta Lake hold."""
+    schema = pa.schema([f.with_type(engine_type(f.type)) for f in table.schema], metadata=table.schema.metadata)
+    return table.cast(schema, safe=False)
 
 
 def expected(name: str) -> dict:
@@ -343,6 +358,55 @@ def test_delta_export_of_two_databases_reads_back_equal(corpus_here, tmp_path):
             mine = back.filter(pc.equal(back.column("source"), str(source))).drop_columns(["source"])
             assert digest(mine) == digest(single), (t.qualified_name, source)
         assert back.schema.field(back.column_names[0]).metadata[b"mdfkit.sql_type"]
+        check_statistics(delta, t.to_arrow(timestamps="us"), 2)
+        # Each file's source bounds are its database's: a filter on one keeps one file (none
+        # for an empty table: a file of no rows matches nothing).
+        kept = delta.file_uris(file_pruning_predicate=[("source", "=", str(sources[1]))])
+        assert len(kept) == (1 if single.num_rows else 0), t.qualified_name
+
+
+def test_python_delta_export_to_an_object_prefix(corpus_here, bucket):
+    deltalake = engine("deltalake")
+    results = mdfkit.export(corpus_here / AW, "s3://corpus/lake", format="delta", tables=["SalesLT.Address"])
+    assert [r.error for r in results] == [None]
+    assert results[0].path == "s3://corpus/lake/SalesLT.Address"
+    # versitygw keeps object `k` of bucket `corpus` as the file `corpus/k`.
+    back = deltalake.DeltaTable(str(bucket / "lake" / "SalesLT.Address")).to_pyarrow_table()
+    assert digest(back) == digest(portable(mdfkit.open(corpus_here / AW).table("SalesLT.Address").to_arrow()))
+
+
+# Types whose Delta statistics carry bounds (crates/mdfkit/src/export/delta_stats.rs).
+def has_bounds(t: pa.DataType) -> bool:
+    return (pa.types.is_integer(t) or pa.types.is_decimal(t) or pa.types.is_date(t) or pa.types.is_timestamp(t)
+            or pa.types.is_string(t) or pa.types.is_floating(t))
+
+
+def check_statistics(delta, single: pa.Table, files: int) -> None:
+    """Each of the table's ``files`` data files (each one export of ``single``'s rows) has the
+    null counts and bounds of ``single``, the single-process read, as ``deltalake`` parses them;
+    a filter above every maximum keeps no file, one at a minimum keeps them all."""
+    actions = pa.table(delta.get_add_actions(flatten=True))
+    assert actions.column("num_records").to_pylist() == [single.num_rows] * files
+    for field in single.schema:
+        if pa.types.is_struct(field.type) or pa.types.is_boolean(field.type):
+            continue
+        column = single.column(field.name)
+        assert actions.column(f"null_count.{field.name}").to_pylist() == [column.null_count] * files, field.name
+        if not has_bounds(field.type) or column.null_count == len(column):
+            continue
+        low, high = (v.as_py() for v in pc.min_max(column).values())
+        maxima = actions.column(f"max.{field.name}").to_pylist()
+        if pa.types.is_string(field.type) and len(high) > 32:
+            # A maximum cut to 32 characters sorts after the value (UTF-8 bytes).
+            assert all(m.encode() > high.encode() and len(m) <= 32 for m in maxima), field.name
+            high = maxima[0]
+        if pa.types.is_string(field.type):
+            low = low[:32]  # a minimum cut to 32 characters
+        assert actions.column(f"min.{field.name}").to_pylist() == [low] * files, field.name
+        assert maxima == [high] * files, field.name
+        if pa.types.is_integer(field.type):
+            assert delta.file_uris(file_pruning_predicate=[(field.name, ">", high)]) == [], field.name
+            assert len(delta.file_uris(file_pruning_predicate=[(field.name, "=", low)])) == files, field.name
 
 
 # Declared types whose `mdfkit cat` spelling is the Delta value's str() (binary: 0x and upper-case hex).
@@ -384,6 +448,7 @@ def test_cli_delta_export_appends_versions_read_back_as_cat_prints(corpus_here, 
             first = deltalake.DeltaTable(str(lake / t.qualified_name), version=0).to_pyarrow_table()
             assert delta.to_pyarrow_table().num_rows == 2 * first.num_rows
             assert digest(first) == digest(portable(t.to_arrow(timestamps="us"))), (source, t.qualified_name)
+            check_statistics(delta, t.to_arrow(timestamps="us"), 2)
             cat = cat_columns(mdfkit_bin, source, t.qualified_name)
             for field in first.schema:
                 sql_type = (field.metadata or {}).get(b"mdfkit.sql_type", b"").decode().split("(")[0]
@@ -392,10 +457,22 @@ def test_cli_delta_export_appends_versions_read_back_as_cat_prints(corpus_here, 
                     assert got == cat[field.name], (source, t.qualified_name, field.name)
                     compared += 1
         assert compared > 10, f"{source}: too few columns compared with mdfkit cat"
-    # The deltalake package (Python's export) appends to the CLI's tables: the same schema.
+    # Python's export appends to the CLI's tables: the same writer.
     results = mdfkit.export(tmp_path / "demo" / "shop.mdf", tmp_path / "lake-shop", format="delta")
     assert all(r.error is None for r in results), [r.error for r in results if r.error]
-    assert deltalake.DeltaTable(str(tmp_path / "lake-shop" / "dbo.Orders")).version() == 2
+    orders = tmp_path / "lake-shop" / "dbo.Orders"
+    assert deltalake.DeltaTable(str(orders)).version() == 2
+    # After three appends, a checkpoint by deltalake and the commits before it cleaned up, an
+    # append reads the protocol and schema from the checkpoint and commits the next version.
+    rows = deltalake.DeltaTable(str(orders)).to_pyarrow_table().num_rows
+    deltalake.DeltaTable(str(orders)).create_checkpoint()
+    for version in range(2):
+        (orders / "_delta_log" / f"{version:020}.json").unlink()
+    results = mdfkit.export(tmp_path / "demo" / "shop.mdf", tmp_path / "lake-shop", format="delta", tables=["dbo.Orders"])
+    assert [r.error for r in results] == [None]
+    after = deltalake.DeltaTable(str(orders))
+    assert after.version() == 3
+    assert after.to_pyarrow_table().num_rows == rows + rows // 3
 
 
 def test_engines_read_objects_by_ranged_gets_as_local_files(corpus_here, bucket, dask_client, spark):

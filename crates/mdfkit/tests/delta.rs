@@ -1,15 +1,16 @@
 //! Delta Lake export (`export::delta`) of a database the forge writes: the log of two exports
 //! checked against the Delta protocol's fields (delta-io/delta `PROTOCOL.md`), the schema against
 //! the forge's declared column types, the data files' row counts and values against the rows the
-//! forge generated.
+//! forge generated; appends after a checkpoint (written here as the protocol lays it out) read the
+//! log back only to it.
 
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int64Type, TimestampMicrosecondType};
 use arrow_array::Array;
-use mdfkit::export::delta::export_delta_tables;
-use mdfkit::export::{ExportOptions, LocalFolder};
+use mdfkit::export::delta::{export_delta_tables, SourceColumn};
+use mdfkit::export::{ExportDestination, ExportOptions, LocalFolder};
 use mdfkit::Database;
 use mdfkit_forge::{ColType, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec, Val, Version};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -58,6 +59,67 @@ fn action<'a>(actions: &'a [Json], kind: &str) -> Vec<&'a Json> {
     actions.iter().filter_map(|a| a.get(kind)).collect()
 }
 
+/// The `stats` of an `add` against the forge's rows: each column's null count, and the bounds of
+/// the types that get them (`export/delta_stats.rs`) spelled from the forge's values.
+fn check_stats(stats: &Json, spec: &Spec, rows: &[Vec<Option<Val>>]) {
+    for (i, column) in spec.tables[0].columns.iter().enumerate() {
+        let name = column.name.as_str();
+        let values: Vec<&Val> = rows.iter().filter_map(|row| row[i].as_ref()).collect();
+        let nulls = (rows.len() - values.len()) as u64;
+        // The forge's spelling, as the Delta reader spells the cast value.
+        let spell = |v: &Val| -> Json {
+            match (v, column.ty) {
+                (Val::Int(n), _) => (*n).into(),
+                (Val::Scaled(_), _) => v.sql_text(column.ty).parse::<f64>().unwrap().into(),
+                // datetime2(7) in microseconds: the 7th digit dropped, `T` between date and time.
+                (Val::DateTime2 { .. }, _) => {
+                    let text = v.sql_text(column.ty).replacen(' ', "T", 1);
+                    text[..text.len() - 1].to_string().into()
+                }
+                (Val::Text(t), _) => t.as_str().into(),
+                _ => Json::Null,
+            }
+        };
+        let (min, max) = (stats["minValues"].get(name), stats["maxValues"].get(name));
+        match column.ty {
+            ColType::BigInt | ColType::TinyInt | ColType::Decimal(..) | ColType::DateTime2(_) => {
+                assert_eq!(stats["nullCount"][name], nulls, "{name}");
+                let spelled: Vec<Json> = values.iter().map(|v| spell(v)).collect();
+                let order = |a: &&Json, b: &&Json| match (a.as_f64(), b.as_f64()) {
+                    (Some(x), Some(y)) => x.total_cmp(&y),
+                    _ => a.as_str().cmp(&b.as_str()),
+                };
+                assert_eq!(min, spelled.iter().min_by(order), "{name}");
+                assert_eq!(max, spelled.iter().max_by(order), "{name}");
+            }
+            ColType::NVarChar(_) => {
+                assert_eq!(stats["nullCount"][name], nulls, "{name}");
+                let texts: Vec<&str> =
+                    values.iter().map(|v| if let Val::Text(t) = v { t.as_str() } else { "" }).collect();
+                let (low, high) = (texts.iter().min().unwrap(), texts.iter().max().unwrap());
+                // A minimum is cut to 32 characters; a longer maximum too, and sorts after the value.
+                assert_eq!(min.and_then(Json::as_str), Some(&*low.chars().take(32).collect::<String>()), "{name}");
+                let max = max.and_then(Json::as_str).unwrap();
+                if high.chars().count() <= 32 {
+                    assert_eq!(max, *high, "{name}");
+                } else {
+                    assert!(max > *high && max.chars().count() <= 32, "{name}: {max}");
+                }
+            }
+            ColType::DateTimeOffset(_) => {
+                assert_eq!(stats["nullCount"][name], serde_json::json!({"utc": nulls, "offset_minutes": nulls}));
+                assert!(min.is_some_and(|m| m["utc"].as_str().is_some_and(|t| t.ends_with('Z'))), "{name}");
+            }
+            ColType::UniqueIdentifier => {
+                // Binary: a null count, no bounds.
+                assert_eq!(stats["nullCount"][name], nulls, "{name}");
+                assert!(min.is_none() && max.is_none(), "{name}");
+            }
+            _ => assert_eq!(stats["nullCount"][name], nulls, "{name}"),
+        }
+    }
+}
+
 #[test]
 fn two_exports_make_versions_0_and_1_of_one_table() {
     let dir = std::env::temp_dir().join(format!("mdfkit-delta-test-{}", std::process::id()));
@@ -68,8 +130,9 @@ fn two_exports_make_versions_0_and_1_of_one_table() {
     let tables = db.catalog().tables(false);
     let out = LocalFolder::create(&dir.join("lake")).unwrap();
     let options = ExportOptions { threads: 2, ..ExportOptions::default() };
+    let source = SourceColumn { name: "source".into(), value: "lake.mdf".into() };
     for _ in 0..2 {
-        let report = export_delta_tables(&db, &tables, &out, &options, |_| {}).unwrap();
+        let report = export_delta_tables(&db, &tables, &out, &options, Some(&source), |_| {}).unwrap();
         assert!(report.failed().is_empty(), "{:?}", report.tables[0].result);
     }
     let expected: Vec<Vec<Option<Val>>> = mdfkit_forge::live_rows(&spec, 0).collect();
@@ -92,7 +155,10 @@ fn two_exports_make_versions_0_and_1_of_one_table() {
     assert_eq!(schema["type"], "struct");
     assert_eq!(schema["fields"][0]["metadata"]["mdfkit.sql_type"], "bigint");
     let fields = schema["fields"].as_array().unwrap();
-    assert_eq!(fields.len(), spec.tables[0].columns.len());
+    // The source column follows the table's own.
+    assert_eq!(fields.len(), spec.tables[0].columns.len() + 1);
+    assert_eq!(fields[fields.len() - 1]["name"], "source");
+    assert_eq!(fields[fields.len() - 1]["type"], "string");
     for (field, column) in fields.iter().zip(&spec.tables[0].columns) {
         assert_eq!(field["name"], column.name.as_str());
         assert_eq!(field["type"], delta_type(column.ty), "{}", column.name);
@@ -117,6 +183,11 @@ fn two_exports_make_versions_0_and_1_of_one_table() {
         assert_eq!(add["size"].as_u64().unwrap(), std::fs::metadata(&path).unwrap().len());
         let stats: Json = serde_json::from_str(add["stats"].as_str().unwrap()).unwrap();
         assert_eq!(stats["numRecords"].as_u64().unwrap(), expected.len() as u64);
+        check_stats(&stats, &spec, &expected);
+        for part in ["minValues", "maxValues"] {
+            assert_eq!(stats[part]["source"], "lake.mdf");
+        }
+        assert_eq!(stats["nullCount"]["source"], 0);
         paths.push(path);
     }
     assert_ne!(paths[0], paths[1]);
@@ -140,6 +211,7 @@ fn two_exports_make_versions_0_and_1_of_one_table() {
             };
             assert_eq!(taken.is_valid(i).then(|| taken.value(i)), micros, "row {row}");
             assert_eq!(batch.column(7).as_binary::<i32>().value(i).len(), 16);
+            assert_eq!(batch.column(9).as_string::<i32>().value(i), "lake.mdf");
             row += 1;
         }
     }
@@ -147,9 +219,152 @@ fn two_exports_make_versions_0_and_1_of_one_table() {
 
     // Another schema into the same table is refused, and nothing is committed.
     let narrow = ExportOptions { columns: Some(vec!["Id".into()]), ..options };
-    let report = export_delta_tables(&db, &tables, &out, &narrow, |_| {}).unwrap();
+    let report = export_delta_tables(&db, &tables, &out, &narrow, Some(&source), |_| {}).unwrap();
     let error = report.tables[0].result.as_ref().unwrap_err().to_string();
     assert!(error.contains("another schema"), "{error}");
     assert!(!table.join(format!("_delta_log/{:020}.json", 2)).exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A local folder that records which outputs are read (the Delta log's reads).
+struct RecordingReads {
+    folder: LocalFolder,
+    read: std::sync::Mutex<Vec<String>>,
+}
+
+impl ExportDestination for RecordingReads {
+    fn create(&self, name: &str) -> mdfkit::Result<Box<dyn mdfkit::export::ExportOutput>> {
+        self.folder.create(name)
+    }
+    fn list(&self, folder: &str) -> mdfkit::Result<Vec<String>> {
+        self.folder.list(folder)
+    }
+    fn read(&self, name: &str) -> mdfkit::Result<Vec<u8>> {
+        self.read.lock().unwrap().push(name.rsplit('/').next().unwrap_or(name).to_string());
+        self.folder.read(name)
+    }
+    fn create_new(&self, name: &str, bytes: &[u8]) -> mdfkit::Result<bool> {
+        self.folder.create_new(name, bytes)
+    }
+}
+
+/// A checkpoint as PROTOCOL.md lays it out ("Checkpoints"): one action per row, here the
+/// `protocol` and `metaData` of version 0 and one `add` per data file (other columns null).
+fn write_checkpoint(path: &Path, v0: &[Json], files: &[String]) {
+    use arrow_array::builder::{ListBuilder, StringBuilder};
+    use arrow_array::{ArrayRef, Int32Array, RecordBatch, StringArray, StructArray};
+    use arrow_buffer::NullBuffer;
+    use arrow_schema::{DataType, Field, Fields};
+    use std::sync::Arc;
+
+    let protocol = &action(v0, "protocol")[0];
+    let metadata = &action(v0, "metaData")[0];
+    let rows = 2 + files.len();
+    let only = |row: usize| NullBuffer::from((0..rows).map(|r| r == row).collect::<Vec<_>>());
+    let version = |key: &str| -> ArrayRef {
+        Arc::new(Int32Array::from(
+            (0..rows).map(|r| (r == 0).then(|| protocol[key].as_i64().unwrap() as i32)).collect::<Vec<_>>(),
+        ))
+    };
+    let features = |key: &str| -> ArrayRef {
+        let mut list = ListBuilder::new(StringBuilder::new());
+        for row in 0..rows {
+            match protocol.get(key).and_then(Json::as_array).filter(|_| row == 0) {
+                Some(names) => {
+                    names.iter().for_each(|n| list.values().append_value(n.as_str().unwrap()));
+                    list.append(true);
+                }
+                None => list.append(false),
+            }
+        }
+        Arc::new(list.finish())
+    };
+    let string_at = |row: usize, value: &str| -> ArrayRef {
+        Arc::new(StringArray::from((0..rows).map(|r| (r == row).then_some(value)).collect::<Vec<_>>()))
+    };
+    let list_type = DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)));
+    let protocol_fields = Fields::from(vec![
+        Field::new("minReaderVersion", DataType::Int32, true),
+        Field::new("minWriterVersion", DataType::Int32, true),
+        Field::new("readerFeatures", list_type.clone(), true),
+        Field::new("writerFeatures", list_type, true),
+    ]);
+    let protocol_column = StructArray::try_new(
+        protocol_fields.clone(),
+        vec![
+            version("minReaderVersion"),
+            version("minWriterVersion"),
+            features("readerFeatures"),
+            features("writerFeatures"),
+        ],
+        Some(only(0)),
+    )
+    .unwrap();
+    let metadata_fields =
+        Fields::from(vec![Field::new("id", DataType::Utf8, true), Field::new("schemaString", DataType::Utf8, true)]);
+    let metadata_column = StructArray::try_new(
+        metadata_fields.clone(),
+        vec![string_at(1, metadata["id"].as_str().unwrap()), string_at(1, metadata["schemaString"].as_str().unwrap())],
+        Some(only(1)),
+    )
+    .unwrap();
+    let paths: Vec<Option<&str>> =
+        (0..rows).map(|r| r.checked_sub(2).and_then(|f| files.get(f)).map(String::as_str)).collect();
+    let add_fields = Fields::from(vec![Field::new("path", DataType::Utf8, true)]);
+    let add_nulls = NullBuffer::from(paths.iter().map(Option::is_some).collect::<Vec<_>>());
+    let add_column =
+        StructArray::try_new(add_fields.clone(), vec![Arc::new(StringArray::from(paths))], Some(add_nulls)).unwrap();
+    let batch = RecordBatch::try_from_iter([
+        ("add", Arc::new(add_column) as ArrayRef),
+        ("metaData", Arc::new(metadata_column) as ArrayRef),
+        ("protocol", Arc::new(protocol_column) as ArrayRef),
+    ])
+    .unwrap();
+    let mut writer =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(path).unwrap(), batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+}
+
+#[test]
+fn appends_read_the_log_back_only_to_the_newest_checkpoint() {
+    let dir = std::env::temp_dir().join(format!("mdfkit-delta-checkpoint-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    let files = mdfkit_forge::forge_to_dir(&spec(), &dir.join("db")).unwrap();
+    let db = Database::open(&files).unwrap();
+    let tables = db.catalog().tables(false);
+    let options = ExportOptions { threads: 1, ..ExportOptions::default() };
+    let lake = RecordingReads { folder: LocalFolder::create(&dir.join("lake")).unwrap(), read: Default::default() };
+    let log = dir.join("lake/dbo.Readings/_delta_log");
+    let appended = |expect_version: u64| {
+        lake.read.lock().unwrap().clear();
+        let report = export_delta_tables(&db, &tables, &lake, &options, None, |_| {}).unwrap();
+        assert!(report.failed().is_empty(), "{:?}", report.tables[0].result);
+        assert!(log.join(format!("{expect_version:020}.json")).exists());
+        std::mem::take(&mut *lake.read.lock().unwrap())
+    };
+    // Without a checkpoint, the metadata is in version 0: every commit is read, newest first.
+    for version in 0..3 {
+        let reads = appended(version);
+        let expected: Vec<String> = (0..version).rev().map(|v| format!("{v:020}.json")).collect();
+        assert_eq!(reads, expected, "append {version}");
+    }
+    let v0 = actions(&dir.join("lake/dbo.Readings"), 0);
+    let data: Vec<String> = (0..3)
+        .map(|v| action(&actions(&dir.join("lake/dbo.Readings"), v), "add")[0]["path"].as_str().unwrap().into())
+        .collect();
+    write_checkpoint(&log.join(format!("{:020}.checkpoint.parquet", 2)), &v0, &data);
+    // A log cleaner removes the commits the checkpoint holds.
+    for version in 0..2 {
+        std::fs::remove_file(log.join(format!("{version:020}.json"))).unwrap();
+    }
+    let checkpoint = format!("{:020}.checkpoint.parquet", 2);
+    assert_eq!(appended(3), std::slice::from_ref(&checkpoint));
+    assert_eq!(appended(4), [format!("{:020}.json", 3), checkpoint]);
+    // The checkpoint's schema is the one an append is checked against.
+    let narrow = ExportOptions { columns: Some(vec!["Id".into()]), ..options.clone() };
+    let report = export_delta_tables(&db, &tables, &lake, &narrow, None, |_| {}).unwrap();
+    let error = report.tables[0].result.as_ref().unwrap_err().to_string();
+    assert!(error.contains("another schema"), "{error}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -86,7 +86,7 @@ pub fn export(
     };
     let report = match format {
         Some(format) => export_tables(&db, &tables, format, destination.as_ref(), options, on_event)?,
-        None => export_delta_tables(&db, &tables, destination.as_ref(), options, on_event)?,
+        None => export_delta_tables(&db, &tables, destination.as_ref(), options, None, on_event)?,
     };
     let rows: u64 = report.written().map(|s| s.rows).sum();
     let bytes: u64 = report.written().map(|s| s.bytes).sum();

@@ -97,7 +97,9 @@ pub mod xpress;
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
 
 use crate::bytes::{read_u16, read_u32, read_u64, utf16le};
 use crate::error::{Error, ErrorKind, Result};
@@ -510,6 +512,18 @@ impl BackupMedia {
             .in_file(&first));
         }
         let set = set.clone();
+        let data_files: Vec<(u16, u32)> = set
+            .files
+            .iter()
+            .filter(|f| f.kind == FileKind::Data)
+            .map(|f| (f.file_id, u32::try_from(f.size_bytes / PAGE_SIZE as u64).unwrap_or(u32::MAX)))
+            .collect();
+        // A placement this process was given for the set, if it fits the backup (else the pages
+        // are placed again, as without one).
+        let known = (!differential)
+            .then(|| known_placement(&set.backup_set_guid, position))
+            .flatten()
+            .and_then(|known| known.pages(&self.stripes, &data_files));
         let mut streams = Vec::new();
         for (index, (stripe, scan)) in self.stripes.iter().zip(&self.scans).enumerate() {
             let path = stripe.path.as_path();
@@ -534,7 +548,8 @@ impl BackupMedia {
                 ))
                 .in_file(path));
             }
-            for (i, block) in s.data_blocks.iter().enumerate() {
+            // With a known placement, the stream's extents are not read at all.
+            for (i, block) in s.data_blocks.iter().enumerate().filter(|_| known.is_none()) {
                 let extents = read_stream_extents(stripe.bytes.as_ref(), path, block).map_err(|e| {
                     if stripe.compressed {
                         in_decompressed_stream(e)
@@ -545,22 +560,18 @@ impl BackupMedia {
                 streams.push(DataStream { stripe: index, main: i == 0, extents });
             }
         }
-        let data_files: Vec<(u16, u32)> = set
-            .files
-            .iter()
-            .filter(|f| f.kind == FileKind::Data)
-            .map(|f| (f.file_id, u32::try_from(f.size_bytes / PAGE_SIZE as u64).unwrap_or(u32::MAX)))
-            .collect();
         let striped = self.stripes.len() > 1 || set.family_count > 1;
         let stripes = &self.stripes;
-        let located = extents::locate(&streams, &data_files, map, striped, &mut |stripe, offset| {
-            let s = stripes.get(stripe)?;
-            let mut page = vec![0u8; PAGE_SIZE];
-            (offset.checked_add(PAGE_SIZE as u64)? <= s.bytes.len()).then_some(())?;
-            s.bytes.read_exact_at(&mut page, offset).ok().map(|()| page)
-        });
-        let mut pages = BTreeMap::new();
-        let mut copies = 0;
+        let located = match known {
+            Some(_) => extents::Located::default(),
+            None => extents::locate(&streams, &data_files, map, striped, &mut |stripe, offset| {
+                let s = stripes.get(stripe)?;
+                let mut page = vec![0u8; PAGE_SIZE];
+                (offset.checked_add(PAGE_SIZE as u64)? <= s.bytes.len()).then_some(())?;
+                s.bytes.read_exact_at(&mut page, offset).ok().map(|()| page)
+            }),
+        };
+        let (mut pages, mut copies) = known.unwrap_or_default();
         // Later copies win (the re-sent extents of 2019+ backups come after the main stream).
         for p in &located.placed {
             for k in 0..u64::from(p.pages) {
@@ -592,6 +603,8 @@ impl BackupMedia {
         let file_list = set.files.clone();
         let files = source_files(&first, &file_list, &pages);
         let backup_sets = self.sets.len();
+        let placement = (!differential && stripes_not_given.is_empty())
+            .then(|| Arc::new(PagePlacement::of(&set.backup_set_guid, position, &pages)));
         Ok(BackupPages {
             stripes: self.stripes.clone(),
             pages,
@@ -599,7 +612,7 @@ impl BackupMedia {
             file_list,
             backup_sets,
             copies,
-            origin: BackupOrigin { set, plan: None },
+            origin: BackupOrigin { set, plan: None, placement },
             differential: None,
             missing_extents: located.missing,
             stripes_not_given,
@@ -1228,6 +1241,8 @@ pub struct BackupOrigin {
     pub set: BackupSet,
     /// The restore plan, for backups read as a restore chain ([`crate::log::redo::restore`]).
     pub plan: Option<RestorePlan>,
+    /// Where each page of a full backup set lies (none for a differential laid over its full).
+    pub placement: Option<Arc<PagePlacement>>,
 }
 
 /// The backup set and restore plan of any page source: `None` for sources not read from backups.
@@ -1237,6 +1252,8 @@ pub trait FromBackup {
     /// The restore plan the source was read by, for backups read as a restore chain
     /// ([`crate::log::redo::restore`]): which sets were read, which skipped and why.
     fn restore_plan(&self) -> Option<&RestorePlan>;
+    /// Where the pages of a full backup set lie in its stripes ([`PagePlacement`]).
+    fn page_placement(&self) -> Option<&Arc<PagePlacement>>;
 }
 
 impl<S: PageSource + ?Sized> FromBackup for S {
@@ -1246,6 +1263,93 @@ impl<S: PageSource + ?Sized> FromBackup for S {
 
     fn restore_plan(&self) -> Option<&RestorePlan> {
         self.origin()?.downcast_ref::<BackupOrigin>()?.plan.as_ref()
+    }
+
+    fn page_placement(&self) -> Option<&Arc<PagePlacement>> {
+        self.origin()?.downcast_ref::<BackupOrigin>()?.placement.as_ref()
+    }
+}
+
+/// Where each page of a full backup set lies: which stripe, at which byte of its (decompressed)
+/// MTF stream. Finding it is the costly part of opening a backup ([`extents`]: the stream's
+/// extent lists, then a page-header vote on every extent, which decompresses every piece of a
+/// compressed backup); a process that is given it ([`remember_placement`]: a scan split carries
+/// it to its worker) opens the same backup set without that pass. Runs of pages that lie one
+/// after another in one stripe are one entry, so a placement is small (a few runs per file
+/// where the stream follows the allocation maps).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PagePlacement {
+    /// The backup set's GUID and position: a placement applies only to that set.
+    pub backup_set_guid: String,
+    /// The set's position in its media.
+    pub position: u16,
+    /// Runs: stripe, byte offset of the first page in the stripe's stream, file id, first
+    /// page, page count.
+    pub runs: Vec<(u16, u64, u16, u32, u32)>,
+}
+
+/// Placements a process was given; the last few are kept.
+static KNOWN_PLACEMENTS: Mutex<Vec<Arc<PagePlacement>>> = Mutex::new(Vec::new());
+const PLACEMENTS_KEPT: usize = 4;
+
+/// Makes `placement` known to this process: an open of its backup set after this uses it
+/// instead of placing the pages again (a placement that does not fit the backup is ignored).
+pub fn remember_placement(placement: PagePlacement) {
+    let mut known = KNOWN_PLACEMENTS.lock().unwrap_or_else(PoisonError::into_inner);
+    if known.iter().any(|k| **k == placement) {
+        return;
+    }
+    known.push(Arc::new(placement));
+    if known.len() > PLACEMENTS_KEPT {
+        known.remove(0);
+    }
+}
+
+fn known_placement(backup_set_guid: &str, position: u16) -> Option<Arc<PagePlacement>> {
+    let known = KNOWN_PLACEMENTS.lock().unwrap_or_else(PoisonError::into_inner);
+    known.iter().rev().find(|k| k.position == position && k.backup_set_guid == backup_set_guid).cloned()
+}
+
+impl PagePlacement {
+    fn of(backup_set_guid: &str, position: u16, pages: &BTreeMap<PageId, Location>) -> Self {
+        let mut runs: Vec<(u16, u64, u16, u32, u32)> = Vec::new();
+        for (id, at) in pages {
+            let stripe = u16::try_from(at.stripe).unwrap_or(u16::MAX);
+            match runs.last_mut() {
+                Some((s, offset, file, first, count))
+                    if *s == stripe
+                        && *file == id.file
+                        && first.checked_add(*count) == Some(id.page)
+                        && offset.checked_add(u64::from(*count) * PAGE_SIZE as u64) == Some(at.offset) =>
+                {
+                    *count += 1
+                }
+                _ => runs.push((stripe, at.offset, id.file, id.page, 1)),
+            }
+        }
+        PagePlacement { backup_set_guid: backup_set_guid.to_string(), position, runs }
+    }
+
+    /// The pages and their count, where every run lies inside its stripe and its data file
+    /// (`data_files`: id and size in pages) and no file gets more pages than it has; `None`
+    /// otherwise (it came from elsewhere: untrusted).
+    fn pages(&self, stripes: &[Arc<Stripe>], data_files: &[(u16, u32)]) -> Option<(BTreeMap<PageId, Location>, usize)> {
+        let mut left: BTreeMap<u16, u64> = data_files.iter().map(|&(id, size)| (id, u64::from(size))).collect();
+        let mut pages = BTreeMap::new();
+        for &(stripe, offset, file, first, count) in &self.runs {
+            let bytes = stripes.get(usize::from(stripe))?.bytes.len();
+            let size = data_files.iter().find(|(id, _)| *id == file)?.1;
+            let budget = left.get_mut(&file)?;
+            *budget = budget.checked_sub(u64::from(count))?;
+            (first.checked_add(count)? <= size).then_some(())?;
+            (offset.checked_add(u64::from(count) * PAGE_SIZE as u64)? <= bytes).then_some(())?;
+            for k in 0..count {
+                let at = Location { stripe: usize::from(stripe), offset: offset + u64::from(k) * PAGE_SIZE as u64 };
+                pages.insert(PageId::new(file, first + k), at);
+            }
+        }
+        let copies = pages.len();
+        (copies > 0).then_some((pages, copies))
     }
 }
 

@@ -19,7 +19,8 @@
 //!   `configuration`, `createdTime` in ms). Every version holds `commitInfo` (free-form:
 //!   `timestamp`, `operation`, `operationParameters`, `engineInfo`) and one `add` per data file:
 //!   `path` (relative, URI-encoded), `partitionValues`, `size` (bytes), `modificationTime` (ms),
-//!   `dataChange` (true), `stats` (a JSON string; `numRecords` here).
+//!   `dataChange` (true), `stats` (a JSON string: `numRecords`, per-column bounds and null
+//!   counts, gathered while the file is written: `export/delta_stats.rs`).
 //! - Schema: `{"type":"struct","fields":[{"name","type","nullable","metadata"}]}` (metadata
 //!   free-form: the reader's `mdfkit.sql_type`), primitive
 //!   types spelled `boolean byte short integer long float double string binary date timestamp
@@ -27,15 +28,30 @@
 //!   `timestamp` is UTC-adjusted, `timestamp_ntz` local; both in microseconds (the reader's
 //!   [`crate::TimestampUnit::Microsecond`] is forced, as `export --timestamps us` would).
 //!
-//! Types Delta lacks are cast the way `python/mdfkit/_portable.py` casts them for Spark and the
-//! `deltalake` package, so the two writers make the same tables: tinyint (UInt8) → short,
-//! uniqueidentifier / rowversion (fixed-size binary) → binary, time → string `HH:MM:SS.fffffff`
-//! (pyarrow's spelling: six or nine digits), datetime / smalldatetime (ms, s) → microseconds.
+//! Types Delta lacks are cast to the nearest it has, values kept where the target can hold them
+//! (the one home of these casts: Python's `export(format="delta")` writes through this module and
+//! its Spark data source reads splits cast by [`delta_batch`]; Spark has the same gaps):
+//! tinyint (UInt8) → short (0..255 does not fit a signed byte), uniqueidentifier / rowversion
+//! (fixed-size binary) → binary, time → string `HH:MM:SS.ffffff` or `HH:MM:SS.fffffffff` (no
+//! time-of-day type; pyarrow's spelling: six or nine digits), datetime / smalldatetime (ms, s)
+//! → microseconds (lossless), datetime2(7) / datetimeoffset(7) (ns) → microseconds (the 100 ns
+//! digit dropped). Struct columns (datetimeoffset, geometry, sql_variant) are cast field by field.
+//!
+//! A [`SourceColumn`] may follow the table's columns: a string naming the database each row came
+//! from, to tell apart the rows of many databases appended to one table.
 //!
 //! Appending checks the table first: its schema must be the export's (names, types,
 //! nullability), and its protocol one this writer satisfies (writer version 2 at most, or 7
-//! with only `appendOnly`, `invariants`, `timestampNtz`); a log cleaned up after a checkpoint
-//! (no version 0 beside it) is refused rather than guessed at.
+//! with only `appendOnly`, `invariants`, `timestampNtz`). The latest `protocol` and `metaData`
+//! are found reading back from the newest commit only as far as needed: down to the newest
+//! complete checkpoint at most (other writers make them; this one does not), whose Parquet
+//! file(s) hold them (PROTOCOL.md "Checkpoints": `V.checkpoint.parquet`, or the parts
+//! `V.checkpoint.PART.PARTS.parquet` with 10-digit part numbers; one action per row, in the
+//! columns `protocol` {`minReaderVersion`, `minWriterVersion`, `readerFeatures`,
+//! `writerFeatures`} and `metaData` {`schemaString`, ...}; only those two columns are read).
+//! The listing names every checkpoint, so `_last_checkpoint` (a hint) is not read. A log
+//! whose commits before its first checkpoint were cleaned up is read from that checkpoint; one
+//! with neither commits nor a complete checkpoint is refused rather than guessed at.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -50,6 +66,7 @@ use arrow_buffer::OffsetBuffer;
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use serde_json::{json, Value as Json};
 
+use super::delta_stats::FileStats;
 use super::{export_each, ExportDestination, ExportEvent, ExportOptions, ExportReport, ExportStats};
 use crate::catalog::model::TableInfo;
 use crate::database::Database;
@@ -62,6 +79,15 @@ const COMMIT_ATTEMPTS: u32 = 16;
 /// Writer table features an append by this writer respects.
 const WRITER_FEATURES_KNOWN: [&str; 3] = ["appendOnly", "invariants", "timestampNtz"];
 
+/// A column added after a table's own, naming the database its rows came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceColumn {
+    /// The column's name.
+    pub name: String,
+    /// Its value in every row of the export (the database's first file, say).
+    pub value: String,
+}
+
 /// The Delta table a table goes to: `SCHEMA.TABLE` (a folder of the destination).
 pub fn table_folder(table: &TableInfo) -> String {
     table.qualified_name()
@@ -70,11 +96,13 @@ pub fn table_folder(table: &TableInfo) -> String {
 /// Appends each of `tables` to its Delta table ([`table_folder`]) in `destination`, created by the
 /// first export, one commit per table; like [`super::export_tables`] otherwise (a failed table
 /// leaves no commit and does not stop the others; a salvage report goes beside the folder).
+/// With `source`, its column follows each table's columns.
 pub fn export_delta_tables(
     db: &Database,
     tables: &[TableInfo],
     destination: &dyn ExportDestination,
     options: &ExportOptions,
+    source: Option<&SourceColumn>,
     on_event: impl FnMut(ExportEvent<'_>),
 ) -> Result<ExportReport> {
     let options = ExportOptions { timestamps: crate::TimestampUnit::Microsecond, ..options.clone() };
@@ -83,7 +111,7 @@ pub fn export_delta_tables(
         destination,
         table_folder,
         |table, folder, progress| {
-            append_table(db, table, destination, folder, &options, progress).map_err(|e| {
+            append_table(db, table, destination, folder, &options, source, progress).map_err(|e| {
                 if e.object().is_none() {
                     e.in_object(table.qualified_name())
                 } else {
@@ -102,6 +130,7 @@ fn append_table(
     destination: &dyn ExportDestination,
     folder: &str,
     options: &ExportOptions,
+    source: Option<&SourceColumn>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ExportStats> {
     let started = std::time::Instant::now();
@@ -111,18 +140,38 @@ fn append_table(
         .salvage(options.salvage)
         .threads(options.threads.max(1))
         .timestamps(options.timestamps);
-    let schema = delta_arrow_schema(scan.schema()?.as_ref());
+    let cast = delta_arrow_schema(scan.schema()?.as_ref());
+    let schema = match source {
+        None => cast.clone(),
+        Some(source) => {
+            let mut fields = cast.fields().to_vec();
+            fields.push(Arc::new(Field::new(&source.name, DataType::Utf8, true)));
+            Arc::new(Schema::new_with_metadata(fields, cast.metadata().clone()))
+        }
+    };
     let schema_json = delta_schema(&schema)?;
     // Refused before a row is read when the table exists with another schema.
-    check_appendable(&read_log(destination, folder)?, &schema_json, folder)?;
+    let log = read_log(destination, folder)?;
+    check_appendable(&log, &schema_json, folder)?;
 
     let file_name = format!("part-00000-{}-c000.parquet", unique_id());
     let mut out = destination.create(&format!("{folder}/{file_name}"))?;
     let location = out.location().parent().map(|p| p.to_path_buf()).unwrap_or_default();
     let mut rows = 0u64;
+    let mut file_stats = FileStats::new(schema.fields());
     let stats =
         super::write_parquet(&scan, out.as_mut(), schema.clone(), options, &mut rows, &mut |n| progress(n), |batch| {
-            delta_batch(&batch, &schema)
+            let mut batch = delta_batch(&batch, &cast)?;
+            if let Some(source) = source {
+                let mut columns = batch.columns().to_vec();
+                columns.push(Arc::new(StringArray::from_iter_values(std::iter::repeat_n(
+                    source.value.as_str(),
+                    batch.num_rows(),
+                ))));
+                batch = RecordBatch::try_new(schema.clone(), columns).map_err(cast_error)?;
+            }
+            file_stats.add(&batch);
+            Ok(batch)
         })?;
     let size = out.finish()?;
     let add = json!({"add": {
@@ -131,9 +180,9 @@ fn append_table(
         "size": size,
         "modificationTime": now_ms(),
         "dataChange": true,
-        "stats": json!({"numRecords": rows}).to_string(),
+        "stats": file_stats.to_json(),
     }});
-    commit(destination, folder, &schema_json, add)?;
+    commit(destination, folder, &schema_json, add, log)?;
     Ok(ExportStats {
         rows,
         bytes: size,
@@ -144,12 +193,16 @@ fn append_table(
     })
 }
 
-/// Commits `add` as the next version of the table in `folder` (with its protocol and metadata
-/// when it is the first), trying the version after when another writer took one.
-fn commit(destination: &dyn ExportDestination, folder: &str, schema: &Json, add: Json) -> Result<u64> {
-    for _ in 0..COMMIT_ATTEMPTS {
-        let log = read_log(destination, folder)?;
-        check_appendable(&log, schema, folder)?;
+/// Commits `add` as the next version of the table in `folder` after `log` (with the protocol
+/// and metadata when it is the first), reading the log again and trying the version after when
+/// another writer took one.
+fn commit(destination: &dyn ExportDestination, folder: &str, schema: &Json, add: Json, log: LogState) -> Result<u64> {
+    let mut log = log;
+    for attempt in 0..COMMIT_ATTEMPTS {
+        if attempt > 0 {
+            log = read_log(destination, folder)?;
+            check_appendable(&log, schema, folder)?;
+        }
         let version = log.latest.map_or(0, |v| v + 1);
         let mut lines = vec![json!({"commitInfo": {
             "timestamp": now_ms(),
@@ -196,14 +249,19 @@ struct LogState {
 }
 
 /// Reads the log of the table in `folder`: the latest version, then the commits from the latest
-/// back until the protocol and the metadata are known.
+/// back until the protocol and the metadata are known, then the newest complete checkpoint if
+/// they are not (see the module).
 fn read_log(destination: &dyn ExportDestination, folder: &str) -> Result<LogState> {
-    let names = destination.list(&format!("{folder}/{LOG_FOLDER}"))?;
-    let mut versions: Vec<u64> = names.iter().filter_map(|name| commit_version(name)).collect();
+    let log_folder = format!("{folder}/{LOG_FOLDER}");
+    let names = destination.list(&log_folder)?;
+    let checkpoint = newest_checkpoint(&names);
+    let floor = checkpoint.as_ref().map(|(version, _)| *version);
+    let mut versions: Vec<u64> =
+        names.iter().filter_map(|name| commit_version(name)).filter(|&v| floor.is_none_or(|f| v > f)).collect();
     versions.sort_unstable();
-    let mut state = LogState { latest: versions.last().copied(), ..LogState::default() };
+    let mut state = LogState { latest: versions.last().copied().or(floor), ..LogState::default() };
     if state.latest.is_none() && names.iter().any(|n| n.contains(".checkpoint")) {
-        return Err(unsupported_table(folder, "its log holds checkpoints only"));
+        return Err(unsupported_table(folder, "its log holds no commit and no complete checkpoint"));
     }
     for &version in versions.iter().rev() {
         let name = commit_name(folder, version);
@@ -223,10 +281,116 @@ fn read_log(destination: &dyn ExportDestination, folder: &str) -> Result<LogStat
             return Ok(state);
         }
     }
+    if let Some((version, parts)) = checkpoint {
+        for part in parts {
+            read_checkpoint(destination, &format!("{log_folder}/{part}"), &mut state)?;
+            if state.protocol.is_some() && state.metadata.is_some() {
+                return Ok(state);
+            }
+        }
+        return Err(Error::corrupt(format!("{folder}: checkpoint {version} holds no protocol and metadata")));
+    }
     match state.latest {
         None => Ok(state),
         Some(_) => Err(unsupported_table(folder, "its log has no protocol and metadata before a checkpoint")),
     }
+}
+
+/// The newest checkpoint all of whose parts are in `names` (the log folder's listing): its
+/// version and its files.
+fn newest_checkpoint(names: &[String]) -> Option<(u64, Vec<String>)> {
+    use std::collections::BTreeMap;
+    // (version, parts) → the parts present, by number.
+    let mut found: BTreeMap<(u64, u64), BTreeMap<u64, &String>> = BTreeMap::new();
+    for name in names {
+        if let Some((version, part, parts)) = checkpoint_part(name) {
+            found.entry((version, parts)).or_default().insert(part, name);
+        }
+    }
+    found
+        .into_iter()
+        .rev()
+        .find(|((_, parts), present)| present.len() as u64 == *parts)
+        .map(|((version, _), present)| (version, present.into_values().cloned().collect()))
+}
+
+/// What a checkpoint file's name says: version, part and parts (`1, 1` for a single file).
+fn checkpoint_part(name: &str) -> Option<(u64, u64, u64)> {
+    let (digits, rest) = name.split_once(".checkpoint.")?;
+    let number = |text: &str, width: usize| {
+        (text.len() == width && text.bytes().all(|b| b.is_ascii_digit())).then(|| text.parse::<u64>().ok())?
+    };
+    let version = number(digits, 20)?;
+    if rest == "parquet" {
+        return Some((version, 1, 1));
+    }
+    let (part, parts) = rest.strip_suffix(".parquet")?.split_once('.')?;
+    let (part, parts) = (number(part, 10)?, number(parts, 10)?);
+    (1..=parts).contains(&part).then_some((version, part, parts))
+}
+
+/// Takes the `protocol` and `metaData` of checkpoint file `name` into `state` where it has none.
+fn read_checkpoint(destination: &dyn ExportDestination, name: &str, state: &mut LogState) -> Result<()> {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ProjectionMask;
+    let unreadable = |e: &dyn std::fmt::Display| Error::corrupt(format!("{name}: not a readable checkpoint: {e}"));
+    let bytes = bytes::Bytes::from(destination.read(name)?);
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| unreadable(&e))?;
+    // Only the two actions' columns: the `add` rows are most of a checkpoint.
+    let roots: Vec<usize> = builder
+        .parquet_schema()
+        .root_schema()
+        .get_fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, field)| matches!(field.name(), "protocol" | "metaData"))
+        .map(|(i, _)| i)
+        .collect();
+    let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+    for batch in builder.with_projection(mask).build().map_err(|e| unreadable(&e))? {
+        let batch = batch.map_err(|e| unreadable(&e))?;
+        let action = |column: &str| batch.column_by_name(column).and_then(|a| a.as_struct_opt()).cloned();
+        if state.protocol.is_none() {
+            state.protocol = action("protocol").and_then(|p| checkpoint_protocol(&p));
+        }
+        if state.metadata.is_none() {
+            state.metadata = action("metaData").and_then(|m| checkpoint_metadata(&m));
+        }
+    }
+    Ok(())
+}
+
+/// The first `protocol` action of a checkpoint's column, as the JSON action a commit holds.
+fn checkpoint_protocol(column: &StructArray) -> Option<Json> {
+    let row = (0..column.len()).find(|&i| column.is_valid(i))?;
+    let version = |name: &str| {
+        let array = column.column_by_name(name)?;
+        array.is_valid(row).then_some(())?;
+        match array.data_type() {
+            DataType::Int32 => Some(i64::from(array.as_primitive::<arrow_array::types::Int32Type>().value(row))),
+            DataType::Int64 => Some(array.as_primitive::<arrow_array::types::Int64Type>().value(row)),
+            _ => None,
+        }
+    };
+    let mut protocol =
+        json!({"minReaderVersion": version("minReaderVersion")?, "minWriterVersion": version("minWriterVersion")?});
+    for key in ["readerFeatures", "writerFeatures"] {
+        let Some(list) = column.column_by_name(key).and_then(|a| a.as_list_opt::<i32>()) else { continue };
+        if list.is_valid(row) {
+            let features = list.value(row);
+            let names: Vec<Json> =
+                features.as_string_opt::<i32>()?.iter().flatten().map(|f| Json::String(f.to_string())).collect();
+            protocol[key] = Json::Array(names);
+        }
+    }
+    Some(protocol)
+}
+
+/// The first `metaData` action of a checkpoint's column: its `schemaString` (all that is checked).
+fn checkpoint_metadata(column: &StructArray) -> Option<Json> {
+    let row = (0..column.len()).find(|&i| column.is_valid(i))?;
+    let schema = column.column_by_name("schemaString")?.as_string_opt::<i32>()?;
+    schema.is_valid(row).then(|| json!({"schemaString": schema.value(row)}))
 }
 
 /// The version a log file name holds (`00000000000000000007.json` → 7).
@@ -501,6 +665,36 @@ fn unique_id() -> String {
     format!("{}-{}-{}-{}-{}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
+/// For the `delta_log` fuzz target: a table's log made of `data` (up to its first zero byte the
+/// JSON lines of version 1, after it a checkpoint file at version 0), read as an append reads it
+/// and checked against a one-column schema. Any input must end in a value or an error, never a
+/// panic.
+#[doc(hidden)]
+pub fn fuzz_log(data: &[u8]) {
+    /// A destination of two log files, held in memory.
+    struct InMemory<'a> {
+        commit: &'a [u8],
+        checkpoint: &'a [u8],
+    }
+    impl ExportDestination for InMemory<'_> {
+        fn create(&self, name: &str) -> Result<Box<dyn super::ExportOutput>> {
+            Err(Error::unsupported(format!("{name}: read-only")))
+        }
+        fn list(&self, _folder: &str) -> Result<Vec<String>> {
+            Ok(vec![format!("{:020}.checkpoint.parquet", 0), format!("{:020}.json", 1)])
+        }
+        fn read(&self, name: &str) -> Result<Vec<u8>> {
+            Ok(if name.ends_with(".json") { self.commit } else { self.checkpoint }.to_vec())
+        }
+    }
+    let split = data.iter().position(|&b| b == 0).unwrap_or(data.len());
+    let destination = InMemory { commit: &data[..split], checkpoint: data.get(split + 1..).unwrap_or_default() };
+    let schema = json!({"type": "struct", "fields": [{"name": "x", "type": "long", "nullable": true, "metadata": {}}]});
+    if let Ok(log) = read_log(&destination, "t") {
+        let _ = check_appendable(&log, &schema, "t");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -585,6 +779,38 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "4");
         assert!(matches!(&a[19..20], "8" | "9" | "a" | "b"), "{a}");
+    }
+
+    #[test]
+    fn a_log_of_any_bytes_is_read_or_refused() {
+        let commit = br#"{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}"#;
+        for data in [&b""[..], b"\0", b"{\0PAR1", b"not json\0\x01\x02", commit, b"{\"metaData\":{}}\0PAR1\0\0\0\0PAR1"]
+        {
+            fuzz_log(data);
+        }
+    }
+
+    #[test]
+    fn the_newest_complete_checkpoint_is_found_by_its_names() {
+        let names = |list: &[&str]| list.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(checkpoint_part("00000000000000000010.checkpoint.parquet"), Some((10, 1, 1)));
+        assert_eq!(checkpoint_part("00000000000000000010.checkpoint.0000000002.0000000003.parquet"), Some((10, 2, 3)));
+        assert_eq!(checkpoint_part("00000000000000000010.checkpoint.0000000004.0000000003.parquet"), None);
+        assert_eq!(checkpoint_part("00000000000000000010.checkpoint.80f3a2c1-uuid.json"), None);
+        assert_eq!(checkpoint_part("10.checkpoint.parquet"), None);
+        let log = names(&[
+            "00000000000000000009.json",
+            "00000000000000000010.checkpoint.parquet",
+            "00000000000000000010.json",
+            // Version 20's checkpoint lacks its second part: not complete.
+            "00000000000000000020.checkpoint.0000000001.0000000002.parquet",
+            "_last_checkpoint",
+        ]);
+        assert_eq!(newest_checkpoint(&log), Some((10, names(&["00000000000000000010.checkpoint.parquet"]))));
+        let mut whole = log.clone();
+        whole.push("00000000000000000020.checkpoint.0000000002.0000000002.parquet".into());
+        assert_eq!(newest_checkpoint(&whole).map(|(v, parts)| (v, parts.len())), Some((20, 2)));
+        assert_eq!(newest_checkpoint(&names(&["00000000000000000000.json"])), None);
     }
 
     #[test]

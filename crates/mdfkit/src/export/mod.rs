@@ -34,6 +34,7 @@ use crate::scan::Flow;
 use crate::value::Value;
 
 pub mod delta;
+mod delta_stats;
 
 /// Arrow bytes at which a Parquet row group is written out.
 const ROW_GROUP_BYTES: usize = 32 << 20;
@@ -595,7 +596,7 @@ fn write_parquet(
     export: &ExportOptions,
     rows: &mut u64,
     progress: &mut impl FnMut(u64),
-    convert: impl Fn(RecordBatch) -> Result<RecordBatch>,
+    mut convert: impl FnMut(RecordBatch) -> Result<RecordBatch>,
 ) -> Result<crate::scan::ScanStats> {
     std::thread::scope(|scope| -> Result<crate::scan::ScanStats> {
         let mut parquet = ParquetOutput::new(scope, file, schema, export.threads.max(1), export.compression)?;

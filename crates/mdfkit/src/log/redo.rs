@@ -782,7 +782,11 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         Ok(())
     };
     let mut redo = RedoPages::new(Arc::new(pages));
-    redo.origin = redo.base.backup_set().map(|set| BackupOrigin { set: set.clone(), plan: Some(plan.clone()) });
+    redo.origin = redo.base.backup_set().map(|set| BackupOrigin {
+        set: set.clone(),
+        plan: Some(plan.clone()),
+        placement: redo.base.page_placement().cloned(),
+    });
     if stop == StopPoint::NoLog {
         redo.note("the log is not rolled forward: the pages as the backups copied them".to_string());
         return Ok(redo);

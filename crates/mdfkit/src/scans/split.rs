@@ -27,7 +27,8 @@
 //!   "timestamps": "ns" | "us"            unit of datetime2(7) / datetimeoffset(7) (absent: ns)
 //!   "salvage":   false | true            skip damaged pages and records, listed in the read's
 //!                                        `ScanStats::skipped` (absent: false)
-//!   "index": 0, "count": 12 }            which split of how many the plan made
+//!   "index": 0, "count": 12,             which split of how many the plan made
+//!   "placement": null | {...} }          a full backup's page placement (absent: none)
 //! ```
 //!
 //! The pages are those a parallel scan of the partition takes ([`crate::scan::heap_pages`]: the
@@ -44,13 +45,19 @@
 //!
 //! Opening a split's source reads the file headers and the catalog (a backup: its descriptor
 //! blocks and page index first, see [`crate::backup`]); a worker reading several splits of one
-//! source should keep the [`Database`] open between them.
+//! source should keep the [`Database`] open between them. A split of a full backup carries where
+//! each page lies in the backup's stripes ([`PagePlacement`], found once on the planner: a few
+//! runs per file), so a worker opens it without placing the pages again (the page-header votes
+//! that decompress every piece of a compressed backup). It is checked against the backup it
+//! opens (the backup set's GUID and position, every run inside its stripe and file); one that
+//! does not fit is ignored and the pages are placed as without it.
 
 use std::path::Path;
 
 use arrow_array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
+use crate::backup::{FromBackup, PagePlacement};
 use crate::catalog::model::{PartitionInfo, TableInfo};
 use crate::database::{check_has_storage, Database};
 use crate::error::{Error, ErrorKind, Result};
@@ -93,6 +100,9 @@ pub struct ScanSplit {
     pub index: usize,
     /// How many splits the plan made for the table.
     pub count: usize,
+    /// Where the pages of a full backup lie (see the module), for the worker's open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<PagePlacement>,
 }
 
 impl TableScan<'_> {
@@ -121,6 +131,7 @@ impl TableScan<'_> {
         // The column plan is checked here, once.
         self.schema()?;
         let pages_per_split = usize::try_from((target_bytes / PAGE_BYTES).max(1)).unwrap_or(usize::MAX);
+        let placement = db.reader().source().page_placement().map(|p| PagePlacement::clone(p));
         let split = |partition: &PartitionInfo, unit: i64, pages: Vec<(u16, u32, u32)>| ScanSplit {
             sources: sources.clone(),
             position,
@@ -135,6 +146,7 @@ impl TableScan<'_> {
             salvage: self.scan_options().salvage,
             index: 0,
             count: 0,
+            placement: placement.clone(),
         };
         let mut splits = Vec::new();
         for partition in &table.partitions {
@@ -182,6 +194,9 @@ impl ScanSplit {
 
     /// Opens the split's database from its sources (as [`Database::open_at`] does).
     pub fn open(&self) -> Result<Database> {
+        if let Some(placement) = &self.placement {
+            crate::backup::remember_placement(placement.clone());
+        }
         let db = Database::open_at(&self.sources, self.position)?;
         if db.name() != self.database {
             return Err(Error::new(
