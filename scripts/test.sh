@@ -24,14 +24,14 @@ cargo build --locked -q -p mdfkit-cli
 RUSTDOCFLAGS="-D warnings" cargo doc --locked -q -p mdfkit --no-deps
 
 # Python: the wheel (scripts/wheel.sh installs the build tool and test runner), then the optional
-# extras (pandas, polars, DuckDB). An extra PyPI has no build of for this machine is reported and its
+# extras (pandas, polars, DuckDB, deltalake to read Delta exports back). An extra PyPI has no build of for this machine is reported and its
 # tests skip loudly.
 wheels="$CARGO_TARGET_DIR/wheels"
 scripts/wheel.sh "$wheels"
 pip_install() { python3 -m pip install -q --disable-pip-version-check "$@"; }
 unavailable=""
 probe="$(mktemp -d)"
-for extra in pandas polars duckdb; do
+for extra in pandas polars duckdb deltalake; do
     python3 -c "import $extra" 2>/dev/null && continue
     if python3 -m pip download -q --disable-pip-version-check --no-deps -d "$probe" "$extra" >/dev/null 2>&1; then
         pip_install "$extra"
