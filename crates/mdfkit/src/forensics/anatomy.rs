@@ -1600,14 +1600,19 @@ mod tests {
         b
     }
 
-    #[test]
-    fn takes_a_page_compressed_page_apart() {
-        let id = PageId::new(1, 200);
-        // CI: header 0x06, PageModCount 3, dictionary at 14, size 24; anchor of 3 columns ('abc',
-        // NULL, empty: codes 4, 0, 1); dictionary of two entries, [2]'x' and 'zz'.
+    /// CI: header 0x06, PageModCount 3, dictionary at 14, size 24; anchor of 3 columns ('abc',
+    /// NULL, empty: codes 4, 0, 1); dictionary of two entries, [2]'x' and 'zz'.
+    fn small_ci() -> Vec<u8> {
         let mut ci = vec![0x06, 3, 0, 14, 0, 24, 0];
         ci.extend_from_slice(&[0x01, 3, 0x04, 0x01, b'a', b'b', b'c']);
         ci.extend_from_slice(&[2, 0, 8, 0, 10, 0, 2, b'x', b'z', b'z']);
+        ci
+    }
+
+    #[test]
+    fn takes_a_page_compressed_page_apart() {
+        let id = PageId::new(1, 200);
+        let ci = small_ci();
         // Symbol 0, two bytes 'kk', NULL (codes 12, 3, 0).
         let row = [0x01, 3, 0x3c, 0x00, 0, b'k', b'k'];
         // Forwarded (type 4), long data and a versioning tag: true bit, a complex long value, one
@@ -1677,9 +1682,7 @@ mod tests {
     #[test]
     fn survives_any_damage_to_a_compressed_page() {
         let id = PageId::new(1, 203);
-        let mut ci = vec![0x06, 3, 0, 14, 0, 24, 0];
-        ci.extend_from_slice(&[0x01, 3, 0x04, 0x01, b'a', b'b', b'c']);
-        ci.extend_from_slice(&[2, 0, 8, 0, 10, 0, 2, b'x', b'z', b'z']);
+        let ci = small_ci();
         let wide = crate::record::cd::tests::hex(crate::record::cd::tests::BC_BASE_ROW);
         let good = compressed_page(id, &ci, &[&[0x01, 3, 0x3c, 0x00, 0, b'k', b'k'], &wide]);
         let end = 96 + ci.len() + 7 + wide.len();
