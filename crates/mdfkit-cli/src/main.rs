@@ -322,7 +322,7 @@ enum Command {
     },
     /// Compare two states of a database: rows and pages per table, or one table's rows that differ
     #[command(
-        after_help = "Examples:\n  mdfkit compare monday.bak --with tuesday.bak\n  mdfkit compare monday.bak --with tuesday.bak --table dbo.Orders --format csv\n\nWithout --table: every table of both with its rows (as each catalog records them: a chain\nrolled forward keeps its full backup's counts) and pages (what its IAM chains map). With\n--table: its rows inserted, deleted and changed, matched by the clustered key (a heap's rows\nwhole); the counts go to stderr, the first --limit rows that differ to stdout, each side of a\nchanged row on its own line. --stopat and the like apply to FILE..., the --with side is rolled\nforward to its end. The studio shows the same (mdfkit studio FILE --compare OTHER)."
+        after_help = "Examples:\n  mdfkit compare monday.bak --with tuesday.bak\n  mdfkit compare monday.bak --with tuesday.bak --table dbo.Orders --format csv\n  mdfkit compare monday.bak --with tuesday.bak --pages\n\nWithout --table: every table of both with its rows (as each catalog records them: a chain\nrolled forward keeps its full backup's counts) and pages (what its IAM chains map). With\n--table: its rows inserted, deleted and changed, matched by the clustered key (a heap's rows\nwhole); the counts go to stderr, the first --limit rows that differ to stdout, each side of a\nchanged row on its own line. With --pages: the pages whose bytes differ, with where they first\ndiffer, how many bytes, and each side's page type and owner. --stopat and the like apply to\nFILE..., the --with side is rolled forward to its end. The studio shows the same (mdfkit studio FILE --compare OTHER)."
     )]
     Compare {
         #[command(flatten)]
@@ -331,9 +331,17 @@ enum Command {
         #[arg(long = "with", required = true, value_name = "FILE")]
         with: Vec<PathBuf>,
         /// Compare this table's rows
-        #[arg(long)]
+        #[arg(long, conflicts_with = "pages")]
         table: Option<String>,
-        /// Rows that differ listed (the counts are complete)
+        /// List the pages whose bytes differ (or that one side holds and the other does not),
+        /// in page order, with each side's page type and owner
+        #[arg(long)]
+        pages: bool,
+        /// With --pages: list the pages that differ after this one (FILE:PAGE), as the end of
+        /// the previous listing says
+        #[arg(long, value_name = "FILE:PAGE", requires = "pages", value_parser = |t: &str| mdfkit::anatomy::parse_page_id(t).map_err(|e| e.to_string()))]
+        after_page: Option<mdfkit::page::PageId>,
+        /// Rows (or pages) that differ listed (the row counts are complete)
         #[arg(long, default_value_t = 100)]
         limit: usize,
         /// With --table: list the rows that differ after this one (other:FILE:PAGE:SLOT, or
@@ -667,8 +675,13 @@ fn main() -> ExitCode {
         Command::Studio { files, open, port, host, allow_remote, compare } => {
             commands::studio(&files.files, position, open, host, port, allow_remote, &compare)
         }
-        Command::Compare { files, with, table, after, limit, format } => {
-            commands::compare(&files.files, position, &with, table.as_deref(), after, limit, format)
+        Command::Compare { files, with, table, pages, after_page, after, limit, format } => {
+            let listing = match (table.as_deref(), pages) {
+                (Some(table), _) => commands::CompareListing::Rows { table, after },
+                (None, true) => commands::CompareListing::Pages { after: after_page },
+                (None, false) => commands::CompareListing::Tables,
+            };
+            commands::compare(&files.files, position, &with, listing, limit, format)
         }
         Command::Search { files, sql_type, value, format } => {
             commands::search(&files.files, position, &sql_type, &value, format)

@@ -1195,6 +1195,15 @@ fn compare_lists_the_rows_a_chain_gains_after_a_point_in_time() {
     assert!(dts.iter().all(|d| d.as_str() > case(true)["max_dt"].as_str().unwrap()), "{dts:?}");
     assert_eq!(dts.iter().max().map(String::as_str), case(false)["max_dt"].as_str());
     assert!(text(&out.stderr).contains(&format!("dbo.steps: {} inserted, 0 deleted, 0 changed", lines.len())));
+    // Each page holding an inserted row differs, and the other side names dbo.steps its owner.
+    let pages = text(&run(&["--pages", "--limit", "100000"]).stdout);
+    assert!(pages.starts_with("page,type,owner,type_other,owner_other,first_differing_byte,bytes_differing"));
+    for l in &lines {
+        let at = l.split(',').nth(2).unwrap();
+        let page = &at[..at.rfind(':').unwrap()];
+        let listed = pages.lines().find(|p| p.split(',').next() == Some(page));
+        assert!(listed.is_some_and(|p| p.split(',').nth(4) == Some("dbo.steps")), "{page} not listed:\n{pages}");
+    }
     let tables = text(&run(&[]).stdout);
     assert!(
         tables.starts_with("table,rows,rows_other,pages,pages_other") && tables.contains("\ndbo.steps,"),

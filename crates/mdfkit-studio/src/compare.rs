@@ -6,15 +6,16 @@
 //! | `/compare`             | every table with its rows and pages on both sides, differing first |
 //! | `/compare/dbo.T`       | the table's rows inserted, deleted and changed (100 at a time)    |
 //! | `/compare/dbo.T?after=other:1:2:3` | the next 100 after that row (`this:` among deleted rows) |
+//! | `/compare/pages`       | the pages whose bytes differ (100 at a time, `?after=1:153`)      |
 //!
-//! Each has its `.json` twin (`/compare.json`, `/compare/dbo.T.json`).
+//! Each has its `.json` twin (`/compare.json`, `/compare/dbo.T.json`, `/compare/pages.json`).
 
 use std::fmt::Write;
 use std::path::PathBuf;
 
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
-use mdfkit::compare::{compare_rows, compare_tables, After, Change, RowChange};
+use mdfkit::compare::{compare_pages, compare_rows, compare_tables, After, Change, PageDifference, RowChange};
 use mdfkit::scan::ScanPosition;
 use mdfkit::value::Value as SqlValue;
 use mdfkit::{Database, Error};
@@ -83,9 +84,10 @@ fn tables_view(s: &Studio) -> mdfkit::Result<View> {
     let mut body = format!(
         "<p>This side: {}. Compared with: {}. Rows as each catalog records them (no scan: a chain rolled \
          forward keeps its full backup's counts), pages as each table's IAM chains map them; a table's link \
-         compares its rows.</p>",
+         compares its rows. {}</p>",
         esc(&files(&s.files)),
-        esc(&files(&o.files))
+        esc(&files(&o.files)),
+        a("/compare/pages", "Pages whose bytes differ")
     );
     body.push_str(&html::table(
         &["table", "rows (catalog)", "rows (other)", "Δ rows", "pages", "pages (other)", "Δ pages"],
@@ -219,4 +221,102 @@ fn write_row(
         }
     }
     grid.push_str("</tr>");
+}
+
+/// `/compare/pages` and `/compare/pages.json`, `?after=1:153`.
+pub async fn pages(
+    State(s): State<Shared>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+) -> Result<Response, Failure> {
+    pages_answer(s, q, false).await
+}
+
+/// `/compare/pages.json`.
+pub async fn pages_json(
+    State(s): State<Shared>,
+    Query(q): Query<std::collections::HashMap<String, String>>,
+) -> Result<Response, Failure> {
+    pages_answer(s, q, true).await
+}
+
+async fn pages_answer(
+    s: Shared,
+    q: std::collections::HashMap<String, String>,
+    json_only: bool,
+) -> Result<Response, Failure> {
+    let after = q.get("after").map(|a| mdfkit::anatomy::parse_page_id(a)).transpose()?;
+    let link = format!("/compare/pages.json{}", after.map_or(String::new(), |a| format!("?after={a}")));
+    answer(s, json_only, link, move |s| pages_view(s, after)).await
+}
+
+/// What one side holds at a differing page: its type and owner, or why there is none.
+fn page_side(db: &Database, p: &PageDifference, side: usize) -> (String, Option<String>) {
+    match (p.held[side], &p.headers[side]) {
+        (false, _) => ("not held".into(), None),
+        (true, None) => ("no page header".into(), None),
+        (true, Some(h)) => {
+            let owner = mdfkit::anatomy::owner_of(db, h).map(|(t, _)| t.qualified_name());
+            (h.page_type.name(), owner)
+        }
+    }
+}
+
+fn pages_view(s: &Studio, after: Option<mdfkit::page::PageId>) -> mdfkit::Result<View> {
+    let o = other(s)?;
+    let c = compare_pages(&s.db, &o.db, after, ROWS_LISTED);
+    let mut body = format!(
+        "<p>Pages whose bytes differ between this side and the other (or that one side holds and the other \
+         does not), in page order: {} listed of {} compared. {}</p><p class=\"pager\">{}",
+        c.pages.len(),
+        c.compared,
+        a("/compare", "all tables"),
+        a("/compare/pages", "first")
+    );
+    if let Some(n) = c.next {
+        body.push_str(&a(&format!("/compare/pages?after={n}"), &format!("next {ROWS_LISTED}")));
+    }
+    body.push_str("</p>");
+    let mut json_pages = Vec::new();
+    let rows: Vec<Vec<Cell>> = c
+        .pages
+        .iter()
+        .map(|p| {
+            let (this, other) = (page_side(&s.db, p, 0), page_side(&o.db, p, 1));
+            let (first_byte, differing) = p.bytes.map_or((None, None), |(f, n)| (Some(f), Some(n)));
+            json_pages.push(json!({
+                "page": p.id.to_string(),
+                "this": {"held": p.held[0], "type": this.0, "owner": this.1},
+                "other": {"held": p.held[1], "type": other.0, "owner": other.1},
+                "first_differing_byte": first_byte,
+                "bytes_differing": differing,
+            }));
+            let page = if p.held[0] { link(&format!("/page/{}", p.id), &p.id.to_string()) } else { text(p.id) };
+            vec![
+                page,
+                text(this.0),
+                text(this.1.unwrap_or_default()),
+                text(other.0),
+                text(other.1.unwrap_or_default()),
+                text(first_byte.map_or(String::new(), |f| f.to_string())),
+                text(differing.map_or(String::new(), |n| n.to_string())),
+            ]
+        })
+        .collect();
+    body.push_str(&html::table(
+        &["page", "type", "owner", "type (other)", "owner (other)", "first differing byte", "bytes differing"],
+        &rows,
+        "compare",
+    ));
+    let json = json!({
+        "compared": c.compared,
+        "next_after": c.next.map(|n| n.to_string()),
+        "pages": json_pages,
+    });
+    let after_arg = after.map_or(String::new(), |a| format!(" --after-page {a}"));
+    Ok(View {
+        title: "Pages compared".into(),
+        json,
+        body,
+        cli: s.cli("compare", &format!("{} --pages{after_arg}", with_other(o))),
+    })
 }

@@ -12,7 +12,7 @@
 //! | `/map?mode=owner`, `/map/1.png?mode=owner` | one cell per page, by type, owner, PFS fullness, ghosts or damage; click → page |
 //! | `/search?type=int&value=42`  | every page:offset holding a value's stored bytes (bounded)   |
 //! | `/download/dbo.T.parquet`    | the table as `mdfkit export` writes it (csv, jsonl, arrows)  |
-//! | `/compare`, `/compare/dbo.T` | with `--compare OTHER`: counts per table, rows that differ ([`crate::compare`]) |
+//! | `/compare`, `/compare/dbo.T`, `/compare/pages` | with `--compare OTHER`: counts per table, rows that differ, pages that differ ([`crate::compare`]) |
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -76,6 +76,8 @@ pub fn routes() -> Router<Shared> {
         .route("/download/{name}", get(crate::download::download))
         .route("/compare", get(crate::compare::tables))
         .route("/compare.json", get(crate::compare::tables_json))
+        .route("/compare/pages", get(crate::compare::pages))
+        .route("/compare/pages.json", get(crate::compare::pages_json))
         .route("/compare/{name}", get(crate::compare::table))
         .route("/search", get(search))
         .route("/search.json", get(search_json))

@@ -978,6 +978,23 @@ fn compare_views_show_what_a_chain_gains_between_two_marks() {
     assert!(inserted.iter().all(|&v| v > max_step("STOPBEFOREMARK 'dbatoolstest'")));
     let html = get(&s, "/compare/dbo.steps").text();
     assert!(html.contains("class=\"inserted\"") && html.contains("whole row"), "{html}");
+    // The pages holding the inserted rows are among the pages that differ, owned by dbo.steps.
+    let (mut listed, mut url) = (Vec::new(), "/compare/pages.json".to_string());
+    loop {
+        let pages = get(&s, &url).json();
+        listed.extend(pages["pages"].as_array().unwrap().iter().cloned());
+        match pages["next_after"].as_str() {
+            Some(next) => url = format!("/compare/pages.json?after={next}"),
+            None => break,
+        }
+    }
+    for row in steps["rows"].as_array().unwrap() {
+        let at = row["other"]["position"].as_str().unwrap();
+        let page = &at[..at.rfind(':').unwrap()];
+        let found = listed.iter().find(|p| p["page"] == page).unwrap_or_else(|| panic!("{page} not listed"));
+        assert_eq!(found["other"]["owner"], "dbo.steps", "{found}");
+    }
+    assert!(get(&s, "/compare/pages").text().contains("bytes differing"));
 
     let none = get(&studio(), "/compare.json");
     assert_eq!(none.status, StatusCode::NOT_FOUND);

@@ -139,6 +139,14 @@ fn the_stopat_chain_compared_at_two_marks_differs_by_the_marked_inserts() {
     assert!(back.rows.iter().all(|r| r.change == Change::Deleted
         && r.before.as_ref().unwrap().1[step].as_i64().unwrap() > max_step("STOPBEFOREMARK 'dbatoolstest'")));
 
+    // Every page holding a row the marked transaction inserted differs between the two points.
+    let differing: Vec<PageId> =
+        mdfkit::compare::compare_pages(&before, &at, None, usize::MAX).pages.iter().map(|p| p.id).collect();
+    for r in &c.rows {
+        let page = r.after.as_ref().unwrap().0.page;
+        assert!(differing.contains(&page), "{page} holds an inserted row but is not listed");
+    }
+
     let counts = compare_tables(&before, &at, false).unwrap();
     let steps_counts = counts.iter().find(|t| t.name == "dbo.steps").unwrap();
     println!("dbo.steps: {} rows inserted at the mark; counts {:?}", c.inserted, steps_counts);
@@ -245,4 +253,48 @@ fn a_clustered_table_s_rows_are_matched_by_key() {
     assert_eq!(deleted_keys, (1001..=1010).collect::<Vec<_>>());
     assert_eq!(keys.len(), 1010);
     assert!("elsewhere:1:2:3".parse::<mdfkit::compare::After>().is_err());
+}
+
+/// Pages compared byte for byte: the forged shop against a copy with three pages changed where
+/// this test changed them (one byte, a run of 100 bytes, a page zeroed) and a file cut short by
+/// two pages lists exactly those five pages, with where the bytes first differ and how many; a
+/// listing of one page at a time walks them in order; a database against itself lists none.
+#[test]
+fn pages_that_differ_are_the_pages_changed() {
+    use mdfkit::compare::compare_pages;
+    let original = forged_shop();
+    let mut changed = original.clone();
+    let mdf = &mut changed.iter_mut().find(|(name, _)| name.ends_with(".mdf")).unwrap().1;
+    let pages = (mdf.len() / PAGE_SIZE) as u32;
+    let at = |page: u32, offset: usize| page as usize * PAGE_SIZE + offset;
+    // Three pages in use (a page header's first byte is 1) past the file's system pages.
+    let used: Vec<u32> = (40..pages - 2).filter(|&p| mdf[at(p, 0)] == 1).take(3).collect();
+    mdf[at(used[0], 500)] ^= 0xff;
+    mdf[at(used[1], 200)..at(used[1], 300)].iter_mut().for_each(|b| *b = !*b);
+    mdf[at(used[2], 0)..at(used[2] + 1, 0)].fill(0);
+    mdf.truncate(at(pages - 2, 0));
+    let (first, second) = (open(original), open(changed));
+
+    let listed = compare_pages(&first, &second, None, usize::MAX);
+    let ids: Vec<PageId> = listed.pages.iter().map(|p| p.id).collect();
+    let expected: Vec<PageId> =
+        [used[0], used[1], used[2], pages - 2, pages - 1].iter().map(|&p| PageId::new(1, p)).collect();
+    assert_eq!(ids, expected);
+    assert_eq!(listed.pages[0].bytes, Some((500, 1)));
+    assert_eq!(listed.pages[1].bytes, Some((200, 100)));
+    assert!(listed.pages[2].headers[0].is_some() && listed.pages[2].headers[1].is_none(), "zeroed: no header");
+    assert_eq!(listed.pages[3].held, [true, false]);
+    assert_eq!(listed.next, None);
+
+    let (mut walked, mut after) = (Vec::new(), None);
+    loop {
+        let one = compare_pages(&first, &second, after, 1);
+        walked.extend(one.pages.iter().map(|p| p.id));
+        match one.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(walked, expected);
+    assert!(compare_pages(&first, &first, None, 10).pages.is_empty());
 }

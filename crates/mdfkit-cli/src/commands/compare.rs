@@ -4,8 +4,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use mdfkit::compare::{compare_rows, compare_tables, After, Change};
+use mdfkit::compare::{compare_pages, compare_rows, compare_tables, After, Change};
 use mdfkit::log::redo::StopPoint;
+use mdfkit::page::PageId;
 use mdfkit::value::Value;
 
 use super::{stdout, Outcome};
@@ -13,13 +14,37 @@ use crate::output::{write_rows, Format};
 
 /// The columns of the per-table listing.
 const COUNT_COLUMNS: [&str; 5] = ["table", "rows", "rows_other", "pages", "pages_other"];
+/// The columns of the page listing.
+const PAGE_COLUMNS: [&str; 7] =
+    ["page", "type", "owner", "type_other", "owner_other", "first_differing_byte", "bytes_differing"];
+
+/// What `mdfkit compare` lists.
+pub enum Listing<'a> {
+    /// Every table with its counts on both sides.
+    Tables,
+    /// One table's rows that differ, after a cursor.
+    Rows { table: &'a str, after: Option<After> },
+    /// The pages whose bytes differ, after a page.
+    Pages { after: Option<PageId> },
+}
+
+/// A side's page type and owner at a differing page, or why it has none.
+fn page_side(db: &mdfkit::Database, p: &mdfkit::compare::PageDifference, side: usize) -> [Value; 2] {
+    match (p.held[side], &p.headers[side]) {
+        (false, _) => [Value::text("not held"), Value::Null],
+        (true, None) => [Value::text("no page header"), Value::Null],
+        (true, Some(h)) => [
+            Value::text(h.page_type.name()),
+            mdfkit::anatomy::owner_of(db, h).map_or(Value::Null, |(t, _)| Value::text(t.qualified_name())),
+        ],
+    }
+}
 
 pub fn compare(
     files: &[PathBuf],
     position: Option<u16>,
     other: &[PathBuf],
-    table: Option<&str>,
-    after: Option<After>,
+    listing: Listing,
     limit: usize,
     format: Format,
 ) -> Outcome {
@@ -27,8 +52,8 @@ pub fn compare(
     let other_db = mdfkit::Database::open_until(other, None, StopPoint::End)?;
     crate::chain::announce_plan(other_db.reader().source());
     let count = |n: Option<i64>| n.map_or(Value::Null, Value::Int);
-    let (columns, rows): (Vec<String>, Vec<Vec<Value>>) = match table {
-        None => {
+    let (columns, rows): (Vec<String>, Vec<Vec<Value>>) = match listing {
+        Listing::Tables => {
             let counts = compare_tables(&db, &other_db, false)?;
             let rows = counts
                 .iter()
@@ -38,7 +63,29 @@ pub fn compare(
                 .collect();
             (COUNT_COLUMNS.iter().map(|c| c.to_string()).collect(), rows)
         }
-        Some(name) => {
+        Listing::Pages { after } => {
+            let c = compare_pages(&db, &other_db, after, limit);
+            eprintln!("{} pages differ of {} compared", c.pages.len(), c.compared);
+            if let Some(next) = c.next {
+                eprintln!("(more pages may differ: --after-page {next} lists the next ones)");
+            }
+            let rows = c
+                .pages
+                .iter()
+                .map(|p| {
+                    let mut line = vec![Value::text(p.id.to_string())];
+                    line.extend(page_side(&db, p, 0));
+                    line.extend(page_side(&other_db, p, 1));
+                    let (first, count) = p
+                        .bytes
+                        .map_or((Value::Null, Value::Null), |(f, n)| (Value::Int(f as i64), Value::Int(n as i64)));
+                    line.extend([first, count]);
+                    line
+                })
+                .collect();
+            (PAGE_COLUMNS.iter().map(|c| c.to_string()).collect(), rows)
+        }
+        Listing::Rows { table: name, after } => {
             let c = compare_rows(&db, &other_db, name, after, limit)?;
             eprintln!(
                 "{name}: {} inserted, {} deleted, {} changed, {} unchanged (matched by {})",

@@ -25,7 +25,7 @@ use mdfkit::Error;
 
 pub(crate) use backups::date_value;
 pub use check::check;
-pub use compare::compare;
+pub use compare::{compare, Listing as CompareListing};
 pub use demo::demo;
 pub use export::export;
 pub use info::info;
