@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
-use mdfkit::compare::{compare_pages, compare_rows, compare_tables, After, Change, PageDifference, RowChange};
+use mdfkit::compare::{compare_pages, compare_rows, compare_tables, After, Change, RowChange};
 use mdfkit::scan::ScanPosition;
 use mdfkit::value::Value as SqlValue;
 use mdfkit::{Database, Error};
@@ -249,18 +249,6 @@ async fn pages_answer(
     answer(s, json_only, link, move |s| pages_view(s, after)).await
 }
 
-/// What one side holds at a differing page: its type and owner, or why there is none.
-fn page_side(db: &Database, p: &PageDifference, side: usize) -> (String, Option<String>) {
-    match (p.held[side], &p.headers[side]) {
-        (false, _) => ("not held".into(), None),
-        (true, None) => ("no page header".into(), None),
-        (true, Some(h)) => {
-            let owner = mdfkit::anatomy::owner_of(db, h).map(|(t, _)| t.qualified_name());
-            (h.page_type.name(), owner)
-        }
-    }
-}
-
 fn pages_view(s: &Studio, after: Option<mdfkit::page::PageId>) -> mdfkit::Result<View> {
     let o = other(s)?;
     let c = compare_pages(&s.db, &o.db, after, ROWS_LISTED);
@@ -281,7 +269,7 @@ fn pages_view(s: &Studio, after: Option<mdfkit::page::PageId>) -> mdfkit::Result
         .pages
         .iter()
         .map(|p| {
-            let (this, other) = (page_side(&s.db, p, 0), page_side(&o.db, p, 1));
+            let (this, other) = (p.describe(&s.db, 0), p.describe(&o.db, 1));
             let (first_byte, differing) = p.bytes.map_or((None, None), |(f, n)| (Some(f), Some(n)));
             json_pages.push(json!({
                 "page": p.id.to_string(),

@@ -28,18 +28,6 @@ pub enum Listing<'a> {
     Pages { after: Option<PageId> },
 }
 
-/// A side's page type and owner at a differing page, or why it has none.
-fn page_side(db: &mdfkit::Database, p: &mdfkit::compare::PageDifference, side: usize) -> [Value; 2] {
-    match (p.held[side], &p.headers[side]) {
-        (false, _) => [Value::text("not held"), Value::Null],
-        (true, None) => [Value::text("no page header"), Value::Null],
-        (true, Some(h)) => [
-            Value::text(h.page_type.name()),
-            mdfkit::anatomy::owner_of(db, h).map_or(Value::Null, |(t, _)| Value::text(t.qualified_name())),
-        ],
-    }
-}
-
 pub fn compare(
     files: &[PathBuf],
     position: Option<u16>,
@@ -74,8 +62,10 @@ pub fn compare(
                 .iter()
                 .map(|p| {
                     let mut line = vec![Value::text(p.id.to_string())];
-                    line.extend(page_side(&db, p, 0));
-                    line.extend(page_side(&other_db, p, 1));
+                    for (side, db) in [&db, &other_db].into_iter().enumerate() {
+                        let (page_type, owner) = p.describe(db, side);
+                        line.extend([Value::text(page_type), owner.map_or(Value::Null, Value::text)]);
+                    }
                     let (first, count) = p
                         .bytes
                         .map_or((Value::Null, Value::Null), |(f, n)| (Value::Int(f as i64), Value::Int(n as i64)));

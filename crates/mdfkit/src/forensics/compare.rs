@@ -363,6 +363,18 @@ pub struct PageDifference {
     pub bytes: Option<(usize, usize)>,
 }
 
+impl PageDifference {
+    /// What the first (`side` 0) or second side holds at the page: its page type and owning
+    /// table, or why there is none (`not held`, `no page header`).
+    pub fn describe(&self, db: &Database, side: usize) -> (String, Option<String>) {
+        match (self.held[side], &self.headers[side]) {
+            (false, _) => ("not held".into(), None),
+            (true, None) => ("no page header".into(), None),
+            (true, Some(h)) => (h.page_type.name(), crate::anatomy::owner_of(db, h).map(|(t, _)| t.qualified_name())),
+        }
+    }
+}
+
 /// A listing of the pages that differ.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageComparison {
