@@ -945,20 +945,37 @@ async fn map(State(s): State<Shared>, Query(q): Params) -> Result<Response, Fail
     if q.get("check").is_some_and(|c| c == "1") {
         crate::map::CheckRun::start(s.clone());
     }
-    answer(s, false, format!("/map.json?mode={}", mode.name()), move |s| map_view(s, mode)).await
+    answer(s, false, format!("/map.json?mode={}", mode.name()), move |s| map_view(s, mode, false)).await
 }
 
 async fn map_json(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
     let mode = map_mode(&q)?;
-    answer(s, true, String::new(), move |s| map_view(s, mode)).await
+    answer(s, true, String::new(), move |s| map_view(s, mode, true)).await
 }
 
-fn map_view(s: &Studio, mode: crate::map::Mode) -> mdfkit::Result<View> {
+/// The map view: its JSON twin (every cell: a million numbers on an 8 GB file) only when
+/// `json_only`, else its HTML only.
+fn map_view(s: &Studio, mode: crate::map::Mode, json_only: bool) -> mdfkit::Result<View> {
     use crate::map::{AllocationMap, Mode, CELL, COLUMNS};
     let m = s.map.get_or_init(|| AllocationMap::read(&s.db));
     // One look at the check: the map's colours and its progress line must agree.
     let check = s.check.state();
     let painted = m.paint(mode, check.damaged_pages().as_ref());
+    let (title, cli) = ("Allocation map".to_string(), s.cli("pages", ""));
+    if json_only {
+        let json = json!({
+            "mode": mode.name(),
+            "columns": COLUMNS,
+            "cell_pixels": CELL,
+            "legend": painted.legend.iter().map(|l| json!({"label": l.label, "rgb": format!("#{:02x}{:02x}{:02x}", l.rgb[0], l.rgb[1], l.rgb[2]), "count": l.count})).collect::<Vec<_>>(),
+            "files": painted.files.iter().map(|(f, cells)| json!({"file_id": f, "pages": cells.len(), "cells": cells})).collect::<Vec<_>>(),
+            "check": {
+                "running": check.running, "pages_done": check.pages_done, "pages_total": check.pages_total,
+                "problems": check.problems.as_ref().map(|p| p.iter().map(|p| json!({"page": p.page.map(|x| x.to_string()), "object": p.object, "what": p.what})).collect::<Vec<_>>()),
+            },
+        });
+        return Ok(View { title, json, body: String::new(), cli });
+    }
     let mut body = String::from("<p class=\"modes\">Colour by: ");
     for other in Mode::ALL {
         if other == mode {
@@ -1015,18 +1032,7 @@ fn map_view(s: &Studio, mode: crate::map::Mode) -> mdfkit::Result<View> {
             COLUMNS * CELL
         );
     }
-    let json = json!({
-        "mode": mode.name(),
-        "columns": COLUMNS,
-        "cell_pixels": CELL,
-        "legend": painted.legend.iter().map(|l| json!({"label": l.label, "rgb": format!("#{:02x}{:02x}{:02x}", l.rgb[0], l.rgb[1], l.rgb[2]), "count": l.count})).collect::<Vec<_>>(),
-        "files": painted.files.iter().map(|(f, cells)| json!({"file_id": f, "pages": cells.len(), "cells": cells})).collect::<Vec<_>>(),
-        "check": {
-            "running": check.running, "pages_done": check.pages_done, "pages_total": check.pages_total,
-            "problems": check.problems.as_ref().map(|p| p.iter().map(|p| json!({"page": p.page.map(|x| x.to_string()), "object": p.object, "what": p.what})).collect::<Vec<_>>()),
-        },
-    });
-    Ok(View { title: "Allocation map".into(), json, body, cli: s.cli("pages", "") })
+    Ok(View { title, json: Value::Null, body, cli })
 }
 
 async fn map_png(State(s): State<Shared>, Path(file): Path<String>, Query(q): Params) -> Result<Response, Failure> {
