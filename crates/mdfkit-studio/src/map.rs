@@ -231,16 +231,22 @@ impl AllocationMap {
         // The owner mode's colours go to the tables with the most pages.
         let mut coloured: HashMap<&str, usize> = HashMap::new();
         if mode == Mode::Owner {
-            let mut pages: HashMap<&str, usize> = HashMap::new();
+            // Pages by unit first (one integer key a cell), then by table.
+            let mut by_unit: HashMap<i64, usize> = HashMap::new();
             for c in self.cells.values().flatten() {
-                if let Some(o) = self.owners.get(&c.unit) {
-                    *pages.entry(o).or_default() += 1;
+                *by_unit.entry(c.unit).or_default() += 1;
+            }
+            let mut pages: HashMap<&str, usize> = HashMap::new();
+            for (unit, n) in by_unit {
+                if let Some(o) = self.owners.get(&unit) {
+                    *pages.entry(o).or_default() += n;
                 }
             }
             let mut by_size: Vec<(&str, usize)> = pages.into_iter().collect();
             by_size.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
             coloured = by_size.iter().take(OWNERS_COLOURED).enumerate().map(|(i, (o, _))| (*o, i)).collect();
         }
+        let mut unit_entries: HashMap<i64, u16> = HashMap::new();
         let mut files = BTreeMap::new();
         for (file, cells) in &self.cells {
             let mut painted = Vec::with_capacity(cells.len());
@@ -248,10 +254,11 @@ impl AllocationMap {
                 let i = match mode {
                     Mode::Type => entry(c.kind.name(), c.kind.rgb()),
                     Mode::Owner => match self.owners.get(&c.unit).map(String::as_str) {
-                        Some(o) => match coloured.get(o) {
+                        // Each unit's entry found once: its table's name is hashed once, not per page.
+                        Some(o) => *unit_entries.entry(c.unit).or_insert_with(|| match coloured.get(o) {
                             Some(&k) => entry(o, PALETTE[k]),
                             None => entry("other tables", GREY),
-                        },
+                        }),
                         None if c.unit != 0 && c.kind != Kind::Unformatted => {
                             entry("no table (indexes, internal)", [0x78, 0x90, 0x9c])
                         }
