@@ -1056,6 +1056,12 @@ fn page_prints_a_page_like_dbcc_page_and_as_json() {
     assert!(dbcc.starts_with(&format!("PAGE: ({page_id})\n")), "{dbcc}");
     assert!(dbcc.contains("m_slotCnt") && dbcc.contains("Record Type = PRIMARY_RECORD"), "{dbcc}");
     assert!(dbcc.contains(&format!("au_id = {}", first["au_id"].as_str().unwrap())), "{dbcc}");
+    // Microsoft's instpubs.sql clusters authors on its primary key UPKCL_auidind.
+    let owner = format!(
+        "Owner: dbo.authors, index 1 UPKCL_auidind, partition 1, IN_ROW_DATA (allocation unit {})",
+        page["allocation_unit"]
+    );
+    assert!(dbcc.contains(&owner), "{dbcc}");
 }
 
 /// `search` finds a row's key where the scan says the row lives: on its page, inside its record,

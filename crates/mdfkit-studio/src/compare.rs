@@ -82,9 +82,10 @@ fn tables_view(s: &Studio) -> mdfkit::Result<View> {
         })
         .collect();
     let mut body = format!(
-        "<p>This side: {}. Compared with: {}. Rows as each catalog records them (no scan: a chain rolled \
-         forward keeps its full backup's counts), pages as each table's IAM chains map them; a table's link \
-         compares its rows. {}</p>",
+        "<p>This side: {}. Compared with: {}. Rows as each catalog records them, counted on the pages \
+         for partitions a restore chain's log changed (the catalog keeps the full backup's counts there), pages \
+         as each table's IAM chains map them; a table's link compares its rows (keys as SQL Server compares \
+         them: trailing spaces, and case under a _CI collation, ignored). {}</p>",
         esc(&files(&s.files)),
         esc(&files(&o.files)),
         a("/compare/pages", "Pages whose bytes differ")

@@ -41,6 +41,8 @@ pub struct Studio {
     pub allow_remote: bool,
     /// The allocation map, read once on first use.
     pub map: std::sync::OnceLock<map::AllocationMap>,
+    /// The allocation map's PNGs drawn so far (the newest few).
+    pub pngs: map::PngCache,
     /// `check` run in the background from the map view.
     pub check: map::CheckRun,
     /// The database compared with (`--compare OTHER`).
@@ -64,6 +66,7 @@ impl Studio {
             token: security::new_token()?,
             allow_remote: false,
             map: Default::default(),
+            pngs: Default::default(),
             check: Default::default(),
             compare: None,
             fetch_report: None,

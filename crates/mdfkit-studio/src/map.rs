@@ -16,6 +16,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
+use axum::body::Bytes;
 use mdfkit::page::allocation::{pfs_intervals, PfsByte, PfsMap};
 use mdfkit::page::{PageId, PageType};
 use mdfkit::recovery::PageSummary;
@@ -194,15 +195,14 @@ impl AllocationMap {
                 }
             }
         }
-        let mut owners = HashMap::new();
-        let units = &db.catalog().base().allocation_units;
-        for t in db.catalog().tables(true) {
-            for p in &t.partitions {
-                for u in units.iter().filter(|u| u.owner_id == p.partition_id) {
-                    owners.insert(u.id, t.qualified_name());
-                }
-            }
-        }
+        // Pages of a table's heap or clustered index and of their LOB and row-overflow data.
+        let owners = db
+            .catalog()
+            .owners()
+            .iter()
+            .filter(|o| o.is_table() && o.holds_rows())
+            .map(|o| (o.unit.id, o.object.clone()))
+            .collect();
         AllocationMap { cells, owners }
     }
 
@@ -216,25 +216,37 @@ impl AllocationMap {
     pub fn paint(&self, mode: Mode, damaged: Option<&std::collections::HashSet<PageId>>) -> Painted {
         let mut legend: Vec<Legend> = Vec::new();
         let mut index: HashMap<String, u16> = HashMap::new();
+        // A label is looked up by reference: a million cells allocate no text.
         let mut entry = |label: &str, rgb: [u8; 3]| -> u16 {
-            *index.entry(label.to_string()).or_insert_with(|| {
-                legend.push(Legend { label: label.to_string(), rgb, count: 0 });
-                (legend.len() - 1) as u16
-            })
+            if let Some(&i) = index.get(label) {
+                return i;
+            }
+            legend.push(Legend { label: label.to_string(), rgb, count: 0 });
+            let i = (legend.len() - 1) as u16;
+            index.insert(label.to_string(), i);
+            i
         };
+        // The fullness mode's entry of each fullness value, spelled once.
+        let mut fullness_entries = [None; 8];
         // The owner mode's colours go to the tables with the most pages.
         let mut coloured: HashMap<&str, usize> = HashMap::new();
         if mode == Mode::Owner {
-            let mut pages: HashMap<&str, usize> = HashMap::new();
+            // Pages by unit first (one integer key a cell), then by table.
+            let mut by_unit: HashMap<i64, usize> = HashMap::new();
             for c in self.cells.values().flatten() {
-                if let Some(o) = self.owners.get(&c.unit) {
-                    *pages.entry(o).or_default() += 1;
+                *by_unit.entry(c.unit).or_default() += 1;
+            }
+            let mut pages: HashMap<&str, usize> = HashMap::new();
+            for (unit, n) in by_unit {
+                if let Some(o) = self.owners.get(&unit) {
+                    *pages.entry(o).or_default() += n;
                 }
             }
             let mut by_size: Vec<(&str, usize)> = pages.into_iter().collect();
             by_size.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
             coloured = by_size.iter().take(OWNERS_COLOURED).enumerate().map(|(i, (o, _))| (*o, i)).collect();
         }
+        let mut unit_entries: HashMap<i64, u16> = HashMap::new();
         let mut files = BTreeMap::new();
         for (file, cells) in &self.cells {
             let mut painted = Vec::with_capacity(cells.len());
@@ -242,10 +254,11 @@ impl AllocationMap {
                 let i = match mode {
                     Mode::Type => entry(c.kind.name(), c.kind.rgb()),
                     Mode::Owner => match self.owners.get(&c.unit).map(String::as_str) {
-                        Some(o) => match coloured.get(o) {
+                        // Each unit's entry found once: its table's name is hashed once, not per page.
+                        Some(o) => *unit_entries.entry(c.unit).or_insert_with(|| match coloured.get(o) {
                             Some(&k) => entry(o, PALETTE[k]),
                             None => entry("other tables", GREY),
-                        },
+                        }),
                         None if c.unit != 0 && c.kind != Kind::Unformatted => {
                             entry("no table (indexes, internal)", [0x78, 0x90, 0x9c])
                         }
@@ -253,8 +266,10 @@ impl AllocationMap {
                     },
                     Mode::Fullness => match c.pfs.map(PfsByte) {
                         Some(b) if b.allocated() => {
-                            let full = b.0 & 0x07;
-                            entry(&format!("allocated, {}", b.fullness()), FULLNESS[usize::from(full.min(4))])
+                            let full = usize::from(b.0 & 0x07);
+                            *fullness_entries[full].get_or_insert_with(|| {
+                                entry(&format!("allocated, {}", b.fullness()), FULLNESS[full.min(4)])
+                            })
                         }
                         Some(_) => entry("not allocated", WHITE),
                         None => entry("no PFS byte", GREY),
@@ -350,6 +365,39 @@ impl Painted {
     }
 }
 
+/// PNGs drawn, kept for the next request: the most kept (the newest; a PNG of a 1 TB file's
+/// map is about 1 MB).
+const PNGS_KEPT: usize = 16;
+
+/// The map's PNGs already drawn, by file, mode and whether `check` had finished (its findings
+/// paint the damage mode): drawing one costs a paint of every page and an encoding (238 ms for
+/// the 8 GB database's file), a request for one drawn costs a copy. At most [`PNGS_KEPT`].
+#[derive(Default)]
+pub struct PngCache {
+    drawn: Mutex<std::collections::VecDeque<(PngKey, Bytes)>>,
+}
+
+/// What a PNG of the map shows: (file id, mode, `check` finished).
+type PngKey = (u16, Mode, bool);
+
+impl PngCache {
+    /// File `file`'s map in `mode` as a PNG (`None`: no such file), drawn by `draw` unless kept.
+    /// The bytes are shared, not copied, with each answer.
+    pub fn get_or_draw(&self, key: PngKey, draw: impl FnOnce() -> Option<Vec<u8>>) -> Option<Bytes> {
+        if let Some((_, png)) = self.drawn.lock().ok()?.iter().find(|(k, _)| *k == key) {
+            return Some(png.clone());
+        }
+        let png = Bytes::from(draw()?);
+        if let Ok(mut drawn) = self.drawn.lock() {
+            if drawn.len() == PNGS_KEPT {
+                drawn.pop_front();
+            }
+            drawn.push_back((key, png.clone()));
+        }
+        Some(png)
+    }
+}
+
 /// `mdfkit check`'s page check run in the background: progress while it runs, then its findings.
 #[derive(Default)]
 pub struct CheckRun {
@@ -406,5 +454,36 @@ impl CheckRun {
                 state.problems = Some(problems);
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A PNG is drawn once per file, mode and check state; the oldest goes once more are kept.
+    #[test]
+    fn pngs_are_drawn_once_and_the_oldest_forgotten() {
+        let cache = PngCache::default();
+        let draws = std::cell::Cell::new(0);
+        let get = |key: PngKey| {
+            cache.get_or_draw(key, || {
+                draws.set(draws.get() + 1);
+                Some(vec![key.0 as u8, key.2 as u8])
+            })
+        };
+        assert_eq!(get((1, Mode::Owner, false)).unwrap().as_ref(), [1, 0]);
+        assert_eq!(get((1, Mode::Owner, false)).unwrap().as_ref(), [1, 0]);
+        assert_eq!(draws.get(), 1);
+        assert_eq!(get((1, Mode::Owner, true)).unwrap().as_ref(), [1, 1], "check finished: drawn again");
+        assert_eq!(get((1, Mode::Type, true)).unwrap().as_ref(), [1, 1]);
+        assert_eq!(draws.get(), 3);
+        for file in 2..(2 + PNGS_KEPT as u16) {
+            get((file, Mode::Type, false));
+        }
+        assert_eq!(draws.get(), 3 + PNGS_KEPT);
+        get((1, Mode::Owner, false));
+        assert_eq!(draws.get(), 4 + PNGS_KEPT, "the first was forgotten");
+        assert!(cache.get_or_draw((99, Mode::Type, false), || None).is_none(), "no such file");
     }
 }

@@ -10,7 +10,7 @@
 //! | `/page/1:153`                | header, verdict, slots, the 8,192 bytes by structure        |
 //! | `/record/1:153:4`            | one record's bytes per column with names, types and values  |
 //! | `/map?mode=owner`, `/map/1.png?mode=owner` | one cell per page, by type, owner, PFS fullness, ghosts or damage; click → page |
-//! | `/search?type=int&value=42`  | every page:offset holding a value's stored bytes (bounded)   |
+//! | `/search?type=int&value=42`  | every page:offset (and its owner) holding a value's stored bytes (bounded) |
 //! | `/download/dbo.T.parquet`    | the table as `mdfkit export` writes it (csv, jsonl, arrows)  |
 //! | `/compare`, `/compare/dbo.T`, `/compare/pages` | with `--compare OTHER`: counts per table, rows that differ, pages that differ ([`crate::compare`]) |
 
@@ -25,7 +25,7 @@ use axum::Router;
 use mdfkit::anatomy::{self, PageAnatomy, Part, RecordAnatomy};
 use mdfkit::catalog::model::TableInfo;
 use mdfkit::catalog::rowset::ColumnLocation;
-use mdfkit::page::{PageId, PAGE_SIZE};
+use mdfkit::page::{PageHeader, PageId, PAGE_SIZE};
 use mdfkit::scan::ScanPosition;
 use mdfkit::value::Value as SqlValue;
 use mdfkit::{Error, ErrorKind};
@@ -390,12 +390,7 @@ fn table_view(s: &Studio, name: &str) -> mdfkit::Result<View> {
     let mut partitions_json = Vec::new();
     for p in &t.partitions {
         for u in units.iter().filter(|u| u.owner_id == p.partition_id) {
-            let kind = match u.kind {
-                1 => "IN_ROW_DATA",
-                2 => "LOB_DATA",
-                3 => "ROW_OVERFLOW_DATA",
-                _ => "unknown",
-            };
+            let kind = u.kind_name();
             rows.push(vec![
                 text(p.partition_number),
                 text(p.partition_id),
@@ -431,7 +426,7 @@ fn table_view(s: &Studio, name: &str) -> mdfkit::Result<View> {
 async fn page(State(s): State<Shared>, Path(id): Path<String>) -> Result<Response, Failure> {
     let (id, json_only) = twin(&id);
     let page = anatomy::parse_page_id(&id)?;
-    answer(s, json_only, format!("/page/{page}.json"), move |s| page_view(s, page)).await
+    answer(s, json_only, format!("/page/{page}.json"), move |s| page_view(s, page, json_only)).await
 }
 
 /// Whether a part holds a column's bytes: such fields get a colour of their own ([`column_class`]).
@@ -560,12 +555,22 @@ fn verdict_badge(p: &PageAnatomy) -> String {
     format!("<span class=\"badge {class}\" id=\"verdict\">{}</span>", esc(&p.verdict_text()))
 }
 
-fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
+/// The page view: its JSON twin only when `json_only`, else its HTML only (a page of a few
+/// hundred rows has thousands of fields: spelling them twice would double the view's time).
+fn page_view(s: &Studio, id: PageId, json_only: bool) -> mdfkit::Result<View> {
     let p = anatomy::read_database_page(&s.db, id)?;
+    let (title, cli) = (format!("Page {id}"), s.cli("page", &id.to_string()));
+    if json_only {
+        return Ok(View { title, json: p.to_json(), body: String::new(), cli });
+    }
     let map = byte_map(&p);
     let mut body = format!("<p>Verdict: {}", verdict_badge(&p));
-    if let Some(owner) = &p.owner {
-        let _ = write!(body, " · owner {}", a(&format!("/table/{}", url(owner)), owner));
+    if let Some(owner) = &p.owner_unit {
+        let object = match owner.is_table() {
+            true => a(&format!("/table/{}", url(&owner.object)), &owner.object),
+            false => esc(&owner.object),
+        };
+        let _ = write!(body, " · owner {object}, {}", esc(&owner.place()));
     }
     if let Some(h) = &p.header {
         let _ = write!(body, " · type {} · level {}", esc(&h.page_type.name()), h.level);
@@ -604,9 +609,7 @@ fn page_view(s: &Studio, id: PageId) -> mdfkit::Result<View> {
     body.push_str("<h2>Bytes</h2>");
     body.push_str(&legend());
     body.push_str(&hex_view(&p, &map, 0..PAGE_SIZE));
-    let json = p.to_json();
-    let cli = s.cli("page", &id.to_string());
-    Ok(View { title: format!("Page {id}"), json, body, cli })
+    Ok(View { title, json: Value::Null, body, cli })
 }
 
 /// Most runs an allocation bitmap shows (a fragmented IAM page can have tens of thousands).
@@ -884,10 +887,13 @@ fn search_view(s: &Studio, q: &std::collections::HashMap<String, String>) -> mdf
     }
     let needle = mdfkit::search::stored_bytes(&sql_type, &value)?;
     let from = q.get("from").map(|f| anatomy::parse_page_id(f)).transpose()?;
+    let owners = s.db.catalog().owners();
     let mut hits = Vec::new();
     let end =
-        mdfkit::search::find_bytes(s.db.reader().source(), &needle, from, SEARCH_BUDGET, SEARCH_HITS, |p, o, _| {
-            hits.push((p, o))
+        mdfkit::search::find_bytes(s.db.reader().source(), &needle, from, SEARCH_BUDGET, SEARCH_HITS, |p, o, page| {
+            // The owner the page's header names, when it is a page header naming this page.
+            let header = PageHeader::parse(page).ok().filter(|h| h.header_version == 1 && h.this_page == p);
+            hits.push((p, o, header.and_then(|h| owners.of_page(&h)).map(|o| o.describe())))
         });
     let next = match end {
         mdfkit::search::SearchEnd::Done => None,
@@ -906,12 +912,16 @@ fn search_view(s: &Studio, q: &std::collections::HashMap<String, String>) -> mdf
         None => body.push_str("; every page read"),
     }
     body.push_str(".</p>");
-    let rows: Vec<Vec<Cell>> =
-        hits.iter().map(|(p, o)| vec![link(&format!("/page/{p}"), &p.to_string()), text(o)]).collect();
-    body.push_str(&html::table(&["page", "offset"], &rows, "hits"));
+    let rows: Vec<Vec<Cell>> = hits
+        .iter()
+        .map(|(p, o, owner)| {
+            vec![link(&format!("/page/{p}"), &p.to_string()), text(o), text(owner.as_deref().unwrap_or(""))]
+        })
+        .collect();
+    body.push_str(&html::table(&["page", "offset", "owner"], &rows, "hits"));
     let json = json!({
         "type": sql_type, "value": value, "bytes": hex,
-        "hits": hits.iter().map(|(p, o)| json!({"page": p.to_string(), "offset": o})).collect::<Vec<_>>(),
+        "hits": hits.iter().map(|(p, o, owner)| json!({"page": p.to_string(), "offset": o, "owner": owner})).collect::<Vec<_>>(),
         "next_from": next.map(|p| p.to_string()),
     });
     Ok(View { title: "Value search".into(), json, body, cli: s.cli("studio", "") })
@@ -935,20 +945,37 @@ async fn map(State(s): State<Shared>, Query(q): Params) -> Result<Response, Fail
     if q.get("check").is_some_and(|c| c == "1") {
         crate::map::CheckRun::start(s.clone());
     }
-    answer(s, false, format!("/map.json?mode={}", mode.name()), move |s| map_view(s, mode)).await
+    answer(s, false, format!("/map.json?mode={}", mode.name()), move |s| map_view(s, mode, false)).await
 }
 
 async fn map_json(State(s): State<Shared>, Query(q): Params) -> Result<Response, Failure> {
     let mode = map_mode(&q)?;
-    answer(s, true, String::new(), move |s| map_view(s, mode)).await
+    answer(s, true, String::new(), move |s| map_view(s, mode, true)).await
 }
 
-fn map_view(s: &Studio, mode: crate::map::Mode) -> mdfkit::Result<View> {
+/// The map view: its JSON twin (every cell: a million numbers on an 8 GB file) only when
+/// `json_only`, else its HTML only.
+fn map_view(s: &Studio, mode: crate::map::Mode, json_only: bool) -> mdfkit::Result<View> {
     use crate::map::{AllocationMap, Mode, CELL, COLUMNS};
     let m = s.map.get_or_init(|| AllocationMap::read(&s.db));
     // One look at the check: the map's colours and its progress line must agree.
     let check = s.check.state();
     let painted = m.paint(mode, check.damaged_pages().as_ref());
+    let (title, cli) = ("Allocation map".to_string(), s.cli("pages", ""));
+    if json_only {
+        let json = json!({
+            "mode": mode.name(),
+            "columns": COLUMNS,
+            "cell_pixels": CELL,
+            "legend": painted.legend.iter().map(|l| json!({"label": l.label, "rgb": format!("#{:02x}{:02x}{:02x}", l.rgb[0], l.rgb[1], l.rgb[2]), "count": l.count})).collect::<Vec<_>>(),
+            "files": painted.files.iter().map(|(f, cells)| json!({"file_id": f, "pages": cells.len(), "cells": cells})).collect::<Vec<_>>(),
+            "check": {
+                "running": check.running, "pages_done": check.pages_done, "pages_total": check.pages_total,
+                "problems": check.problems.as_ref().map(|p| p.iter().map(|p| json!({"page": p.page.map(|x| x.to_string()), "object": p.object, "what": p.what})).collect::<Vec<_>>()),
+            },
+        });
+        return Ok(View { title, json, body: String::new(), cli });
+    }
     let mut body = String::from("<p class=\"modes\">Colour by: ");
     for other in Mode::ALL {
         if other == mode {
@@ -1005,18 +1032,7 @@ fn map_view(s: &Studio, mode: crate::map::Mode) -> mdfkit::Result<View> {
             COLUMNS * CELL
         );
     }
-    let json = json!({
-        "mode": mode.name(),
-        "columns": COLUMNS,
-        "cell_pixels": CELL,
-        "legend": painted.legend.iter().map(|l| json!({"label": l.label, "rgb": format!("#{:02x}{:02x}{:02x}", l.rgb[0], l.rgb[1], l.rgb[2]), "count": l.count})).collect::<Vec<_>>(),
-        "files": painted.files.iter().map(|(f, cells)| json!({"file_id": f, "pages": cells.len(), "cells": cells})).collect::<Vec<_>>(),
-        "check": {
-            "running": check.running, "pages_done": check.pages_done, "pages_total": check.pages_total,
-            "problems": check.problems.as_ref().map(|p| p.iter().map(|p| json!({"page": p.page.map(|x| x.to_string()), "object": p.object, "what": p.what})).collect::<Vec<_>>()),
-        },
-    });
-    Ok(View { title: "Allocation map".into(), json, body, cli: s.cli("pages", "") })
+    Ok(View { title, json: Value::Null, body, cli })
 }
 
 async fn map_png(State(s): State<Shared>, Path(file): Path<String>, Query(q): Params) -> Result<Response, Failure> {
@@ -1027,8 +1043,11 @@ async fn map_png(State(s): State<Shared>, Path(file): Path<String>, Query(q): Pa
         .ok_or_else(|| Error::not_found(format!("{file}: ask for FILE_ID.png")))?;
     let studio = s.clone();
     let png = tokio::task::spawn_blocking(move || {
-        let m = studio.map.get_or_init(|| crate::map::AllocationMap::read(&studio.db));
-        m.paint(mode, studio.check.state().damaged_pages().as_ref()).png(file)
+        let damaged = studio.check.state().damaged_pages();
+        studio.pngs.get_or_draw((file, mode, damaged.is_some()), || {
+            let m = studio.map.get_or_init(|| crate::map::AllocationMap::read(&studio.db));
+            m.paint(mode, damaged.as_ref()).png(file)
+        })
     })
     .await
     .map_err(|e| Failure(Error::new(ErrorKind::Io, format!("the map failed: {e}"))))?

@@ -9,7 +9,7 @@ use axum::http::{header, Request, StatusCode};
 use mdfkit::scan::Flow;
 use mdfkit_studio::json::json_object;
 use mdfkit_studio::{router, Studio};
-use serde_json::Value;
+use serde_json::{json, Value};
 use tower::ServiceExt;
 
 /// `name` in this process's scratch folder under the build's own temporary folder (not the
@@ -264,6 +264,18 @@ fn page_and_record_json_are_the_anatomy() {
     }
     let html = get(&s, &format!("/record/{at}")).text();
     assert!(html.contains("class=\"p-fixed-column c1\"") && html.contains("CustomerID"), "{html}");
+    // The page's owner: the forge clusters dbo.Customers on its key (index 1, PK_Customers), one
+    // partition, in-row data.
+    let page = at.rsplit_once(':').unwrap().0;
+    let got = get(&s, &format!("/page/{page}.json")).json();
+    let owner = &got["owner_unit"];
+    let named = (&owner["object"], &owner["index_id"], &owner["index"], &owner["partition_number"], &owner["kind"]);
+    assert_eq!(named, (&json!("dbo.Customers"), &json!(1), &json!("PK_Customers"), &json!(1), &json!("IN_ROW_DATA")));
+    assert_eq!(owner["allocation_unit"], got["allocation_unit"], "{owner}");
+    let html = get(&s, &format!("/page/{page}")).text();
+    let named =
+        "owner <a href=\"/table/dbo.Customers\">dbo.Customers</a>, index 1 PK_Customers, partition 1, IN_ROW_DATA";
+    assert!(html.contains(named), "{html}");
     assert_eq!(get(&s, "/record/1:48:9999.json").status, StatusCode::NOT_FOUND);
     assert_eq!(get(&s, "/page/banana").status, StatusCode::NOT_FOUND);
 }
@@ -892,17 +904,20 @@ fn value_search_finds_a_value_s_stored_bytes_where_the_record_holds_them() {
     let found = get(&s, "/search.json?type=bigint&value=104999").json();
     assert_eq!(found["bytes"], "279a010000000000");
     let hits = found["hits"].as_array().unwrap();
-    assert!(
-        hits.iter().any(|h| h["page"] == page && h["offset"] == column["offset"]),
-        "{hits:?} lacks {page} {column}"
-    );
+    let hit = hits.iter().find(|h| h["page"] == page && h["offset"] == column["offset"]);
+    let hit = hit.unwrap_or_else(|| panic!("{hits:?} lacks {page} {column}"));
+    // Its owner: the row's table, its in-row data.
+    let owner = hit["owner"].as_str().unwrap();
+    assert!(owner.starts_with("dbo.Orders, ") && owner.ends_with(", partition 1, IN_ROW_DATA"), "{owner}");
     assert_eq!(found["next_from"], Value::Null, "the demo is read within the budget");
     // Text: a customer's name as nvarchar is found on that customer's page.
     let customers = get(&s, "/rows/dbo.Customers.json").json();
     let name = customers["rows"][0]["Name"].as_str().unwrap();
     let where_ = customers["locations"][0].as_str().unwrap().rsplit_once(':').unwrap().0;
     let found = get(&s, &format!("/search.json?type=nvarchar&value={}", mdfkit_studio::html::url(name))).json();
-    assert!(found["hits"].as_array().unwrap().iter().any(|h| h["page"] == where_), "{name} not found on {where_}");
+    let hit = found["hits"].as_array().unwrap().iter().find(|h| h["page"] == where_).cloned();
+    let hit = hit.unwrap_or_else(|| panic!("{name} not found on {where_}"));
+    assert!(hit["owner"].as_str().unwrap().starts_with("dbo.Customers, "), "{hit}");
     let html = get(&s, "/search?type=bigint&value=104999").text();
     assert!(html.contains(&format!("href=\"/page/{page}\"")) && html.contains("id=\"search-status\""), "{html}");
     assert_eq!(get(&s, "/search.json?type=datetime&value=2024").status, StatusCode::UNPROCESSABLE_ENTITY);

@@ -46,8 +46,8 @@ fn write_dbcc(out: &mut impl Write, page: &PageAnatomy, note: Option<&str>) -> s
     writeln!(out, "PAGE: ({})", page.id)?;
     writeln!(out)?;
     writeln!(out, "Verdict: {}", page.verdict_text())?;
-    if let Some(owner) = &page.owner {
-        writeln!(out, "Owner: {owner}")?;
+    if let Some(owner) = &page.owner_unit {
+        writeln!(out, "Owner: {} (allocation unit {})", owner.describe(), owner.unit.id)?;
     }
     for line in [note, page.error.as_deref()].into_iter().flatten() {
         writeln!(out, "Note: {line}")?;

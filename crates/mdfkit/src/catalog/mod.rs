@@ -8,6 +8,7 @@
 pub mod base;
 pub mod ddl;
 pub mod model;
+pub mod owners;
 pub mod rowset;
 pub mod scan;
 pub mod views;
@@ -58,6 +59,8 @@ pub struct Catalog {
     rows_by_object: std::sync::OnceLock<RowsByObject>,
     /// Type id → name (sysscalartypes), built on first use: every table's columns name theirs.
     type_names: std::sync::OnceLock<HashMap<i64, String>>,
+    /// Allocation unit id → owner, built on first use.
+    owners: std::sync::OnceLock<owners::UnitOwners>,
 }
 
 /// (base table, column) → value of the column → positions of the rows holding it.
@@ -113,12 +116,19 @@ impl Catalog {
             table_cache: std::sync::OnceLock::new(),
             rows_by_object: std::sync::OnceLock::new(),
             type_names: std::sync::OnceLock::new(),
+            owners: std::sync::OnceLock::new(),
         })
     }
 
     /// The system base tables as read, with the physical layouts of every rowset.
     pub fn base(&self) -> &BaseTables {
         &self.base
+    }
+
+    /// Who owns each allocation unit (object, index, partition, kind), built on first use: a
+    /// page's owner is then one lookup ([`owners::UnitOwners::of_page`]).
+    pub fn owners(&self) -> &owners::UnitOwners {
+        self.owners.get_or_init(|| owners::UnitOwners::build(self))
     }
 
     /// sysschobjs.

@@ -379,14 +379,7 @@ impl Catalog {
     }
 
     fn view_allocation_units(&self, internals: bool) -> ViewRows {
-        let type_desc = |r: RowRef| {
-            Value::text(match r.int("type") {
-                1 => "IN_ROW_DATA",
-                2 => "LOB_DATA",
-                3 => "ROW_OVERFLOW_DATA",
-                _ => "DROPPED",
-            })
-        };
+        let type_desc = |r: RowRef| Value::text(crate::page::allocation::unit_kind_name(r.int("type")));
         let mut cols: Vec<Col> = cols![
             ("allocation_unit_id", int("auid")),
             ("type", int("type")),

@@ -47,8 +47,7 @@ use std::borrow::Cow;
 
 use crate::backup::Lsn;
 use crate::bytes::{read_u16, read_u32};
-use crate::catalog::base::AllocationUnit;
-use crate::catalog::model::TableInfo;
+use crate::catalog::owners::UnitOwner;
 use crate::catalog::rowset::ColumnLocation;
 use crate::database::Database;
 use crate::error::{Error, Result};
@@ -308,8 +307,12 @@ pub struct PageAnatomy {
     pub records: Vec<RecordAnatomy>,
     /// The free space between the records and the slot array (offset, length), from the header.
     pub free_space: Option<(usize, usize)>,
-    /// The table owning the page's rows, as `schema.table`, when the catalog says.
+    /// The object owning the page, as `schema.table`, when the catalog says: the table for its
+    /// data pages and for the pages of its indexes, LOB and row-overflow data alike.
     pub owner: Option<String>,
+    /// The allocation unit owning the page, with its index, partition and kind
+    /// ([`crate::catalog::Catalog::owners`]), when the catalog says.
+    pub owner_unit: Option<UnitOwner>,
     /// The fields of a PAGE compressed page's CI structure, in offset order (its header, its
     /// anchor record taken apart as a CD record, its dictionary); empty when the page has none.
     pub compression_info: Vec<Field>,
@@ -420,42 +423,50 @@ impl PageAnatomy {
 /// Reads page `id` from `source` and takes it apart; rows are decoded with `decoder` when given
 /// (it must be the decoder of the page's partition).
 pub fn read_page(source: &dyn PageSource, id: PageId, decoder: Option<&RowDecoder>) -> Result<PageAnatomy> {
-    let mut bytes = vec![0u8; PAGE_SIZE].into_boxed_slice();
-    source.read_raw(id, &mut bytes).map_err(|e| e.at_page(id))?;
-    let verdict = protection::verify_and_restore(&mut bytes);
+    let (bytes, verdict) = read_verified(source, id)?;
     Ok(take_apart(bytes, id, verdict, decoder))
 }
 
-/// Reads page `id` of `db` and takes it apart, decoding the rows of a data page with its
-/// table's columns when the catalog names the page's owner and its storage is decoded.
-pub fn read_database_page(db: &Database, id: PageId) -> Result<PageAnatomy> {
-    let mut anatomy = read_page(db.reader().source(), id, None)?;
-    let Some(header) = anatomy.header else { return Ok(anatomy) };
-    let Some((table, unit)) = owner_of(db, &header) else { return Ok(anatomy) };
-    anatomy.owner = Some(table.qualified_name());
-    let is_leaf_row_page = header.page_type == PageType::Data && header.level == 0 && unit.kind == 1;
-    if is_leaf_row_page {
-        match db.row_decoder(&table, unit.owner_id, None) {
-            Ok(decoder) => anatomy = take_apart(anatomy.bytes, id, anatomy.verdict, Some(&decoder)),
-            Err(e) => anatomy.error = Some(format!("rows not decoded: {e}")),
-        }
-        anatomy.owner = Some(table.qualified_name());
-    }
-    Ok(anatomy)
+/// Page `id`'s bytes (torn-page bits restored) and what its protection says of them.
+fn read_verified(source: &dyn PageSource, id: PageId) -> Result<(Box<[u8]>, Verdict)> {
+    let mut bytes = vec![0u8; PAGE_SIZE].into_boxed_slice();
+    source.read_raw(id, &mut bytes).map_err(|e| e.at_page(id))?;
+    let verdict = protection::verify_and_restore(&mut bytes);
+    Ok((bytes, verdict))
 }
 
-/// The table and allocation unit a page belongs to ([`PageHeader::belongs_to`]: pages last
-/// written by SQL Server 2000 name their table instead).
-pub fn owner_of(db: &Database, header: &PageHeader) -> Option<(TableInfo, AllocationUnit)> {
-    let units = &db.catalog().base().allocation_units;
-    let unit = units
-        .iter()
-        .find(|u| u.id == header.allocation_unit_id())
-        .or_else(|| units.iter().find(|u| header.belongs_to(u.id)))?
-        .clone();
-    let table =
-        db.catalog().tables(true).into_iter().find(|t| t.partitions.iter().any(|p| p.partition_id == unit.owner_id))?;
-    Some((table, unit))
+/// Reads page `id` of `db` and takes it apart, decoding the rows of a data page with its
+/// table's columns when the catalog names the page's owner and its storage is decoded. The
+/// owner is one lookup ([`crate::catalog::Catalog::owners`]) and the page is taken apart once.
+pub fn read_database_page(db: &Database, id: PageId) -> Result<PageAnatomy> {
+    let (bytes, verdict) = read_verified(db.reader().source(), id)?;
+    let owners = db.catalog().owners();
+    // The header as `take_apart` accepts it: parsed, and naming this page.
+    let header = PageHeader::parse(&bytes).ok().filter(|h| h.this_page == id);
+    let owner = header.as_ref().and_then(|h| owners.of_page(h));
+    let mut not_decoded = None;
+    let decoder = match (header, owner) {
+        (Some(h), Some(o)) if h.page_type == PageType::Data && h.level == 0 && o.unit.kind == 1 && o.holds_rows() => {
+            match owners.table(o).map(|t| db.row_decoder(t, o.partition_id, None)) {
+                Some(Ok(decoder)) => Some(decoder),
+                Some(Err(e)) => {
+                    not_decoded = Some(format!("rows not decoded: {e}"));
+                    None
+                }
+                None => None,
+            }
+        }
+        _ => None,
+    };
+    let mut anatomy = take_apart(bytes, id, verdict, decoder.as_ref());
+    if let Some(o) = owner {
+        anatomy.owner = Some(o.object.clone());
+        anatomy.owner_unit = Some(o.clone());
+    }
+    if let Some(e) = not_decoded {
+        anatomy.error = Some(e);
+    }
+    Ok(anatomy)
 }
 
 /// Where a decoder's columns lie in a record, worked out once a page.
@@ -518,6 +529,7 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         records: Vec::new(),
         free_space: None,
         owner: None,
+        owner_unit: None,
         compression_info: Vec::new(),
         bytes,
     };
@@ -1370,6 +1382,11 @@ impl PageAnatomy {
             "verdict": self.verdict_text(),
             "damaged": self.verdict.is_damaged(),
             "owner": self.owner,
+            "owner_unit": self.owner_unit.as_ref().map(|o| serde_json::json!({
+                "allocation_unit": o.unit.id, "kind": o.unit.kind_name(), "object": o.object,
+                "object_id": o.object_id, "index_id": o.index_id, "index": o.index_name,
+                "partition_number": o.partition_number, "partition_id": o.partition_id,
+            })),
             "error": self.error,
             "type": h.map(|h| h.page_type.name()),
             "level": h.map(|h| h.level),

@@ -2,14 +2,20 @@
 //! files, or one backup chain restored to two points.
 //!
 //! - [`compare_tables`]: each table of either side with its row and page counts on both: rows from
-//!   the catalog (`sys.partitions.rows`, no scan: a chain rolled forward keeps its full backup's
-//!   counts there, as the StopAt chain shows), pages from the allocation units' IAM chains (the
-//!   pages they map that PFS marks allocated: what the log's redo changed shows there).
+//!   the catalog (`sys.partitions.rows`, no scan), except the partitions a restore chain's log
+//!   changed, whose rows are counted on their pages ([`Database::tables_counted`], as `mdfkit
+//!   tables` does: the catalog keeps the full backup's counts there, as the StopAt chain shows);
+//!   pages from the allocation units' IAM chains (the pages they map that PFS marks allocated:
+//!   what the log's redo changed shows there).
 //! - [`compare_rows`]: one table's rows inserted, deleted and changed. Rows are matched by the
 //!   clustered index's key (a row whose key is on both sides with other values is changed); a
-//!   heap has no key, so its rows are matched whole (as multisets: a changed row counts as one
-//!   deleted and one inserted). No key order is assumed (collations order text in ways a reader
-//!   cannot rebuild): the first side's keys are kept as 64-bit hashes with their row's hash and
+//!   heap has no key, so its rows are matched whole, every column taken as key (as multisets: a
+//!   row whose values changed counts as one deleted and one inserted). Keys compare as SQL
+//!   Server compares them (`KeyText`): text without its trailing spaces, and without regard to
+//!   case under a case-insensitive collation, so a key that only changed case is the same row,
+//!   changed (a heap's row too, as `EXCEPT` would match it). No key order is assumed
+//!   (collations order text in ways a reader cannot rebuild): the first side's keys are kept as
+//!   64-bit hashes with their row's hash and
 //!   position (about 40 bytes a row, tables over [`MAX_ROWS_COMPARED`] rows are refused), the
 //!   second side is scanned against them, and the first side's keys left over are its deleted
 //!   rows, read back by position. Counts are complete; the rows listed stop at a limit and go on
@@ -39,7 +45,8 @@ pub const MAX_ROWS_COMPARED: i64 = 5_000_000;
 pub struct TableCounts {
     /// `schema.table`.
     pub name: String,
-    /// Rows by the catalog (`sys.partitions.rows`), first and second side.
+    /// Rows, first and second side: the catalog's (`sys.partitions.rows`), counted on the pages
+    /// for partitions a restore chain's log changed ([`Database::tables_counted`]).
     pub rows: [Option<i64>; 2],
     /// Pages the table's allocation units' IAM chains map and PFS marks allocated (in-row, LOB
     /// and row-overflow), first and second side.
@@ -58,7 +65,7 @@ impl TableCounts {
 pub fn compare_tables(first: &Database, second: &Database, include_system: bool) -> Result<Vec<TableCounts>> {
     let mut by_name: std::collections::BTreeMap<String, TableCounts> = Default::default();
     for (side, db) in [first, second].into_iter().enumerate() {
-        for t in db.catalog().tables(include_system) {
+        for t in db.tables_counted(include_system)? {
             let name = t.qualified_name();
             let pages = allocated_pages(db, &t).map_err(|e| e.in_object(name.clone()))?;
             let counts = by_name.entry(name.clone()).or_insert(TableCounts { name, rows: [None; 2], pages: [None; 2] });
@@ -214,12 +221,14 @@ pub fn compare_rows(
         let clustered = first.catalog().indexes(ta.object_id).into_iter().find(|i| i.index_id == 1);
         clustered.map(|i| i.key_columns.into_iter().map(|(c, _)| c).collect()).unwrap_or_else(|| columns.clone())
     };
-    let key_at: Vec<usize> = key
+    let declared = first.catalog().columns(ta.object_id);
+    let key_at: Vec<(usize, KeyText)> = key
         .iter()
         .map(|k| {
-            columns.iter().position(|c| c == k).ok_or_else(|| {
+            let at = columns.iter().position(|c| c == k).ok_or_else(|| {
                 Error::corrupt(format!("{}: key column {k} is not a stored column", ta.qualified_name()))
-            })
+            })?;
+            Ok((at, declared.iter().find(|c| &c.name == k).map_or(KeyText::Exact, KeyText::of)))
         })
         .collect::<Result<_>>()?;
     let mut out =
@@ -239,7 +248,7 @@ pub fn compare_rows(
                 ta.qualified_name()
             )));
         }
-        match kept.entry(hash_values(key_at.iter().map(|&i| &values[i]))) {
+        match kept.entry(hash_key(&key_at, values)) {
             Entry::Occupied(mut e) => e.get_mut().count += 1,
             Entry::Vacant(e) => {
                 e.insert(Kept { row: hash_values(values.iter()), position, count: 1 });
@@ -252,7 +261,7 @@ pub fn compare_rows(
         if at_cursor {
             (listing, cursor_met) = (true, true);
         }
-        let key_hash = hash_values(key_at.iter().map(|&i| &values[i]));
+        let key_hash = hash_key(&key_at, values);
         let change = match kept.get_mut(&key_hash) {
             Some(k) if k.count > 0 => {
                 k.count -= 1;
@@ -333,20 +342,77 @@ fn each_row(db: &Database, t: &TableInfo, mut each: impl FnMut(ScanPosition, &[V
     Ok(())
 }
 
-/// A 64-bit hash of values (the same values hash the same in both databases).
-fn hash_values<'v>(values: impl Iterator<Item = &'v Value>) -> u64 {
+/// How a key column's values compare, as SQL Server compares them.
+///
+/// - Character values (char, varchar, nchar, nvarchar) compare as if padded with spaces to the
+///   same length (ANSI SQL-92 8.2; Microsoft, "How SQL Server compares strings with trailing
+///   spaces", KB 316626): `'a'` and `'a  '` are one key, whatever the collation.
+/// - Under a case-insensitive collation ([`crate::collation::ignores_case`]) case does not
+///   count either: `'abc'` and `'ABC'` are one key (Unicode's lowercase mapping stands for the
+///   collation's case rules). Accent-insensitive collations still compare accents (no
+///   decomposition tables here): such keys differing only in accents count as two rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyText {
+    /// Not character data: the values as decoded.
+    Exact,
+    /// Character data: trailing spaces ignored.
+    Padded,
+    /// Character data under a case-insensitive collation: trailing spaces and case ignored.
+    CaseFolded,
+}
+
+impl KeyText {
+    fn of(column: &crate::catalog::model::ColumnInfo) -> Self {
+        use crate::types::SqlType::{Char, NChar, NVarChar, VarChar};
+        match column.type_info.sql_type {
+            Char | VarChar | NChar | NVarChar if crate::collation::ignores_case(column.collation_id) => {
+                KeyText::CaseFolded
+            }
+            Char | VarChar | NChar | NVarChar => KeyText::Padded,
+            _ => KeyText::Exact,
+        }
+    }
+}
+
+/// A 64-bit hash of a row's key, its columns at `key_at` compared as each one's [`KeyText`]
+/// says (keys SQL Server takes as equal hash the same, in both databases).
+fn hash_key(key_at: &[(usize, KeyText)], values: &[Value]) -> u64 {
     let mut h = DefaultHasher::new();
-    for v in values {
-        match v {
-            Value::Null => 0u8.hash(&mut h),
-            Value::Int(i) => (1u8, i).hash(&mut h),
-            Value::Text(t) => (2u8, t).hash(&mut h),
-            Value::Binary(b) => (3u8, b).hash(&mut h),
-            Value::DateTime { days, ticks } => (4u8, days, ticks).hash(&mut h),
-            Value::OffRow(b) => (5u8, b).hash(&mut h),
+    for &(at, rule) in key_at {
+        match (&values[at], rule) {
+            (Value::Text(t), KeyText::Padded) => (2u8, t.trim_end_matches(' ')).hash(&mut h),
+            (Value::Text(t), KeyText::CaseFolded) => {
+                2u8.hash(&mut h);
+                // Char by char: no folded copy of the text.
+                for c in t.trim_end_matches(' ').chars().flat_map(char::to_lowercase) {
+                    c.hash(&mut h);
+                }
+                0xffu8.hash(&mut h);
+            }
+            (v, _) => hash_value(v, &mut h),
         }
     }
     h.finish()
+}
+
+/// A 64-bit hash of values as decoded (the same values hash the same in both databases).
+fn hash_values<'v>(values: impl Iterator<Item = &'v Value>) -> u64 {
+    let mut h = DefaultHasher::new();
+    for v in values {
+        hash_value(v, &mut h);
+    }
+    h.finish()
+}
+
+fn hash_value(v: &Value, h: &mut DefaultHasher) {
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Int(i) => (1u8, i).hash(h),
+        Value::Text(t) => (2u8, t).hash(h),
+        Value::Binary(b) => (3u8, b).hash(h),
+        Value::DateTime { days, ticks } => (4u8, days, ticks).hash(h),
+        Value::OffRow(b) => (5u8, b).hash(h),
+    }
 }
 
 /// One page that differs between the sides.
@@ -370,7 +436,7 @@ impl PageDifference {
         match (self.held[side], &self.headers[side]) {
             (false, _) => ("not held".into(), None),
             (true, None) => ("no page header".into(), None),
-            (true, Some(h)) => (h.page_type.name(), crate::anatomy::owner_of(db, h).map(|(t, _)| t.qualified_name())),
+            (true, Some(h)) => (h.page_type.name(), db.catalog().owners().of_page(h).map(|o| o.object.clone())),
         }
     }
 }

@@ -65,6 +65,24 @@ pub struct AllocationUnit {
     pub total_pages: i64,
 }
 
+impl AllocationUnit {
+    /// The unit's kind as `sys.allocation_units.type_desc` spells it ([`unit_kind_name`]).
+    pub fn kind_name(&self) -> &'static str {
+        unit_kind_name(i64::from(self.kind))
+    }
+}
+
+/// An allocation unit kind (sysallocunits.type) as `sys.allocation_units.type_desc` spells it:
+/// 1 `IN_ROW_DATA`, 2 `LOB_DATA`, 3 `ROW_OVERFLOW_DATA`, anything else (0) `DROPPED`.
+pub fn unit_kind_name(kind: i64) -> &'static str {
+    match kind {
+        1 => "IN_ROW_DATA",
+        2 => "LOB_DATA",
+        3 => "ROW_OVERFLOW_DATA",
+        _ => "DROPPED",
+    }
+}
+
 /// Pages covered by one PFS page.
 pub const PFS_INTERVAL: u32 = 8088;
 /// Pages covered by one GAM, SGAM or IAM page (63,904 extents of 8 pages).

@@ -236,6 +236,13 @@ pub fn name(id: u32) -> String {
     lookup(id).map_or_else(|| format!("collation id {id}"), |c| c.name)
 }
 
+/// Whether text under collation `id` compares without regard to case (`_CI` in its name: bit 12
+/// of the id, for Windows and SQL collations alike). An id SQL Server's list does not hold is
+/// taken as case-sensitive: compared exactly, two values are never wrongly taken as one.
+pub fn ignores_case(id: u32) -> bool {
+    find(id).is_some() && id & IGNORE_CASE != 0
+}
+
 /// Every collation SQL Server lists, as (id, name): SQL Server 2017's `sys.fn_helpcollations()`.
 pub fn all() -> Vec<(u32, String)> {
     let table = table();
@@ -499,6 +506,18 @@ pub fn push_cp1252(b: &[u8], out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Case-insensitive exactly where SQL Server's own list names the collation `_CI` (3,955
+    /// names: Windows and SQL collations, binary ones never).
+    #[test]
+    fn case_insensitive_collations_are_those_named_ci() {
+        let all = all();
+        assert!(all.len() > 3900);
+        for (id, name) in &all {
+            assert_eq!(ignores_case(*id), name.contains("_CI_") || name.ends_with("_CI"), "{id} {name}");
+        }
+        assert!(!ignores_case(0x0400_0000), "not listed: exact");
+    }
 
     /// Ids and names as SQL Server 2017 reports them (`COLLATIONPROPERTY(name, 'CollationID')` over
     /// `sys.fn_helpcollations()`, the source of `data/collations.tsv`): one of each kind of id.
