@@ -877,18 +877,21 @@ fn log_shows_the_marked_transaction_and_filters_by_time() {
     assert!(!out.status.success() && text(&out.stderr).contains("YYYY-MM-DD"));
 }
 
-/// A transaction log file (a file header page not followed by a PFS page) is refused by name:
-/// `.ldf` files are not read yet.
+/// A transaction log file (a file header page not followed by a PFS page) is read as one: a
+/// first VLF header of zeros is named by the file and its byte offset, and the exit status says
+/// bad input.
 #[test]
-fn log_names_an_ldf_as_not_read_yet() {
+fn log_names_a_broken_vlf_chain_of_an_ldf() {
     let Some(dir) = corpus() else { return };
     let header_page = std::fs::read(dir.join("mdf/itsligo-sampledbs__pubs.mdf")).unwrap()[..8192].to_vec();
     let ldf = std::env::temp_dir().join(format!("mdfkit-cli-log-{}.ldf", std::process::id()));
     std::fs::write(&ldf, [header_page, vec![0u8; 8192 * 3]].concat()).unwrap();
     let out = mdfkit(&["log", ldf.to_str().unwrap()]);
     std::fs::remove_file(&ldf).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("transaction log file (.ldf)"), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(".ldf") && stderr.contains("transaction log, byte 8192"), "{stderr}");
+    assert!(stderr.contains("says it is 0 bytes"), "{stderr}");
 }
 
 /// `mdfkit log --changes dbo.steps` over the RestoreTimeClean chain: the table's own columns,
