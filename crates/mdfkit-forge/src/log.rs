@@ -1,4 +1,5 @@
-//! Transaction log written by the forge: log records, log blocks, a log file (`.ldf`) holding
+//! Transaction log written by the forge: log records (begin, commit, row changes, page
+//! formats and allocation bit changes), log blocks, a log file (`.ldf`) holding
 //! them, and the log stream a log backup copies ([`crate::backup::log_backup`]). Written from
 //! mdfkit's documentation of each structure (its `log::record`, `log::block` and `log::ldf`
 //! modules), never by calling its code:
@@ -6,9 +7,10 @@
 //! ```text
 //!  record  +0x02 u16 fixed length  +0x04 10 the transaction's previous LSN  +0x10 u32+u16
 //!          transaction id  +0x16 u8 operation  +0x17 u8 context
-//!          row operations (fixed length 0x3e): +0x18 u32 page, u16 file  +0x1e u16 slot
+//!          page operations (fixed length 0x3e): +0x18 u32 page, u16 file  +0x1e u16 slot
 //!          +0x20 u32 allocation unit >> 16  +0x24 10 the page's LSN before  +0x2e u16 unit >> 48
-//!          +0x30 u64 partition id  +0x38 u16 offset in row
+//!          +0x30 u64 partition id  +0x38 u16 offset in row (row operations; see [`Change`]
+//!          for LOP_FORMAT_PAGE and LOP_SET_BITS)
 //!          LOP_BEGIN_XACT (fixed length 0x30): +0x28 u32 ticks, +0x2c u32 days; images: name, SID
 //!          LOP_COMMIT_XACT (fixed length 0x20): +0x18 u32 ticks, +0x1c u32 days
 //!          after the fixed part: u16 image count, u16 lengths, images (4-byte aligned)
@@ -58,45 +60,79 @@ const FIRST_BLOCK_SECTOR: u32 = (VLF_HEADER / SECTOR) as u32;
 /// Parity of every sector on the log's first pass over a VLF.
 const PARITY: u8 = 0x40;
 
+const LOP_FORMAT_PAGE: u8 = 0x01;
 const LOP_INSERT_ROWS: u8 = 0x02;
 const LOP_DELETE_ROWS: u8 = 0x03;
 const LOP_MODIFY_ROW: u8 = 0x04;
+const LOP_SET_BITS: u8 = 0x07;
 const LOP_BEGIN_XACT: u8 = 0x80;
 const LOP_COMMIT_XACT: u8 = 0x81;
-const LCX_HEAP: u8 = 0x01;
 const LCX_NULL: u8 = 0x00;
 
-/// What a row operation does to a heap page's slot.
+/// What a page operation does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RowChange {
+pub enum Change {
     /// LOP_INSERT_ROWS: the whole row goes into the slot.
     Insert(Vec<u8>),
     /// LOP_DELETE_ROWS: the row (its whole image) leaves the slot.
     Delete(Vec<u8>),
-    /// LOP_MODIFY_ROW: `before` replaced by `after` (same length) at `offset` in the row.
+    /// LOP_MODIFY_ROW: `before` replaced by `after` (same length) at `offset` in the slot's
+    /// record (a row, or an allocation page's PFS bytes or IAM bitmap).
     Modify {
-        /// Where in the row the bytes are.
+        /// Where in the record the bytes are.
         offset: u16,
         /// The bytes there before.
         before: Vec<u8>,
         /// The bytes there after.
         after: Vec<u8>,
     },
+    /// LOP_FORMAT_PAGE: the page made new and empty, of this type (1 data) and `pminlen`
+    /// (fixed length 0x50: +0x30 type, +0x3a pminlen, every other byte from +0x30 zero).
+    Format {
+        /// Page type.
+        page_type: u8,
+        /// The fixed part's end of the rows it will hold.
+        pminlen: u16,
+    },
+    /// LOP_SET_BITS: `count` bits of the slot's record from `first` (bit 0 being the first of
+    /// its 4-byte record header) set to `value` (+0x30, +0x32, +0x34).
+    SetBits {
+        /// The first bit.
+        first: u16,
+        /// How many.
+        count: u16,
+        /// Set (true) or cleared.
+        value: bool,
+    },
 }
 
-/// A row operation on one slot of a heap page.
+/// Contexts (`LCX_*`) of the page operations the forge writes.
+pub mod context {
+    /// A heap's data page.
+    pub const HEAP: u8 = 0x01;
+    /// A GAM page.
+    pub const GAM: u8 = 0x08;
+    /// An IAM page.
+    pub const IAM: u8 = 0x0a;
+    /// A PFS page.
+    pub const PFS: u8 = 0x0b;
+}
+
+/// A page operation on one slot of a page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageChange {
     /// File id and page number.
     pub page: (u16, u32),
     /// The slot.
     pub slot: u16,
+    /// The context ([`context`]).
+    pub context: u8,
     /// The page's allocation unit (its header's object and index ids).
     pub unit: i64,
-    /// The rowset (`sys.partitions.partition_id`).
+    /// The rowset (`sys.partitions.partition_id`) of a row operation.
     pub partition: u64,
     /// What happens.
-    pub change: RowChange,
+    pub change: Change,
 }
 
 /// An open transaction: its id and its last record's LSN.
@@ -200,23 +236,39 @@ impl LogWriter {
         Transaction { id, last }
     }
 
-    /// One row operation of `transaction`.
+    /// One page operation of `transaction`.
     pub fn change(&mut self, transaction: &mut Transaction, c: &PageChange) {
         let page_lsn = *self.page_lsns.get(&c.page).unwrap_or(&FORGED_PAGE_LSN);
-        let (op, offset, images): (u8, u16, Vec<&[u8]>) = match &c.change {
-            RowChange::Insert(row) => (LOP_INSERT_ROWS, 0, vec![row]),
-            RowChange::Delete(row) => (LOP_DELETE_ROWS, 0, vec![row]),
-            RowChange::Modify { offset, before, after } => (LOP_MODIFY_ROW, *offset, vec![before, after]),
+        let (op, fixed, images): (u8, u16, Vec<&[u8]>) = match &c.change {
+            Change::Insert(row) => (LOP_INSERT_ROWS, 0x3e, vec![row]),
+            Change::Delete(row) => (LOP_DELETE_ROWS, 0x3e, vec![row]),
+            Change::Modify { before, after, .. } => (LOP_MODIFY_ROW, 0x3e, vec![before, after]),
+            Change::Format { .. } => (LOP_FORMAT_PAGE, 0x50, vec![]),
+            Change::SetBits { .. } => (LOP_SET_BITS, 0x3e, vec![]),
         };
-        let mut r = header(0x3e, transaction.last, transaction.id, op, LCX_HEAP);
+        let mut r = header(fixed, transaction.last, transaction.id, op, c.context);
         r[0x18..0x1c].copy_from_slice(&c.page.1.to_le_bytes());
         r[0x1c..0x1e].copy_from_slice(&c.page.0.to_le_bytes());
         r[0x1e..0x20].copy_from_slice(&c.slot.to_le_bytes());
         r[0x20..0x24].copy_from_slice(&((c.unit >> 16) as u32).to_le_bytes());
         r[0x24..0x2e].copy_from_slice(&page_lsn.bytes());
         r[0x2e..0x30].copy_from_slice(&((c.unit >> 48) as u16).to_le_bytes());
-        r[0x30..0x38].copy_from_slice(&c.partition.to_le_bytes());
-        r[0x38..0x3a].copy_from_slice(&offset.to_le_bytes());
+        match &c.change {
+            Change::Format { page_type, pminlen } => {
+                r[0x30] = *page_type;
+                r[0x3a..0x3c].copy_from_slice(&pminlen.to_le_bytes());
+            }
+            Change::SetBits { first, count, value } => {
+                r[0x30..0x32].copy_from_slice(&first.to_le_bytes());
+                r[0x32..0x34].copy_from_slice(&count.to_le_bytes());
+                r[0x34..0x36].copy_from_slice(&u16::from(*value).to_le_bytes());
+            }
+            Change::Insert(_) | Change::Delete(_) | Change::Modify { .. } => {
+                let offset = if let Change::Modify { offset, .. } = &c.change { *offset } else { 0 };
+                r[0x30..0x38].copy_from_slice(&c.partition.to_le_bytes());
+                r[0x38..0x3a].copy_from_slice(&offset.to_le_bytes());
+            }
+        }
         append_images(&mut r, &images);
         let lsn = self.push(r);
         self.page_lsns.insert(c.page, lsn);

@@ -12,7 +12,7 @@ use mdfkit::log::listing::{list_log, ListedRecord, LogFilter};
 use mdfkit::log::Operation;
 use mdfkit::Database;
 use mdfkit_forge::backup::{full_backup_with_header, log_backup, SetHeader};
-use mdfkit_forge::log::{ForgedLog, LogTime, LogWriter, PageChange, RowChange};
+use mdfkit_forge::log::{context, Change, ForgedLog, LogTime, LogWriter, PageChange};
 use mdfkit_forge::page::FORGED_PAGE_LSN;
 use mdfkit_forge::record::{Cell, Kind, RecordLayout};
 use mdfkit_forge::{forge, live_rows_text, table_units, ColType, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec};
@@ -43,23 +43,34 @@ struct HeapPage {
 /// header), each row cut from its slot offset to the next (the forge writes them one after the
 /// other).
 fn heap_pages(files: &[mdfkit_forge::ForgedFile], unit: i64) -> Vec<HeapPage> {
-    let u16_at = |p: &[u8], at: usize| usize::from(u16::from_le_bytes([p[at], p[at + 1]]));
     let mut pages = Vec::new();
     for f in files {
         for (n, p) in f.bytes.chunks_exact(PAGE).enumerate() {
-            let page_unit =
-                (u16_at(p, 6) as i64) << 48 | i64::from(u32::from_le_bytes(p[24..28].try_into().unwrap())) << 16;
-            if p[1] != 1 || page_unit != unit {
+            if p[1] != 1 || page_unit(p) != unit {
                 continue;
             }
             let (slots, free_data) = (u16_at(p, 22), u16_at(p, 30));
-            let offsets: Vec<usize> = (0..slots).map(|s| u16_at(p, PAGE - 2 * (s + 1))).collect();
+            let offsets: Vec<usize> = (0..slots).map(|s| slot_offset(p, s)).collect();
             let rows =
                 (0..slots).map(|s| p[offsets[s]..offsets.get(s + 1).copied().unwrap_or(free_data)].to_vec()).collect();
             pages.push(HeapPage { id: (f.file_id, n as u32), free_data, rows });
         }
     }
     pages
+}
+
+fn u16_at(p: &[u8], at: usize) -> usize {
+    usize::from(u16::from_le_bytes([p[at], p[at + 1]]))
+}
+
+/// Where the record in `slot` of a page starts.
+fn slot_offset(page: &[u8], slot: usize) -> usize {
+    u16_at(page, PAGE - 2 * (slot + 1))
+}
+
+/// The allocation unit in a page's header (its index id and object id).
+fn page_unit(p: &[u8]) -> i64 {
+    (u16_at(p, 6) as i64) << 48 | i64::from(u32::from_le_bytes(p[24..28].try_into().unwrap())) << 16
 }
 
 fn int_at(row: &[u8], at: usize) -> i32 {
@@ -77,8 +88,9 @@ struct Workload {
 }
 
 /// One transaction a page: Qty of slot 1 + 7; on every third page slot 0 deleted; a short
-/// row inserted where the page has room for it (into slot 0 where it was just emptied). Then a
-/// transaction left open, changing Qty of the first page's slot 2: undo takes it back out.
+/// row inserted where the page has room for it (into slot 0 where it was just emptied). Then
+/// one allocating a new extent to the table and filling its eight pages, and one left open,
+/// changing Qty of the first page's slot 2: undo takes it back out.
 fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
     let (partition, unit) = table_units(0);
     let pages = heap_pages(files, unit);
@@ -90,18 +102,25 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
     let (mut inserted, mut deleted, mut modified) = (0, 0, 0);
     let mut next_id = 1_000_000i32;
     for (i, page) in pages.iter().enumerate() {
-        let change = |slot: u16, change: RowChange| PageChange { page: page.id, slot, unit, partition, change };
+        let change = |slot: u16, change: Change| PageChange {
+            page: page.id,
+            slot,
+            context: context::HEAP,
+            unit,
+            partition,
+            change,
+        };
         let mut t = log.begin(&format!("page {i}"), time(2 * i));
         if let Some(row) = page.rows.get(1) {
             let (id, qty) = (int_at(row, 4), int_at(row, 8));
             let after = (qty + 7).to_le_bytes().to_vec();
-            log.change(&mut t, &change(1, RowChange::Modify { offset: 8, before: row[8..12].to_vec(), after }));
+            log.change(&mut t, &change(1, Change::Modify { offset: 8, before: row[8..12].to_vec(), after }));
             expected.get_mut(&id).unwrap()[1] = (qty + 7).to_string();
             modified += 1;
         }
         let emptied = i % 3 == 0;
         if emptied {
-            log.change(&mut t, &change(0, RowChange::Delete(page.rows[0].clone())));
+            log.change(&mut t, &change(0, Change::Delete(page.rows[0].clone())));
             expected.remove(&int_at(&page.rows[0], 4));
             deleted += 1;
         }
@@ -112,15 +131,77 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
         layout.encode(&cells, Kind::Primary, &mut row);
         let (slot, entries) = if emptied { (0, page.rows.len()) } else { (page.rows.len(), page.rows.len() + 1) };
         if page.free_data + row.len() <= PAGE - 2 * entries {
-            log.change(&mut t, &change(slot as u16, RowChange::Insert(row)));
+            log.change(&mut t, &change(slot as u16, Change::Insert(row)));
             expected.insert(next_id, vec![next_id.to_string(), i.to_string(), name]);
             next_id += 1;
             inserted += 1;
         }
         log.commit(t, time(2 * i + 1));
     }
+    // A free extent of the primary file (GAM 1:2's bit set) becomes the table's: its GAM bit
+    // cleared, its IAM bit set, its pages allocated in PFS 1:1 and formatted, then filled.
+    let primary = &files[0].bytes;
+    let page_at = |n: usize| &primary[n * PAGE..(n + 1) * PAGE];
+    let (pfs, gam) = (page_at(1), page_at(2));
+    let free = |e: &usize| gam[slot_offset(gam, 1) + 4 + e / 8] >> (e % 8) & 1 == 1;
+    let extent = (0..primary.len() / PAGE / 8).find(free).expect("a free extent");
+    let iam_page = (0..primary.len() / PAGE).find(|&n| page_at(n)[1] == 10 && page_unit(page_at(n)) == unit).unwrap();
+    let iam = page_at(iam_page);
+    let alloc = |page: usize, slot: u16, context: u8, change: Change| PageChange {
+        page: (1, page as u32),
+        slot,
+        context,
+        unit: page_unit(page_at(page)),
+        partition: 0,
+        change,
+    };
+    let mut t = log.begin("new extent", time(2 * pages.len()));
+    log.change(
+        &mut t,
+        &alloc(2, 1, context::GAM, Change::SetBits { first: 32 + extent as u16, count: 1, value: false }),
+    );
+    let iam_byte = 4 + extent / 8;
+    let at = slot_offset(iam, 1) + iam_byte;
+    let (before, after) = (vec![iam[at]], vec![iam[at] | 1 << (extent % 8)]);
+    log.change(&mut t, &alloc(iam_page, 1, context::IAM, Change::Modify { offset: iam_byte as u16, before, after }));
+    for page in extent * 8..extent * 8 + 8 {
+        let offset = 4 + page;
+        let before = vec![pfs[slot_offset(pfs, 0) + offset]];
+        log.change(
+            &mut t,
+            &alloc(1, 0, context::PFS, Change::Modify { offset: offset as u16, before, after: vec![0x40] }),
+        );
+        let new_page = |slot: u16, change| PageChange {
+            page: (1, page as u32),
+            slot,
+            context: context::HEAP,
+            unit,
+            partition,
+            change,
+        };
+        log.change(&mut t, &new_page(0, Change::Format { page_type: 1, pminlen: 12 }));
+        let (mut used, mut slot) = (96, 0u16);
+        loop {
+            let name = format!("new {next_id}");
+            let cells = [
+                Cell::Bytes(&next_id.to_le_bytes()),
+                Cell::Bytes(&(page as i32).to_le_bytes()),
+                Cell::Bytes(name.as_bytes()),
+            ];
+            let mut row = Vec::new();
+            layout.encode(&cells, Kind::Primary, &mut row);
+            if used + row.len() > PAGE - 2 * (usize::from(slot) + 1) {
+                break;
+            }
+            used += row.len();
+            log.change(&mut t, &new_page(slot, Change::Insert(row)));
+            expected.insert(next_id, vec![next_id.to_string(), page.to_string(), name]);
+            (next_id, slot, inserted) = (next_id + 1, slot + 1, inserted + 1);
+        }
+    }
+    log.commit(t, time(2 * pages.len() + 1));
     let first = &pages[0];
-    let mut open = log.begin("left open", time(2 * pages.len()));
+    let mut open = log.begin("left open", time(2 * pages.len() + 2));
     let row = &first.rows[2];
     let after = 0i32.to_le_bytes().to_vec();
     log.change(
@@ -128,9 +209,10 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
         &PageChange {
             page: first.id,
             slot: 2,
+            context: context::HEAP,
             unit,
             partition,
-            change: RowChange::Modify { offset: 8, before: row[8..12].to_vec(), after },
+            change: Change::Modify { offset: 8, before: row[8..12].to_vec(), after },
         },
     );
     Workload { log: log.finish(), expected, inserted, deleted, modified, pages: pages.len() }
@@ -198,7 +280,7 @@ fn a_forged_chain_restores_every_logged_change() {
     let f = forged("chain");
     let w = &f.work;
     assert!(w.pages > 160 && w.log.vlf_count() > 3, "{} pages, {} VLFs", w.pages, w.log.vlf_count());
-    assert!(w.inserted > 50 && w.deleted > 50 && w.modified > 160, "{} / {} / {}", w.inserted, w.deleted, w.modified);
+    assert!(w.inserted > 1500 && w.deleted > 50 && w.modified > 160, "{} / {} / {}", w.inserted, w.deleted, w.modified);
     println!(
         "{} pages, {} VLFs, {} log records: {} rows inserted, {} deleted, {} modified",
         w.pages,
@@ -254,8 +336,9 @@ fn the_ldf_lists_the_records_of_the_trn() {
     let count = |op| from_ldf.iter().filter(|r| r.operation == op).count();
     assert_eq!(count(Operation::INSERT_ROWS), w.inserted);
     assert_eq!(count(Operation::DELETE_ROWS), w.deleted);
-    assert_eq!(count(Operation::MODIFY_ROW), w.modified + 1);
-    assert_eq!((count(Operation::BEGIN_XACT), count(Operation::COMMIT_XACT)), (w.pages + 1, w.pages));
+    assert_eq!(count(Operation::MODIFY_ROW), w.modified + 1 + 1 + 8, "rows, the open one, IAM, PFS");
+    assert_eq!((count(Operation::BEGIN_XACT), count(Operation::COMMIT_XACT)), (w.pages + 2, w.pages + 1));
+    assert_eq!((count(Operation::FORMAT_PAGE), count(Operation::SET_BITS)), (8, 1));
     let trn: Vec<String> = from_trn.iter().map(summary).collect();
     let ldf: Vec<String> = from_ldf.iter().map(summary).collect();
     assert!(trn == ldf, "the .ldf lists the .trn's records");
