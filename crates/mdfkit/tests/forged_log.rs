@@ -5,6 +5,8 @@
 //! written as an `.ldf` (its VLFs out of sequence order, unused VLFs after them) listing the same
 //! records as the `.trn`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -256,23 +258,9 @@ fn forged(name: &str) -> Forged {
     Forged { dir, full, trn, ldf, work }
 }
 
-/// Every row of dbo.Stock, by Id, spelled as the forge spells its values.
+/// Every row of dbo.Stock, by Id.
 fn table_rows(db: &Database) -> BTreeMap<i32, Vec<String>> {
-    let t = db.catalog().find_table("dbo.Stock").expect("dbo.Stock");
-    let mut rows = BTreeMap::new();
-    for p in &t.partitions {
-        let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
-        let mut values = Vec::new();
-        db.scan(&t)
-            .partition_records(p, |record, _| {
-                decoder.decode(record, &mut values)?;
-                let row: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-                rows.insert(row[0].parse().unwrap(), row);
-                Ok(mdfkit::scan::Flow::Continue)
-            })
-            .unwrap();
-    }
-    rows
+    common::table_rows_text(db, "dbo.Stock").into_iter().map(|r| (r[0].parse().unwrap(), r)).collect()
 }
 
 #[test]
