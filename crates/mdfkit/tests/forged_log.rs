@@ -3,7 +3,8 @@
 //! backup restored as a chain, every row compared with the forge's inputs and the changes the
 //! forge logged (one transaction left open, whose change undo takes back out); and the same log
 //! written as an `.ldf` (its VLFs out of sequence order, unused VLFs after them) listing the same
-//! records as the `.trn`.
+//! records as the `.trn` (each once when both are given), and its inserted and deleted rows
+//! decoded (`mdfkit log --changes`) being the forge's.
 
 mod common;
 
@@ -87,6 +88,9 @@ struct Workload {
     deleted: usize,
     modified: usize,
     pages: usize,
+    /// The rows deleted and inserted, as the forge spells them.
+    deleted_rows: Vec<Vec<String>>,
+    inserted_rows: Vec<Vec<String>>,
 }
 
 /// One transaction a page: Qty of slot 1 + 7; on every third page slot 0 deleted; a short
@@ -102,6 +106,7 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
     let mut log = LogWriter::new(FORGED_PAGE_LSN.vlf + 1, VLF_SIZE);
     let time = |k: usize| LogTime { days: 45_000, ticks: 300 * (9 * 3600 + k as u32) };
     let (mut inserted, mut deleted, mut modified) = (0, 0, 0);
+    let (mut deleted_rows, mut inserted_rows) = (Vec::new(), Vec::new());
     let mut next_id = 1_000_000i32;
     for (i, page) in pages.iter().enumerate() {
         let change = |slot: u16, change: Change| PageChange {
@@ -123,7 +128,7 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
         let emptied = i % 3 == 0;
         if emptied {
             log.change(&mut t, &change(0, Change::Delete(page.rows[0].clone())));
-            expected.remove(&int_at(&page.rows[0], 4));
+            deleted_rows.push(expected.remove(&int_at(&page.rows[0], 4)).unwrap());
             deleted += 1;
         }
         let name = format!("n{i}");
@@ -134,6 +139,7 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
         let (slot, entries) = if emptied { (0, page.rows.len()) } else { (page.rows.len(), page.rows.len() + 1) };
         if page.free_data + row.len() <= PAGE - 2 * entries {
             log.change(&mut t, &change(slot as u16, Change::Insert(row)));
+            inserted_rows.push(vec![next_id.to_string(), i.to_string(), name.clone()]);
             expected.insert(next_id, vec![next_id.to_string(), i.to_string(), name]);
             next_id += 1;
             inserted += 1;
@@ -197,6 +203,7 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
             }
             used += row.len();
             log.change(&mut t, &new_page(slot, Change::Insert(row)));
+            inserted_rows.push(vec![next_id.to_string(), page.to_string(), name.clone()]);
             expected.insert(next_id, vec![next_id.to_string(), page.to_string(), name]);
             (next_id, slot, inserted) = (next_id + 1, slot + 1, inserted + 1);
         }
@@ -217,7 +224,16 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
             change: Change::Modify { offset: 8, before: row[8..12].to_vec(), after },
         },
     );
-    Workload { log: log.finish(), expected, inserted, deleted, modified, pages: pages.len() }
+    Workload {
+        log: log.finish(),
+        expected,
+        inserted,
+        deleted,
+        modified,
+        pages: pages.len(),
+        deleted_rows,
+        inserted_rows,
+    }
 }
 
 /// The forged full backup, log backup (.trn) and log file (.ldf: its VLFs in reverse sequence
@@ -332,6 +348,30 @@ fn the_ldf_lists_the_records_of_the_trn() {
     assert!(trn == ldf, "the .ldf lists the .trn's records");
     assert!(from_ldf.iter().all(|r| r.file == f.ldf));
     assert_eq!(from_ldf.last().unwrap().transaction_name.as_deref(), Some("left open"));
+
+    let both = listed(&[f.trn.clone(), f.ldf.clone()]);
+    assert!(both.iter().map(summary).eq(trn.iter().cloned()), "the .trn and .ldf together: each record once");
+
+    // `mdfkit log --changes`: the rows the log inserted and deleted, decoded with the full
+    // backup's catalog, are the forge's.
+    let db = Database::open(&[f.full.clone()]).unwrap();
+    let (_, changes) = mdfkit::log_changes::table_changes(&db, std::slice::from_ref(&f.ldf), "dbo.Stock").unwrap();
+    let rows_of = |kind: &str| {
+        let mut rows: Vec<Vec<String>> = changes
+            .iter()
+            .filter(|c| c.kind == kind)
+            .map(|c| c.values.iter().map(|v| v.to_string()).collect())
+            .collect();
+        rows.sort();
+        rows
+    };
+    let sorted = |rows: &[Vec<String>]| {
+        let mut rows = rows.to_vec();
+        rows.sort();
+        rows
+    };
+    assert_eq!(rows_of("delete"), sorted(&w.deleted_rows), "deleted rows from the .ldf");
+    assert_eq!(rows_of("insert"), sorted(&w.inserted_rows), "inserted rows from the .ldf");
 
     let file = mdfkit::log::ldf::LogFile::open(&f.ldf).unwrap();
     let vlfs = file.vlfs();
