@@ -41,6 +41,7 @@
 //! so it cannot cycle; a size below that, not a whole number of sectors, or past the end of the
 //! file is an error naming the file and the VLF's offset, as are two VLFs with one sequence number.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::backup::Lsn;
@@ -128,6 +129,8 @@ impl LogFile {
             .in_file(path));
         }
         let mut vlfs: Vec<VirtualLogFile> = Vec::new();
+        // The offset of the VLF of each sequence number read so far.
+        let mut offsets: HashMap<u32, u64> = HashMap::new();
         let mut at = FILE_HEADER_SIZE;
         let smallest = VLF_HEADER_SIZE + SECTOR as u64;
         while at < len {
@@ -155,13 +158,10 @@ impl LogFile {
                     ),
                 ));
             }
-            if let Some(twin) = vlfs.iter().find(|v| sequence != 0 && v.sequence == sequence) {
+            if let Some(twin) = (sequence != 0).then(|| offsets.insert(sequence, at)).flatten() {
                 return Err(fail(
                     at,
-                    format!(
-                        "this virtual log file and the one at byte {} both say they are sequence {sequence}",
-                        twin.offset
-                    ),
+                    format!("this virtual log file and the one at byte {twin} both say they are sequence {sequence}"),
                 ));
             }
             let mut vlf = VirtualLogFile { offset: at, size, sequence, parity: None, first_lsn: None };
