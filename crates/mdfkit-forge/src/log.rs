@@ -152,6 +152,9 @@ pub struct LogTime {
     pub ticks: u32,
 }
 
+/// One VLF of a log: its sequence number and its blocks, each with its sector in the VLF.
+type Vlf = (u32, Vec<(u32, Vec<u8>)>);
+
 /// Writes log records into blocks and VLFs, in LSN order, from the first VLF `first_vlf`.
 pub struct LogWriter {
     vlf_size: usize,
@@ -160,7 +163,7 @@ pub struct LogWriter {
     open: Vec<Vec<u8>>,
     previous_size: u16,
     /// The blocks of each VLF: (sequence, [(sector, bytes)]).
-    vlfs: Vec<(u32, Vec<(u32, Vec<u8>)>)>,
+    vlfs: Vec<Vlf>,
     page_lsns: HashMap<(u16, u32), Lsn>,
     next_transaction: u64,
     records: usize,
@@ -170,7 +173,9 @@ impl LogWriter {
     /// A log whose first VLF has sequence number `first_vlf` (above [`FORGED_PAGE_LSN`]'s) and
     /// whose VLFs are `vlf_size` bytes (a multiple of 512, above 8 KB + the largest block).
     pub fn new(first_vlf: u32, vlf_size: usize) -> Self {
-        assert!(first_vlf > FORGED_PAGE_LSN.vlf && vlf_size % SECTOR == 0 && vlf_size >= VLF_HEADER + MAX_BLOCK);
+        assert!(
+            first_vlf > FORGED_PAGE_LSN.vlf && vlf_size.is_multiple_of(SECTOR) && vlf_size >= VLF_HEADER + MAX_BLOCK
+        );
         LogWriter {
             vlf_size,
             vlf: first_vlf,
@@ -308,7 +313,7 @@ pub struct ForgedLog {
     /// Records written.
     pub records: usize,
     vlf_size: usize,
-    vlfs: Vec<(u32, Vec<(u32, Vec<u8>)>)>,
+    vlfs: Vec<Vlf>,
 }
 
 impl ForgedLog {

@@ -294,7 +294,7 @@ fn a_forged_chain_restores_every_logged_change() {
         w.deleted,
         w.modified
     );
-    let before = Database::open(&[f.full.clone()]).unwrap();
+    let before = Database::open(std::slice::from_ref(&f.full)).unwrap();
     assert_eq!(table_rows(&before).len(), ROWS as usize, "the full backup alone holds the forged rows");
     let db = Database::open(&[f.full.clone(), f.trn.clone()]).unwrap();
     let rows = table_rows(&db);
@@ -354,7 +354,7 @@ fn the_ldf_lists_the_records_of_the_trn() {
 
     // `mdfkit log --changes`: the rows the log inserted and deleted, decoded with the full
     // backup's catalog, are the forge's.
-    let db = Database::open(&[f.full.clone()]).unwrap();
+    let db = Database::open(std::slice::from_ref(&f.full)).unwrap();
     let (_, changes) = mdfkit::log_changes::table_changes(&db, std::slice::from_ref(&f.ldf), "dbo.Stock").unwrap();
     let rows_of = |kind: &str| {
         let mut rows: Vec<Vec<String>> = changes
