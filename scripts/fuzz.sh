@@ -32,7 +32,7 @@ seconds="${1:-60}"
 shift || true
 parallel="${FUZZ_PARALLEL:-1}"
 # Every [[bin]] of fuzz/Cargo.toml.
-all_targets=(page record cd_record compression_info xml clr xpress lob catalog backup scan backup_extents log anatomy redo studio_input delta_log)
+all_targets=(page record cd_record compression_info xml clr xpress lob catalog backup scan backup_extents log ldf anatomy redo studio_input delta_log)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do

@@ -110,20 +110,22 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// The transaction log records of backups, like fn_dump_dblog
+    /// The transaction log records of backups and log files (.ldf), like fn_dump_dblog
     #[command(
         after_help = "Examples:\n  mdfkit log db_1.trn db_2.trn\n  mdfkit log full.bak *.trn --table dbo.Orders --operation LOP_DELETE_ROWS\n  \
+        mdfkit log full.bak db_log.ldf --changes dbo.Orders   the log file of a detached or crashed database\n  \
         mdfkit log full.bak log.trn --transaction 0000:00000287 --format json\n  \
         mdfkit log full.bak log.trn --from \"2017-06-01 13:00:00\" --to \"2017-06-01 13:05:00\"\n  \
         mdfkit log full.bak diff.bak *.trn --changes dbo.Orders   inserted and deleted rows, decoded\n\n\
-        Lists the records of the log portion of full and differential backups and of log backups,\n\
-        in LSN order (a record in two of the files is listed once): LSN, operation (LOP_*),\n\
+        Lists the records of the log portion of full and differential backups, of log backups and\n\
+        of transaction log files (.ldf: every virtual log file's blocks up to where an earlier pass\n\
+        over it starts), in LSN order (a record in two of the files is listed once): LSN, operation (LOP_*),\n\
         context (LCX_*), transaction id and name, begin / end time, page, slot, partition id and,\n\
         where a full backup is among the files, the table it belongs to. --from / --to keep the\n\
         records of transactions that began in that time (those whose LOP_BEGIN_XACT the files hold)."
     )]
     Log {
-        /// Backup files (full, differential, log) of one database, in any order
+        /// Backup files (full, differential, log) and log files (.ldf) of one database, in any order
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         /// Instead of the records: this table's inserted and deleted rows, decoded into its

@@ -877,18 +877,69 @@ fn log_shows_the_marked_transaction_and_filters_by_time() {
     assert!(!out.status.success() && text(&out.stderr).contains("YYYY-MM-DD"));
 }
 
-/// A transaction log file (a file header page not followed by a PFS page) is refused by name:
-/// `.ldf` files are not read yet.
+/// A transaction log file (a file header page not followed by a PFS page) is read as one: a
+/// first VLF header of zeros is named by the file and its byte offset, and the exit status says
+/// bad input.
 #[test]
-fn log_names_an_ldf_as_not_read_yet() {
+fn log_names_a_broken_vlf_chain_of_an_ldf() {
     let Some(dir) = corpus() else { return };
     let header_page = std::fs::read(dir.join("mdf/itsligo-sampledbs__pubs.mdf")).unwrap()[..8192].to_vec();
     let ldf = std::env::temp_dir().join(format!("mdfkit-cli-log-{}.ldf", std::process::id()));
     std::fs::write(&ldf, [header_page, vec![0u8; 8192 * 3]].concat()).unwrap();
     let out = mdfkit(&["log", ldf.to_str().unwrap()]);
     std::fs::remove_file(&ldf).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("transaction log file (.ldf)"), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(".ldf") && stderr.contains("transaction log, byte 8192"), "{stderr}");
+    assert!(stderr.contains("says it is 0 bytes"), "{stderr}");
+}
+
+/// `mdfkit log` on a forged transaction log file (`.ldf`), with a full backup of its database
+/// among the files (read for its catalog, the log file left to the log reader): the two named
+/// transactions the forge logged, each begin and commit with its time, from the `.ldf`.
+#[test]
+fn log_lists_a_forged_ldf_beside_its_full_backup() {
+    use mdfkit_forge::log::{LogTime, LogWriter};
+    let spec = mdfkit_forge::Spec::new("tiny", mdfkit_forge::Version::V904, 3).table(
+        mdfkit_forge::TableSpec::new("dbo", "T", mdfkit_forge::Layout::Heap, 10).column(mdfkit_forge::ColumnSpec::new(
+            "a",
+            mdfkit_forge::ColType::Int,
+            mdfkit_forge::Gen::Random,
+            mdfkit_forge::Nulls::Never,
+        )),
+    );
+    let files = mdfkit_forge::forge(&spec).unwrap();
+    let mut log = LogWriter::new(mdfkit_forge::page::FORGED_PAGE_LSN.vlf + 1, 16 * 1024);
+    for (k, name) in ["first", "second"].iter().enumerate() {
+        let at = |s: u32| LogTime { days: 45_000, ticks: 300 * (36_000 + 10 * k as u32 + s) };
+        let t = log.begin(name, at(0));
+        log.commit(t, at(1));
+    }
+    let log = log.finish();
+    let dir = std::env::temp_dir().join(format!("mdfkit-cli-ldf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (bak, ldf) = (dir.join("tiny.bak"), dir.join("tiny_log.ldf"));
+    std::fs::write(&bak, mdfkit_forge::backup::full_backup(&files)).unwrap();
+    std::fs::write(&ldf, log.ldf(2, &[0], 1)).unwrap();
+    let rows = log_rows(&[bak.to_str().unwrap(), ldf.to_str().unwrap()]);
+    let commits = mdfkit(&["log", ldf.to_str().unwrap(), "--operation", "LOP_COMMIT_XACT", "--format", "csv"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let listed: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["operation"].as_str().unwrap(), r["transaction_name"].as_str().unwrap())).collect();
+    assert_eq!(
+        listed,
+        [
+            ("LOP_BEGIN_XACT", "first"),
+            ("LOP_COMMIT_XACT", "first"),
+            ("LOP_BEGIN_XACT", "second"),
+            ("LOP_COMMIT_XACT", "second")
+        ]
+    );
+    // Day 45,000 after 1900-01-01, 36,000 s after midnight; the commit 1 s later.
+    assert_eq!(rows[0]["begin_time"].as_str().unwrap(), "2023-03-17 10:00:00.000");
+    assert_eq!(rows[1]["end_time"].as_str().unwrap(), "2023-03-17 10:00:01.000");
+    assert!(rows.iter().all(|r| r["file"].as_str().unwrap().ends_with("tiny_log.ldf")));
+    assert_eq!(text(&commits.stdout).lines().count(), 3, "a header and two commits");
 }
 
 /// `mdfkit log --changes dbo.steps` over the RestoreTimeClean chain: the table's own columns,

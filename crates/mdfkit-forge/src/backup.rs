@@ -12,6 +12,7 @@
 //! order. [`backup_of_extents`] takes any list instead, so tests can write streams whose map and
 //! extents disagree.
 
+use crate::log::Lsn;
 use crate::ForgedFile;
 
 const PAGE: usize = 8192;
@@ -48,17 +49,89 @@ pub fn full_backup(files: &[ForgedFile]) -> Vec<u8> {
     backup_of_extents(files, &copied_extents(files), &[])
 }
 
+/// [`full_backup`] with a SCIN record in its configuration stream (from [`SetHeader::scin`]):
+/// its LSNs place it in a restore chain.
+pub fn full_backup_with_header(files: &[ForgedFile], header: &SetHeader) -> Vec<u8> {
+    write_full(files, &copied_extents(files), &[], Some(header.scin(b'D')))
+}
+
 /// A full backup whose data stream holds `extents` (file id, first page; each read from its
 /// file, or zeros past its end), followed by `extra` raw 64 KB extents (e.g. blocks that are not
 /// pages).
 pub fn backup_of_extents(files: &[ForgedFile], extents: &[(u16, u32)], extra: &[Vec<u8>]) -> Vec<u8> {
+    write_full(files, extents, extra, None)
+}
+
+/// What a backup set's SCIN record says (mdfkit's `backup::header::SetInfo` documents each
+/// field): the database, and the LSNs a restore chain is planned by.
+#[derive(Debug, Clone)]
+pub struct SetHeader {
+    /// The database's name.
+    pub database: String,
+    /// The on-disk format version (the boot page's `dbi_version`).
+    pub dbi_version: u16,
+    /// The first LSN the backup holds.
+    pub first_lsn: Lsn,
+    /// The LSN after the last one it holds.
+    pub last_lsn: Lsn,
+    /// The checkpoint LSN it started from.
+    pub checkpoint_lsn: Lsn,
+    /// The checkpoint LSN of the full backup it follows (its own for a full backup).
+    pub database_backup_lsn: Lsn,
+}
+
+impl SetHeader {
+    /// The SCIN record of a set of type `letter` (`D` full, `L` log).
+    pub fn scin(&self, letter: u8) -> Vec<u8> {
+        const NAME_AT: usize = 288;
+        let name: Vec<u8> = self.database.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let mut r = vec![0u8; NAME_AT];
+        r[..4].copy_from_slice(b"SCIN");
+        r[24..26].copy_from_slice(&4000u16.to_le_bytes());
+        r[27] = 15;
+        for (at, lsn) in
+            [(32, self.first_lsn), (42, self.last_lsn), (52, self.checkpoint_lsn), (62, self.database_backup_lsn)]
+        {
+            r[at..at + 10].copy_from_slice(&lsn.bytes());
+        }
+        r[87] = letter;
+        r[91] = 150;
+        r[94..96].copy_from_slice(&self.dbi_version.to_le_bytes());
+        r[104..106].copy_from_slice(&(name.len() as u16).to_le_bytes());
+        r[106..108].copy_from_slice(&(NAME_AT as u16).to_le_bytes());
+        r.extend(name);
+        let len = r.len() as u32;
+        r[4..8].copy_from_slice(&len.to_le_bytes());
+        r
+    }
+}
+
+/// A log backup: its SCIN record (type `L`), then the log stream (whole log blocks, as
+/// [`crate::log::ForgedLog::stream`] gives them) in one MSTL block's MQTL stream.
+pub fn log_backup(header: &SetHeader, log_stream: &[u8]) -> Vec<u8> {
     let mut w = MtfWriter::new(PHYSICAL_BLOCK);
+    w.start_set(sset());
+    w.block(b"MSCI", &[(*b"MQCI", 0, header.scin(b'L'))]);
+    let mut mqtl = vec![0u8; 2];
+    mqtl.extend_from_slice(log_stream);
+    w.block(b"MSTL", &[(*b"MQTL", 0, mqtl)]);
+    w.end_set();
+    w.out
+}
+
+/// The SSET block of a forged set.
+fn sset() -> Vec<u8> {
     let mut sset = block_header(b"SSET", 128, 0);
     sset.resize(128, 0);
     sset[52..56].copy_from_slice(&4u32.to_le_bytes());
     sset[100..116].copy_from_slice(b"forged backupset");
-    w.start_set(sset);
-    let mut mqci = Vec::new();
+    sset
+}
+
+fn write_full(files: &[ForgedFile], extents: &[(u16, u32)], extra: &[Vec<u8>], scin: Option<Vec<u8>>) -> Vec<u8> {
+    let mut w = MtfWriter::new(PHYSICAL_BLOCK);
+    w.start_set(sset());
+    let mut mqci = scin.unwrap_or_default();
     for f in files {
         let logical = f.name.split('.').next().unwrap_or(&f.name);
         mqci.extend(sfin(f.file_id, 1, f.bytes.len() as u64, logical, &format!("C:\\DATA\\{}", f.name)));

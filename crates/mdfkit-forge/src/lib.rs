@@ -19,6 +19,8 @@
 //! | system base tables (sysallocunits, sysrowsets, sysrscols, sysschobjs, syscolpars, sysidxstats, sysiscols, sysclsobjs, sysscalartypes, sysprufiles, ...) | [`systables`], `meta` | `catalog/base.rs`, `catalog/rowset.rs`, `catalog/model.rs` |
 //! | value storage forms | [`value`] | `decode.rs` |
 //! | ROW compressed leaf records (CD format: CD array, short data clusters, long data region, compressed value forms, SCSU; `TableSpec::compression`; the non-leaf index records above them too: the compressed key and the child page as a six-byte column) | [`cd`], `build` | `record/cd.rs`, `compressed/values.rs`, `compressed/scsu.rs`, `rows.rs`, `check.rs`, `anatomy.rs` |
+//! | log records (begin, commit, insert / delete / modify row), log blocks, `.ldf` files (file header page, VLFs) | [`log`] | `log/record.rs`, `log/block.rs`, `log/ldf.rs`, `log/redo.rs` |
+//! | full backups (with a SCIN record when given a header), log backups (MSTL / MQTL) | [`backup`] | `backup/mod.rs`, `backup/header.rs` |
 //! | vardecimal storage format (`TableSpec::vardecimal`: decimals as variable-length columns; the table option's catalog flag is not written) | [`value::encode_vardecimal`], `build` | `compressed/vardecimal.rs`, `rows.rs` |
 //!
 //! Deterministic: the same spec gives the same bytes (values are a pure function of the seed,
@@ -39,6 +41,7 @@ mod alloc;
 pub mod backup;
 mod build;
 pub mod cd;
+pub mod log;
 mod meta;
 pub mod page;
 pub mod record;
@@ -113,6 +116,13 @@ fn run(spec: &Spec, sink: &mut dyn build::Sink) -> io::Result<()> {
         tables.push(build::write_table(&mut w, t, meta::TableIds::for_table(i))?);
     }
     build::write_catalog(&mut w, &tables)
+}
+
+/// Table `table`'s (index in the spec) rowset id (`sys.partitions.partition_id`) and in-row
+/// allocation unit id, as its pages and catalog rows carry them.
+pub fn table_units(table: usize) -> (u64, i64) {
+    let ids = meta::TableIds::for_table(table);
+    (ids.rowset as u64, ids.in_row_unit)
 }
 
 /// Forges the database in memory: its data files, primary first.

@@ -3,6 +3,9 @@
 //! `page/protection.rs`.
 
 pub const PAGE_SIZE: usize = 8192;
+/// The LSN of every forged page (header +40): one log record of the forge's "creation"
+/// transaction. A forged log ([`crate::log`]) starts after it.
+pub const FORGED_PAGE_LSN: crate::log::Lsn = crate::log::Lsn { vlf: 0x26, block: 0x10, slot: 1 };
 pub const HEADER_SIZE: usize = 96;
 /// Page header type bit: a PAGE compression CI structure follows the header.
 pub const TYPE_FLAG_HAS_CI: u8 = 0x80;
@@ -157,8 +160,7 @@ impl PageBuf {
         b[22..24].copy_from_slice(&self.slots.to_le_bytes());
         b[28..30].copy_from_slice(&free.to_le_bytes());
         b[30..32].copy_from_slice(&(self.free_data as u16).to_le_bytes());
-        // LSN of the last change: one log record of the forge's "creation" transaction.
-        b[40..50].copy_from_slice(&[0x26, 0, 0, 0, 0x10, 0, 0, 0, 0x01, 0]);
+        b[40..50].copy_from_slice(&FORGED_PAGE_LSN.bytes());
         b[58..60].copy_from_slice(&self.ghosts.to_le_bytes());
         if protected {
             seal(b);

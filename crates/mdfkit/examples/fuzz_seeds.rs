@@ -9,6 +9,7 @@
 //! - `xml`, `clr`: stored xml, hierarchyid, geometry and geography values (plus a few built here);
 //! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files;
 //! - `log`: single blocks, two-block streams and single records of each backup's log streams;
+//!   `ldf`: each two-block stream in a VLF of a log file, where its LSNs place it;
 //! - `redo`: heap page 1:153 of RestoreTimeClean2.bak and the log records of the log backup
 //!   after it that change it (u16 length, bytes each); each page StopAt_1.trn changes (formats,
 //!   allocation pages, sys.sysallocunits, file header) with its records;
@@ -289,6 +290,7 @@ fn log_seeds(out: &mut Out, path: &Path, name: &str) {
                 }
                 if blocks == 1 {
                     out.write("log", name, &stream[..end]);
+                    out.write("ldf", name, &vlf_of(&stream[..end], header.lsn.vlf));
                 }
                 if let Ok(Some(block)) = LogBlock::parse(raw) {
                     for slot in 1..=block.record_count() {
@@ -303,6 +305,20 @@ fn log_seeds(out: &mut Out, path: &Path, name: &str) {
             }
         }
     }
+}
+
+/// The `ldf` target's input (what follows a log file's header page, see `mdfkit::log::ldf`): one
+/// VLF of sequence `sequence` holding `blocks` (a log stream's first blocks) where their LSNs
+/// place them, then a VLF never used.
+fn vlf_of(blocks: &[u8], sequence: u32) -> Vec<u8> {
+    let first = u32::from_le_bytes(blocks[16..20].try_into().unwrap()) as usize * 512;
+    let size = (first + blocks.len()).div_ceil(512) * 512;
+    let mut vlf = vec![0u8; size + 8192 + 512];
+    vlf[4..8].copy_from_slice(&sequence.to_le_bytes());
+    vlf[16..24].copy_from_slice(&(size as u64).to_le_bytes());
+    vlf[first..first + blocks.len()].copy_from_slice(blocks);
+    vlf[size + 16..size + 24].copy_from_slice(&(8192u64 + 512).to_le_bytes());
+    vlf
 }
 
 /// A data page as the differential RestoreTimeClean2.bak holds it, followed by the records of

@@ -11,19 +11,7 @@ use mdfkit::types::TypeInfo;
 use mdfkit::Database;
 
 fn catalog_rows(db: &Database, table: &str) -> Vec<String> {
-    let t = db.catalog().find_table(table).unwrap();
-    let mut rows = Vec::new();
-    for p in &t.partitions {
-        let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
-        let mut values = Vec::new();
-        db.scan(&t)
-            .partition_records(p, |record, _| {
-                decoder.decode(record, &mut values)?;
-                rows.push(values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("|"));
-                Ok(Flow::Continue)
-            })
-            .unwrap();
-    }
+    let mut rows: Vec<String> = common::table_rows_text(db, table).iter().map(|r| r.join("|")).collect();
     rows.sort();
     rows
 }

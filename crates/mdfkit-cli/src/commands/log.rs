@@ -1,9 +1,10 @@
-//! `mdfkit log`: the log records of backups, like `fn_dump_dblog`.
+//! `mdfkit log`: the log records of backups and transaction log files, like `fn_dump_dblog`.
 
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 
+use mdfkit::log::ldf::is_log_file;
 use mdfkit::log::listing::{list_log, ListedRecord, LogFilter};
 use mdfkit::log::redo::StopPoint;
 use mdfkit::log::{lsn_text, Operation, TransactionId};
@@ -47,9 +48,9 @@ pub fn log(files: &[PathBuf], args: &LogArgs<'_>, format: Format) -> Outcome {
     if let Some(table) = args.changes {
         return changes(files, table, format);
     }
-    // The catalog, where a full backup is among the files: it names the tables.
-    // The catalog as the backups hold it: the log's own records name the tables.
-    let names = Database::open_until(files, None, StopPoint::NoLog).ok().map(|db| partition_names(&db));
+    // The catalog, where a full backup is among the files: it names the tables (as the backups
+    // hold it: the log's own records name the tables).
+    let names = Database::open_until(&backups_only(files)?, None, StopPoint::NoLog).ok().map(|db| partition_names(&db));
     let mut filter = LogFilter::default();
     for op in args.operations.iter().flat_map(|o| o.split(',')) {
         let operation = Operation::from_name(op).ok_or_else(|| {
@@ -96,6 +97,17 @@ pub fn log(files: &[PathBuf], args: &LogArgs<'_>, format: Format) -> Outcome {
     Ok(())
 }
 
+/// The files other than transaction log files (`.ldf`): those a catalog may be read from.
+fn backups_only(files: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut backups = Vec::new();
+    for file in files {
+        if !is_log_file(file)? {
+            backups.push(file.clone());
+        }
+    }
+    Ok(backups)
+}
+
 fn row(r: &ListedRecord) -> Vec<Value> {
     let text = |s: Option<String>| s.map_or(Value::Null, Value::text);
     vec![
@@ -119,7 +131,7 @@ fn row(r: &ListedRecord) -> Vec<Value> {
 
 /// `--changes TABLE`: each insert and delete of the table's rows, decoded, with its transaction.
 fn changes(files: &[PathBuf], table: &str, format: Format) -> Outcome {
-    let db = Database::open_until(files, None, StopPoint::NoLog).map_err(|e| {
+    let db = Database::open_until(&backups_only(files)?, None, StopPoint::NoLog).map_err(|e| {
         Error::new(
             e.kind(),
             format!("--changes {table}: decoding rows needs the table's catalog: give a full backup of the database too ({e})"),

@@ -100,6 +100,19 @@ impl BlockHeader {
         }
         Ok(Some(header))
     }
+
+    /// The parity bits every sector of this block carries (0x40 or 0x80).
+    pub fn parity(&self) -> u8 {
+        self.status & PARITY_BITS
+    }
+
+    /// The first sector of the block in `raw` (its bytes from the header on) that carries the
+    /// other parity: a sector left from an earlier pass over the log, where this block's write
+    /// did not reach (a torn write, or a stale block read as current). `None` when all agree.
+    pub fn stale_sector(&self, raw: &[u8]) -> Option<usize> {
+        let sectors = usize::from(self.size) / SECTOR;
+        (1..sectors).find(|k| raw.get(k * SECTOR).is_none_or(|status| status & PARITY_BITS != self.parity()))
+    }
 }
 
 /// A log block with its sectors' first bytes put back, and its slot array read.
@@ -124,14 +137,15 @@ impl LogBlock {
         let mut bytes = raw.to_vec();
         let sectors = size / SECTOR;
         let saved = size - sectors;
+        if let Some(k) = header.stale_sector(raw) {
+            return Err(format!(
+                "sector {k} has status {:#04x}, the block's first {:#04x}: a torn or stale block",
+                raw[k * SECTOR],
+                header.status
+            ));
+        }
         for k in 1..sectors {
             let status = bytes[k * SECTOR];
-            if status & PARITY_BITS != header.status & PARITY_BITS {
-                return Err(format!(
-                    "sector {k} has status {status:#04x}, the block's first {:#04x}: a torn or stale block",
-                    header.status
-                ));
-            }
             if (status & LAST_SECTOR != 0) != (k == sectors - 1) {
                 return Err(format!("sector {k} of {sectors} has status {status:#04x}: the last-sector bit is wrong"));
             }
@@ -202,12 +216,17 @@ pub fn stream_blocks(stream: &[u8]) -> impl Iterator<Item = Result<LogBlock, Str
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A block of `sectors` sectors with records of the given lengths, the way the corpus
     /// shows SQL Server writes them (independent of the parser above).
     pub(crate) fn forge_block(sectors: usize, lsn: (u32, u32), records: &[Vec<u8>]) -> Vec<u8> {
+        forge_block_with_parity(0x40, sectors, lsn, records)
+    }
+
+    /// [`forge_block`] with every sector's status carrying `parity` (0x40 or 0x80).
+    pub(crate) fn forge_block_with_parity(parity: u8, sectors: usize, lsn: (u32, u32), records: &[Vec<u8>]) -> Vec<u8> {
         let size = sectors * SECTOR;
         let mut b = vec![0u8; size];
         let slots = records.len();
@@ -229,10 +248,10 @@ mod tests {
         for k in 1..sectors {
             let keep = if k == sectors - 1 { size - sectors } else { size - sectors + k };
             b[keep] = b[k * SECTOR];
-            b[k * SECTOR] = 0x40 | if k == sectors - 1 { 0x08 } else { 0 };
+            b[k * SECTOR] = parity | if k == sectors - 1 { 0x08 } else { 0 };
         }
         b[size - 1] = 4;
-        b[0] = 0x50 | if sectors == 1 { 0x08 } else { 0 };
+        b[0] = parity | 0x10 | if sectors == 1 { 0x08 } else { 0 };
         b
     }
 

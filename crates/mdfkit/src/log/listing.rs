@@ -1,8 +1,8 @@
-//! The log records of several backups as one listing, in LSN order, like `fn_dump_dblog`: each
-//! record with its transaction's name and begin time, filtered by operation, transaction,
-//! table (partition) and time.
+//! The log records of several backups and transaction log files as one listing, in LSN order,
+//! like `fn_dump_dblog`: each record with its transaction's name and begin time, filtered by
+//! operation, transaction, table (partition) and time.
 //!
-//! Backups are read in the order of their first LSN. The log portion of a full or differential
+//! Backup sets and log files are read in the order of their first LSN. The log portion of a full or differential
 //! backup overlaps the log backups around it: a record already listed (an LSN not above the last
 //! one listed) is not listed again.
 
@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::page::PageId;
 use crate::value::Value;
 
-use super::{for_each_record, BackupLog, Context, LogRecord, Operation, TransactionId};
+use super::ldf::{is_log_file, LogFile};
+use super::{for_each_record, BackupLog, Context, LogBlock, LogRecord, Operation, TransactionId};
 
 /// Which records to list; empty fields let everything through.
 #[derive(Debug, Clone, Default)]
@@ -101,9 +102,9 @@ struct Begun {
     time: String,
 }
 
-/// Lists the records of the log portions of `paths` (backup files of one database: full,
-/// differential and log backups, in any order), calling `each` in LSN order. `names` maps
-/// partition ids to tables (see [`crate::log_changes::partition_names`]).
+/// Lists the records of the log portions of `paths` (files of one database: full,
+/// differential and log backups, and transaction log files, in any order), calling `each` in
+/// LSN order. `names` maps partition ids to tables (see [`crate::log_changes::partition_names`]).
 pub fn list_log(
     paths: &[PathBuf],
     names: Option<&HashMap<u64, String>>,
@@ -113,6 +114,13 @@ pub fn list_log(
     list_log_with(paths, names, filter, |listed, _| each(listed))
 }
 
+/// Where a run of log comes from: a backup set, or a transaction log file (all of whose
+/// records belong to it).
+enum LogSource {
+    Backup(u16),
+    File(LogFile),
+}
+
 /// [`list_log`], with each record's bytes too (for its row images).
 pub fn list_log_with(
     paths: &[PathBuf],
@@ -120,62 +128,59 @@ pub fn list_log_with(
     filter: &LogFilter,
     mut each: impl FnMut(ListedRecord, &LogRecord<'_>) -> Result<()>,
 ) -> Result<()> {
-    let mut sets = Vec::new();
+    let mut sources = Vec::new();
     for path in paths {
-        refuse_log_files(path)?;
+        if is_log_file(path)? {
+            let file = LogFile::open(path)?;
+            sources.push((file.first_lsn().unwrap_or_default(), path.clone(), LogSource::File(file)));
+            continue;
+        }
         let media = BackupMedia::open(std::slice::from_ref(path))?;
-        let positions: Vec<(Lsn, u16)> = media.sets().iter().map(|s| (s.first_lsn, s.position)).collect();
-        for (first, position) in positions {
-            sets.push((first, path.clone(), position));
+        for set in media.sets() {
+            sources.push((set.first_lsn, path.clone(), LogSource::Backup(set.position)));
         }
     }
-    sets.sort();
+    sources.sort_by_key(|(first, _, _)| *first);
     let mut last_listed: Option<Lsn> = None;
     let mut begun: HashMap<TransactionId, Begun> = HashMap::new();
-    for (_, path, position) in sets {
-        let media = BackupMedia::open(std::slice::from_ref(&path))?;
-        let log = BackupLog::new(&media, position)?;
-        let bounds = (log.backup_set().backup_type, log.backup_set().first_lsn, log.backup_set().last_lsn);
-        for block in BackupLog::new(&media, position)? {
-            let block = block?;
-            for_each_record(&block, |r| {
-                let lsn = r.lsn;
-                let belongs = lsn < bounds.2 && (bounds.0 != crate::backup::BackupType::Log || lsn >= bounds.1);
-                if !belongs || last_listed.is_some_and(|l| lsn <= l) {
-                    return Ok(());
+    let mut list_block = |path: &Path, block: &LogBlock, holds: &dyn Fn(Lsn) -> bool| {
+        for_each_record(block, |r| {
+            let lsn = r.lsn;
+            if !holds(lsn) || last_listed.is_some_and(|l| lsn <= l) {
+                return Ok(());
+            }
+            last_listed = Some(lsn);
+            if r.operation() == Operation::BEGIN_XACT {
+                begun.insert(
+                    r.transaction_id(),
+                    Begun {
+                        name: r.transaction_name().unwrap_or_default(),
+                        time: r.time().map(|t| t.to_string()).unwrap_or_default(),
+                    },
+                );
+            }
+            if passes(&r, filter, &begun) {
+                each(listed(path, &r, &begun, names), &r)?;
+            }
+            Ok(())
+        })
+        .map_err(|e| e.in_file(path))
+    };
+    for (_, path, source) in sources {
+        match source {
+            LogSource::File(file) => {
+                for block in file.blocks() {
+                    list_block(&path, &block?, &|_| true)?;
                 }
-                last_listed = Some(lsn);
-                if r.operation() == Operation::BEGIN_XACT {
-                    begun.insert(
-                        r.transaction_id(),
-                        Begun {
-                            name: r.transaction_name().unwrap_or_default(),
-                            time: r.time().map(|t| t.to_string()).unwrap_or_default(),
-                        },
-                    );
+            }
+            LogSource::Backup(position) => {
+                let media = BackupMedia::open(std::slice::from_ref(&path))?;
+                let bounds = BackupLog::new(&media, position)?;
+                for block in BackupLog::new(&media, position)? {
+                    list_block(&path, &block?, &|lsn| bounds.holds(lsn))?;
                 }
-                if passes(&r, filter, &begun) {
-                    each(listed(&path, &r, &begun, names), &r)?;
-                }
-                Ok(())
-            })
-            .map_err(|e| e.in_file(&path))?;
+            }
         }
-    }
-    Ok(())
-}
-
-/// A transaction log file (`.ldf`) is named as such: its file header and virtual log files are
-/// not read yet.
-fn refuse_log_files(path: &Path) -> Result<()> {
-    let source = crate::location::open(path)?;
-    let head = crate::sniff::read_head(source.as_ref())
-        .map_err(|e| Error::io(path, "cannot read the start of the file", e))?;
-    if crate::sniff::sniff(&head) == crate::sniff::FileFormat::TransactionLog {
-        return Err(Error::unsupported(
-            "a transaction log file (.ldf): reading log files is not supported yet; give the log backups (.trn) or the full backup",
-        )
-        .in_file(path));
     }
     Ok(())
 }

@@ -19,12 +19,13 @@
 //! as for any other damaged block (stale blocks of an earlier LSN after the end do not count). Blocks are read one at a
 //! time, in stream order; a stream only moves forward, so no chain in it can cycle.
 //!
-//! Not read yet: `.ldf` files (file header, virtual log file headers): a log file given is
-//! refused by name. Log records are listed ([`listing`]) and redone onto pages ([`redo`]); a
+//! Transaction log files (`.ldf`: file header page, virtual log files, their blocks) are read in
+//! [`ldf`], with the same blocks. Log records are listed ([`listing`]) and redone onto pages ([`redo`]); a
 //! table's inserted and deleted rows are decoded in [`crate::log_changes`], which needs the
 //! catalog of a [`crate::Database`] (this module stays below it: opening a chain redoes its log).
 
 pub mod block;
+pub mod ldf;
 pub mod listing;
 pub mod record;
 pub mod redo;

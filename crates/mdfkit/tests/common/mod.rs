@@ -1,9 +1,11 @@
-//! Shared by the corpus tests: where the corpus is, and what to do when it is not there.
+//! Shared by the corpus tests (where the corpus is, and what to do when it is not there) and a
+//! few forged ones (a table's rows as text).
 
 use std::path::{Path, PathBuf};
 
 /// The corpus folder (`MDFKIT_CORPUS`, default `../shared/corpus` beside the repository). Without
 /// it the calling test fails under CI and prints a loud SKIPPED line elsewhere.
+#[allow(dead_code)]
 pub fn corpus_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("MDFKIT_CORPUS")
         .map(PathBuf::from)
@@ -162,5 +164,25 @@ pub fn step_rows(db: &mdfkit::Database) -> Vec<(Option<i64>, String)> {
             .unwrap();
     }
     rows.sort_by(|a, b| a.1.cmp(&b.1));
+    rows
+}
+
+/// Every row of `table` in scan order, each value spelled as `Value` displays it (`NULL`,
+/// numbers, text as is).
+#[allow(dead_code)]
+pub fn table_rows_text(db: &mdfkit::Database, table: &str) -> Vec<Vec<String>> {
+    let t = db.catalog().find_table(table).unwrap_or_else(|| panic!("no table {table}"));
+    let mut rows = Vec::new();
+    for p in &t.partitions {
+        let decoder = db.row_decoder(&t, p.partition_id, None).unwrap();
+        let mut values = Vec::new();
+        db.scan(&t)
+            .partition_records(p, |record, _| {
+                decoder.decode(record, &mut values)?;
+                rows.push(values.iter().map(|v| v.to_string()).collect());
+                Ok(mdfkit::scan::Flow::Continue)
+            })
+            .unwrap();
+    }
     rows
 }

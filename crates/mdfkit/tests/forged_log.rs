@@ -1,0 +1,386 @@
+//! The forge's transaction log read back (mdfkit-forge `log`: begin / commit, inserted, deleted
+//! and modified heap rows on every page of a 40,000-row table): a forged full backup and log
+//! backup restored as a chain, every row compared with the forge's inputs and the changes the
+//! forge logged (one transaction left open, whose change undo takes back out); and the same log
+//! written as an `.ldf` (its VLFs out of sequence order, unused VLFs after them) listing the same
+//! records as the `.trn` (each once when both are given), and its inserted and deleted rows
+//! decoded (`mdfkit log --changes`) being the forge's.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use mdfkit::log::listing::{list_log, ListedRecord, LogFilter};
+use mdfkit::log::Operation;
+use mdfkit::Database;
+use mdfkit_forge::backup::{full_backup_with_header, log_backup, SetHeader};
+use mdfkit_forge::log::{context, Change, ForgedLog, LogTime, LogWriter, PageChange};
+use mdfkit_forge::page::FORGED_PAGE_LSN;
+use mdfkit_forge::record::{Cell, Kind, RecordLayout};
+use mdfkit_forge::{forge, live_rows_text, table_units, ColType, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec};
+
+const ROWS: u64 = 40_000;
+const PAGE: usize = 8192;
+/// Small VLFs, so that the log spans several.
+const VLF_SIZE: usize = 16 * 1024;
+
+fn spec() -> Spec {
+    let col = |name: &str, ty, gen| ColumnSpec::new(name, ty, gen, Nulls::Never);
+    Spec::new("ledger", mdfkit_forge::Version::V904, 11).table(
+        TableSpec::new("dbo", "Stock", Layout::Heap, ROWS)
+            .column(col("Id", ColType::Int, Gen::Sequence { start: 1, step: 1 }))
+            .column(col("Qty", ColType::Int, Gen::Range { lo: 0, hi: 1_000_000 }))
+            .column(col("Name", ColType::VarChar(Some(30)), Gen::Length { min: 3, max: 25 })),
+    )
+}
+
+/// One heap page of the table as the forge wrote it: its rows in slot order.
+struct HeapPage {
+    id: (u16, u32),
+    free_data: usize,
+    rows: Vec<Vec<u8>>,
+}
+
+/// The table's data pages in the forged files (page type 1, the table's allocation unit in the
+/// header), each row cut from its slot offset to the next (the forge writes them one after the
+/// other).
+fn heap_pages(files: &[mdfkit_forge::ForgedFile], unit: i64) -> Vec<HeapPage> {
+    let mut pages = Vec::new();
+    for f in files {
+        for (n, p) in f.bytes.chunks_exact(PAGE).enumerate() {
+            if p[1] != 1 || page_unit(p) != unit {
+                continue;
+            }
+            let (slots, free_data) = (u16_at(p, 22), u16_at(p, 30));
+            let offsets: Vec<usize> = (0..slots).map(|s| slot_offset(p, s)).collect();
+            let rows =
+                (0..slots).map(|s| p[offsets[s]..offsets.get(s + 1).copied().unwrap_or(free_data)].to_vec()).collect();
+            pages.push(HeapPage { id: (f.file_id, n as u32), free_data, rows });
+        }
+    }
+    pages
+}
+
+fn u16_at(p: &[u8], at: usize) -> usize {
+    usize::from(u16::from_le_bytes([p[at], p[at + 1]]))
+}
+
+/// Where the record in `slot` of a page starts.
+fn slot_offset(page: &[u8], slot: usize) -> usize {
+    u16_at(page, PAGE - 2 * (slot + 1))
+}
+
+/// The allocation unit in a page's header (its index id and object id).
+fn page_unit(p: &[u8]) -> i64 {
+    (u16_at(p, 6) as i64) << 48 | i64::from(u32::from_le_bytes(p[24..28].try_into().unwrap())) << 16
+}
+
+fn int_at(row: &[u8], at: usize) -> i32 {
+    i32::from_le_bytes(row[at..at + 4].try_into().unwrap())
+}
+
+/// What the forge logged, and the table it leaves (by Id, each row spelled as the forge does).
+struct Workload {
+    log: ForgedLog,
+    expected: BTreeMap<i32, Vec<String>>,
+    inserted: usize,
+    deleted: usize,
+    modified: usize,
+    pages: usize,
+    /// The rows deleted and inserted, as the forge spells them.
+    deleted_rows: Vec<Vec<String>>,
+    inserted_rows: Vec<Vec<String>>,
+}
+
+/// One transaction a page: Qty of slot 1 + 7; on every third page slot 0 deleted; a short
+/// row inserted where the page has room for it (into slot 0 where it was just emptied). Then
+/// one allocating a new extent to the table and filling its eight pages, and one left open,
+/// changing Qty of the first page's slot 2: undo takes it back out.
+fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
+    let (partition, unit) = table_units(0);
+    let pages = heap_pages(files, unit);
+    let mut expected: BTreeMap<i32, Vec<String>> =
+        live_rows_text(spec, 0).map(|r| (r[0].parse().unwrap(), r)).collect();
+    let layout = RecordLayout::sequential(&[(Some(4), false), (Some(4), false), (None, false)]);
+    let mut log = LogWriter::new(FORGED_PAGE_LSN.vlf + 1, VLF_SIZE);
+    let time = |k: usize| LogTime { days: 45_000, ticks: 300 * (9 * 3600 + k as u32) };
+    let (mut inserted, mut deleted, mut modified) = (0, 0, 0);
+    let (mut deleted_rows, mut inserted_rows) = (Vec::new(), Vec::new());
+    let mut next_id = 1_000_000i32;
+    for (i, page) in pages.iter().enumerate() {
+        let change = |slot: u16, change: Change| PageChange {
+            page: page.id,
+            slot,
+            context: context::HEAP,
+            unit,
+            partition,
+            change,
+        };
+        let mut t = log.begin(&format!("page {i}"), time(2 * i));
+        if let Some(row) = page.rows.get(1) {
+            let (id, qty) = (int_at(row, 4), int_at(row, 8));
+            let after = (qty + 7).to_le_bytes().to_vec();
+            log.change(&mut t, &change(1, Change::Modify { offset: 8, before: row[8..12].to_vec(), after }));
+            expected.get_mut(&id).unwrap()[1] = (qty + 7).to_string();
+            modified += 1;
+        }
+        let emptied = i % 3 == 0;
+        if emptied {
+            log.change(&mut t, &change(0, Change::Delete(page.rows[0].clone())));
+            deleted_rows.push(expected.remove(&int_at(&page.rows[0], 4)).unwrap());
+            deleted += 1;
+        }
+        let name = format!("n{i}");
+        let mut row = Vec::new();
+        let cells =
+            [Cell::Bytes(&next_id.to_le_bytes()), Cell::Bytes(&(i as i32).to_le_bytes()), Cell::Bytes(name.as_bytes())];
+        layout.encode(&cells, Kind::Primary, &mut row);
+        let (slot, entries) = if emptied { (0, page.rows.len()) } else { (page.rows.len(), page.rows.len() + 1) };
+        if page.free_data + row.len() <= PAGE - 2 * entries {
+            log.change(&mut t, &change(slot as u16, Change::Insert(row)));
+            inserted_rows.push(vec![next_id.to_string(), i.to_string(), name.clone()]);
+            expected.insert(next_id, vec![next_id.to_string(), i.to_string(), name]);
+            next_id += 1;
+            inserted += 1;
+        }
+        log.commit(t, time(2 * i + 1));
+    }
+    // A free extent of the primary file (GAM 1:2's bit set) becomes the table's: its GAM bit
+    // cleared, its IAM bit set, its pages allocated in PFS 1:1 and formatted, then filled.
+    let primary = &files[0].bytes;
+    let page_at = |n: usize| &primary[n * PAGE..(n + 1) * PAGE];
+    let (pfs, gam) = (page_at(1), page_at(2));
+    let free = |e: &usize| gam[slot_offset(gam, 1) + 4 + e / 8] >> (e % 8) & 1 == 1;
+    let extent = (0..primary.len() / PAGE / 8).find(free).expect("a free extent");
+    let iam_page = (0..primary.len() / PAGE).find(|&n| page_at(n)[1] == 10 && page_unit(page_at(n)) == unit).unwrap();
+    let iam = page_at(iam_page);
+    let alloc = |page: usize, slot: u16, context: u8, change: Change| PageChange {
+        page: (1, page as u32),
+        slot,
+        context,
+        unit: page_unit(page_at(page)),
+        partition: 0,
+        change,
+    };
+    let mut t = log.begin("new extent", time(2 * pages.len()));
+    log.change(
+        &mut t,
+        &alloc(2, 1, context::GAM, Change::SetBits { first: 32 + extent as u16, count: 1, value: false }),
+    );
+    let iam_byte = 4 + extent / 8;
+    let at = slot_offset(iam, 1) + iam_byte;
+    let (before, after) = (vec![iam[at]], vec![iam[at] | 1 << (extent % 8)]);
+    log.change(&mut t, &alloc(iam_page, 1, context::IAM, Change::Modify { offset: iam_byte as u16, before, after }));
+    for page in extent * 8..extent * 8 + 8 {
+        let offset = 4 + page;
+        let before = vec![pfs[slot_offset(pfs, 0) + offset]];
+        log.change(
+            &mut t,
+            &alloc(1, 0, context::PFS, Change::Modify { offset: offset as u16, before, after: vec![0x40] }),
+        );
+        let new_page = |slot: u16, change| PageChange {
+            page: (1, page as u32),
+            slot,
+            context: context::HEAP,
+            unit,
+            partition,
+            change,
+        };
+        log.change(&mut t, &new_page(0, Change::Format { page_type: 1, pminlen: 12 }));
+        let (mut used, mut slot) = (96, 0u16);
+        loop {
+            let name = format!("new {next_id}");
+            let cells = [
+                Cell::Bytes(&next_id.to_le_bytes()),
+                Cell::Bytes(&(page as i32).to_le_bytes()),
+                Cell::Bytes(name.as_bytes()),
+            ];
+            let mut row = Vec::new();
+            layout.encode(&cells, Kind::Primary, &mut row);
+            if used + row.len() > PAGE - 2 * (usize::from(slot) + 1) {
+                break;
+            }
+            used += row.len();
+            log.change(&mut t, &new_page(slot, Change::Insert(row)));
+            inserted_rows.push(vec![next_id.to_string(), page.to_string(), name.clone()]);
+            expected.insert(next_id, vec![next_id.to_string(), page.to_string(), name]);
+            (next_id, slot, inserted) = (next_id + 1, slot + 1, inserted + 1);
+        }
+    }
+    log.commit(t, time(2 * pages.len() + 1));
+    let first = &pages[0];
+    let mut open = log.begin("left open", time(2 * pages.len() + 2));
+    let row = &first.rows[2];
+    let after = 0i32.to_le_bytes().to_vec();
+    log.change(
+        &mut open,
+        &PageChange {
+            page: first.id,
+            slot: 2,
+            context: context::HEAP,
+            unit,
+            partition,
+            change: Change::Modify { offset: 8, before: row[8..12].to_vec(), after },
+        },
+    );
+    Workload {
+        log: log.finish(),
+        expected,
+        inserted,
+        deleted,
+        modified,
+        pages: pages.len(),
+        deleted_rows,
+        inserted_rows,
+    }
+}
+
+/// The forged full backup, log backup (.trn) and log file (.ldf: its VLFs in reverse sequence
+/// order, two unused ones after them) in a temporary folder.
+struct Forged {
+    dir: PathBuf,
+    full: PathBuf,
+    trn: PathBuf,
+    ldf: PathBuf,
+    work: Workload,
+}
+
+impl Drop for Forged {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn forged(name: &str) -> Forged {
+    let spec = spec();
+    let files = forge(&spec).unwrap();
+    let work = workload(&spec, &files);
+    let dir = std::env::temp_dir().join(format!("mdfkit-forged-log-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let header = |first, last| SetHeader {
+        database: spec.name.clone(),
+        dbi_version: spec.version.dbi_version(),
+        first_lsn: first,
+        last_lsn: last,
+        checkpoint_lsn: FORGED_PAGE_LSN,
+        database_backup_lsn: FORGED_PAGE_LSN,
+    };
+    let (full, trn, ldf) = (dir.join("ledger.bak"), dir.join("ledger_1.trn"), dir.join("ledger_log.ldf"));
+    std::fs::write(&full, full_backup_with_header(&files, &header(FORGED_PAGE_LSN, work.log.first_lsn))).unwrap();
+    std::fs::write(&trn, log_backup(&header(work.log.first_lsn, work.log.end_lsn), &work.log.stream())).unwrap();
+    let order: Vec<usize> = (0..work.log.vlf_count()).rev().collect();
+    std::fs::write(&ldf, work.log.ldf(2, &order, 2)).unwrap();
+    Forged { dir, full, trn, ldf, work }
+}
+
+/// Every row of dbo.Stock, by Id.
+fn table_rows(db: &Database) -> BTreeMap<i32, Vec<String>> {
+    common::table_rows_text(db, "dbo.Stock").into_iter().map(|r| (r[0].parse().unwrap(), r)).collect()
+}
+
+#[test]
+fn a_forged_chain_restores_every_logged_change() {
+    let f = forged("chain");
+    let w = &f.work;
+    assert!(w.pages > 160 && w.log.vlf_count() > 3, "{} pages, {} VLFs", w.pages, w.log.vlf_count());
+    assert!(w.inserted > 1500 && w.deleted > 50 && w.modified > 160, "{} / {} / {}", w.inserted, w.deleted, w.modified);
+    println!(
+        "{} pages, {} VLFs, {} log records: {} rows inserted, {} deleted, {} modified",
+        w.pages,
+        w.log.vlf_count(),
+        w.log.records,
+        w.inserted,
+        w.deleted,
+        w.modified
+    );
+    let before = Database::open(std::slice::from_ref(&f.full)).unwrap();
+    assert_eq!(table_rows(&before).len(), ROWS as usize, "the full backup alone holds the forged rows");
+    let db = Database::open(&[f.full.clone(), f.trn.clone()]).unwrap();
+    let rows = table_rows(&db);
+    assert_eq!(rows.len(), w.expected.len(), "{} rows", ROWS as usize + w.inserted - w.deleted);
+    let wrong: Vec<_> = w.expected.iter().filter(|(id, row)| rows.get(id) != Some(row)).take(5).collect();
+    assert!(wrong.is_empty(), "rows differing from the forge's: {wrong:?}");
+}
+
+fn listed(paths: &[PathBuf]) -> Vec<ListedRecord> {
+    let mut out = Vec::new();
+    list_log(paths, None, &LogFilter::default(), |r| {
+        out.push(r);
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+/// What a listing says of a record, the file it came from aside.
+fn summary(r: &ListedRecord) -> String {
+    format!(
+        "{:?} {} {} {} {:?} {:?} {:?} {} {:?} {:?}",
+        r.lsn,
+        r.operation.name(),
+        r.context.name(),
+        r.transaction_id,
+        r.transaction_name,
+        r.page,
+        r.slot,
+        r.length,
+        r.previous_lsn,
+        r.end_time
+    )
+}
+
+#[test]
+fn the_ldf_lists_the_records_of_the_trn() {
+    let f = forged("ldf");
+    let w = &f.work;
+    let from_trn = listed(std::slice::from_ref(&f.trn));
+    let from_ldf = listed(std::slice::from_ref(&f.ldf));
+    assert_eq!(from_trn.len(), w.log.records, "every forged record from the .trn");
+    let count = |op| from_ldf.iter().filter(|r| r.operation == op).count();
+    assert_eq!(count(Operation::INSERT_ROWS), w.inserted);
+    assert_eq!(count(Operation::DELETE_ROWS), w.deleted);
+    assert_eq!(count(Operation::MODIFY_ROW), w.modified + 1 + 1 + 8, "rows, the open one, IAM, PFS");
+    assert_eq!((count(Operation::BEGIN_XACT), count(Operation::COMMIT_XACT)), (w.pages + 2, w.pages + 1));
+    assert_eq!((count(Operation::FORMAT_PAGE), count(Operation::SET_BITS)), (8, 1));
+    let trn: Vec<String> = from_trn.iter().map(summary).collect();
+    let ldf: Vec<String> = from_ldf.iter().map(summary).collect();
+    assert!(trn == ldf, "the .ldf lists the .trn's records");
+    assert!(from_ldf.iter().all(|r| r.file == f.ldf));
+    assert_eq!(from_ldf.last().unwrap().transaction_name.as_deref(), Some("left open"));
+
+    let both = listed(&[f.trn.clone(), f.ldf.clone()]);
+    assert!(both.iter().map(summary).eq(trn.iter().cloned()), "the .trn and .ldf together: each record once");
+
+    // `mdfkit log --changes`: the rows the log inserted and deleted, decoded with the full
+    // backup's catalog, are the forge's.
+    let db = Database::open(std::slice::from_ref(&f.full)).unwrap();
+    let (_, changes) = mdfkit::log_changes::table_changes(&db, std::slice::from_ref(&f.ldf), "dbo.Stock").unwrap();
+    let rows_of = |kind: &str| {
+        let mut rows: Vec<Vec<String>> = changes
+            .iter()
+            .filter(|c| c.kind == kind)
+            .map(|c| c.values.iter().map(|v| v.to_string()).collect())
+            .collect();
+        rows.sort();
+        rows
+    };
+    let sorted = |rows: &[Vec<String>]| {
+        let mut rows = rows.to_vec();
+        rows.sort();
+        rows
+    };
+    assert_eq!(rows_of("delete"), sorted(&w.deleted_rows), "deleted rows from the .ldf");
+    assert_eq!(rows_of("insert"), sorted(&w.inserted_rows), "inserted rows from the .ldf");
+
+    let file = mdfkit::log::ldf::LogFile::open(&f.ldf).unwrap();
+    let vlfs = file.vlfs();
+    assert_eq!(vlfs.len(), w.log.vlf_count() + 2);
+    let sequences: Vec<u32> = vlfs.iter().map(|v| v.sequence).collect();
+    let first = FORGED_PAGE_LSN.vlf + 1;
+    let mut wanted: Vec<u32> = (first..first + w.log.vlf_count() as u32).rev().collect();
+    wanted.extend([0, 0]);
+    assert_eq!(sequences, wanted, "VLF sequence numbers in file order");
+    assert!(vlfs.iter().all(|v| v.size == VLF_SIZE as u64 && v.parity == (v.sequence != 0).then_some(0x40)));
+    assert_eq!(file.file_id(), 2);
+}
