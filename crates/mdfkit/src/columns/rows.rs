@@ -68,6 +68,9 @@ use crate::value::{guid_text, Value};
 /// The collation assumed for text in a declared (schema-less) layout: code page 1252.
 const DECLARED_COLLATION: u32 = 0x3400_D008;
 
+/// The value of a uniquifier a record does not store.
+const ZERO_UNIQUIFIER: [u8; 4] = [0; 4];
+
 /// The complex-column header of a sparse vector.
 const SPARSE_VECTOR_HEADER: u16 = 5;
 /// Top bit of a sparse vector's end offset; no sample shows one set (an off-row sparse value?).
@@ -234,6 +237,17 @@ impl RowDecoder {
         Ok(RowDecoder { table: table.to_string(), columns, has_sparse: false, format: RecordFormat::FixedVar, reader })
     }
 
+    /// A decoder of the records of an index's rowset (`crate::index_rows`), stored as `columns`
+    /// say, in `format`.
+    pub(crate) fn from_plans(
+        reader: &PageReader,
+        table: String,
+        columns: Vec<ColumnPlan>,
+        format: RecordFormat,
+    ) -> Self {
+        RowDecoder { table, columns, has_sparse: false, format, reader: reader.clone() }
+    }
+
     /// The planned columns, in output order.
     pub fn columns(&self) -> &[ColumnPlan] {
         &self.columns
@@ -365,6 +379,12 @@ impl RowDecoder {
                 vardecimal::to_decimal_storage(stored, ty.precision, ty.scale, storage_len, off_row)?;
                 off_row
             }
+            // A uniquifier not stored, or stored empty, is 0: the first row of its key (Mark S.
+            // Rasmussen, "Determining the Uniquifier Column Ordinal": DBCC PAGE prints 0).
+            ColumnLocation::Variable(index) if p.is_uniquifier() => match record.var(index)? {
+                Some(v) if !v.bytes.is_empty() => v.bytes,
+                _ => &ZERO_UNIQUIFIER,
+            },
             ColumnLocation::Variable(index) => match record.var(index)? {
                 // A row written before this column was added can have its sparse vector here.
                 Some(v) if self.has_sparse && index + 1 == record.var_column_count() && is_sparse_vector(v) => {
@@ -628,6 +648,7 @@ impl ColumnPlan {
                 leaf_offset,
                 internal_offset: 0,
                 null_bit,
+                internal_null_bit: 0,
                 bit_position: 0,
             },
         )
@@ -658,6 +679,7 @@ impl ColumnPlan {
             leaf_offset: 0,
             internal_offset: 0,
             null_bit: 0,
+            internal_null_bit: 0,
             bit_position: 0,
         };
         let mut plan = ColumnPlan::new(column, physical);

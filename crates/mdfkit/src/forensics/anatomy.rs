@@ -33,8 +33,11 @@
 //! [`crate::record::cd::CdRecord::stored_span`] say their parts lie, a page's CI structure where
 //! [`crate::page::compression_info::CompressionInfo::parts`] says (its anchor record taken apart
 //! as a CD record).
-//! Records it does not take apart (index records, LOB fragments) are shown whole and named, from
-//! their slot offset to the next record's start.
+//! Index records (a nonclustered index's pages, a clustered index's non-leaf pages), CD or
+//! FixedVar ([`crate::record::Record::parse_index`]: status A, the fixed part up to the page's
+//! `pminlen`, a non-leaf record's ending with its child page), are decoded with the index's
+//! columns as [`crate::index_rows`] says which they are. Records it does not take apart (LOB
+//! fragments) are shown whole and named, from their slot offset to the next record's start.
 //!
 //! Allocation pages (GAM, SGAM, IAM, PFS) also get their bitmap ([`PageAnatomy::allocation`]),
 //! read by [`crate::page::allocation`]. [`PageAnatomy::to_json`] is the one JSON spelling of it
@@ -433,6 +436,18 @@ pub fn read_database_page(db: &Database, id: PageId) -> Result<PageAnatomy> {
     let Some(header) = anatomy.header else { return Ok(anatomy) };
     let Some((table, unit)) = owner_of(db, &header) else { return Ok(anatomy) };
     anatomy.owner = Some(table.qualified_name());
+    if let Some(index) = index_rows_of(db, &table, &unit, &header) {
+        match index {
+            Ok(rows) => {
+                anatomy = take_apart(anatomy.bytes, id, anatomy.verdict, Some(rows.decoder(header.level)));
+                anatomy.owner = Some(format!("{} index {}", table.qualified_name(), rows.index.name));
+            }
+            // FixedVar index records are shown as they were.
+            Err(e) if e.kind() == crate::ErrorKind::Unsupported => {}
+            Err(e) => anatomy.error = Some(format!("index records not decoded: {e}")),
+        }
+        return Ok(anatomy);
+    }
     let is_leaf_row_page = header.page_type == PageType::Data && header.level == 0 && unit.kind == 1;
     if is_leaf_row_page {
         match db.row_decoder(&table, unit.owner_id, None) {
@@ -453,9 +468,36 @@ pub fn owner_of(db: &Database, header: &PageHeader) -> Option<(TableInfo, Alloca
         .find(|u| u.id == header.allocation_unit_id())
         .or_else(|| units.iter().find(|u| header.belongs_to(u.id)))?
         .clone();
-    let table =
-        db.catalog().tables(true).into_iter().find(|t| t.partitions.iter().any(|p| p.partition_id == unit.owner_id))?;
+    // The unit's rowset: a partition of the table's heap or clustered index, or of another index.
+    let object =
+        db.catalog().table("sysrowsets").iter().find(|r| r.int("rowsetid") == unit.owner_id).map(|r| r.int("idmajor"));
+    let table = db.catalog().tables(true).into_iter().find(|t| {
+        t.partitions.iter().any(|p| p.partition_id == unit.owner_id) || object == Some(i64::from(t.object_id))
+    })?;
     Some((table, unit))
+}
+
+/// The records of the index page `header` of `table` (allocation unit `unit`): a nonclustered
+/// index's pages, a clustered index's non-leaf pages; `None` for the table's own rows (heap or
+/// clustered leaf pages, read by the table's decoder).
+fn index_rows_of(
+    db: &Database,
+    table: &TableInfo,
+    unit: &AllocationUnit,
+    header: &PageHeader,
+) -> Option<Result<crate::index_rows::IndexRows>> {
+    let index_id = db
+        .catalog()
+        .table("sysrowsets")
+        .iter()
+        .find(|r| r.int("rowsetid") == unit.owner_id)
+        .map(|r| r.int("idminor"))?;
+    let is_table_rows = index_id == 0 || (index_id == 1 && header.level == 0);
+    if is_table_rows || header.page_type != PageType::Index || unit.kind != 1 {
+        return None;
+    }
+    let index = db.catalog().indexes(table.object_id).into_iter().find(|i| i64::from(i.index_id) == index_id)?;
+    Some(crate::index_rows::IndexRows::new(db.catalog(), db.reader(), table, &index, unit.owner_id))
 }
 
 /// Where a decoder's columns lie in a record, worked out once a page.
@@ -473,7 +515,8 @@ impl<'d> Layout<'d> {
         let mut variable = Vec::new();
         for (i, p) in decoder.columns().iter().enumerate() {
             match (p.physical.location(), p.fixed_len()) {
-                (ColumnLocation::Fixed(o), Some(len)) if o >= 4 => fixed.push((o, len, i)),
+                // From byte 1: an index record's fixed part starts there (a data record's at 4).
+                (ColumnLocation::Fixed(o), Some(len)) if o >= 1 => fixed.push((o, len, i)),
                 (ColumnLocation::Variable(v), _) => variable.push((v, i)),
                 _ => {}
             }
@@ -592,7 +635,13 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         // `starts` is sorted: a binary search keeps a page of thousands of slots linear.
         let end = starts.get(starts.partition_point(|&s| s <= offset)).copied().unwrap_or(array_start);
         let page = &anatomy.bytes[..array_start];
-        let context = RecordContext { page_type: header.page_type, ci: ci.as_ref(), layout: layout.as_ref() };
+        let context = RecordContext {
+            page_type: header.page_type,
+            level: header.level,
+            pminlen: header.pminlen,
+            ci: ci.as_ref(),
+            layout: layout.as_ref(),
+        };
         anatomy.records.push(record(page, slot, offset, end, &context, &mut scratch));
     }
     anatomy
@@ -670,6 +719,10 @@ fn header_fields(b: &[u8], h: &PageHeader) -> Vec<Field> {
 /// What taking a record apart needs to know of its page.
 struct RecordContext<'p, 'l> {
     page_type: PageType,
+    /// The page's level in its B-tree (0: the leaf).
+    level: u8,
+    /// The page's `pminlen`: where a FixedVar index record's fixed part ends.
+    pminlen: u16,
     /// The page's CI structure (PAGE compression), which its CD records' values resolve against.
     ci: Option<&'p CompressionInfo<'p>>,
     layout: Option<&'l Layout<'l>>,
@@ -741,8 +794,17 @@ fn record(
         }
         RecordType::Primary | RecordType::Forwarded | RecordType::GhostData if is_data_page => {
             match Record::parse(&page[offset..]) {
-                Ok(rec) => data_record(&mut out, &rec, offset, context.layout, scratch),
+                Ok(rec) => data_record(&mut out, &rec, offset, 0, context.layout, scratch),
                 Err(e) => out.error = Some(e.to_string()),
+            }
+        }
+        RecordType::Index | RecordType::GhostIndex if context.page_type == PageType::Index => {
+            match Record::parse_index(&page[offset..], context.pminlen) {
+                Ok(rec) => data_record(&mut out, &rec, offset, context.level, context.layout, scratch),
+                Err(e) => {
+                    out.error = Some(e.to_string());
+                    whole(&mut out, end, record_type);
+                }
             }
         }
         other => whole(&mut out, end, other),
@@ -767,8 +829,9 @@ fn whole(out: &mut RecordAnatomy, end: usize, record_type: RecordType) {
 fn cd_record(out: &mut RecordAnatomy, cd: &CdRecord, at: usize, context: &RecordContext, scratch: &mut Vec<u8>) {
     out.len = cd.bytes().len();
     let layout = context.layout;
-    // A non-leaf index record's last column: the child page.
-    let down_page = cd.down_page().filter(|_| context.page_type == PageType::Index);
+    // A non-leaf index record's last column: the child page (a leaf index record's last column is
+    // one of the index's).
+    let down_page = cd.down_page().filter(|_| context.page_type == PageType::Index && context.level > 0);
     let last = cd.column_count().saturating_sub(1);
     out.fields = cd_fields(at, cd, &|i| match (layout.and_then(|l| l.cd_column(i)), down_page) {
         (_, Some(child)) if i == last => (FieldName::Fixed("down page"), FieldValue::Page(child)),
@@ -1092,32 +1155,45 @@ fn status_text(a: u8) -> String {
     value
 }
 
-fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, layout: Option<&Layout>, scratch: &mut Vec<u8>) {
+/// A FixedVar record at page offset `at`: a data record, or an index record of a page at `level`
+/// (no status B or fixed end; a non-leaf one's fixed part ends with its child page). Its parts,
+/// and its columns decoded when a layout is given.
+fn data_record(
+    out: &mut RecordAnatomy,
+    rec: &Record,
+    at: usize,
+    level: u8,
+    layout: Option<&Layout>,
+    scratch: &mut Vec<u8>,
+) {
     let b = rec.bytes();
     out.len = b.len();
-    let mut fields = vec![
-        status_field(at, b[0]),
-        field(
+    let mut fields = vec![status_field(at, b[0])];
+    // A data record's status B and fixed end; an index record has neither.
+    if rec.fixed_start() == 4 {
+        fields.push(field(
             at + 1,
             1,
             Part::Status,
             FieldName::Fixed("status B"),
             "0x01: ghost forwarded record",
             FieldValue::Byte(b[1]),
-        ),
-        field(
+        ));
+        fields.push(field(
             at + 2,
             2,
             Part::FixedEnd,
             FieldName::Fixed("fixed end"),
             "where the fixed-length part ends",
             FieldValue::Number(rec.fixed_end() as i64),
-        ),
-    ];
-    // The fixed part, one field per stored column (bit columns share their byte), the rest unused.
-    let fixed_end = rec.fixed_end();
+        ));
+    }
+    // The fixed part, one field per stored column (bit columns share their byte), the rest unused;
+    // a non-leaf index record's ends with its child page.
+    let down_page = rec.down_page().filter(|_| level > 0);
+    let fixed_end = rec.fixed_end() - if down_page.is_some() { 6 } else { 0 };
     let fixed: &[(usize, usize, usize)] = layout.map_or(&[], |l| &l.fixed);
-    let mut cursor = 4;
+    let mut cursor = rec.fixed_start();
     let mut i = 0;
     while i < fixed.len() {
         let (o, len, column) = fixed[i];
@@ -1151,7 +1227,18 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, layout: Option<
         let name = FieldName::Fixed(if layout.is_some() { "fixed bytes" } else { "fixed-length columns" });
         fields.push(field(at + cursor, fixed_end - cursor, Part::FixedUnused, name, "", FieldValue::Empty));
     }
-    let mut pos = fixed_end;
+    if let Some(child) = down_page {
+        let name = FieldName::Fixed("down page");
+        fields.push(field(
+            at + fixed_end,
+            6,
+            Part::Pointer,
+            name,
+            "child page: page (4) + file (2)",
+            FieldValue::Page(child),
+        ));
+    }
+    let mut pos = rec.fixed_end();
     if b[0] & HAS_NULL_BITMAP != 0 {
         fields.push(field(
             at + pos,
