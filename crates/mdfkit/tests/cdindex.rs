@@ -461,3 +461,27 @@ fn pubs_nonclustered_indexes_hold_their_tables_values() {
         }
     }
 }
+
+/// sharepoint_config's full backup (SQL Server 2008 R2): nonclustered indexes whose rowsets give
+/// their columns null bits, in records without a null bitmap (`PK_Classes`' non-leaf records:
+/// status 0x06, a uniqueidentifier key, the child page). Every index checks clean, its records
+/// decoded, and the anatomy of each index page covers every byte.
+#[test]
+fn sharepoint_indexes_without_null_bitmaps_check_clean() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let db = Database::open(&[dir.join("bak/dataplat-appveyor-lab__sharepoint_config.bak")]).unwrap();
+    let (problems, stats) = mdfkit::check::check_catalog(&db).unwrap();
+    assert!(problems.is_empty(), "{problems:#?}");
+    // Each index holds one leaf record a row (the check counts them against the tables' rows).
+    let mut expected = 0;
+    for table in db.catalog().tables(false) {
+        let nonclustered = db.catalog().indexes(table.object_id).into_iter().filter(|i| i.index_type == 2).count();
+        expected += nonclustered as u64 * table.rows() as u64;
+    }
+    assert_eq!(stats.index_records_checked, expected);
+    let classes = db.catalog().find_table("dbo.Classes").unwrap();
+    let (index, rows) = index_rows(&db, &classes, "PK_Classes");
+    let unit = db.catalog().base().in_row_unit(rows.rowset).unwrap();
+    let keys: Vec<&str> = index.key_columns.iter().map(|(k, _)| k.as_str()).collect();
+    assert_anatomy_covers(&db, "dbo.Classes index PK_Classes", unit.root_page, &keys);
+}

@@ -60,7 +60,7 @@ thread_local! {
     /// An anchor prefix joined with a value's suffix, before its expansion.
     static JOINED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
-use crate::record::{Record, RecordFormat};
+use crate::record::{Record, RecordFormat, RecordType};
 use crate::source::PageReader;
 use crate::types::{SqlType, TypeInfo};
 use crate::value::{guid_text, Value};
@@ -339,11 +339,15 @@ impl RowDecoder {
             let xml: &'a Vec<u8> = off_row;
             return Ok(any.then_some(xml.as_slice()));
         }
+        // An index record without a null bitmap holds no NULL (sharepoint_config's PK_Classes:
+        // non-leaf records of a NOT NULL uniqueidentifier key with interior null bit 1, status 0x06).
+        let index_record = matches!(record.record_type(), RecordType::Index | RecordType::GhostIndex);
+        let null_bit = if index_record && record.column_count() == 0 { 0 } else { usize::from(p.null_bit) };
         // A column the record predates (added to the table after the row was written).
-        if p.null_bit as usize > record.column_count() {
+        if null_bit > record.column_count() {
             return self.absent(plan);
         }
-        if p.null_bit > 0 && record.is_null(p.null_bit as usize) {
+        if null_bit > 0 && record.is_null(null_bit) {
             return Ok(None);
         }
         let ty = &plan.column.type_info;

@@ -545,6 +545,8 @@ fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut Ch
     let catalog = db.catalog();
     for table in catalog.tables(false) {
         let indexes = catalog.indexes(table.object_id);
+        // Each partition's rows, read once for all the table's indexes.
+        let mut base: HashMap<i64, Result<(BaseRows, u64)>> = HashMap::new();
         for index in indexes.iter().filter(|i| i.index_type == 2 && !i.is_disabled) {
             let object = format!("{} index {}", table.qualified_name(), index.name);
             let rowsets = catalog.rows_where("sysrowsets", "idmajor", i64::from(table.object_id));
@@ -563,7 +565,23 @@ fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut Ch
                     found.len() < INDEX_PROBLEMS_NAMED
                 };
                 match crate::index_rows::IndexRows::new(catalog, db.reader(), &table, index, rs.int("rowsetid")) {
-                    Ok(rows) => check_index_tree(db, &table, partition, &indexes, &rows, &mut report, stats),
+                    Ok(rows) => {
+                        let rows_of_table = base.entry(partition.partition_id).or_insert_with(|| {
+                            let clustered = indexes.iter().find(|i| i.index_id == 1);
+                            let key: Vec<String> = clustered
+                                .map(|i| i.key_columns.iter().map(|(n, _)| n.clone()).collect())
+                                .unwrap_or_default();
+                            base_rows(db, &table, partition, &key)
+                        });
+                        match rows_of_table {
+                            Ok((base, count)) => {
+                                check_index_tree(db, &indexes, &rows, base.clone(), *count, &mut report, stats)
+                            }
+                            Err(e) => {
+                                report(e.page(), format!("the table's rows cannot be read: {}", e.message()));
+                            }
+                        }
+                    }
                     Err(e) => {
                         report(e.page(), e.message().to_string());
                     }
@@ -575,6 +593,7 @@ fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut Ch
 }
 
 /// The table's rows as an index's row locators name them.
+#[derive(Clone)]
 enum BaseRows {
     /// A heap: its in-row allocation unit (RIDs are looked up on its pages).
     Heap(i64),
@@ -582,13 +601,14 @@ enum BaseRows {
     Keys(HashMap<String, usize>),
 }
 
-/// [`check_nonclustered`] for one index partition; `report` returns false when enough was said.
+/// [`check_nonclustered`] for one index partition over the table's rows (`base`, `base_rows` of
+/// them); `report` returns false when enough was said.
 fn check_index_tree(
     db: &Database,
-    table: &crate::catalog::model::TableInfo,
-    partition: &crate::catalog::model::PartitionInfo,
     indexes: &[crate::catalog::model::IndexInfo],
     rows: &crate::index_rows::IndexRows,
+    mut base: BaseRows,
+    base_rows: u64,
     report: &mut impl FnMut(Option<PageId>, String) -> bool,
     stats: &mut CheckStats,
 ) {
@@ -603,14 +623,6 @@ fn check_index_tree(
         .find(|i| i.index_id == 1)
         .map(|i| i.key_columns.iter().map(|(n, _)| n.clone()).collect())
         .unwrap_or_default();
-    // The table's rows: counted, and their clustered keys kept.
-    let (base, base_rows) = match base_rows(db, table, partition, &clustered_key) {
-        Ok(b) => b,
-        Err(e) => {
-            report(e.page(), format!("the table's rows cannot be read: {}", e.message()));
-            return;
-        }
-    };
     let leaf = rows.decoder(0);
     // (position in the record, descending) of each key column whose order is plain.
     let key_positions: Vec<(usize, bool)> = rows
@@ -632,7 +644,6 @@ fn check_index_tree(
         .map(|name| leaf.columns().iter().position(|c| c.column.name.eq_ignore_ascii_case(name)))
         .collect();
     let rid_position = rows.roles.iter().position(|r| *r == IndexColumnRole::Rid);
-    let mut base = base;
     let mut expected = vec![unit.root_page];
     let mut level: Option<u8> = None;
     let mut seen = HashSet::new();
