@@ -264,7 +264,7 @@ enum Command {
     },
     /// Check pages, allocation and B-tree chains for damage (like DBCC CHECKDB PHYSICAL_ONLY)
     #[command(
-        after_help = "Examples:\n  mdfkit check shop.mdf\n  mdfkit check shop.mdf --format json > report.json\n  mdfkit check shop.mdf --threads 1\n\nOne line per problem (page, object, what), the same whatever the number of threads. Exit code: 0 clean, 1 problems found, 2 unreadable input."
+        after_help = "Examples:\n  mdfkit check shop.mdf\n  mdfkit check shop.mdf --format json > report.json\n  mdfkit check shop.mdf --threads 1\n\nEvery allocated page is verified (checksum, address, slots, records); each table's rows are read\nback, and each nonclustered index walked from its root: every page once, keys in order, each\nrow locator (clustered key or heap RID) found in the table.\n\nOne line per problem (page, object, what), the same whatever the number of threads. Exit code: 0 clean, 1 problems found, 2 unreadable input."
     )]
     Check {
         #[command(flatten)]
@@ -374,7 +374,7 @@ enum Command {
     },
     /// One page taken apart: header fields, slots, each record's parts and column values
     #[command(
-        after_help = "Examples:\n  mdfkit page shop.mdf 1:153\n  mdfkit page shop.bak 1:153 --format json\n\nPrinted the way DBCC PAGE (db, 1, 153, 3) prints a page, each field with its offset and\nlength; the page's verdict (checksum ok / mismatch / torn) first. A damaged page is still shown."
+        after_help = "Examples:\n  mdfkit page shop.mdf 1:153\n  mdfkit page shop.bak 1:153 --format json\n\nPrinted the way DBCC PAGE (db, 1, 153, 3) prints a page, each field with its offset and\nlength; the page's verdict (checksum ok / mismatch / torn) first. A damaged page is still shown.\nIndex pages (nonclustered indexes, a clustered index's upper levels, compressed or not): each\nrecord's key and other columns decoded (HEAP RID, UNIQUIFIER where no table column), and the\ndown page of a non-leaf record."
     )]
     Page {
         /// The .mdf (and any .ndf) or backup, then the page as FILE:PAGE (e.g. 1:153)

@@ -7,10 +7,10 @@ use std::io;
 
 use crate::alloc::{self, Space, UnitPages, PFS_ALLOCATED, PFS_GHOST, PFS_IAM, PFS_MIXED};
 use crate::cd::{self, CdCell};
-use crate::meta::{self, Catalog, TableMeta, UnitMeta};
+use crate::meta::{self, Catalog, IndexMeta, TableMeta, UnitMeta};
 use crate::page::{self, PageBuf, PageId, MAX_RECORD, PAGE_SIZE};
 use crate::record::{forwarding_stub, Cell, Kind, RecordLayout};
-use crate::spec::{ColType, Compression, Layout, Spec, TableSpec};
+use crate::spec::{ColType, Compression, IndexSpec, Layout, Spec, TableSpec};
 use crate::systables::{self, SysRow, SysTable};
 use crate::value::{self, Val};
 
@@ -271,6 +271,9 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
     let mut values: Vec<Option<Val>> = Vec::with_capacity(t.columns.len());
     let mut stored: Vec<Stored> = Vec::with_capacity(t.columns.len());
     let mut data_pages = 0u64;
+    // Each live row's values and RID (its record's place, or its forwarding stub's), for the
+    // nonclustered indexes.
+    let mut indexed: Vec<(Vec<Option<Val>>, PageId, u16)> = Vec::new();
     // Data pages opened so far (PAGE compression's CI structures go on every n-th).
     let mut opened = 0u64;
     let total = generated_rows(t);
@@ -371,7 +374,11 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
             }
             encode(layout, &stored, &values, Kind::Forwarded { stub: here.id, slot: here.slot_count() }, &mut record);
             let fslot = f.add(&record);
-            here.add(&if compressed { cd::forwarding_stub(f.id, fslot) } else { forwarding_stub(f.id, fslot) });
+            let slot =
+                here.add(&if compressed { cd::forwarding_stub(f.id, fslot) } else { forwarding_stub(f.id, fslot) });
+            if !t.indexes.is_empty() {
+                indexed.push((values.clone(), here.id, slot));
+            }
         } else {
             encode(layout, &stored, &values, kind, &mut record);
             // On a page with a CI structure the record is stored against it, and that is what must
@@ -433,9 +440,11 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
                     }
                 }
             }
-            p.add(&record);
+            let slot = p.add(&record);
             if ghost {
                 p.ghosts += 1;
+            } else if !t.indexes.is_empty() {
+                indexed.push((values.clone(), p.id, slot));
             }
         }
         if !ghost {
@@ -454,9 +463,14 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
     let mut root = first_page;
     let mut index_pages = 0;
     if clustered && index_entries.len() > 1 {
-        let (r, n) = write_index_levels(w, &mut in_row, ids.in_row_unit, index_entries, compressed)?;
+        let entries = index_entries.into_iter().map(|(key, page)| (vec![key], page)).collect();
+        let (r, n) = write_index_levels(w, &mut in_row, ids.in_row_unit, entries, compressed, None)?;
         root = r;
         index_pages = n;
+    }
+    let mut indexes = Vec::new();
+    for (i, ix) in t.indexes.iter().enumerate() {
+        indexes.push(write_nonclustered(w, t, ix, ids.index(i), &mut indexed)?);
     }
     let mut units = vec![finish_unit(w, in_row, ids.in_row_unit, 1, first_page, root, data_pages + index_pages)?];
     if has_lob || !lob.unit.extents.is_empty() {
@@ -474,6 +488,144 @@ pub(crate) fn write_table(w: &mut Writer, t: &TableSpec, ids: meta::TableIds) ->
         max_leaf,
         min_leaf: if min_leaf == usize::MAX { 0 } else { min_leaf },
         layout: full_layout,
+        indexes,
+    })
+}
+
+/// One column of a nonclustered index's records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexColumn {
+    /// A column of the table (its index in the table's columns).
+    Table(usize),
+    /// The heap RID of the row (page 4, file 2, slot 2 bytes), a binary(8) column.
+    Rid,
+}
+
+/// The columns of a nonclustered index's leaf records, in order, and how many of them are its
+/// key at every level (the non-leaf records hold those): the key columns; then for a unique index
+/// the included columns and the row locator (the clustered key columns the key lacks, or the
+/// RID); for a non-unique one the row locator, part of its key, then the included columns. As
+/// SQL Server's own files lay them out: pubs' `roysched.titleidind` (non-unique on a heap: the
+/// key, then the RID as a binary(8) key column), `titles.titleind` (non-unique: the key, then the
+/// clustered key as a key column), `sys.syscommittab.si_xdes_id` in every corpus file (unique:
+/// the key, the included `dbfragid`, then the clustered key's other column).
+pub fn index_columns(t: &TableSpec, ix: &IndexSpec) -> (Vec<IndexColumn>, usize) {
+    let mut columns: Vec<IndexColumn> = ix.keys.iter().map(|&c| IndexColumn::Table(c)).collect();
+    let locator: Vec<IndexColumn> = match t.layout {
+        Layout::Heap => vec![IndexColumn::Rid],
+        Layout::Clustered { key } if ix.keys.contains(&key) => Vec::new(),
+        Layout::Clustered { key } => vec![IndexColumn::Table(key)],
+    };
+    let included = ix.include.iter().map(|&c| IndexColumn::Table(c));
+    if ix.unique {
+        columns.extend(included);
+        columns.extend(locator);
+        (columns, ix.keys.len())
+    } else {
+        columns.extend(locator);
+        let keys = columns.len();
+        columns.extend(included);
+        (columns, keys)
+    }
+}
+
+/// An integer key value in sort order: NULL first.
+fn sort_key(v: &Option<Val>) -> Option<i64> {
+    match v {
+        Some(Val::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+/// Writes nonclustered index `ix` of `t` over its live rows (`rows`: values, RID; sorted here):
+/// one CD index record a row at the leaf, in key order, leaf pages linked both ways, then the
+/// non-leaf levels ([`write_index_levels`]) over each leaf page's first key.
+fn write_nonclustered(
+    w: &mut Writer,
+    t: &TableSpec,
+    ix: &IndexSpec,
+    ids: meta::IndexIds,
+    rows: &mut [(Vec<Option<Val>>, PageId, u16)],
+) -> io::Result<IndexMeta> {
+    let (columns, key_count) = index_columns(t, ix);
+    let order = |(values, page, slot): &(Vec<Option<Val>>, PageId, u16)| -> (Vec<Option<i64>>, Option<i64>, u64) {
+        let keys = ix.keys.iter().map(|&c| sort_key(&values[c])).collect();
+        let clustered = match t.layout {
+            Layout::Clustered { key } => sort_key(&values[key]),
+            Layout::Heap => None,
+        };
+        (keys, clustered, u64::from(page.file) << 48 | u64::from(page.page) << 16 | u64::from(*slot))
+    };
+    rows.sort_by_cached_key(order);
+    if ix.unique {
+        if let Some(pair) = rows.windows(2).find(|p| order(&p[0]).0 == order(&p[1]).0) {
+            return Err(io::Error::other(format!(
+                "{} index {}: duplicate key {:?} in a unique index",
+                t.qualified_name(),
+                ix.name,
+                order(&pair[0]).0
+            )));
+        }
+    }
+    let cells_of = |(values, page, slot): &(Vec<Option<Val>>, PageId, u16)| -> Vec<CdCell> {
+        columns
+            .iter()
+            .map(|c| match c {
+                IndexColumn::Table(i) => match &values[*i] {
+                    Some(v) => cd::compress(v, t.columns[*i].ty).unwrap_or(CdCell::Null),
+                    None => CdCell::Null,
+                },
+                IndexColumn::Rid => {
+                    let mut rid = page.bytes().to_vec();
+                    rid.extend_from_slice(&slot.to_le_bytes());
+                    cd::compress(&Val::Bytes(rid), ColType::Binary(8)).unwrap_or(CdCell::Null)
+                }
+            })
+            .collect()
+    };
+    let mut unit = UnitPages::new(false);
+    let per_page = ix.rows_per_page.map_or(usize::MAX, usize::from);
+    let (mut first, mut page, mut pages) = (PageId::NULL, None::<PageBuf>, 0u64);
+    let mut entries: Vec<(Vec<CdCell>, PageId)> = Vec::new();
+    let (mut max_leaf, mut min_leaf) = (0usize, usize::MAX);
+    for row in rows.iter() {
+        let cells = cells_of(row);
+        let record = cd::index_record(&cells, None);
+        if page.as_ref().is_some_and(|p| !p.fits(record.len()) || usize::from(p.slot_count()) >= per_page) {
+            chain_index_page(w, &mut unit, &mut page, ids.in_row_unit, 0)?;
+            pages += 1;
+        }
+        let p =
+            page.get_or_insert_with(|| PageBuf::new(unit.next_page(&mut w.space), page::TYPE_INDEX, ids.in_row_unit));
+        if first.is_null() {
+            first = p.id;
+        }
+        if p.slot_count() == 0 {
+            entries.push((cells[..key_count].to_vec(), p.id));
+        }
+        p.pminlen = p.pminlen.max(record.len() as u16);
+        p.add(&record);
+        max_leaf = max_leaf.max(record.len());
+        min_leaf = min_leaf.min(record.len());
+    }
+    if let Some(p) = page.take() {
+        flush_index(w, p)?;
+        pages += 1;
+    }
+    let mut root = first;
+    if entries.len() > 1 {
+        let (r, n) = write_index_levels(w, &mut unit, ids.in_row_unit, entries, true, ix.rows_per_page)?;
+        root = r;
+        pages += n;
+    }
+    Ok(IndexMeta {
+        ids,
+        rows: rows.len() as u64,
+        unit: finish_unit(w, unit, ids.in_row_unit, 1, first, root, pages)?,
+        max_leaf,
+        min_leaf: if min_leaf == usize::MAX { 0 } else { min_leaf },
+        columns,
+        key_count,
     })
 }
 
@@ -507,45 +659,40 @@ fn flush_data(w: &mut Writer, page: Option<PageBuf>, heap: bool, pages: &mut u64
     Ok(())
 }
 
-/// Builds the non-leaf levels of a clustered index from (first key, page) of each page below:
-/// index records are status 0x06, the key columns, the child page (6 bytes); in a compressed
-/// index CD records of the compressed key and the child page ([`cd::index_record`]). Returns the
-/// root.
+/// Builds the non-leaf levels of an index from (first key, page) of each page below: index
+/// records are status 0x06, the key columns, the child page (6 bytes); in a compressed index CD
+/// records of the compressed key columns and the child page ([`cd::index_record`]). At most
+/// `per_page` records a page. Returns the root and the pages written.
 fn write_index_levels(
     w: &mut Writer,
     unit: &mut UnitPages,
     auid: i64,
-    mut entries: Vec<(CdCell, PageId)>,
+    mut entries: Vec<(Vec<CdCell>, PageId)>,
     compressed: bool,
+    per_page: Option<u16>,
 ) -> io::Result<(PageId, u64)> {
+    let per_page = per_page.map_or(usize::MAX, usize::from);
     let mut level = 1u8;
     let mut written = 0;
     loop {
         let mut next_entries = Vec::new();
         let mut page: Option<PageBuf> = None;
         for (key, child) in &entries {
-            let rec = match key {
-                _ if compressed => cd::index_record(std::slice::from_ref(key), *child),
-                CdCell::Bytes(key) => {
-                    let mut rec = vec![3 << 1];
-                    rec.extend_from_slice(key);
-                    rec.extend_from_slice(&child.bytes());
-                    rec
+            let rec = if compressed {
+                cd::index_record(key, Some(*child))
+            } else {
+                let mut rec = vec![3 << 1];
+                for cell in key {
+                    let CdCell::Bytes(bytes) = cell else { unreachable!("an uncompressed key is its stored bytes") };
+                    rec.extend_from_slice(bytes);
                 }
-                _ => unreachable!("an uncompressed key is its stored bytes"),
+                rec.extend_from_slice(&child.bytes());
+                rec
             };
-            if page.as_ref().is_some_and(|p| !p.fits(rec.len())) {
-                let mut done = page.take().expect("open page");
-                let next = unit.next_page(&mut w.space);
-                done.next = next;
-                let prev = done.id;
-                flush_index(w, done)?;
+            if page.as_ref().is_some_and(|p| !p.fits(rec.len()) || usize::from(p.slot_count()) >= per_page) {
+                chain_index_page(w, unit, &mut page, auid, level)?;
                 written += 1;
-                let mut p = PageBuf::new(next, page::TYPE_INDEX, auid);
-                p.prev = prev;
-                p.level = level;
-                p.pminlen = rec.len() as u16;
-                page = Some(p);
+                page.as_mut().expect("the next page").pminlen = rec.len() as u16;
             }
             if page.is_none() {
                 let mut p = PageBuf::new(unit.next_page(&mut w.space), page::TYPE_INDEX, auid);
@@ -569,6 +716,27 @@ fn write_index_levels(
         entries = next_entries;
         level += 1;
     }
+}
+
+/// Writes the open index page `page`, linked to the next page of its unit, and opens that page at
+/// `level`, linked back.
+fn chain_index_page(
+    w: &mut Writer,
+    unit: &mut UnitPages,
+    page: &mut Option<PageBuf>,
+    auid: i64,
+    level: u8,
+) -> io::Result<()> {
+    let mut done = page.take().expect("open page");
+    let next = unit.next_page(&mut w.space);
+    done.next = next;
+    let prev = done.id;
+    flush_index(w, done)?;
+    let mut p = PageBuf::new(next, page::TYPE_INDEX, auid);
+    p.prev = prev;
+    p.level = level;
+    *page = Some(p);
+    Ok(())
 }
 
 fn flush_index(w: &mut Writer, p: PageBuf) -> io::Result<()> {

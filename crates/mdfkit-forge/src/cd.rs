@@ -173,11 +173,13 @@ pub fn encode(cells: &[CdCell], kind: Kind, out: &mut Vec<u8>) {
     encode_typed(cells, type_bits, back, out);
 }
 
-/// A non-leaf index record of a compressed index: record type 6, the key columns' cells, then
-/// the child page's address as a column of six bytes.
-pub fn index_record(keys: &[CdCell], child: PageId) -> Vec<u8> {
-    let mut cells = keys.to_vec();
-    cells.push(CdCell::Bytes(child.bytes().to_vec()));
+/// An index record of a compressed index: record type 6, the columns' cells; on a non-leaf page
+/// the child page's address follows them as a column of six bytes.
+pub fn index_record(columns: &[CdCell], child: Option<PageId>) -> Vec<u8> {
+    let mut cells = columns.to_vec();
+    if let Some(child) = child {
+        cells.push(CdCell::Bytes(child.bytes().to_vec()));
+    }
     let mut out = Vec::new();
     encode_typed(&cells, 6, None, &mut out);
     out

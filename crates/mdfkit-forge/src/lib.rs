@@ -21,6 +21,7 @@
 //! | ROW compressed leaf records (CD format: CD array, short data clusters, long data region, compressed value forms, SCSU; `TableSpec::compression`; the non-leaf index records above them too: the compressed key and the child page as a six-byte column) | [`cd`], `build` | `record/cd.rs`, `compressed/values.rs`, `compressed/scsu.rs`, `rows.rs`, `check.rs`, `anatomy.rs` |
 //! | log records (begin, commit, insert / delete / modify row), log blocks, `.ldf` files (file header page, VLFs) | [`log`] | `log/record.rs`, `log/block.rs`, `log/ldf.rs`, `log/redo.rs` |
 //! | full backups (with a SCIN record when given a header), log backups (MSTL / MQTL) | [`backup`] | `backup/mod.rs`, `backup/header.rs` |
+//! | nonclustered indexes in the CD format (`TableSpec::indexes`, `IndexSpec`: ROW or PAGE, unique or not, included columns, the row locator (clustered key or heap RID); leaf records in key order, leaf pages linked, non-leaf levels; sysidxstats, sysiscols, sysrowsets, sysrscols, sysallocunits rows) | `build`, `meta` | `index_rows.rs`, `check.rs`, `anatomy.rs` |
 //! | vardecimal storage format (`TableSpec::vardecimal`: decimals as variable-length columns; the table option's catalog flag is not written) | [`value::encode_vardecimal`], `build` | `compressed/vardecimal.rs`, `rows.rs` |
 //!
 //! Deterministic: the same spec gives the same bytes (values are a pure function of the seed,
@@ -56,7 +57,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use spec::{ColType, ColumnSpec, Compression, Gen, Layout, Nulls, Spec, SpecError, TableSpec, Version};
+pub use spec::{ColType, ColumnSpec, Compression, Gen, IndexSpec, Layout, Nulls, Spec, SpecError, TableSpec, Version};
 pub use value::Val;
 
 use page::{PageId, PAGE_SIZE};

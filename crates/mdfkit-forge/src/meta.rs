@@ -14,7 +14,7 @@
 
 use crate::page::{self, PageBuf, PageId};
 use crate::record::RecordLayout;
-use crate::spec::{ColType, Layout, Spec, Version};
+use crate::spec::{ColType, Layout, Spec, TableSpec, Version};
 use crate::systables::{self as st, SVal, SysRow};
 use crate::value;
 
@@ -27,9 +27,26 @@ pub struct TableIds {
     pub in_row_unit: i64,
     pub lob_unit: i64,
     pub overflow_unit: i64,
+    /// The table's position in the spec.
+    pub number: usize,
+}
+
+/// Ids the forge gives one nonclustered index.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexIds {
+    /// sysidxstats.indid: 2 for the table's first nonclustered index.
+    pub index_id: i64,
+    pub rowset: i64,
+    pub in_row_unit: i64,
 }
 
 impl TableIds {
+    /// The ids of the table's nonclustered index `index` (from 0).
+    pub fn index(&self, index: usize) -> IndexIds {
+        let base = (1i64 << 56) | ((200_000 + 512 * self.number as i64 + 2 * index as i64) << 16);
+        IndexIds { index_id: 2 + index as i64, rowset: base, in_row_unit: base + (1 << 16) }
+    }
+
     pub fn for_table(index: usize) -> Self {
         let k = index as i64;
         let object_id = 100_000_007 + 400_009 * index as i32;
@@ -42,6 +59,7 @@ impl TableIds {
             in_row_unit: base + (1 << 16),
             lob_unit: base + (2 << 16),
             overflow_unit: base + (3 << 16),
+            number: index,
         }
     }
 }
@@ -68,6 +86,21 @@ pub struct TableMeta {
     pub max_leaf: usize,
     pub min_leaf: usize,
     pub layout: RecordLayout,
+    pub indexes: Vec<IndexMeta>,
+}
+
+/// What was written for one nonclustered index.
+#[derive(Debug, Clone)]
+pub struct IndexMeta {
+    pub ids: IndexIds,
+    pub rows: u64,
+    pub unit: UnitMeta,
+    pub max_leaf: usize,
+    pub min_leaf: usize,
+    /// Its records' columns, in order ([`crate::build::index_columns`]).
+    pub columns: Vec<crate::build::IndexColumn>,
+    /// How many of them are its key (the non-leaf records' columns).
+    pub key_count: usize,
 }
 
 /// Where the system tables were put (empty in the sizing pass).
@@ -349,6 +382,26 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
                     ("minleaf", int(m.min_leaf as i64)),
                     ("minint", int(0)),
                 ]);
+                for (ix, im) in t.indexes.iter().zip(&m.indexes) {
+                    rows.push(vec![
+                        ("rowsetid", int(im.ids.rowset)),
+                        ("ownertype", int(1)),
+                        ("idmajor", int(m.ids.object_id)),
+                        ("idminor", int(im.ids.index_id)),
+                        ("numpart", int(1)),
+                        // As pubs' titleind and auidind.
+                        ("status", int(2)),
+                        ("fgidfs", int(0)),
+                        ("rcrows", int(im.rows as i64)),
+                        ("cmprlevel", int(i64::from(ix.compression.level()))),
+                        ("fillfact", int(0)),
+                        ("maxnullbit", int(0)),
+                        ("maxleaf", int(im.max_leaf as i64)),
+                        ("maxint", int(0)),
+                        ("minleaf", int(im.min_leaf as i64)),
+                        ("minint", int(0)),
+                    ]);
+                }
             }
         }
         st::SYSRSCOLS => {
@@ -409,6 +462,9 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
                         p.bit.map_or(0, i16::from),
                     ));
                 }
+                for im in &m.indexes {
+                    rows.extend(index_rscols(t, im));
+                }
             }
         }
         st::SYSSEOBJVALUES => {
@@ -440,6 +496,9 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
                 for u in &m.units {
                     rows.push(unit_row(u, m.ids.rowset));
                 }
+                for im in &m.indexes {
+                    rows.push(unit_row(&im.unit, im.ids.rowset));
+                }
             }
         }
         st::SYSIDXSTATS => {
@@ -460,22 +519,20 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
             }
             for (t, m) in users {
                 let clustered = matches!(t.layout, Layout::Clustered { .. });
-                let mut r = vec![
-                    ("id", int(m.ids.object_id)),
-                    ("indid", int(i64::from(clustered))),
-                    ("status", int(if clustered { 524_331 } else { 1 })),
-                    ("intprop", int(0)),
-                    ("fillfact", int(0)),
-                    ("type", int(i64::from(clustered))),
-                    ("tinyprop", int(0)),
-                    ("dataspace", int(0)),
-                    ("lobds", int(0)),
-                    ("rowset", int(m.ids.rowset)),
-                ];
+                let index_id = i64::from(clustered);
+                let status = if clustered { 524_331 } else { 1 };
+                let mut r = idxstats_row(m.ids.object_id, index_id, index_id, status, m.ids.rowset);
                 if clustered {
                     r.push(("name", text(pk_name(&t.name))));
                 }
                 rows.push(r);
+                for (ix, im) in t.indexes.iter().zip(&m.indexes) {
+                    // An index (0x1), unique (0x8) (pubs' titleind: 0x1), of type 2.
+                    let status = 1 | if ix.unique { 8 } else { 0 };
+                    let mut r = idxstats_row(m.ids.object_id, im.ids.index_id, 2, status, im.ids.rowset);
+                    r.push(("name", text(ix.name.clone())));
+                    rows.push(r);
+                }
             }
         }
         st::SYSISCOLS => {
@@ -487,6 +544,26 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
             for (t, m) in users {
                 if let Layout::Clustered { key } = t.layout {
                     rows.push(iscol(m.ids.object_id, 1, 1, key as i32 + 1));
+                }
+                for (ix, im) in t.indexes.iter().zip(&m.indexes) {
+                    // Key columns (status 3, key ordinal in tinyprop1), then included ones (0x12,
+                    // ordinal 0), as pubs' titleind and syscommittab's si_xdes_id; the row locator
+                    // has no row here.
+                    for (n, &c) in ix.keys.iter().enumerate() {
+                        rows.push(iscol(m.ids.object_id, im.ids.index_id, n as i16 + 1, c as i32 + 1));
+                    }
+                    for (n, &c) in ix.include.iter().enumerate() {
+                        let mut r =
+                            iscol(m.ids.object_id, im.ids.index_id, (ix.keys.len() + n) as i16 + 1, c as i32 + 1);
+                        for (name, v) in r.iter_mut() {
+                            match *name {
+                                "status" => *v = int(0x12),
+                                "tinyprop1" => *v = int(0),
+                                _ => {}
+                            }
+                        }
+                        rows.push(r);
+                    }
                 }
             }
         }
@@ -573,6 +650,22 @@ pub fn system_rows(spec: &Spec, id: i32, tables: &[TableMeta], catalog: &Catalog
     rows
 }
 
+/// A user table's sysidxstats row: its heap (index 0, type 0) or one of its indexes; no name.
+fn idxstats_row(object: i32, index: i64, index_type: i64, status: i64, rowset: i64) -> SysRow {
+    vec![
+        ("id", int(object)),
+        ("indid", int(index)),
+        ("status", int(status)),
+        ("intprop", int(0)),
+        ("fillfact", int(0)),
+        ("type", int(index_type)),
+        ("tinyprop", int(0)),
+        ("dataspace", int(0)),
+        ("lobds", int(0)),
+        ("rowset", int(rowset)),
+    ]
+}
+
 fn iscol(object: i32, index: i64, subid: i16, colid: i32) -> SysRow {
     vec![
         ("idmajor", int(object)),
@@ -594,7 +687,7 @@ fn pk_name(table: &str) -> String {
 /// Rows a system table holds (its sysrowsets.rcrows).
 fn system_row_count(spec: &Spec, id: i32, tables: &[TableMeta]) -> usize {
     if id == st::SYSROWSETS {
-        return st::SYSTEM_TABLES.len() + tables.len();
+        return st::SYSTEM_TABLES.len() + tables.iter().map(|t| 1 + t.indexes.len()).sum::<usize>();
     }
     system_rows(spec, id, tables, &Catalog::default()).len()
 }
@@ -723,4 +816,29 @@ pub fn boot_page(spec: &Spec) -> Box<[u8]> {
     let mut p = PageBuf::new(crate::alloc::BOOT_PAGE, page::TYPE_BOOT, page::ALLOCATION_PAGES_UNIT);
     p.add(&r);
     p.finish()
+}
+
+/// The sysrscols rows of a nonclustered index's rowset: its columns in record order (rscolid =
+/// hbcolid), the key ones with their key ordinal, each numbered by a negative leaf offset as the
+/// columns of a compressed rowset are (the key ones in non-leaf records too), no null bits (as
+/// pubs' titleind and titleidind); the RID a NOT NULL binary(8).
+fn index_rscols(t: &TableSpec, im: &IndexMeta) -> Vec<SysRow> {
+    im.columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (ti, collation, not_null) = match c {
+                crate::build::IndexColumn::Table(c) => {
+                    let col = &t.columns[*c];
+                    (col.ty.ti(), if col.ty.is_text() { COLLATION } else { 0 }, !col.nullable())
+                }
+                crate::build::IndexColumn::Rid => (ColType::Binary(8).ti(), 0, true),
+            };
+            let leaf = (-(i as i32) - 1) as i16 as u16 as u32;
+            let is_key = i < im.key_count;
+            let offset = leaf | if is_key { leaf << 16 } else { 0 };
+            let ordkey = if is_key { i as i16 + 1 } else { 0 };
+            rscol(im.ids.rowset, i as i32 + 1, ti, collation, ordkey, not_null, offset, 0, 0)
+        })
+        .collect()
 }

@@ -97,6 +97,42 @@ pub struct TableSpec {
     /// Generate the values of the table of this qualified name (`schema.name`) rather than this
     /// table's own: copies of one table stored differently (plain, ROW, PAGE) hold the same rows.
     pub values_of: Option<String>,
+    /// Nonclustered indexes on the table (index ids 2, 3, ... in this order).
+    pub indexes: Vec<IndexSpec>,
+}
+
+/// A nonclustered index (`CREATE [UNIQUE] NONCLUSTERED INDEX ... INCLUDE (...) WITH
+/// (DATA_COMPRESSION = ...)`), written in the CD format (`crate::cd`): its own compression, which
+/// need not be the table's. Each live row has one leaf record: the key columns, then the row
+/// locator (the clustered key, or the heap RID), the included columns (see `build.rs` for the
+/// order).
+#[derive(Debug, Clone)]
+pub struct IndexSpec {
+    pub name: String,
+    /// Key columns (indexes into the table's columns), in key order: integer columns.
+    pub keys: Vec<usize>,
+    /// Included columns: in-row columns that are neither key columns nor the clustered key.
+    pub include: Vec<usize>,
+    /// UNIQUE: the key values must be unique (a non-unique index's key also holds the locator).
+    pub unique: bool,
+    /// ROW or PAGE (its pages hold no CI structure: CD records only).
+    pub compression: Compression,
+    /// At most this many records on a page, at every level (a low fill factor with PAD_INDEX):
+    /// deep trees from few rows.
+    pub rows_per_page: Option<u16>,
+}
+
+impl IndexSpec {
+    pub fn new(name: &str, keys: &[usize], compression: Compression) -> Self {
+        IndexSpec {
+            name: name.into(),
+            keys: keys.to_vec(),
+            include: Vec::new(),
+            unique: false,
+            compression,
+            rows_per_page: None,
+        }
+    }
 }
 
 /// A table's `DATA_COMPRESSION` setting.
@@ -134,7 +170,13 @@ impl TableSpec {
             compression: Compression::None,
             page_ci_every: None,
             values_of: None,
+            indexes: Vec::new(),
         }
+    }
+
+    pub fn index(mut self, index: IndexSpec) -> Self {
+        self.indexes.push(index);
+        self
     }
 
     pub fn column(mut self, c: ColumnSpec) -> Self {
@@ -493,6 +535,9 @@ impl Spec {
                     }
                 }
             }
+            for ix in &t.indexes {
+                validate_index(&q, t, ix)?;
+            }
             for c in &t.columns {
                 if c.sparse && (!c.nullable() || c.ty.is_max()) {
                     return err(format!(
@@ -522,4 +567,43 @@ impl Spec {
         }
         Ok(())
     }
+}
+
+/// What the forge writes of a nonclustered index: integer keys (their order is the values'),
+/// in-row included columns, a compressed index.
+fn validate_index(q: &str, t: &TableSpec, ix: &IndexSpec) -> Result<(), SpecError> {
+    let err = |m: String| Err(SpecError(format!("{q} index {}: {m}", ix.name)));
+    if ix.compression == Compression::None {
+        return err("uncompressed nonclustered indexes are not written (DATA_COMPRESSION = ROW or PAGE)".into());
+    }
+    if ix.keys.is_empty() {
+        return err("no key column".into());
+    }
+    if ix.rows_per_page.is_some_and(|n| n < 2) {
+        return err("rows_per_page below 2 makes no tree".into());
+    }
+    let clustered_key = match t.layout {
+        Layout::Clustered { key } => Some(key),
+        Layout::Heap => None,
+    };
+    let mut seen = std::collections::HashSet::new();
+    for &c in ix.keys.iter().chain(&ix.include) {
+        let Some(col) = t.columns.get(c) else { return err(format!("column {c} does not exist")) };
+        if !seen.insert(c) {
+            return err(format!("column {} named twice", col.name));
+        }
+        if col.sparse || col.ty.is_max() || col.ty == ColType::SmallDateTime {
+            return err(format!("column {}: sparse, (max) and smalldatetime columns are not indexed", col.name));
+        }
+        if t.added_after.is_some_and(|(first, _)| c >= first) {
+            return err(format!("column {} was added later", col.name));
+        }
+    }
+    if let Some(c) = ix.keys.iter().map(|&c| &t.columns[c]).find(|c| !c.ty.is_integer()) {
+        return err(format!("key column {}: only integer keys are written", c.name));
+    }
+    if clustered_key.is_some_and(|k| ix.include.contains(&k)) {
+        return err("the clustered key is in every index already: not an included column".into());
+    }
+    Ok(())
 }

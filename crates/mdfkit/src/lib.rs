@@ -204,7 +204,7 @@ mod values;
 // users name in them are public at the root (`mdfkit::io`, `mdfkit::rows`, ...), one path each.
 pub use backup::xpress;
 pub use catalog::scan;
-pub use columns::{columnar, compressed, decode, lob, rows};
+pub use columns::{columnar, compressed, decode, index_rows, lob, rows};
 pub use forensics::{anatomy, check, compare, log_changes, recovery, search};
 pub use input::{io, location, sniff, source};
 pub use scans::{cd_pages, plain_pages, split, table_scan};

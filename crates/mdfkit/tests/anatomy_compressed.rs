@@ -300,7 +300,7 @@ fn compressed_index_levels_hold_the_forges_keys_and_child_pages() {
             .unwrap()
             .clone();
         // The leaf chain, and each leaf page's first key.
-        let (mut leaves, mut first_keys) = (Vec::new(), HashMap::new());
+        let (mut leaves, mut first_keys, mut first_ids) = (Vec::new(), HashMap::new(), HashMap::new());
         let mut next = unit.first_page;
         while !next.is_null() {
             let a = read_database_page(&db, next).unwrap();
@@ -312,6 +312,7 @@ fn compressed_index_levels_hold_the_forges_keys_and_child_pages() {
                 panic!("{key} has a compressed form")
             };
             first_keys.insert(next, stored);
+            first_ids.insert(next, key);
             leaves.push(next);
             next = a.header.unwrap().next_page;
         }
@@ -332,14 +333,18 @@ fn compressed_index_levels_hold_the_forges_keys_and_child_pages() {
                     assert_covered(&what, r, &a);
                     let down = r.fields.iter().find(|f| a.field_name(f) == "down page").expect("a down page");
                     let mdfkit::anatomy::FieldValue::Page(child) = down.value else { panic!("{what}") };
-                    let key = r.fields.iter().find(|f| a.field_name(f) == "column 1").expect("a key");
+                    // The key, named and decoded as the clustered key column.
+                    let key = r.fields.iter().find(|f| a.field_name(f) == "ItemID").expect("a key");
+                    if let Some(id) = first_ids.get(&child) {
+                        assert_eq!(r.columns[0].value, Ok(Value::Int(*id)), "{what}: the key of child {child}");
+                    }
                     let key_bytes = a.bytes[key.offset..key.offset + key.len].to_vec();
                     // The child's first key: a leaf's first row, or the first record of an index page.
                     let want = match first_keys.get(&child) {
                         Some(k) => k.clone(),
                         None => {
                             let c = read_database_page(&db, child).unwrap();
-                            let f = c.records[0].fields.iter().find(|f| c.field_name(f) == "column 1").unwrap();
+                            let f = c.records[0].fields.iter().find(|f| c.field_name(f) == "ItemID").unwrap();
                             c.bytes[f.offset..f.offset + f.len].to_vec()
                         }
                     };

@@ -629,6 +629,7 @@ fn check_reports_clustered_keys_out_of_order() {
     let slot_at = 8192 - 2 * (usize::from(target.slot) + 1);
     let record = usize::from(u16::from_le_bytes([page[slot_at], page[slot_at + 1]]));
     // CustomerID (int, the clustered key) is the first fixed column, at offset 4.
+    let old_key = i32::from_le_bytes(page[record + 4..record + 8].try_into().unwrap());
     page[record + 4..record + 8].copy_from_slice(&1i32.to_le_bytes());
     let checksum = mdfkit::page::protection::page_checksum(page);
     page[60..64].copy_from_slice(&checksum.to_le_bytes());
@@ -637,10 +638,21 @@ fn check_reports_clustered_keys_out_of_order() {
     let (problems, _) = mdfkit::check::check_catalog(&damaged).unwrap();
     let found: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
     assert_eq!(
-        found,
-        vec![format!(
+        found[0],
+        format!(
             "page {}: SalesLT.Customer: slot {}: clustered key lower than the row before it in the leaf chain",
             target.page, target.slot
-        )]
+        )
     );
+    // Each nonclustered index still holds the old key as its row locator, which no row has now.
+    let nonclustered = db.catalog().indexes(t.object_id).into_iter().filter(|i| i.index_type == 2).count();
+    assert!(nonclustered > 0);
+    assert_eq!(found.len(), 1 + nonclustered, "{found:#?}");
+    for p in &problems[1..] {
+        assert!(p.object.as_deref().is_some_and(|o| o.starts_with("SalesLT.Customer index ")), "{p}");
+        assert!(
+            p.what.ends_with(&format!("row locator not found: no row of the table has the clustered key ({old_key})")),
+            "{p}"
+        );
+    }
 }

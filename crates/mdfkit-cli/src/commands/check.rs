@@ -31,8 +31,8 @@ pub fn check(files: &[PathBuf], position: Option<u16>, format: Format, threads: 
             let (more, catalog_stats) = mdfkit::check::check_catalog(&db)?;
             problems.extend(more);
             catalog_note = format!(
-                ", {} allocation units, {} rows",
-                catalog_stats.allocation_units_checked, catalog_stats.rows_checked
+                ", {} allocation units, {} rows, {} nonclustered index records",
+                catalog_stats.allocation_units_checked, catalog_stats.rows_checked, catalog_stats.index_records_checked
             );
         }
         Err(e) => problems.push(mdfkit::check::Problem {

@@ -426,10 +426,20 @@ impl Catalog {
             .filter(|i| i.int("status") & INDEX_IS_INDEX != 0 && i.int("indid") > 0)
             .map(|i| {
                 let index_id = i.int("indid");
+                // Key columns by key ordinal (tinyprop1), which need not be the sub-id order: pubs'
+                // employee_ind on (lname, fname, minit) lists them by column id; included ones
+                // (key ordinal 0) after them, by sub-id.
                 let mut cols: Vec<(i64, i64, i64)> = index_columns
                     .iter()
                     .filter(|c| c.int("idminor") == index_id && c.int("status") & ISCOL_INDEX != 0)
-                    .map(|c| (c.int("subid"), c.int("intprop"), c.int("status")))
+                    .map(|c| {
+                        let ordinal = c.int("tinyprop1");
+                        (
+                            if ordinal > 0 { ordinal } else { i64::from(u8::MAX) + c.int("subid") },
+                            c.int("intprop"),
+                            c.int("status"),
+                        )
+                    })
                     .collect();
                 cols.sort();
                 let name_of = |id: i64| columns.get(&id).cloned().unwrap_or_else(|| format!("column{id}"));

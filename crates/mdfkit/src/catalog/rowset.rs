@@ -72,15 +72,18 @@ pub struct PhysicalColumn {
     pub leaf_offset: i16,
     /// offset, high 16 bits: the same in B-tree interior records.
     pub internal_offset: i16,
-    /// nullbit: the 1-based position in the leaf record's null bitmap.
+    /// nullbit, low 16 bits: the 1-based position in the leaf record's null bitmap.
     pub null_bit: u16,
+    /// nullbit, high 16 bits: the same in B-tree interior records.
+    pub internal_null_bit: u16,
     /// bitpos: the bit within its byte of a bit column.
     pub bit_position: i16,
 }
 
 /// sysrscols status bits.
 const RSCOL_DROPPED: i32 = 0x02;
-const RSCOL_UNIQUIFIER: i32 = 0x10;
+/// sysrscols status 0x10: the uniquifier of a non-unique clustered index.
+pub const RSCOL_UNIQUIFIER: i32 = 0x10;
 const RSCOL_SPARSE: i32 = 0x100;
 
 impl PhysicalColumn {
@@ -173,6 +176,7 @@ pub fn parse_sysrscols_row(record: &Record) -> Result<(i64, PhysicalColumn)> {
         leaf_offset: (offset & 0xffff) as u16 as i16,
         internal_offset: (offset >> 16) as u16 as i16,
         null_bit: (null_bit & 0xffff) as u16,
+        internal_null_bit: (null_bit >> 16) as u16,
         bit_position: read_i16(b, 48).ok_or_else(short)?,
     };
     Ok((read_i64(b, 0).ok_or_else(short)?, column))
@@ -219,6 +223,7 @@ pub fn parse_syshobtcolumns_row(record: &Record) -> Result<(i64, PhysicalColumn)
         leaf_offset: read_i16(b, 27).ok_or_else(short)?,
         internal_offset: read_i16(b, 29).ok_or_else(short)?,
         null_bit: read_i16(b, 33).ok_or_else(short)? as u16,
+        internal_null_bit: read_i16(b, 35).ok_or_else(short)? as u16,
         bit_position: i16::from(byte(31)?),
     };
     Ok((read_i64(b, 0).ok_or_else(short)?, column))
@@ -355,6 +360,7 @@ mod tests {
             leaf_offset: offset,
             internal_offset: 0,
             null_bit,
+            internal_null_bit: 0,
             bit_position: 0,
         };
         let mut fixed = 34i32.to_le_bytes().to_vec();

@@ -60,13 +60,16 @@ thread_local! {
     /// An anchor prefix joined with a value's suffix, before its expansion.
     static JOINED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
-use crate::record::{Record, RecordFormat};
+use crate::record::{Record, RecordFormat, RecordType};
 use crate::source::PageReader;
 use crate::types::{SqlType, TypeInfo};
 use crate::value::{guid_text, Value};
 
 /// The collation assumed for text in a declared (schema-less) layout: code page 1252.
 const DECLARED_COLLATION: u32 = 0x3400_D008;
+
+/// The value of a uniquifier a record does not store.
+const ZERO_UNIQUIFIER: [u8; 4] = [0; 4];
 
 /// The complex-column header of a sparse vector.
 const SPARSE_VECTOR_HEADER: u16 = 5;
@@ -234,6 +237,17 @@ impl RowDecoder {
         Ok(RowDecoder { table: table.to_string(), columns, has_sparse: false, format: RecordFormat::FixedVar, reader })
     }
 
+    /// A decoder of the records of an index's rowset (`crate::index_rows`), stored as `columns`
+    /// say, in `format`.
+    pub(crate) fn from_plans(
+        reader: &PageReader,
+        table: String,
+        columns: Vec<ColumnPlan>,
+        format: RecordFormat,
+    ) -> Self {
+        RowDecoder { table, columns, has_sparse: false, format, reader: reader.clone() }
+    }
+
     /// The planned columns, in output order.
     pub fn columns(&self) -> &[ColumnPlan] {
         &self.columns
@@ -325,11 +339,15 @@ impl RowDecoder {
             let xml: &'a Vec<u8> = off_row;
             return Ok(any.then_some(xml.as_slice()));
         }
+        // An index record without a null bitmap holds no NULL (sharepoint_config's PK_Classes:
+        // non-leaf records of a NOT NULL uniqueidentifier key with interior null bit 1, status 0x06).
+        let index_record = matches!(record.record_type(), RecordType::Index | RecordType::GhostIndex);
+        let null_bit = if index_record && record.column_count() == 0 { 0 } else { usize::from(p.null_bit) };
         // A column the record predates (added to the table after the row was written).
-        if p.null_bit as usize > record.column_count() {
+        if null_bit > record.column_count() {
             return self.absent(plan);
         }
-        if p.null_bit > 0 && record.is_null(p.null_bit as usize) {
+        if null_bit > 0 && record.is_null(null_bit) {
             return Ok(None);
         }
         let ty = &plan.column.type_info;
@@ -365,6 +383,12 @@ impl RowDecoder {
                 vardecimal::to_decimal_storage(stored, ty.precision, ty.scale, storage_len, off_row)?;
                 off_row
             }
+            // A uniquifier not stored, or stored empty, is 0: the first row of its key (Mark S.
+            // Rasmussen, "Determining the Uniquifier Column Ordinal": DBCC PAGE prints 0).
+            ColumnLocation::Variable(index) if p.is_uniquifier() => match record.var(index)? {
+                Some(v) if !v.bytes.is_empty() => v.bytes,
+                _ => &ZERO_UNIQUIFIER,
+            },
             ColumnLocation::Variable(index) => match record.var(index)? {
                 // A row written before this column was added can have its sparse vector here.
                 Some(v) if self.has_sparse && index + 1 == record.var_column_count() && is_sparse_vector(v) => {
@@ -628,6 +652,7 @@ impl ColumnPlan {
                 leaf_offset,
                 internal_offset: 0,
                 null_bit,
+                internal_null_bit: 0,
                 bit_position: 0,
             },
         )
@@ -658,6 +683,7 @@ impl ColumnPlan {
             leaf_offset: 0,
             internal_offset: 0,
             null_bit: 0,
+            internal_null_bit: 0,
             bit_position: 0,
         };
         let mut plan = ColumnPlan::new(column, physical);

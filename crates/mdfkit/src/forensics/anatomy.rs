@@ -33,8 +33,11 @@
 //! [`crate::record::cd::CdRecord::stored_span`] say their parts lie, a page's CI structure where
 //! [`crate::page::compression_info::CompressionInfo::parts`] says (its anchor record taken apart
 //! as a CD record).
-//! Records it does not take apart (index records, LOB fragments) are shown whole and named, from
-//! their slot offset to the next record's start.
+//! Index records (a nonclustered index's pages, a clustered index's non-leaf pages), CD or
+//! FixedVar ([`crate::record::Record::parse_index`]: status A, the fixed part up to the page's
+//! `pminlen`, a non-leaf record's ending with its child page), are decoded with the index's
+//! columns as [`crate::index_rows`] says which they are. Records it does not take apart (LOB
+//! fragments) are shown whole and named, from their slot offset to the next record's start.
 //!
 //! Allocation pages (GAM, SGAM, IAM, PFS) also get their bitmap ([`PageAnatomy::allocation`]),
 //! read by [`crate::page::allocation`]. [`PageAnatomy::to_json`] is the one JSON spelling of it
@@ -47,6 +50,7 @@ use std::borrow::Cow;
 
 use crate::backup::Lsn;
 use crate::bytes::{read_u16, read_u32};
+use crate::catalog::model::TableInfo;
 use crate::catalog::owners::UnitOwner;
 use crate::catalog::rowset::ColumnLocation;
 use crate::database::Database;
@@ -436,8 +440,9 @@ fn read_verified(source: &dyn PageSource, id: PageId) -> Result<(Box<[u8]>, Verd
 }
 
 /// Reads page `id` of `db` and takes it apart, decoding the rows of a data page with its
-/// table's columns when the catalog names the page's owner and its storage is decoded. The
-/// owner is one lookup ([`crate::catalog::Catalog::owners`]) and the page is taken apart once.
+/// table's columns, and the records of an index page with its index's, when the catalog names
+/// the page's owner and its storage is decoded. The owner is one lookup
+/// ([`crate::catalog::Catalog::owners`]) and the page is taken apart once.
 pub fn read_database_page(db: &Database, id: PageId) -> Result<PageAnatomy> {
     let (bytes, verdict) = read_verified(db.reader().source(), id)?;
     let owners = db.catalog().owners();
@@ -445,20 +450,30 @@ pub fn read_database_page(db: &Database, id: PageId) -> Result<PageAnatomy> {
     let header = PageHeader::parse(&bytes).ok().filter(|h| h.this_page == id);
     let owner = header.as_ref().and_then(|h| owners.of_page(h));
     let mut not_decoded = None;
-    let decoder = match (header, owner) {
-        (Some(h), Some(o)) if h.page_type == PageType::Data && h.level == 0 && o.unit.kind == 1 && o.holds_rows() => {
-            match owners.table(o).map(|t| db.row_decoder(t, o.partition_id, None)) {
-                Some(Ok(decoder)) => Some(decoder),
-                Some(Err(e)) => {
-                    not_decoded = Some(format!("rows not decoded: {e}"));
-                    None
+    let mut index_rows = None;
+    let mut row_decoder = None;
+    if let (Some(h), Some(o)) = (&header, owner) {
+        if let Some(table) = owners.table(o) {
+            match index_rows_of(db, table, o, h) {
+                Some(Ok(rows)) => index_rows = Some(rows),
+                // FixedVar index records are shown as they were.
+                Some(Err(e)) if e.kind() == crate::ErrorKind::Unsupported => {}
+                Some(Err(e)) => not_decoded = Some(format!("index records not decoded: {e}")),
+                None if h.page_type == PageType::Data && h.level == 0 && o.unit.kind == 1 && o.holds_rows() => {
+                    match db.row_decoder(table, o.partition_id, None) {
+                        Ok(decoder) => row_decoder = Some(decoder),
+                        Err(e) => not_decoded = Some(format!("rows not decoded: {e}")),
+                    }
                 }
-                None => None,
+                None => {}
             }
         }
-        _ => None,
+    }
+    let decoder = match (&index_rows, &header) {
+        (Some(rows), Some(h)) => Some(rows.decoder(h.level)),
+        _ => row_decoder.as_ref(),
     };
-    let mut anatomy = take_apart(bytes, id, verdict, decoder.as_ref());
+    let mut anatomy = take_apart(bytes, id, verdict, decoder);
     if let Some(o) = owner {
         anatomy.owner = Some(o.object.clone());
         anatomy.owner_unit = Some(o.clone());
@@ -467,6 +482,23 @@ pub fn read_database_page(db: &Database, id: PageId) -> Result<PageAnatomy> {
         anatomy.error = Some(e);
     }
     Ok(anatomy)
+}
+
+/// The records of the index page `header` of `table` (allocation unit `unit`): a nonclustered
+/// index's pages, a clustered index's non-leaf pages; `None` for the table's own rows (heap or
+/// clustered leaf pages, read by the table's decoder).
+fn index_rows_of(
+    db: &Database,
+    table: &TableInfo,
+    owner: &UnitOwner,
+    header: &PageHeader,
+) -> Option<Result<crate::index_rows::IndexRows>> {
+    let is_table_rows = owner.index_id == 0 || (owner.index_id == 1 && header.level == 0);
+    if is_table_rows || header.page_type != PageType::Index || owner.unit.kind != 1 {
+        return None;
+    }
+    let index = db.catalog().indexes(table.object_id).into_iter().find(|i| i.index_id == owner.index_id)?;
+    Some(crate::index_rows::IndexRows::new(db.catalog(), db.reader(), table, &index, owner.partition_id))
 }
 
 /// Where a decoder's columns lie in a record, worked out once a page.
@@ -484,7 +516,8 @@ impl<'d> Layout<'d> {
         let mut variable = Vec::new();
         for (i, p) in decoder.columns().iter().enumerate() {
             match (p.physical.location(), p.fixed_len()) {
-                (ColumnLocation::Fixed(o), Some(len)) if o >= 4 => fixed.push((o, len, i)),
+                // From byte 1: an index record's fixed part starts there (a data record's at 4).
+                (ColumnLocation::Fixed(o), Some(len)) if o >= 1 => fixed.push((o, len, i)),
                 (ColumnLocation::Variable(v), _) => variable.push((v, i)),
                 _ => {}
             }
@@ -604,7 +637,13 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         // `starts` is sorted: a binary search keeps a page of thousands of slots linear.
         let end = starts.get(starts.partition_point(|&s| s <= offset)).copied().unwrap_or(array_start);
         let page = &anatomy.bytes[..array_start];
-        let context = RecordContext { page_type: header.page_type, ci: ci.as_ref(), layout: layout.as_ref() };
+        let context = RecordContext {
+            page_type: header.page_type,
+            level: header.level,
+            pminlen: header.pminlen,
+            ci: ci.as_ref(),
+            layout: layout.as_ref(),
+        };
         anatomy.records.push(record(page, slot, offset, end, &context, &mut scratch));
     }
     anatomy
@@ -682,6 +721,10 @@ fn header_fields(b: &[u8], h: &PageHeader) -> Vec<Field> {
 /// What taking a record apart needs to know of its page.
 struct RecordContext<'p, 'l> {
     page_type: PageType,
+    /// The page's level in its B-tree (0: the leaf).
+    level: u8,
+    /// The page's `pminlen`: where a FixedVar index record's fixed part ends.
+    pminlen: u16,
     /// The page's CI structure (PAGE compression), which its CD records' values resolve against.
     ci: Option<&'p CompressionInfo<'p>>,
     layout: Option<&'l Layout<'l>>,
@@ -753,8 +796,17 @@ fn record(
         }
         RecordType::Primary | RecordType::Forwarded | RecordType::GhostData if is_data_page => {
             match Record::parse(&page[offset..]) {
-                Ok(rec) => data_record(&mut out, &rec, offset, context.layout, scratch),
+                Ok(rec) => data_record(&mut out, &rec, offset, 0, context.layout, scratch),
                 Err(e) => out.error = Some(e.to_string()),
+            }
+        }
+        RecordType::Index | RecordType::GhostIndex if context.page_type == PageType::Index => {
+            match Record::parse_index(&page[offset..], context.pminlen) {
+                Ok(rec) => data_record(&mut out, &rec, offset, context.level, context.layout, scratch),
+                Err(e) => {
+                    out.error = Some(e.to_string());
+                    whole(&mut out, end, record_type);
+                }
             }
         }
         other => whole(&mut out, end, other),
@@ -779,8 +831,9 @@ fn whole(out: &mut RecordAnatomy, end: usize, record_type: RecordType) {
 fn cd_record(out: &mut RecordAnatomy, cd: &CdRecord, at: usize, context: &RecordContext, scratch: &mut Vec<u8>) {
     out.len = cd.bytes().len();
     let layout = context.layout;
-    // A non-leaf index record's last column: the child page.
-    let down_page = cd.down_page().filter(|_| context.page_type == PageType::Index);
+    // A non-leaf index record's last column: the child page (a leaf index record's last column is
+    // one of the index's).
+    let down_page = cd.down_page().filter(|_| context.page_type == PageType::Index && context.level > 0);
     let last = cd.column_count().saturating_sub(1);
     out.fields = cd_fields(at, cd, &|i| match (layout.and_then(|l| l.cd_column(i)), down_page) {
         (_, Some(child)) if i == last => (FieldName::Fixed("down page"), FieldValue::Page(child)),
@@ -1104,32 +1157,45 @@ fn status_text(a: u8) -> String {
     value
 }
 
-fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, layout: Option<&Layout>, scratch: &mut Vec<u8>) {
+/// A FixedVar record at page offset `at`: a data record, or an index record of a page at `level`
+/// (no status B or fixed end; a non-leaf one's fixed part ends with its child page). Its parts,
+/// and its columns decoded when a layout is given.
+fn data_record(
+    out: &mut RecordAnatomy,
+    rec: &Record,
+    at: usize,
+    level: u8,
+    layout: Option<&Layout>,
+    scratch: &mut Vec<u8>,
+) {
     let b = rec.bytes();
     out.len = b.len();
-    let mut fields = vec![
-        status_field(at, b[0]),
-        field(
+    let mut fields = vec![status_field(at, b[0])];
+    // A data record's status B and fixed end; an index record has neither.
+    if rec.fixed_start() == 4 {
+        fields.push(field(
             at + 1,
             1,
             Part::Status,
             FieldName::Fixed("status B"),
             "0x01: ghost forwarded record",
             FieldValue::Byte(b[1]),
-        ),
-        field(
+        ));
+        fields.push(field(
             at + 2,
             2,
             Part::FixedEnd,
             FieldName::Fixed("fixed end"),
             "where the fixed-length part ends",
             FieldValue::Number(rec.fixed_end() as i64),
-        ),
-    ];
-    // The fixed part, one field per stored column (bit columns share their byte), the rest unused.
-    let fixed_end = rec.fixed_end();
+        ));
+    }
+    // The fixed part, one field per stored column (bit columns share their byte), the rest unused;
+    // a non-leaf index record's ends with its child page.
+    let down_page = rec.down_page().filter(|_| level > 0);
+    let fixed_end = rec.fixed_end() - if down_page.is_some() { 6 } else { 0 };
     let fixed: &[(usize, usize, usize)] = layout.map_or(&[], |l| &l.fixed);
-    let mut cursor = 4;
+    let mut cursor = rec.fixed_start();
     let mut i = 0;
     while i < fixed.len() {
         let (o, len, column) = fixed[i];
@@ -1163,7 +1229,18 @@ fn data_record(out: &mut RecordAnatomy, rec: &Record, at: usize, layout: Option<
         let name = FieldName::Fixed(if layout.is_some() { "fixed bytes" } else { "fixed-length columns" });
         fields.push(field(at + cursor, fixed_end - cursor, Part::FixedUnused, name, "", FieldValue::Empty));
     }
-    let mut pos = fixed_end;
+    if let Some(child) = down_page {
+        let name = FieldName::Fixed("down page");
+        fields.push(field(
+            at + fixed_end,
+            6,
+            Part::Pointer,
+            name,
+            "child page: page (4) + file (2)",
+            FieldValue::Page(child),
+        ));
+    }
+    let mut pos = rec.fixed_end();
     if b[0] & HAS_NULL_BITMAP != 0 {
         fields.push(field(
             at + pos,

@@ -36,9 +36,10 @@ use crate::page::compression_info::{CompressionInfo, PAGE_HAS_CI_STRUCTURE};
 use crate::page::protection::{self, Verdict};
 use crate::page::{Page, PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
 use crate::record::cd::{CdRecord, CdRecordType};
-use crate::record::{Record, RecordType};
+use crate::record::{Record, RecordFormat, RecordType};
 use crate::scan;
 use crate::source::PageSource;
+use crate::value::Value;
 
 /// Bit 0 of a record's first byte: the CD format (`record/cd.rs`).
 const CD_FORMAT_BIT: u8 = 0x01;
@@ -80,6 +81,8 @@ pub struct CheckStats {
     pub allocation_units_checked: u64,
     /// Rows read back whole (every value, LOB and row-overflow links followed).
     pub rows_checked: u64,
+    /// Leaf records of nonclustered indexes read back, their row locators followed.
+    pub index_records_checked: u64,
 }
 
 /// Checks every allocated page of every file of `source` on this thread. `progress` is called
@@ -525,7 +528,358 @@ pub fn check_catalog(db: &Database) -> Result<(Vec<Problem>, CheckStats)> {
         }
     }
     check_rows(db, &mut problems, &mut stats);
+    check_nonclustered(db, &mut problems, &mut stats);
     Ok((problems, stats))
+}
+
+/// Problems named one by one for an index; more end its check.
+const INDEX_PROBLEMS_NAMED: usize = 8;
+
+/// Every nonclustered index is walked from its root (its records' columns as `index_rows` says,
+/// CD or FixedVar): each level's page chain is the pages the level above points at,
+/// in order, each once; every record parses and decodes; leaf keys never go backwards (where
+/// their types order plainly, as [`check_rows`]); each leaf record's row locator is a row of the
+/// table (a heap RID names a live record or forwarding stub of the table; a clustered key is a
+/// row's key), and the table has as many rows as the index leaf records.
+fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut CheckStats) {
+    let catalog = db.catalog();
+    for table in catalog.tables(false) {
+        let indexes = catalog.indexes(table.object_id);
+        // Each partition's rows, read once for all the table's indexes.
+        let mut base: HashMap<i64, Result<(BaseRows, u64)>> = HashMap::new();
+        for index in indexes.iter().filter(|i| i.index_type == 2 && !i.is_disabled) {
+            let object = format!("{} index {}", table.qualified_name(), index.name);
+            let rowsets = catalog.rows_where("sysrowsets", "idmajor", i64::from(table.object_id));
+            for rs in rowsets.iter().filter(|r| r.int("idminor") == i64::from(index.index_id)) {
+                if !matches!(rs.int("cmprlevel"), 0..=2) {
+                    continue;
+                }
+                let Some(partition) =
+                    table.partitions.iter().find(|p| i64::from(p.partition_number) == rs.int("numpart"))
+                else {
+                    continue;
+                };
+                let mut found = Vec::new();
+                let mut report = |page: Option<PageId>, what: String| {
+                    found.push(Problem { page, object: Some(object.clone()), what });
+                    found.len() < INDEX_PROBLEMS_NAMED
+                };
+                match crate::index_rows::IndexRows::new(catalog, db.reader(), &table, index, rs.int("rowsetid")) {
+                    Ok(rows) => {
+                        let rows_of_table = base.entry(partition.partition_id).or_insert_with(|| {
+                            let clustered = indexes.iter().find(|i| i.index_id == 1);
+                            let key: Vec<String> = clustered
+                                .map(|i| i.key_columns.iter().map(|(n, _)| n.clone()).collect())
+                                .unwrap_or_default();
+                            base_rows(db, &table, partition, &key)
+                        });
+                        match rows_of_table {
+                            Ok((base, count)) => {
+                                check_index_tree(db, &indexes, &rows, base.clone(), *count, &mut report, stats)
+                            }
+                            Err(e) => {
+                                report(e.page(), format!("the table's rows cannot be read: {}", e.message()));
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        report(e.page(), e.message().to_string());
+                    }
+                }
+                problems.extend(found);
+            }
+        }
+    }
+}
+
+/// The table's rows as an index's row locators name them.
+#[derive(Clone)]
+enum BaseRows {
+    /// A heap: its in-row allocation unit (RIDs are looked up on its pages).
+    Heap(i64),
+    /// A clustered table: each clustered key (its columns' spellings) and how many rows have it.
+    Keys(HashMap<String, usize>),
+}
+
+/// [`check_nonclustered`] for one index partition over the table's rows (`base`, `base_rows` of
+/// them); `report` returns false when enough was said.
+fn check_index_tree(
+    db: &Database,
+    indexes: &[crate::catalog::model::IndexInfo],
+    rows: &crate::index_rows::IndexRows,
+    mut base: BaseRows,
+    base_rows: u64,
+    report: &mut impl FnMut(Option<PageId>, String) -> bool,
+    stats: &mut CheckStats,
+) {
+    use crate::index_rows::IndexColumnRole;
+    let reader = db.reader();
+    let Some(unit) = db.catalog().base().in_row_unit(rows.rowset) else { return };
+    if unit.root_page.is_null() {
+        return;
+    }
+    let clustered_key: Vec<String> = indexes
+        .iter()
+        .find(|i| i.index_id == 1)
+        .map(|i| i.key_columns.iter().map(|(n, _)| n.clone()).collect())
+        .unwrap_or_default();
+    let leaf = rows.decoder(0);
+    // (position in the record, descending) of each key column whose order is plain.
+    let key_positions: Vec<(usize, bool)> = rows
+        .roles
+        .iter()
+        .enumerate()
+        .filter_map(|(i, role)| match role {
+            IndexColumnRole::Key(n) => {
+                let descending = rows.index.key_columns.get(n - 1).is_some_and(|(_, d)| *d);
+                plain_order(leaf.columns()[i].column.type_info.sql_type).then_some((i, descending))
+            }
+            _ => None,
+        })
+        .collect();
+    let compare_keys = key_positions.len() == rows.index.key_columns.len();
+    // Where each clustered key column is in a leaf record.
+    let locator_positions: Vec<Option<usize>> = clustered_key
+        .iter()
+        .map(|name| leaf.columns().iter().position(|c| c.column.name.eq_ignore_ascii_case(name)))
+        .collect();
+    let rid_position = rows.roles.iter().position(|r| *r == IndexColumnRole::Rid);
+    let mut expected = vec![unit.root_page];
+    let mut level: Option<u8> = None;
+    let mut seen = HashSet::new();
+    let (mut leaf_records, mut previous) = (0u64, None::<Vec<KeyPart>>);
+    let mut values = Vec::new();
+    while let Some(&first) = expected.first() {
+        let mut children = Vec::new();
+        let mut next = first;
+        let mut chain = Vec::new();
+        let mut prev = PageId::default();
+        while !next.is_null() {
+            if !seen.insert(next) {
+                report(Some(next), "the index's page chain returns to this page: a cycle".into());
+                return;
+            }
+            let page = match reader.read(next) {
+                Ok(p) => p,
+                Err(e) => {
+                    report(Some(next), e.message().to_string());
+                    return;
+                }
+            };
+            let h = *page.header();
+            let this_level = *level.get_or_insert(h.level);
+            if h.page_type != PageType::Index || h.level != this_level || !h.belongs_to(unit.id) {
+                report(
+                    Some(next),
+                    format!(
+                        "a {} page at level {} of allocation unit {}, not an index page at level {this_level} of the index's unit {}",
+                        h.page_type.name(),
+                        h.level,
+                        h.allocation_unit_id(),
+                        unit.id
+                    ),
+                );
+                return;
+            }
+            if h.prev_page != prev {
+                if !report(Some(next), format!("previous-page link is {}, the chain came from {prev}", h.prev_page)) {
+                    return;
+                }
+            }
+            let ci = if h.type_flag_bits & PAGE_HAS_CI_STRUCTURE != 0 {
+                match CompressionInfo::parse(page.bytes()) {
+                    Ok(ci) => Some(ci),
+                    Err(e) => {
+                        report(Some(next), e.message().to_string());
+                        return;
+                    }
+                }
+            } else {
+                None
+            };
+            for slot in 0..h.slot_count {
+                let bytes = match page.slot_bytes(slot) {
+                    Ok(Some(b)) => b,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        if !report(Some(next), format!("slot {slot}: {}", e.message())) {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                let cd = match rows.format() {
+                    RecordFormat::Cd => Some(CdRecord::parse(bytes)),
+                    RecordFormat::FixedVar => None,
+                };
+                let parsed = match &cd {
+                    Some(Ok(cd)) => Ok(Record::from_cd(cd, ci.as_ref())),
+                    Some(Err(e)) => Err(e.message().to_string()),
+                    None => Record::parse_index(bytes, h.pminlen).map_err(|e| e.message().to_string()),
+                };
+                let record = match parsed {
+                    Ok(r) if r.record_type() == RecordType::GhostIndex => continue,
+                    Ok(r) if r.record_type() == RecordType::Index => r,
+                    Ok(r) => {
+                        if !report(Some(next), format!("slot {slot}: a {:?} record on an index page", r.record_type()))
+                        {
+                            return;
+                        }
+                        continue;
+                    }
+                    Err(e) => {
+                        if !report(Some(next), format!("slot {slot}: {e}")) {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                if let Err(e) = rows.decoder(this_level).decode(&record, &mut values) {
+                    if !report(Some(next), format!("slot {slot}: {e}")) {
+                        return;
+                    }
+                    continue;
+                }
+                if this_level > 0 {
+                    match record.cd().map_or_else(|| record.down_page(), |cd| cd.down_page()) {
+                        Some(child) => children.push(child),
+                        None => {
+                            if !report(Some(next), format!("slot {slot}: a non-leaf index record with no child page")) {
+                                return;
+                            }
+                        }
+                    }
+                    continue;
+                }
+                leaf_records += 1;
+                stats.index_records_checked += 1;
+                if compare_keys {
+                    let key: Vec<KeyPart> = key_positions.iter().map(|&(i, d)| KeyPart::of(&values[i], d)).collect();
+                    if previous.as_ref().is_some_and(|p| key < *p)
+                        && !report(Some(next), format!("slot {slot}: index key lower than the record before it"))
+                    {
+                        return;
+                    }
+                    previous = Some(key);
+                }
+                let found = match (&mut base, rid_position) {
+                    (BaseRows::Heap(heap), Some(i)) => match &values[i] {
+                        Value::Binary(rid) => rid_names_a_row(db, *heap, rid),
+                        _ => Err("the RID is not 8 bytes".into()),
+                    },
+                    (BaseRows::Keys(keys), _) => {
+                        let key = locator_positions.iter().map(|p| p.map_or(String::new(), |i| values[i].to_string()));
+                        let key = key.collect::<Vec<_>>().join("\u{1}");
+                        match keys.get_mut(&key) {
+                            Some(n) if *n > 0 => {
+                                *n -= 1;
+                                Ok(())
+                            }
+                            _ => Err(format!(
+                                "no row of the table has the clustered key ({})",
+                                key.replace('\u{1}', ", ")
+                            )),
+                        }
+                    }
+                    (BaseRows::Heap(_), None) => Err("no RID column".into()),
+                };
+                if let Err(why) = found {
+                    if !report(Some(next), format!("slot {slot}: row locator not found: {why}")) {
+                        return;
+                    }
+                }
+            }
+            chain.push(next);
+            prev = next;
+            next = h.next_page;
+        }
+        if chain != expected {
+            let at = chain.iter().zip(&expected).position(|(a, b)| a != b).unwrap_or(chain.len().min(expected.len()));
+            let what = format!(
+                "level {}: the page chain holds {} pages, the level above points at {}; they differ from page {} on",
+                level.unwrap_or(0),
+                chain.len(),
+                expected.len(),
+                at + 1
+            );
+            report(chain.get(at).or(expected.get(at)).copied(), what);
+            return;
+        }
+        match level {
+            Some(0) | None => break,
+            Some(l) => level = Some(l - 1),
+        }
+        expected = children;
+    }
+    if leaf_records != base_rows {
+        report(None, format!("{leaf_records} leaf records for the table's {base_rows} rows"));
+    }
+}
+
+/// The table's rows as row locators name them, and how many there are.
+fn base_rows(
+    db: &Database,
+    table: &crate::catalog::model::TableInfo,
+    partition: &crate::catalog::model::PartitionInfo,
+    clustered_key: &[String],
+) -> Result<(BaseRows, u64)> {
+    let mut count = 0u64;
+    if table.is_heap {
+        let unit = db.catalog().base().in_row_unit(partition.partition_id).map_or(0, |u| u.id);
+        db.scan(table).partition_records(partition, |_, _| {
+            count += 1;
+            Ok(scan::Flow::Continue)
+        })?;
+        return Ok((BaseRows::Heap(unit), count));
+    }
+    let decoder = db.row_decoder(table, partition.partition_id, Some(clustered_key))?;
+    let mut keys: HashMap<String, usize> = HashMap::new();
+    let mut values = Vec::new();
+    db.scan(table).partition_records(partition, |record, _| {
+        decoder.decode(record, &mut values)?;
+        count += 1;
+        // The decoder returns the key columns in table order: put them in key order.
+        let key: Vec<String> = clustered_key
+            .iter()
+            .map(|name| {
+                decoder
+                    .columns()
+                    .iter()
+                    .position(|c| c.column.name.eq_ignore_ascii_case(name))
+                    .map_or(String::new(), |i| values[i].to_string())
+            })
+            .collect();
+        *keys.entry(key.join("\u{1}")).or_default() += 1;
+        Ok(scan::Flow::Continue)
+    })?;
+    Ok((BaseRows::Keys(keys), count))
+}
+
+/// Whether heap RID `rid` (page 4, file 2, slot 2) names a live record or forwarding stub of the
+/// heap's allocation unit `unit`.
+fn rid_names_a_row(db: &Database, unit: i64, rid: &[u8]) -> std::result::Result<(), String> {
+    let (Some(page), Some(slot)) = (rid.get(..6).and_then(PageId::from_bytes), read_u16(rid, 6)) else {
+        return Err(format!("RID of {} bytes", rid.len()));
+    };
+    let at = format!("RID {page} slot {slot}");
+    let p = db.reader().read(page).map_err(|e| format!("{at}: {}", e.message()))?;
+    if !p.header().belongs_to(unit) {
+        return Err(format!(
+            "{at}: the page belongs to allocation unit {}, not the table's",
+            p.header().allocation_unit_id()
+        ));
+    }
+    let bytes = p
+        .slot_bytes(slot)
+        .map_err(|e| format!("{at}: {}", e.message()))?
+        .ok_or_else(|| format!("{at}: an empty slot"))?;
+    let Some(&status) = bytes.first() else { return Err(format!("{at}: an empty record")) };
+    let record_type =
+        if status & CD_FORMAT_BIT != 0 { RecordType::from_cd_header(status) } else { RecordType::from_status(status) };
+    match record_type {
+        RecordType::Primary | RecordType::ForwardingStub => Ok(()),
+        other => Err(format!("{at}: a {other:?} record")),
+    }
 }
 
 /// Every row of every table decodes: forwarding stubs lead to forwarded records, LOB and

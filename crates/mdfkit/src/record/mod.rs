@@ -20,6 +20,17 @@
 //! record carries one extra complex variable-length column at its end: a 10-byte back pointer to
 //! its forwarding stub (`00 04`, then page, file, slot), seen in the corpus' amigos.api backup.
 //!
+//! Index records (type 3, 5 a ghost: a nonclustered index's rows, a B-tree's non-leaf rows) have
+//! status byte A only: no status byte B and no fixed-end field. Their fixed-length columns run
+//! from byte 1 to the page header's `pminlen`, a non-leaf record's ending with its child page
+//! (page 4, file 2); the null bitmap (only where a column is nullable) and the variable-length
+//! part follow as above ([`Record::parse_index`]). Seen in the corpus: pubs' `titles.titleind`
+//! leaf records `26 0200 1f00 2500 ...` (status 0x26, pminlen 1: no fixed part, two variable
+//! columns), and Mark S. Rasmussen's DBCC PAGE dump of a nonclustered index record `36 01000000
+//! 0300 00 0100 1000 4d61726b` (improve.dk, "Determining the Uniquifier Column Ordinal": an int key
+//! at byte 1, a three-column null bitmap, one variable column); danny-sg/internals-viewer
+//! (`IndexRecordLoader.cs`: the down page pointer is the last six bytes of the fixed part).
+//!
 //! The rows of ROW and PAGE compressed partitions are in the CD format instead
 //! ([`crate::record::cd`]): a [`Record`] then wraps the parsed [`CdRecord`]
 //! ([`Record::cd`]) and has no fixed part, null bitmap or variable-length columns of its own;
@@ -149,6 +160,8 @@ pub struct Record<'a> {
     /// Offset of the first variable-length end offset.
     var_table: usize,
     record_type: RecordType,
+    /// Where the fixed-length columns start: 4 in a data record, 1 in an index record.
+    fixed_start: u8,
     fixed_end: u16,
     /// Columns covered by the null bitmap (0: no bitmap), which follows the count at `fixed_end`.
     column_count: u16,
@@ -176,6 +189,28 @@ impl<'a> Record<'a> {
         if fixed_end < 4 {
             return Err(Error::corrupt(format!("record's fixed part ends at {fixed_end}, before its header does")));
         }
+        Self::parse_rest(b, status, record_type, 4, fixed_end)
+    }
+
+    /// Parses an index record (type 3 or 5) starting at `b[0]`, whose fixed part (from byte 1)
+    /// ends at `fixed_end`: the `pminlen` of its page. `b` may run past the record's end.
+    pub fn parse_index(b: &'a [u8], fixed_end: u16) -> Result<Self> {
+        let status = *b.first().ok_or_else(|| Error::corrupt("empty record"))?;
+        let record_type = RecordType::from_status(status);
+        if !matches!(record_type, RecordType::Index | RecordType::GhostIndex) {
+            return Err(Error::corrupt(format!("expected an index record, found a {record_type:?} record")));
+        }
+        if fixed_end < 1 {
+            return Err(Error::corrupt("the page's pminlen 0 leaves no room for an index record's status byte"));
+        }
+        if usize::from(fixed_end) > b.len() {
+            return Err(Error::corrupt(format!("the fixed part (pminlen {fixed_end}) runs past the record's end")));
+        }
+        Self::parse_rest(b, status, record_type, 1, fixed_end)
+    }
+
+    /// The null bitmap and variable-length part after a fixed part ending at `fixed_end`.
+    fn parse_rest(b: &'a [u8], status: u8, record_type: RecordType, fixed_start: u8, fixed_end: u16) -> Result<Self> {
         let mut at = usize::from(fixed_end);
         let column_count = if status & HAS_NULL_BITMAP != 0 {
             let count = read_u16(b, at)
@@ -216,6 +251,7 @@ impl<'a> Record<'a> {
             bytes: &b[..end],
             var_table,
             record_type,
+            fixed_start,
             fixed_end,
             column_count,
             var_count,
@@ -244,6 +280,7 @@ impl<'a> Record<'a> {
             bytes: cd.bytes(),
             var_table: 0,
             record_type,
+            fixed_start: 4,
             fixed_end: 4,
             column_count: 0,
             var_count: 0,
@@ -275,10 +312,26 @@ impl<'a> Record<'a> {
         self.bytes
     }
 
-    /// Where the fixed part ends: bytes `4..fixed_end` hold the fixed-length columns.
+    /// Where the fixed part ends: bytes `fixed_start..fixed_end` hold the fixed-length columns.
     #[inline]
     pub fn fixed_end(&self) -> usize {
         usize::from(self.fixed_end)
+    }
+
+    /// Where the fixed-length columns start: 4 in a data record, 1 in an index record.
+    #[inline]
+    pub fn fixed_start(&self) -> usize {
+        usize::from(self.fixed_start)
+    }
+
+    /// A non-leaf index record's child page: the last six bytes of its fixed part (page 4, file
+    /// 2); `None` for a data record or a fixed part too short.
+    pub fn down_page(&self) -> Option<crate::geometry::PageId> {
+        if !matches!(self.record_type, RecordType::Index | RecordType::GhostIndex) || self.cd.is_some() {
+            return None;
+        }
+        let at = self.fixed_end().checked_sub(6).filter(|&at| at >= self.fixed_start())?;
+        crate::geometry::PageId::from_bytes(self.bytes.get(at..at + 6)?)
     }
 
     /// The null bitmap: bit `n - 1` set when column `n` (1-based) is NULL, for the first
@@ -313,7 +366,7 @@ impl<'a> Record<'a> {
     #[inline]
     pub fn fixed(&self, offset: usize, len: usize) -> Option<&'a [u8]> {
         let end = offset.checked_add(len)?;
-        if offset < 4 || end > usize::from(self.fixed_end) {
+        if offset < self.fixed_start() || end > usize::from(self.fixed_end) {
             return None;
         }
         self.bytes.get(offset..end)
@@ -408,6 +461,39 @@ pub(crate) mod tests {
             }
         }
         r
+    }
+
+    #[test]
+    fn index_records_have_status_a_only_and_their_fixed_part_up_to_pminlen() {
+        // improve.dk's DBCC PAGE dump of two nonclustered index leaf records (pminlen 5): ID = 1
+        // at byte 1, three columns in the null bitmap, the variable columns "Mark" and, in the
+        // second, the uniquifier 1.
+        let first = [0x36, 1, 0, 0, 0, 3, 0, 0, 1, 0, 0x10, 0, b'M', b'a', b'r', b'k', 0xff];
+        let r = Record::parse_index(&first, 5).unwrap();
+        assert_eq!((r.record_type(), r.bytes().len(), r.column_count()), (RecordType::Index, 16, 3));
+        assert_eq!(r.fixed(1, 4), Some(&[1, 0, 0, 0][..]));
+        assert!(!r.is_null(1) && !r.is_null(2) && !r.is_null(3));
+        assert_eq!((r.var_column_count(), r.var(0).unwrap().unwrap().bytes), (1, &b"Mark"[..]));
+        assert_eq!(r.down_page(), None, "a leaf record's fixed part holds no child page");
+        let second = [0x36, 1, 0, 0, 0, 3, 0, 0, 2, 0, 0x12, 0, 0x16, 0, b'M', b'a', b'r', b'k', 1, 0, 0, 0];
+        let r = Record::parse_index(&second, 5).unwrap();
+        assert_eq!(r.var(1).unwrap().unwrap().bytes, &[1, 0, 0, 0][..]);
+        // pubs' titles.titleind, slot 0 of page 1:214 (pminlen 1): the title, then title_id.
+        let mut titleind = vec![0x26, 2, 0, 0x1f, 0, 0x25, 0];
+        titleind.extend_from_slice(b"But Is It User Friendly?PC1035");
+        let r = Record::parse_index(&titleind, 1).unwrap();
+        assert_eq!(r.var(0).unwrap().unwrap().bytes, b"But Is It User Friendly?");
+        assert_eq!(r.var(1).unwrap().unwrap().bytes, b"PC1035");
+        // A non-leaf record: an int key, then the child page 1:300 ending the fixed part.
+        let node = [0x06, 7, 0, 0, 0, 0x2c, 1, 0, 0, 1, 0];
+        assert_eq!(
+            Record::parse_index(&node, 11).unwrap().down_page(),
+            Some(crate::geometry::PageId { page: 300, file: 1 })
+        );
+        // Refused: a data record, no room for the status byte, a fixed part past the bytes.
+        assert!(Record::parse_index(&[0x10, 0, 4, 0], 4).is_err());
+        assert!(Record::parse_index(&node, 0).is_err());
+        assert!(Record::parse_index(&node, 12).is_err());
     }
 
     #[test]
