@@ -13,11 +13,13 @@ Every run reads every column: Spark's writes the DataFrame to the `noop` sink (e
 to the engine, nothing done with it), Dask's computes the length of every partition; the one
 process of the JVM source's reference is `mdfkit read-split` of the whole table to /dev/null.
 The engines' runs start warm (cluster and session up, one read done). `--no-python-reads` leaves
-out the runs that read in this Python process and Dask's (for a debug wheel).
+out the runs that read with the wheel (this process's, Dask's and the Python data source's: for a
+debug wheel).
 """
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -30,10 +32,32 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 import mdfkit  # noqa: E402
 
 
-def timed(what, rows, run, repeat):
-    best = min(_once(run) for _ in range(repeat))
-    print(f"{what:<46} {best:8.2f} s {rows / best / 1e6:8.2f} M rows/s", flush=True)
+def timed(what, rows, run, repeat, cpu=None):
+    """The best of `repeat` runs; with `cpu` (a function giving CPU-seconds so far), the CPU time
+    of that run too: on a shared machine, what the work cost whatever the others took."""
+    runs = []
+    for _ in range(repeat):
+        before = cpu() if cpu else 0.0
+        seconds = _once(run)
+        runs.append((seconds, (cpu() - before) if cpu else None))
+    best, spent = min(runs)
+    used = f" {spent:6.2f} CPU-s {rows / spent / 1e6:6.2f} M rows/CPU-s" if spent else ""
+    print(f"{what:<46} {best:8.2f} s {rows / best / 1e6:8.2f} M rows/s{used}", flush=True)
     return best
+
+
+def children_cpu():
+    """CPU-seconds of this process's finished children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_cpu(pid):
+    """CPU-seconds of process `pid` and of its children it has waited for (Linux)."""
+    def cpu():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return cpu
 
 
 def _once(run):
@@ -53,7 +77,7 @@ def main():
     parser.add_argument("--mdfkit-bin", default=os.environ.get("MDFKIT_BIN") or shutil.which("mdfkit"),
                         help="the mdfkit tool the JVM data source runs (a release build)")
     parser.add_argument("--no-python-reads", action="store_true",
-                        help="leave out the reads in this process and Dask's")
+                        help="leave out the reads through the wheel (this process, Dask, the Python data source)")
     args = parser.parse_args()
     db = mdfkit.open(args.db)
     table = db.table(args.table)
@@ -80,7 +104,8 @@ def main():
             subprocess.run([args.mdfkit_bin, "read-split", "--spark-types"], input=whole.encode(), check=True,
                            stdout=subprocess.DEVNULL)
 
-        single = timed("one process, one thread (mdfkit read-split)", rows, one_tool_process, args.repeat)
+        single = timed("one process, one thread (mdfkit read-split)", rows, one_tool_process, args.repeat,
+                       children_cpu)
     engines = []
     if not args.no_python_reads:
         single = timed("one process, one thread (Table.iter_batches)", rows, one_process, args.repeat)
@@ -118,10 +143,14 @@ def main():
         frame.write.format("noop").mode("overwrite").save()
 
     sources = [("Spark JVM source", "mdfkit")] if jvm else []
-    sources.append(("Spark Python source", "mdfkit_python"))
+    if not args.no_python_reads:
+        sources.append(("Spark Python source", "mdfkit_python"))
+    # The JVM (driver and executors: local mode) and the tools it ran.
+    jvm_cpu = process_cpu(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     for name, source in sources:
         spark_run(source)
-        engines.append((name, timed(f"{name} local[{args.workers}]", rows, lambda: spark_run(source), args.repeat)))
+        engines.append((name, timed(f"{name} local[{args.workers}]", rows, lambda: spark_run(source), args.repeat,
+                                    jvm_cpu)))
     spark.stop()
     if single is None:
         return

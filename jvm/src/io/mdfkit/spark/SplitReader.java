@@ -14,7 +14,6 @@ import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.ArrowUtils;
-import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -23,7 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One split's rows: {@code mdfkit read-split --spark-types} with the split's JSON on stdin, its
- * Arrow IPC stream read batch by batch into vectors Spark reads in place. A failed read throws
+ * Arrow IPC stream read batch by batch into vectors Spark reads in place (decimals through
+ * {@link DecimalColumn}). A failed read throws
  * with the split named and what the tool said (file, table, page); a salvage read's skipped pages
  * are logged as warnings.
  */
@@ -89,7 +89,7 @@ final class SplitReader implements PartitionReader<ColumnarBatch> {
             if (vector == null) {
                 throw new IllegalStateException("no column " + fields[i].name() + " in the split's rows");
             }
-            columns[i] = new ArrowColumnVector(vector);
+            columns[i] = DecimalColumn.of(vector, fields[i].dataType());
         }
         batch = new ColumnarBatch(columns);
     }
