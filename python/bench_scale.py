@@ -1,16 +1,27 @@
 """Rows/s of one table read by one process, by its splits read in turn in one process, by Dask
-(distributed.LocalCluster, N worker processes) and by Spark (local[N], the `mdfkit` data source),
-with the time to plan the splits and the overhead per split. Not part of the tests.
+(distributed.LocalCluster, N worker processes) and by Spark (local[N]: the JVM data source of
+jvm/ when --jar is given, and the Python one), with the time to plan the splits and the overhead
+per split. Not part of the tests.
 
     cargo run -p mdfkit-forge --example bench -- --forge-only --gb 1    # prints the database's path
-    python python/bench_scale.py --db $CARGO_TARGET_DIR/bench/1g/bench1g.mdf --table dbo.Fact
+    cargo build --release -p mdfkit-cli && scripts/spark-jar.sh          # the tool and the jar
+    python python/bench_scale.py --db $CARGO_TARGET_DIR/bench/1g/bench1g.mdf --table dbo.Fact \
+        --mdfkit-bin $CARGO_TARGET_DIR/release/mdfkit --jar $CARGO_TARGET_DIR/jvm/mdfkit-spark.jar
 
-Compare like with like: a release wheel (`maturin build --release`). Each engine's run reads every
-column; Spark's computes a count and a sum over every row batch handed to the JVM, Dask's the
-length of every partition. The engines' runs start warm (cluster and session up, one read done).
+Compare like with like: a release wheel (`maturin build --release`) and a release `mdfkit`.
+Every run reads every column: Spark's writes the DataFrame to the `noop` sink (each row handed
+to the engine, nothing done with it), Dask's computes the length of every partition; the one
+process of the JVM source's reference is `mdfkit read-split` of the whole table to /dev/null.
+The engines' runs start warm (cluster and session up, one read done). `--no-python-reads` leaves
+out the runs that read with the wheel (this process's, Dask's and the Python data source's: for a
+debug wheel).
 """
 
 import argparse
+import os
+import resource
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,10 +32,32 @@ sys.path = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 import mdfkit  # noqa: E402
 
 
-def timed(what, rows, run, repeat):
-    best = min(_once(run) for _ in range(repeat))
-    print(f"{what:<46} {best:8.2f} s {rows / best / 1e6:8.2f} M rows/s", flush=True)
+def timed(what, rows, run, repeat, cpu=None):
+    """The best of `repeat` runs; with `cpu` (a function giving CPU-seconds so far), the CPU time
+    of that run too: on a shared machine, what the work cost whatever the others took."""
+    runs = []
+    for _ in range(repeat):
+        before = cpu() if cpu else 0.0
+        seconds = _once(run)
+        runs.append((seconds, (cpu() - before) if cpu else None))
+    best, spent = min(runs)
+    used = f" {spent:6.2f} CPU-s {rows / spent / 1e6:6.2f} M rows/CPU-s" if spent else ""
+    print(f"{what:<46} {best:8.2f} s {rows / best / 1e6:8.2f} M rows/s{used}", flush=True)
     return best
+
+
+def children_cpu():
+    """CPU-seconds of this process's finished children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def process_cpu(pid):
+    """CPU-seconds of process `pid` and of its children it has waited for (Linux)."""
+    def cpu():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return cpu
 
 
 def _once(run):
@@ -40,6 +73,11 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--target-mb", type=float, default=64)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--jar", help="the JVM data source's jar (scripts/spark-jar.sh)")
+    parser.add_argument("--mdfkit-bin", default=os.environ.get("MDFKIT_BIN") or shutil.which("mdfkit"),
+                        help="the mdfkit tool the JVM data source runs (a release build)")
+    parser.add_argument("--no-python-reads", action="store_true",
+                        help="leave out the reads through the wheel (this process, Dask, the Python data source)")
     args = parser.parse_args()
     db = mdfkit.open(args.db)
     table = db.table(args.table)
@@ -57,44 +95,67 @@ def main():
     def splits_in_turn():
         assert sum(mdfkit.read_split(s).read_all().num_rows for s in splits) == rows
 
-    single = timed("one process, one thread (Table.iter_batches)", rows, one_process, args.repeat)
-    timed("its splits in turn, one process", rows, splits_in_turn, args.repeat)
+    single = None
+    if args.jar:
+        whole = subprocess.run([args.mdfkit_bin, "splits", args.db, "--table", args.table, "--target-bytes",
+                                str(1 << 60)], check=True, capture_output=True, text=True).stdout
 
-    import distributed
+        def one_tool_process():
+            subprocess.run([args.mdfkit_bin, "read-split", "--spark-types"], input=whole.encode(), check=True,
+                           stdout=subprocess.DEVNULL)
 
-    from mdfkit import dask as mdfkit_dask
+        single = timed("one process, one thread (mdfkit read-split)", rows, one_tool_process, args.repeat,
+                       children_cpu)
+    engines = []
+    if not args.no_python_reads:
+        single = timed("one process, one thread (Table.iter_batches)", rows, one_process, args.repeat)
+        timed("its splits in turn, one process", rows, splits_in_turn, args.repeat)
 
-    with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, distributed.Client(cluster):
-        def dask_run():
-            frame = mdfkit_dask.read_table(args.db, args.table, target_bytes=target, source_column=None)
-            assert frame.map_partitions(len).sum().compute() == rows
+        import distributed
 
-        dask_run()
-        dask = timed(f"Dask, {args.workers} worker processes", rows, dask_run, args.repeat)
+        from mdfkit import dask as mdfkit_dask
+
+        with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, distributed.Client(cluster):
+            def dask_run():
+                frame = mdfkit_dask.read_table(args.db, args.table, target_bytes=target, source_column=None)
+                assert frame.map_partitions(len).sum().compute() == rows
+
+            dask_run()
+            engines.append(("Dask", timed(f"Dask, {args.workers} worker processes", rows, dask_run, args.repeat)))
 
     from pyspark.sql import SparkSession, functions
 
     from mdfkit import spark as mdfkit_spark
 
-    spark = (SparkSession.builder.master(f"local[{args.workers}]").config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", str(args.workers)).getOrCreate())
+    builder = (SparkSession.builder.master(f"local[{args.workers}]").config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", str(args.workers)))
+    if args.jar:
+        builder = builder.config("spark.jars", args.jar)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    mdfkit_spark.register(spark)
-    first = spark.read.format("mdfkit").option("table", args.table).load(args.db).columns[0]
+    jvm = mdfkit_spark.register(spark, command=args.mdfkit_bin)
+    assert jvm == bool(args.jar), "the jar was given but its data source did not load"
 
-    def spark_run():
-        frame = (spark.read.format("mdfkit").option("table", args.table)
-                 .option("target_bytes", str(target)).load(args.db))
-        got = frame.agg(functions.count(functions.lit(1)), functions.sum(first)).collect()[0]
-        assert got[0] == rows
+    def spark_run(source):
+        frame = spark.read.format(source).option("table", args.table).option("target_bytes", str(target)).load(args.db)
+        frame.write.format("noop").mode("overwrite").save()
 
-    spark_run()
-    sparks = timed(f"Spark local[{args.workers}]", rows, spark_run, args.repeat)
+    sources = [("Spark JVM source", "mdfkit")] if jvm else []
+    if not args.no_python_reads:
+        sources.append(("Spark Python source", "mdfkit_python"))
+    # The JVM (driver and executors: local mode) and the tools it ran.
+    jvm_cpu = process_cpu(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    for name, source in sources:
+        spark_run(source)
+        engines.append((name, timed(f"{name} local[{args.workers}]", rows, lambda: spark_run(source), args.repeat,
+                                    jvm_cpu)))
     spark.stop()
+    if single is None:
+        return
     ideal = single / args.workers
-    for name, seconds in (("Dask", dask), ("Spark", sparks)):
+    for name, seconds in engines:
         print(f"{name}: {rows / seconds / (rows / single):.2f}x one process's rows/s on {args.workers} cores "
               f"({rows / seconds / (args.workers * rows / single):.0%} of {args.workers} x one process); "
               f"overhead over a perfect split of one process's time: "

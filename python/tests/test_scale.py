@@ -227,40 +227,60 @@ def test_dask_reads_one_table_of_many_databases_naming_each(corpus_here, dask_cl
         assert digest(mine) == digest(single), copy
 
 
+# Whether the JVM data source (jvm/, its jar from scripts/spark-jar.sh in MDFKIT_SPARK_JAR) answers
+# to format("mdfkit") in the session of the `spark` fixture.
+SPARK = {"jvm": False}
+# format("mdfkit") reads through the JVM data source; "mdfkit_python" is the Python one.
+SOURCES = ["mdfkit", "mdfkit_python"]
+
+
 @pytest.fixture(scope="module")
-def spark(bucket):
+def spark(bucket, mdfkit_bin):
     """Started after the S3 server, so that its JVM and Python workers inherit its address."""
     engine("pyspark")
     from pyspark.sql import SparkSession
 
     import mdfkit.spark
 
-    session = (SparkSession.builder.master("local[2]").appName("mdfkit-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    mdfkit.spark.register(session)
+    builder = (SparkSession.builder.master("local[2]").appName("mdfkit-tests")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2"))
+    jar = os.environ.get("MDFKIT_SPARK_JAR")
+    if jar:
+        builder = builder.config("spark.jars", jar)
+    session = builder.getOrCreate()
+    SPARK["jvm"] = mdfkit.spark.register(session, command=mdfkit_bin)
+    assert SPARK["jvm"] or not jar, f"{jar} is on the classpath but its data source did not load"
     yield session
     session.stop()
 
 
-def spark_table(spark, path, table, **options) -> pa.Table:
-    reader = spark.read.format("mdfkit").option("table", table).option("target_bytes", str(TARGET))
+def spark_reader(spark, table, source="mdfkit", **options):
+    if source == "mdfkit" and not SPARK["jvm"]:
+        loud_skip("the JVM data source is not loaded (scripts/spark-jar.sh builds its jar; MDFKIT_SPARK_JAR)")
+    reader = spark.read.format(source).option("table", table).option("target_bytes", str(TARGET))
     for key, value in options.items():
         reader = reader.option(key, value)
-    return reader.load(path).toArrow()
+    return reader
 
 
+def spark_table(spark, path, table, source="mdfkit", **options) -> pa.Table:
+    return spark_reader(spark, table, source, **options).load(path).toArrow()
+
+
+@pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("name", [AW, ENTREPOT])
-def test_spark_local2_reads_what_one_process_reads(corpus_here, spark, name):
+def test_spark_local2_reads_what_one_process_reads(corpus_here, spark, name, source):
     db = mdfkit.open(corpus_here / name)
     checked = 0
     for t in readable_tables(db):
-        got = spark_table(spark, str(corpus_here / name), t.qualified_name)
+        got = spark_table(spark, str(corpus_here / name), t.qualified_name, source)
         assert digest(got) == digest(portable(t.to_arrow())), (name, t.qualified_name)
         checked += check_against_sql_server(name, t.qualified_name, got)
     assert checked >= 2, f"{name}: only {checked} tables compared with SQL Server's counts"
 
 
-def test_spark_lists_tables_prunes_columns_and_reads_many_databases(corpus_here, spark, tmp_path):
+@pytest.mark.parametrize("source", SOURCES)
+def test_spark_lists_tables_prunes_columns_and_reads_many_databases(corpus_here, spark, tmp_path, source):
     import mdfkit.spark
 
     listed = mdfkit.spark.tables(spark, str(corpus_here / AW)).collect()
@@ -268,7 +288,7 @@ def test_spark_lists_tables_prunes_columns_and_reads_many_databases(corpus_here,
     assert {f"{r['schema']}.{r['name']}": r["rows"] for r in listed} == {k: t["row_count"] for k, t in want.items()}
     for copy in ("a", "b"):
         shutil.copyfile(corpus_here / AW, tmp_path / f"{copy}.mdf")
-    got = spark_table(spark, str(tmp_path / "*.mdf"), "SalesLT.Product", columns="ProductID,ListPrice",
+    got = spark_table(spark, str(tmp_path / "*.mdf"), "SalesLT.Product", source, columns="ProductID,ListPrice",
                       source_column="source")
     assert got.column_names == ["ProductID", "ListPrice", "source"]
     single = mdfkit.open(corpus_here / AW).table("SalesLT.Product").to_arrow(columns=["ProductID", "ListPrice"])
@@ -276,9 +296,29 @@ def test_spark_lists_tables_prunes_columns_and_reads_many_databases(corpus_here,
         mine = got.filter(pc.equal(got.column("source"), str(tmp_path / f"{copy}.mdf"))).drop_columns(["source"])
         assert digest(mine) == digest(single), copy
     # A schema naming some of the columns is a column plan too.
-    named = (spark.read.format("mdfkit").schema("ProductID int, ListPrice decimal(19,4)")
-             .option("table", "SalesLT.Product").load(str(corpus_here / AW)).toArrow())
+    named = (spark_reader(spark, "SalesLT.Product", source).schema("ProductID int, ListPrice decimal(19,4)")
+             .load(str(corpus_here / AW)).toArrow())
     assert digest(named) == digest(single)
+
+
+def test_the_jvm_source_reads_only_the_columns_a_query_uses(corpus_here, spark, tmp_path):
+    from pyspark.sql import functions
+
+    aw = str(corpus_here / AW)
+    frame = spark_reader(spark, "SalesLT.SalesOrderHeader").load(aw)
+    query = frame.select("SalesOrderID", "SubTotal").where(functions.col("SubTotal") > 1000)
+    # Spark asks the source for the two columns alone (and the splits read only those).
+    plan = query._jdf.queryExecution().executedPlan().toString()
+    assert "mdfkit SalesLT.SalesOrderHeader reading SalesOrderID, SubTotal " in plan, plan
+    single = mdfkit.open(aw).table("SalesLT.SalesOrderHeader").to_arrow(columns=["SalesOrderID", "SubTotal"])
+    want = single.filter(pc.greater(single.column("SubTotal"), 1000))
+    assert digest(query.toArrow()) == digest(want)
+    # A count reads no values; with the source column alone, each row still names its database.
+    assert frame.count() == expected(AW)["SalesLT.SalesOrderHeader"]["row_count"]
+    shutil.copyfile(corpus_here / AW, tmp_path / "a.mdf")
+    both = spark_reader(spark, "SalesLT.SalesOrderHeader", source_column="db").load(f"{aw},{tmp_path / 'a.mdf'}")
+    counts = {r["db"]: r["count"] for r in both.groupBy("db").count().collect()}
+    assert counts == {aw: single.num_rows, str(tmp_path / "a.mdf"): single.num_rows}
 
 
 def damaged_copy(corpus: Path, tmp_path: Path, table: str):
@@ -305,7 +345,7 @@ def test_a_damaged_page_fails_the_dask_and_spark_jobs_naming_the_page(corpus_her
         dask_table(str(path), "SalesLT.Customer")
     assert f"page {page}" in str(caught.value) and "SalesLT.Customer" in str(caught.value), caught.value
     with pytest.raises(Exception) as caught:
-        spark_table(spark, str(path), "SalesLT.Customer")
+        spark_table(spark, str(path), "SalesLT.Customer", "mdfkit_python")
     assert f"page {page}" in str(caught.value) and "SalesLT.Customer" in str(caught.value), str(caught.value)[-2000:]
     # With salvage both jobs finish without that page's rows, and Dask's summary names the page.
     import mdfkit.dask as mdfkit_dask
@@ -317,7 +357,22 @@ def test_a_damaged_page_fails_the_dask_and_spark_jobs_naming_the_page(corpus_her
     assert clean.num_rows - got.num_rows == rows_on_page
     reports = mdfkit_dask.skipped(dask_client)
     assert [(r["table"], s[0], s[1]) for r in reports for s in r["skipped"]] == [("SalesLT.Customer", file_id, page_id)]
-    assert spark_table(spark, str(path), "SalesLT.Customer", salvage="true").num_rows == got.num_rows
+    assert spark_table(spark, str(path), "SalesLT.Customer", "mdfkit_python", salvage="true").num_rows == got.num_rows
+
+
+def test_a_damaged_page_fails_the_jvm_source_naming_split_page_and_table(corpus_here, spark, tmp_path):
+    path, page = damaged_copy(corpus_here, tmp_path, "SalesLT.Customer")
+    with pytest.raises(Exception) as caught:
+        spark_table(spark, str(path), "SalesLT.Customer")
+    message = str(caught.value)
+    assert f"page {page}" in message and "SalesLT.Customer" in message and f"in {path}" in message, message[-2000:]
+    assert "mdfkit: split " in message, message[-2000:]
+    # With salvage the job finishes without that page's rows (those on the page, by its header).
+    clean = mdfkit.open(corpus_here / AW).table("SalesLT.Customer").to_arrow()
+    page_id = int(page.split(":")[1])
+    rows_on_page = int.from_bytes((corpus_here / AW).read_bytes()[page_id * 8192 + 22: page_id * 8192 + 24], "little")
+    got = spark_table(spark, str(path), "SalesLT.Customer", salvage="true")
+    assert clean.num_rows - got.num_rows == rows_on_page
 
 
 def test_splits_carry_the_timestamp_unit_to_workers_dask_and_spark(mdfkit_bin, dask_client, spark, tmp_path):
@@ -337,7 +392,20 @@ def test_splits_carry_the_timestamp_unit_to_workers_dask_and_spark(mdfkit_bin, d
         for s in t.splits(target_bytes=TARGET):
             list(mdfkit.iter_split(s))
     assert digest(dask_table(shop, "sales.EventLog", source_column=None, timestamps="us")) == digest(single)
-    assert digest(spark_table(spark, shop, "sales.EventLog", timestamps="us")) == digest(portable(single))
+    for source in SOURCES:
+        got = spark_table(spark, shop, "sales.EventLog", source, timestamps="us")
+        assert digest(got) == digest(portable(single)), source
+
+
+def test_the_jvm_source_reads_every_demo_table_as_one_process(mdfkit_bin, spark, tmp_path):
+    demo = subprocess.run([mdfkit_bin, "demo", "--dir", str(tmp_path)], capture_output=True, text=True)
+    assert demo.returncode == 0, demo.stderr
+    shop = str(tmp_path / "shop.mdf")
+    tables = readable_tables(mdfkit.open(shop))
+    assert len(tables) >= 3, [t.qualified_name for t in tables]
+    for t in tables:
+        got = spark_table(spark, shop, t.qualified_name, timestamps="us")
+        assert digest(got) == digest(portable(t.to_arrow(timestamps="us"))), t.qualified_name
 
 
 def test_delta_export_of_two_databases_reads_back_equal(corpus_here, tmp_path):
@@ -484,5 +552,6 @@ def test_engines_read_objects_by_ranged_gets_as_local_files(corpus_here, bucket,
             assert digest(got) == digest(t.to_arrow()), (name, t.qualified_name)
     db = mdfkit.open(corpus_here / AW)
     for t in readable_tables(db)[:4]:
-        got = spark_table(spark, f"s3://corpus/{Path(AW).name}", t.qualified_name)
-        assert digest(got) == digest(portable(t.to_arrow())), t.qualified_name
+        for source in SOURCES:
+            got = spark_table(spark, f"s3://corpus/{Path(AW).name}", t.qualified_name, source)
+            assert digest(got) == digest(portable(t.to_arrow())), (t.qualified_name, source)

@@ -1267,3 +1267,72 @@ fn compare_lists_the_rows_a_chain_gains_after_a_point_in_time() {
         "{tables}"
     );
 }
+
+/// `mdfkit read-split` with `split` on stdin.
+fn read_split(split: &str, options: &[&str]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mdfkit"))
+        .arg("read-split")
+        .args(options)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run mdfkit read-split");
+    child.stdin.take().unwrap().write_all(split.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn splits_read_one_by_one_return_every_row_as_arrow_streams() {
+    let Some(dir) = corpus() else { return };
+    let aw = dir.join("big/jdhj-edx__adventureworkslt2012_data.mdf");
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("expected/jdhj-edx__adventureworkslt2012_data.mdf.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let customers = expected["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["schema"] == "SalesLT" && t["name"] == "Customer")
+        .unwrap();
+    let plan = mdfkit(&[
+        "splits",
+        aw.to_str().unwrap(),
+        "--table",
+        "SalesLT.Customer",
+        "--target-bytes",
+        "32768",
+        "--columns",
+        "CustomerID,ModifiedDate",
+    ]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan.stderr));
+    let splits: Vec<String> = text(&plan.stdout).lines().map(str::to_string).collect();
+    assert!(splits.len() > 2, "{splits:?}");
+    let mut rows = 0;
+    for split in &splits {
+        let run = read_split(split, &["--spark-types"]);
+        assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+        let reader = arrow_ipc::reader::StreamReader::try_new(run.stdout.as_slice(), None).unwrap();
+        let schema = reader.schema();
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, ["CustomerID", "ModifiedDate"]);
+        // datetime as Spark holds it: microseconds.
+        assert_eq!(
+            schema.field(1).data_type(),
+            &arrow_schema::DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, None)
+        );
+        rows += reader.map(|b| b.unwrap().num_rows()).sum::<usize>();
+    }
+    assert_eq!(serde_json::json!(rows), customers["row_count"]);
+
+    // A split whose pages lie past the end of the file is refused, naming the table.
+    let past_end = splits[0].replacen("\"pages\":[[1,", "\"pages\":[[1,99999", 1);
+    let run = read_split(&past_end, &[]);
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("SalesLT.Customer") && text(&run.stderr).contains("past the end"));
+    let unknown = mdfkit(&["splits", aw.to_str().unwrap(), "--table", "SalesLT.Nope"]);
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(text(&unknown.stderr).contains("no table named SalesLT.Nope"), "{}", text(&unknown.stderr));
+}

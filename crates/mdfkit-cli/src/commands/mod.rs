@@ -14,6 +14,7 @@ mod page;
 mod pages;
 mod rows;
 mod search;
+mod splits;
 mod studio;
 mod tables;
 
@@ -35,6 +36,7 @@ pub use page::{page, PageFormat};
 pub use pages::{decode, pages};
 pub use rows::{cat, parse_filter, parse_page_ranges, CatForensics, PageRanges};
 pub use search::search;
+pub use splits::{read_split, splits, SplitPlan, SplitRead};
 pub use studio::studio;
 pub use tables::{schema, sys, tables};
 
