@@ -347,7 +347,9 @@ fn assert_anatomy_covers(db: &Database, what: &str, root: PageId, keys: &[&str])
     while let Some(id) = pages.pop() {
         let a = read_database_page(db, id).unwrap();
         assert_eq!(a.error, None, "{what}: page {id}");
-        assert_eq!(a.owner.as_deref(), Some(what), "{what}: page {id}");
+        let (table, index) = what.split_once(" index ").expect("`TABLE index NAME`");
+        assert_eq!(a.owner.as_deref(), Some(table), "{what}: page {id}");
+        assert_eq!(a.owner_unit.as_ref().map(|o| o.index_name.as_str()), Some(index), "{what}: page {id}");
         let level = a.header.unwrap().level;
         *levels.entry(level).or_insert(0) += 1;
         let names: Vec<&str> = a.columns.iter().map(|c| c.name.as_str()).collect();
