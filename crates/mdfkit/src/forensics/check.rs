@@ -18,6 +18,11 @@
 //!
 //! The page pass runs on several threads ([`check_pages_on`]): tasks of contiguous pages, read in
 //! order, their findings put back in task order, so the report is the same for any thread count.
+//! So does the catalog pass ([`check_catalog_on`]): each allocation unit's pages are read once, in
+//! tasks of 64 pages (a heap's for their owner and rows together, a clustered index's along its
+//! leaf chain, walked on one thread and handed on in chain order), its rows decoded by the scan's
+//! own column decoders into Arrow batches (`table_scan::PageRows`) rather than built as values,
+//! keys compared on the batches' columns (exact integers: unscaled decimals, days, time units).
 //!
 //! The work and the report are bounded by what the source holds, not by what its pages claim: a
 //! PFS interval whose PFS page the source cannot serve is one problem (a backup's file list can
