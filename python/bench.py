@@ -1,6 +1,6 @@
 """Times reading a table from Python against the CLI's export of the same table to Arrow IPC
 (`mdfkit export --format arrow --threads 1`): `Table.to_arrow()`, `Table.iter_batches()`,
-`Table.to_pandas()` and `Table.to_polars()`, each in a child process (best of --repeat runs),
+`Table.to_pandas()` (also with Arrow-backed columns) and `Table.to_polars()`, each in a child process (best of --repeat runs),
 with the child's peak RSS, next to the CLI's time. Not part of the tests.
 
     python python/bench.py [--repeat 5] [--corpus ../shared/corpus] [--bin target/release/mdfkit]
@@ -19,7 +19,6 @@ against a release CLI (`cargo build --release -p mdfkit-cli`).
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import tempfile
@@ -70,6 +69,8 @@ CASES = {
     "to_arrow": lambda t: t.to_arrow(),
     "iter_batches": lambda t: sum(b.num_rows for b in t.iter_batches()),
     "to_pandas": lambda t: t.to_pandas(),
+    # Arrow-backed columns: pandas keeps the Arrow buffers (decimals stay decimals, not objects).
+    "to_pandas_arrow": lambda t: t.to_pandas(types_mapper=__import__("pandas").ArrowDtype),
     "to_polars": lambda t: t.to_polars(),
 }
 
@@ -81,8 +82,10 @@ def child(case: str, path: str, table: str) -> None:
     result = CASES[case](t)
     seconds = time.perf_counter() - started
     del result
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "peak_mb": peak_mb}))
+    # VmHWM, not getrusage's ru_maxrss: Linux carries the latter over from the parent across exec.
+    status = Path("/proc/self/status").read_text()
+    peak_kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+    print(json.dumps({"seconds": seconds, "peak_mb": peak_kb / 1024}))
 
 
 def run_child(case: str, path: Path, table: str) -> dict:
@@ -143,7 +146,8 @@ def main() -> None:
         runs = [run_child(case, path, table.qualified_name) for _ in range(args.repeat)]
         best = min(r["seconds"] for r in runs)
         peak = min(r["peak_mb"] for r in runs)
-        print(line(f"python Table.{case}()", best, f"{peak:.0f} MB"))
+        name = "to_pandas(types_mapper=pd.ArrowDtype)" if case == "to_pandas_arrow" else f"{case}()"
+        print(line(f"python Table.{name}", best, f"{peak:.0f} MB"))
 
 
 if __name__ == "__main__":

@@ -1244,17 +1244,22 @@ impl KeyPlan {
         Ordering::Equal
     }
 
-    /// Row `row`'s key in `batch`.
-    fn key(&self, batch: &RecordBatch, row: usize) -> Vec<KeyCell> {
-        self.0.iter().map(|&(i, _)| KeyCell::of(batch.column(i).as_ref(), row)).collect()
+    /// The key columns of `batch` as cells, one vector per column (each column's type matched
+    /// once, not once a row).
+    fn columns(&self, batch: &RecordBatch) -> Vec<Vec<KeyCell>> {
+        self.0.iter().map(|&(i, _)| KeyCell::column(batch.column(i).as_ref())).collect()
     }
 
-    /// Compares rows `a` and `b` of `batch` without building their keys.
-    fn compare_rows(&self, batch: &RecordBatch, a: usize, b: usize) -> Ordering {
-        for &(i, descending) in &self.0 {
-            let column = batch.column(i).as_ref();
-            let order = KeyCell::of(column, a).partial_cmp(&KeyCell::of(column, b)).unwrap_or(Ordering::Equal);
-            let order = if descending { order.reverse() } else { order };
+    /// Row `row`'s key in `columns`.
+    fn key(columns: &[Vec<KeyCell>], row: usize) -> Vec<KeyCell> {
+        columns.iter().map(|cells| cells[row]).collect()
+    }
+
+    /// Compares rows `a` and `b` of `columns` without building their keys.
+    fn compare_rows(&self, columns: &[Vec<KeyCell>], a: usize, b: usize) -> Ordering {
+        for (cells, (_, descending)) in columns.iter().zip(&self.0) {
+            let order = cells[a].partial_cmp(&cells[b]).unwrap_or(Ordering::Equal);
+            let order = if *descending { order.reverse() } else { order };
             if order != Ordering::Equal {
                 return order;
             }
@@ -1275,6 +1280,11 @@ struct TaskKeys {
 impl TaskKeys {
     /// Adds a batch of the task's rows, which came from `pages` (page, rows) in order.
     fn add(&mut self, plan: &KeyPlan, batch: &RecordBatch, pages: &[(PageId, usize)]) {
+        // Past the task's first key out of order, nothing more of it counts.
+        if self.out_of_order.is_some() || batch.num_rows() == 0 {
+            return;
+        }
+        let columns = plan.columns(batch);
         let mut row = 0;
         for &(page, rows) in pages {
             for on_page in 0..rows {
@@ -1283,14 +1293,14 @@ impl TaskKeys {
                 }
                 let lower = if row + on_page == 0 {
                     match &self.last {
-                        Some(last) => plan.compare(&plan.key(batch, 0), last) == Ordering::Less,
+                        Some(last) => plan.compare(&KeyPlan::key(&columns, 0), last) == Ordering::Less,
                         None => {
-                            self.first = Some((plan.key(batch, 0), (page, 0)));
+                            self.first = Some((KeyPlan::key(&columns, 0), (page, 0)));
                             false
                         }
                     }
                 } else {
-                    plan.compare_rows(batch, row + on_page, row + on_page - 1) == Ordering::Less
+                    plan.compare_rows(&columns, row + on_page, row + on_page - 1) == Ordering::Less
                 };
                 if lower {
                     self.out_of_order = Some((page, on_page));
@@ -1299,7 +1309,7 @@ impl TaskKeys {
             row += rows;
         }
         if row > 0 {
-            self.last = Some(plan.key(batch, row - 1));
+            self.last = Some(KeyPlan::key(&columns, row - 1));
         }
     }
 }
@@ -1337,36 +1347,42 @@ enum KeyCell {
 }
 
 impl KeyCell {
-    /// Row `row` of `array` (an Arrow column of a [`plain_order`] type).
-    fn of(array: &dyn Array, row: usize) -> Self {
+    /// The values of `array` (an Arrow column of a [`plain_order`] type).
+    fn column(array: &dyn Array) -> Vec<Self> {
         use arrow_array::types::*;
         use arrow_schema::{DataType as T, TimeUnit as U};
-        if array.is_null(row) {
-            return KeyCell::Null;
+        fn numbers<P: arrow_array::ArrowPrimitiveType>(array: &dyn Array) -> Vec<KeyCell>
+        where
+            P::Native: Into<i128>,
+        {
+            array.as_primitive::<P>().iter().map(|v| v.map_or(KeyCell::Null, |v| KeyCell::Number(v.into()))).collect()
         }
-        let number = |n: i128| KeyCell::Number(n);
+        fn floats<P: arrow_array::ArrowPrimitiveType>(array: &dyn Array) -> Vec<KeyCell>
+        where
+            P::Native: Into<f64>,
+        {
+            array.as_primitive::<P>().iter().map(|v| v.map_or(KeyCell::Null, |v| KeyCell::Float(v.into()))).collect()
+        }
         match array.data_type() {
-            T::Boolean => number(i128::from(array.as_boolean().value(row))),
-            T::UInt8 => number(array.as_primitive::<UInt8Type>().value(row).into()),
-            T::Int16 => number(array.as_primitive::<Int16Type>().value(row).into()),
-            T::Int32 => number(array.as_primitive::<Int32Type>().value(row).into()),
-            T::Int64 => number(array.as_primitive::<Int64Type>().value(row).into()),
-            T::Decimal128(..) => number(array.as_primitive::<Decimal128Type>().value(row)),
-            T::Date32 => number(array.as_primitive::<Date32Type>().value(row).into()),
-            T::Time64(U::Nanosecond) => number(array.as_primitive::<Time64NanosecondType>().value(row).into()),
-            T::Time64(_) => number(array.as_primitive::<Time64MicrosecondType>().value(row).into()),
-            T::Timestamp(U::Second, _) => number(array.as_primitive::<TimestampSecondType>().value(row).into()),
-            T::Timestamp(U::Millisecond, _) => {
-                number(array.as_primitive::<TimestampMillisecondType>().value(row).into())
+            T::Boolean => {
+                array.as_boolean().iter().map(|v| v.map_or(KeyCell::Null, |v| KeyCell::Number(v.into()))).collect()
             }
-            T::Timestamp(U::Microsecond, _) => {
-                number(array.as_primitive::<TimestampMicrosecondType>().value(row).into())
-            }
-            T::Timestamp(U::Nanosecond, _) => number(array.as_primitive::<TimestampNanosecondType>().value(row).into()),
-            T::Float32 => KeyCell::Float(array.as_primitive::<Float32Type>().value(row).into()),
-            T::Float64 => KeyCell::Float(array.as_primitive::<Float64Type>().value(row)),
+            T::UInt8 => numbers::<UInt8Type>(array),
+            T::Int16 => numbers::<Int16Type>(array),
+            T::Int32 => numbers::<Int32Type>(array),
+            T::Int64 => numbers::<Int64Type>(array),
+            T::Decimal128(..) => numbers::<Decimal128Type>(array),
+            T::Date32 => numbers::<Date32Type>(array),
+            T::Time64(U::Nanosecond) => numbers::<Time64NanosecondType>(array),
+            T::Time64(_) => numbers::<Time64MicrosecondType>(array),
+            T::Timestamp(U::Second, _) => numbers::<TimestampSecondType>(array),
+            T::Timestamp(U::Millisecond, _) => numbers::<TimestampMillisecondType>(array),
+            T::Timestamp(U::Microsecond, _) => numbers::<TimestampMicrosecondType>(array),
+            T::Timestamp(U::Nanosecond, _) => numbers::<TimestampNanosecondType>(array),
+            T::Float32 => floats::<Float32Type>(array),
+            T::Float64 => floats::<Float64Type>(array),
             // Not a plain order: every value compares equal.
-            _ => KeyCell::Null,
+            _ => vec![KeyCell::Null; array.len()],
         }
     }
 }
@@ -1399,15 +1415,15 @@ mod tests {
     #[test]
     fn key_cells_read_each_plain_type_in_its_order() {
         use arrow_array::{Date32Array, Decimal128Array, Int64Array, TimestampMillisecondArray};
-        let cells = |array: &dyn Array| (0..array.len()).map(|i| KeyCell::of(array, i)).collect::<Vec<_>>();
         let ints = Int64Array::from(vec![Some(-3), None, Some(i64::MAX)]);
-        assert_eq!(cells(&ints), [KeyCell::Number(-3), KeyCell::Null, KeyCell::Number(i64::MAX.into())]);
+        assert_eq!(KeyCell::column(&ints), [KeyCell::Number(-3), KeyCell::Null, KeyCell::Number(i64::MAX.into())]);
         let money = Decimal128Array::from(vec![105_000, 99_900]).with_precision_and_scale(19, 4).unwrap();
-        assert!(KeyCell::of(&money, 0) > KeyCell::of(&money, 1), "10.5 after 9.99");
-        let days = Date32Array::from(vec![-719_162, 0]);
-        assert!(KeyCell::of(&days, 0) < KeyCell::of(&days, 1), "0001-01-01 before 1970-01-01");
-        let times = TimestampMillisecondArray::from(vec![1_000, 999]);
-        assert!(KeyCell::of(&times, 0) > KeyCell::of(&times, 1));
+        let money = KeyCell::column(&money);
+        assert!(money[0] > money[1], "10.5 after 9.99");
+        let days = KeyCell::column(&Date32Array::from(vec![-719_162, 0]));
+        assert!(days[0] < days[1], "0001-01-01 before 1970-01-01");
+        let times = KeyCell::column(&TimestampMillisecondArray::from(vec![1_000, 999]));
+        assert!(times[0] > times[1]);
     }
 
     #[test]
