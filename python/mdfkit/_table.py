@@ -198,17 +198,29 @@ class Table:
 
         time(7) columns become ``timedelta64[ns]`` since midnight: exact, where pandas'
         ``datetime.time`` would hold only microseconds (time(0) to time(6) stay ``datetime.time``).
+
+        The Arrow data is not copied twice: each column becomes its own block (``split_blocks``,
+        no consolidation into 2-D blocks; a numeric column without NULLs keeps its Arrow buffer)
+        and is freed once converted (``self_destruct``), so the peak is about one copy of the
+        rows. Pass ``split_blocks=False`` for pandas' consolidated layout.
         """
         _require("pandas", "pandas")
+        kwargs.setdefault("split_blocks", True)
+        kwargs.setdefault("self_destruct", True)
         return _times_as_durations(self.to_arrow(columns, limit, timestamps)).to_pandas(**kwargs)
 
     def to_polars(
         self, columns: Optional[Sequence[str]] = None, limit: Optional[int] = None, timestamps: str = "ns"
     ) -> "polars.DataFrame":
         """The rows as a :class:`polars.DataFrame` (``pip install mdfkit[polars]``); ``timestamps``
-        as in :meth:`to_arrow`."""
+        as in :meth:`to_arrow`.
+
+        Polars takes the Arrow batches as its chunks without copying them where its types allow
+        (numbers, dates, times; text is converted to its string views): they are not joined into
+        one chunk first (``rechunk=False``; call ``.rechunk()`` on the frame if you want that).
+        """
         pl = _require("polars", "polars")
-        return pl.from_arrow(self.to_arrow(columns, limit, timestamps))
+        return pl.from_arrow(self.to_arrow(columns, limit, timestamps), rechunk=False)
 
     def export(
         self,

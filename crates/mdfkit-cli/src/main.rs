@@ -272,8 +272,8 @@ enum Command {
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
-        /// Threads verifying pages (default: all cores for local files; one for object URLs,
-        /// whose read-ahead serves one reader going through the file in order best)
+        /// Threads verifying pages, rows and chains (default: all cores for local files; one for
+        /// object URLs, whose read-ahead serves one reader going through the file in order best)
         #[arg(long)]
         threads: Option<usize>,
     },

@@ -7,7 +7,7 @@
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 1,8   # both, and peak memory compared
 //! cargo run -p mdfkit-forge --example bench -- --forge-only --gb 1  # only forge (prints its path)
 //! cargo run --release -p mdfkit-forge --example bench -- --compressed  # plain vs ROW vs PAGE compressed only
-//! cargo run --release -p mdfkit-forge --example bench -- --check       # page check only, 1 thread and all cores
+//! cargo run --release -p mdfkit-forge --example bench -- --check       # check only (page pass, whole), 1 thread and all cores
 //! cargo run --release -p mdfkit-forge --example bench -- --case csv,jsonl --table dbo.Fact --runs 3
 //! ```
 //!
@@ -180,6 +180,19 @@ fn run_case(case: &str, db_path: &Path, table: &str, threads: usize) {
         println!("{} {bytes} {} {}", stats.pages_checked, t.elapsed().as_secs_f64(), vm_hwm_kb());
         return;
     }
+    if case == "checkall1" || case == "checkallN" {
+        // The whole of `mdfkit check`: the page pass, the open, the catalog pass (rows are the
+        // rows read back, bytes the file's).
+        let threads = if case == "checkall1" { 1 } else { threads };
+        let source = mdfkit::database::open_source(&[db_path], None).expect("open");
+        let bytes = std::fs::metadata(db_path).expect("size").len();
+        let (problems, _) = mdfkit::check::check_pages_on(source.as_ref(), threads, |_| {});
+        let db = Database::from_source(source).expect("open");
+        let (more, stats) = mdfkit::check::check_catalog_on(&db, threads).expect("check");
+        assert!(problems.is_empty() && more.is_empty(), "the forged database checks clean: {problems:?} {more:?}");
+        println!("{} {bytes} {} {}", stats.rows_checked, t.elapsed().as_secs_f64(), vm_hwm_kb());
+        return;
+    }
     let db = Database::open(&[db_path]).expect("open");
     if case == "open" {
         let n = db.catalog().tables(false).len();
@@ -316,12 +329,13 @@ the page check, the open of 5,000 tables, and the targets as PASS/FAIL.
 options:
   --gb SIZES        database sizes in GB, comma-separated (default 1; 1,8 compares peak memory)
   --case CASES      only these cases, comma-separated, warm page cache: scan1 scanN parquet
-                    csv jsonl arrow check1 checkN (check*: the whole file's page check)
+                    csv jsonl arrow check1 checkN (the whole file's page check) checkall1
+                    checkallN (the whole `mdfkit check`: pages, open, catalog pass)
   --table TABLES    only these tables, comma-separated (default dbo.Fact,dbo.Wide,dbo.Documents)
   --db FILE         measure a database file of your own instead (needs --table for table cases)
-  --threads N       threads of the N cases: scanN, exports, checkN (default: every core, here {cores})
+  --threads N       threads of the N cases: scanN, exports, checkN, checkallN (default: every core, here {cores})
   --runs N          run each case N times; print the median run (default 1)
-  --check           only the page check, 1 thread and all cores
+  --check           only the checks (page pass and whole), 1 thread and all cores
   --compressed      only plain vs ROW vs PAGE compressed tables
   --forge-only      only forge the databases and print their paths
   -h, --help        this text
@@ -331,7 +345,8 @@ x raw (the run's time over a plain read of as many bytes), rows/s, the child's p
 MB/s per thread. Exit status: 0 done, 2 bad arguments.";
 
 /// The cases `--case` takes.
-const CASES: [&str; 8] = ["scan1", "scanN", "parquet", "csv", "jsonl", "arrow", "check1", "checkN"];
+const CASES: [&str; 10] =
+    ["scan1", "scanN", "parquet", "csv", "jsonl", "arrow", "check1", "checkN", "checkall1", "checkallN"];
 
 /// What the command line asked for.
 struct Options {
@@ -649,10 +664,11 @@ fn run_size(gb: u64, many: &Path, o: &Options) -> Vec<Run> {
     results
 }
 
-/// The page check of the whole file (`mdfkit check`'s first pass) on one thread and on all cores,
-/// next to the same run's warm raw read `raw`, in the columns of the table report.
+/// The page check of the whole file (`mdfkit check`'s first pass) and the whole check on one
+/// thread and on all cores, next to the same run's warm raw read `raw`, in the columns of the
+/// table report.
 fn print_check(db: &Path, raw: &Measure, o: &Options) {
-    for case in ["check1", "checkN"] {
+    for case in ["check1", "checkN", "checkall1", "checkallN"] {
         if o.wants(case) {
             print_row("(file)", case, &child_runs(case, db, "", o.threads, o.runs), raw);
         }

@@ -1,8 +1,9 @@
 //! The parallel scan on tables of many tasks (the corpus' tables are one task each, read on the
 //! calling thread): every row comes back once, the same rows as the serial scan, and a limit
 //! stops it at exactly that many rows. CSV and JSON Lines exports formatted on several threads
-//! hold the same lines as the serial export. A damaged database's page check finds the same
-//! problems, in the same order, on one thread and on four.
+//! hold the same lines as the serial export. A damaged database's check (pages, then catalog)
+//! finds the same problems, in the same order, on one thread and on four, keys out of order
+//! included.
 
 // Only `open` is used here; the round-trip helpers serve the other test files.
 #[allow(dead_code)]
@@ -154,4 +155,108 @@ fn a_damaged_forged_database_checks_the_same_on_one_thread_and_on_four() {
     assert!(damaged.len() >= 10, "{} damaged pages", damaged.len());
     assert_eq!(named, damaged, "one problem per damaged page, in page order");
     assert!(one.iter().all(|p| p.what.starts_with("checksum mismatch")), "{one:?}");
+}
+
+/// The catalog pass of a forged database with a byte flipped in every 37th page holding rows:
+/// each damaged page is named by its allocation unit's owner check, the leaf chain and each
+/// table's rows stop at its first damaged page in scan order (key order, IAM order), on one
+/// thread and on four alike.
+#[test]
+fn a_damaged_forged_database_checks_its_catalog_the_same_on_one_thread_and_on_four() {
+    let spec = many_task_tables();
+    let (db, _) = common::open(&spec);
+    let mut scan_order: Vec<(&str, Vec<usize>)> = Vec::new();
+    for name in ["dbo.Clustered", "dbo.Heap"] {
+        let mut pages: Vec<usize> = Vec::new();
+        let t = db.catalog().find_table(name).unwrap();
+        db.scan(&t)
+            .records(|_, at| {
+                if pages.last() != Some(&(at.page.page as usize)) {
+                    pages.push(at.page.page as usize);
+                }
+                Ok(Flow::Continue)
+            })
+            .unwrap();
+        scan_order.push((name, pages));
+    }
+    let damaged: Vec<usize> =
+        scan_order.iter().flat_map(|(_, pages)| pages.iter().copied().skip(5).step_by(37)).collect();
+    let mut files = mdfkit_forge::forge(&spec).expect("forge");
+    for &page in &damaged {
+        files[0].bytes[page * mdfkit::page::PAGE_SIZE + 200] ^= 0x10;
+    }
+    let source = mdfkit::source::DataFiles::from_memory(files.into_iter().map(|f| (f.name, f.bytes)).collect())
+        .expect("forged files are data files");
+    let db = mdfkit::Database::from_source(std::sync::Arc::new(source)).expect("the catalog is not damaged");
+    let (one, one_stats) = mdfkit::check::check_catalog_on(&db, 1).unwrap();
+    let (four, four_stats) = mdfkit::check::check_catalog_on(&db, 4).unwrap();
+    assert_eq!(one, four, "catalog problems on 1 thread and on 4");
+    assert_eq!(one_stats, four_stats, "catalog counts on 1 thread and on 4");
+    let mut owners: Vec<usize> = one
+        .iter()
+        .filter(|p| p.object.as_deref().is_some_and(|o| o.contains("(allocation unit")))
+        .filter_map(|p| p.page)
+        .map(|id| id.page as usize)
+        .collect();
+    owners.sort_unstable();
+    owners.dedup();
+    let mut want = damaged.clone();
+    want.sort_unstable();
+    assert!(want.len() >= 10, "{} damaged pages", want.len());
+    assert_eq!(owners, want, "each damaged page named by its unit: {one:?}");
+    // The leaf chain cannot be followed past its first damaged page: the clustered unit's last
+    // problem.
+    let clustered = one.iter().filter(|p| p.object.as_deref().is_some_and(|o| o.starts_with("dbo.Clustered index")));
+    assert_eq!(clustered.last().and_then(|p| p.page).map(|id| id.page as usize), Some(scan_order[0].1[5]));
+    for (table, pages) in &scan_order {
+        let rows: Vec<_> = one.iter().filter(|p| p.object.as_deref() == Some(*table)).collect();
+        assert_eq!(rows.len(), 1, "{table}: {rows:?}");
+        assert_eq!(rows[0].page.map(|id| id.page as usize), Some(pages[5]), "{table}: {rows:?}");
+        assert!(rows[0].what.starts_with("checksum mismatch"), "{rows:?}");
+    }
+}
+
+/// A clustered key set below its predecessor (checksum recomputed): on a page in a task's
+/// middle and on the first page of a later task (compared with the task before it), the check
+/// names that page and slot, on one thread and on four.
+#[test]
+fn keys_out_of_order_are_found_across_tasks_on_one_thread_and_on_four() {
+    let spec = many_task_tables();
+    let (db, _) = common::open(&spec);
+    let t = db.catalog().find_table("dbo.Clustered").unwrap();
+    let mut leaf_pages: Vec<(mdfkit::PageId, Vec<u16>)> = Vec::new();
+    db.scan(&t)
+        .records(|_, at| {
+            match leaf_pages.last_mut() {
+                Some((page, slots)) if *page == at.page => slots.push(at.slot),
+                _ => leaf_pages.push((at.page, vec![at.slot])),
+            }
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    assert!(leaf_pages.len() > 3 * 64, "{} leaf pages, want several tasks", leaf_pages.len());
+    // The last row of page 10 in chain order; the first row of page 128 (a task's first).
+    let (mid, mid_slots) = &leaf_pages[10];
+    let (first, first_slots) = &leaf_pages[128];
+    for (page, slot) in [(*mid, *mid_slots.last().unwrap()), (*first, first_slots[0])] {
+        let mut files = mdfkit_forge::forge(&spec).expect("forge");
+        let bytes = &mut files[0].bytes[page.page as usize * 8192..][..8192];
+        let slot_at = 8192 - 2 * (usize::from(slot) + 1);
+        let record = usize::from(u16::from_le_bytes([bytes[slot_at], bytes[slot_at + 1]]));
+        // ID (int, the clustered key) is the first fixed column, at offset 4.
+        bytes[record + 4..record + 8].copy_from_slice(&(-1i32).to_le_bytes());
+        let checksum = mdfkit::page::protection::page_checksum(bytes);
+        bytes[60..64].copy_from_slice(&checksum.to_le_bytes());
+        let source = mdfkit::source::DataFiles::from_memory(files.into_iter().map(|f| (f.name, f.bytes)).collect())
+            .expect("forged files are data files");
+        let db = mdfkit::Database::from_source(std::sync::Arc::new(source)).unwrap();
+        let want = vec![format!(
+            "page {page}: dbo.Clustered: slot {slot}: clustered key lower than the row before it in the leaf chain"
+        )];
+        for threads in [1, 4] {
+            let (problems, _) = mdfkit::check::check_catalog_on(&db, threads).unwrap();
+            let found: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+            assert_eq!(found, want, "{threads} threads");
+        }
+    }
 }

@@ -28,7 +28,7 @@ pub fn check(files: &[PathBuf], position: Option<u16>, format: Format, threads: 
     let mut catalog_note = String::new();
     match Database::from_source(source) {
         Ok(db) => {
-            let (more, catalog_stats) = mdfkit::check::check_catalog(&db)?;
+            let (more, catalog_stats) = mdfkit::check::check_catalog_on(&db, threads)?;
             problems.extend(more);
             catalog_note = format!(
                 ", {} allocation units, {} rows, {} nonclustered index records",

@@ -18,6 +18,11 @@
 //!
 //! The page pass runs on several threads ([`check_pages_on`]): tasks of contiguous pages, read in
 //! order, their findings put back in task order, so the report is the same for any thread count.
+//! So does the catalog pass ([`check_catalog_on`]): each allocation unit's pages are read once, in
+//! tasks of 64 pages (a heap's for their owner and rows together, a clustered index's along its
+//! leaf chain, walked on one thread and handed on in chain order), its rows decoded by the scan's
+//! own column decoders into Arrow batches (`table_scan::PageRows`) rather than built as values,
+//! keys compared on the batches' columns (exact integers: unscaled decimals, days, time units).
 //!
 //! The work and the report are bounded by what the source holds, not by what its pages claim: a
 //! PFS interval whose PFS page the source cannot serve is one problem (a backup's file list can
@@ -25,10 +30,16 @@
 //! counts the rest, IAM extents outside the files are counted per IAM page and never kept, and
 //! every chain (IAM, leaf level) is walked once.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch};
 
 use crate::bytes::read_u16;
 use crate::catalog::base::AllocationUnit;
+use crate::catalog::model::{PartitionInfo, TableInfo};
+use crate::columnar::BatchBuilder;
 use crate::database::Database;
 use crate::error::Result;
 use crate::page::allocation::{pfs_intervals, pfs_page_for, IamPage, PFS_INTERVAL};
@@ -37,8 +48,10 @@ use crate::page::protection::{self, Verdict};
 use crate::page::{Page, PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
 use crate::record::cd::{CdRecord, CdRecordType};
 use crate::record::{Record, RecordFormat, RecordType};
-use crate::scan;
-use crate::source::PageSource;
+use crate::rows::RowDecoder;
+use crate::scan::{self, RowLocation, ScanMode, ScanStats};
+use crate::scans::table_scan::PageRows;
+use crate::source::{PageReader, PageSource};
 use crate::value::Value;
 
 /// Bit 0 of a record's first byte: the CD format (`record/cd.rs`).
@@ -459,9 +472,23 @@ fn check_one_page(id: PageId, buf: &mut [u8], problems: &mut Vec<Problem>) {
     }
 }
 
-/// Checks allocation and B-tree structure through the catalog.
+/// Checks allocation and B-tree structure through the catalog, on this thread. Same findings as
+/// [`check_catalog_on`] with one thread.
 pub fn check_catalog(db: &Database) -> Result<(Vec<Problem>, CheckStats)> {
-    let mut problems = Vec::new();
+    check_catalog_on(db, 1)
+}
+
+/// Checks allocation and B-tree structure through the catalog on up to `threads` threads.
+///
+/// Allocation units are taken in catalog order. Each one's IAM chain is walked on this thread
+/// (IAM pages are few); then its pages are read once, in tasks of 64 pages on the threads: a
+/// heap's pages for their owner and their rows; a clustered index's leaf chain, followed on one
+/// thread, for its links, and its pages handed on in chain order for their rows and key order;
+/// the unit's other pages for their owner. The tasks' findings are put back in task order, so
+/// the report is the same, problem for problem and in the same order, whatever the number of
+/// threads; at most `2 × threads` tasks are in flight, so memory does not grow with the files.
+pub fn check_catalog_on(db: &Database, threads: usize) -> Result<(Vec<Problem>, CheckStats)> {
+    let threads = threads.max(1);
     let mut stats = CheckStats::default();
     let reader = db.reader();
     let catalog = db.catalog();
@@ -474,6 +501,9 @@ pub fn check_catalog(db: &Database) -> Result<(Vec<Problem>, CheckStats)> {
         let table = tables.get(&object).cloned().unwrap_or_else(|| format!("object {object}"));
         names.insert(rs.int("rowsetid"), (format!("{table} index {index}"), index));
     }
+    let user_tables = catalog.tables(false);
+    let mut row_checks = RowChecks::new(db, &user_tables);
+    let mut problems = Vec::new();
     let mut extent_owner: HashMap<PageId, i64> = HashMap::new();
     for unit in &catalog.base().allocation_units {
         if unit.first_iam_page.is_null() {
@@ -484,50 +514,40 @@ pub fn check_catalog(db: &Database) -> Result<(Vec<Problem>, CheckStats)> {
             .get(&unit.owner_id)
             .map(|(n, _)| format!("{n} (allocation unit {})", unit.id))
             .unwrap_or_else(|| format!("allocation unit {}", unit.id));
-        let mut report =
-            |page: Option<PageId>, what: String| problems.push(Problem { page, object: Some(object.clone()), what });
-        let mut seen = HashSet::new();
-        let mut next = unit.first_iam_page;
-        while !next.is_null() {
-            if !seen.insert(next) {
-                report(Some(next), "IAM chain returns to this page: a cycle".into());
-                break;
+        let mut found = UnitFindings { object: &object, iam: Vec::new(), pages: Vec::new(), chain: Vec::new() };
+        check_iam_chain(reader, unit, &mut extent_owner, &mut found);
+        let clustered = unit.kind == 1 && names.get(&unit.owner_id).is_some_and(|(_, index)| *index == 1);
+        let mut rows = row_checks.take(unit.id);
+        let pages = scan::heap_pages(reader, unit).unwrap_or_else(|e| {
+            found.pages.push(found.problem(e.page(), e.message().to_string()));
+            // A heap's rows are found through the same list.
+            if let Some(rows) = rows.as_mut().filter(|r| r.table.is_heap) {
+                rows.progress.fail(rows.table, e);
             }
-            match reader.read(next).and_then(|p| Ok((IamPage::parse(&p)?, p.header().next_page))) {
-                Ok((iam, following)) => {
-                    // Extents outside the files are reported once per IAM page, never kept: the
-                    // map of owners stays within the files' real size.
-                    let (mut outside, mut first_outside) = (0, String::new());
-                    for extent in &iam.extents {
-                        match scan::check_in_file(reader, next, *extent) {
-                            Ok(()) => {
-                                if let Some(other) = extent_owner.insert(*extent, unit.id) {
-                                    report(Some(*extent), format!("extent also owned by allocation unit {other}"));
-                                }
-                            }
-                            Err(e) if outside == 0 => (outside, first_outside) = (1, e.message().to_string()),
-                            Err(_) => outside += 1,
-                        }
-                    }
-                    if outside > 0 {
-                        report(Some(next), format!("{first_outside} ({outside} extents outside the files)"));
-                    }
-                    next = following;
+            Vec::new()
+        });
+        let mut read = PageSet::new(reader);
+        match rows {
+            Some(mut rows) if rows.table.is_heap => {
+                rows.check_heap(&pages, threads, &mut found, &mut stats);
+                row_checks.done(rows);
+            }
+            Some(mut rows) => {
+                let chain = clustered.then_some(&mut found);
+                rows.check_leaf_chain(threads, chain, &mut read, &mut stats);
+                check_unit_pages(reader, unit, &pages, &read, threads, &mut found);
+                row_checks.done(rows);
+            }
+            None => {
+                if clustered {
+                    walk_leaf_chain(reader, unit, &mut found, &mut read, None);
                 }
-                Err(e) => {
-                    report(Some(next), format!("IAM page unreadable: {}", e.message()));
-                    break;
-                }
+                check_unit_pages(reader, unit, &pages, &read, threads, &mut found);
             }
         }
-        check_unit_pages(db, unit, &mut report);
-        let is_clustered =
-            catalog.table("sysrowsets").iter().any(|rs| rs.int("rowsetid") == unit.owner_id && rs.int("idminor") == 1);
-        if unit.kind == 1 && is_clustered {
-            check_leaf_chain(db, unit, &mut report);
-        }
+        problems.extend(found.iam.into_iter().chain(found.pages).chain(found.chain));
     }
-    check_rows(db, &mut problems, &mut stats);
+    problems.extend(row_checks.finish(threads, &mut stats));
     check_nonclustered(db, &mut problems, &mut stats);
     Ok((problems, stats))
 }
@@ -538,7 +558,7 @@ const INDEX_PROBLEMS_NAMED: usize = 8;
 /// Every nonclustered index is walked from its root (its records' columns as `index_rows` says,
 /// CD or FixedVar): each level's page chain is the pages the level above points at,
 /// in order, each once; every record parses and decodes; leaf keys never go backwards (where
-/// their types order plainly, as [`check_rows`]); each leaf record's row locator is a row of the
+/// their types order plainly, as [`RowCheck`]); each leaf record's row locator is a row of the
 /// table (a heap RID names a live record or forwarding stub of the table; a clustered key is a
 /// row's key), and the table has as many rows as the index leaf records.
 fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut CheckStats) {
@@ -882,105 +902,6 @@ fn rid_names_a_row(db: &Database, unit: i64, rid: &[u8]) -> std::result::Result<
     }
 }
 
-/// Every row of every table decodes: forwarding stubs lead to forwarded records, LOB and
-/// row-overflow links resolve, values have their type's size. Along a clustered index's leaf
-/// chain the keys never go backwards (checked where every key column has a type whose order is
-/// plain: numbers, dates and times; strings follow their collation and GUIDs SQL Server's own byte
-/// order, so those keys are not compared). The first problem of a table is reported (a damaged
-/// structure tends to fail every row after it).
-fn check_rows(db: &Database, problems: &mut Vec<Problem>, stats: &mut CheckStats) {
-    let mut values = Vec::new();
-    for table in db.catalog().tables(false) {
-        let keys: Vec<(String, bool)> = if table.is_heap {
-            Vec::new()
-        } else {
-            db.catalog()
-                .indexes(table.object_id)
-                .into_iter()
-                .find(|i| i.index_id == 1)
-                .map(|i| i.key_columns)
-                .unwrap_or_default()
-        };
-        for partition in &table.partitions {
-            let decoder = match db.row_decoder(&table, partition.partition_id, None) {
-                Ok(d) => d,
-                Err(e) if e.kind() == crate::ErrorKind::Unsupported => continue,
-                Err(e) => {
-                    problems.push(Problem {
-                        page: e.page(),
-                        object: Some(table.qualified_name()),
-                        what: e.message().to_string(),
-                    });
-                    continue;
-                }
-            };
-            // (position in the row, descending) of each key column, when all can be compared.
-            let key_positions: Option<Vec<(usize, bool)>> = keys
-                .iter()
-                .map(|(name, desc)| {
-                    let position = decoder.columns().iter().position(|c| &c.column.name == name)?;
-                    plain_order(decoder.columns()[position].column.type_info.sql_type).then_some((position, *desc))
-                })
-                .collect();
-            let key_positions = key_positions.filter(|k| !k.is_empty());
-            let mut previous: Option<Vec<KeyPart>> = None;
-            let mut out_of_order: Option<(PageId, u16)> = None;
-            let result = db.scan(&table).partition_records(partition, |record, location| {
-                decoder.decode(record, &mut values)?;
-                stats.rows_checked += 1;
-                if let Some(positions) = &key_positions {
-                    let key: Vec<KeyPart> = positions.iter().map(|&(i, desc)| KeyPart::of(&values[i], desc)).collect();
-                    if previous.as_ref().is_some_and(|p| key < *p) && out_of_order.is_none() {
-                        out_of_order = Some((location.page, location.slot));
-                    }
-                    previous = Some(key);
-                }
-                Ok(scan::Flow::Continue)
-            });
-            match result {
-                Ok(_) => {}
-                // Features not decoded yet are no damage.
-                Err(e) if e.kind() == crate::ErrorKind::Unsupported => {}
-                Err(e) => problems.push(Problem {
-                    page: e.page(),
-                    object: Some(table.qualified_name()),
-                    what: e.message().to_string(),
-                }),
-            }
-            if let Some((page, slot)) = out_of_order {
-                problems.push(Problem {
-                    page: Some(page),
-                    object: Some(table.qualified_name()),
-                    what: format!("slot {slot}: clustered key lower than the row before it in the leaf chain"),
-                });
-            }
-        }
-    }
-}
-
-/// Types whose values order the same way as their numbers or text spellings.
-fn plain_order(t: crate::types::SqlType) -> bool {
-    use crate::types::SqlType::*;
-    matches!(
-        t,
-        Bit | TinyInt
-            | SmallInt
-            | Int
-            | BigInt
-            | Decimal
-            | Numeric
-            | Money
-            | SmallMoney
-            | Real
-            | Float
-            | Date
-            | Time
-            | DateTime
-            | SmallDateTime
-            | DateTime2
-    )
-}
-
 /// One key column's value, comparable; descending columns compare reversed. NULL sorts first.
 #[derive(Debug, Clone, PartialEq)]
 enum KeyPart {
@@ -1023,55 +944,841 @@ impl KeyPart {
     }
 }
 
-/// Every allocated page an allocation unit's IAM chain owns belongs to that unit.
-fn check_unit_pages(db: &Database, unit: &AllocationUnit, report: &mut impl FnMut(Option<PageId>, String)) {
-    let pages = match scan::heap_pages(db.reader(), unit) {
-        Ok(p) => p,
-        Err(e) => return report(e.page(), e.message().to_string()),
-    };
-    for id in pages {
-        match db.reader().read(id) {
-            // A page of an allocated extent may not be formatted yet (all zero).
-            Ok(page) if page.header().belongs_to(unit.id) => {}
-            Ok(page) => report(
-                Some(id),
-                format!(
-                    "owned by this unit's IAM chain but its header names allocation unit {}",
-                    page.header().allocation_unit_id()
-                ),
-            ),
-            Err(e) if e.message().contains("page header says it is page 0:0") => {}
-            Err(e) => report(Some(id), e.message().to_string()),
+/// What the check of one allocation unit found, in report order: its IAM chain, its pages'
+/// owners, its leaf chain; each problem names `object`.
+struct UnitFindings<'a> {
+    object: &'a str,
+    iam: Vec<Problem>,
+    pages: Vec<Problem>,
+    chain: Vec<Problem>,
+}
+
+impl UnitFindings<'_> {
+    fn problem(&self, page: Option<PageId>, what: String) -> Problem {
+        Problem { page, object: Some(self.object.to_string()), what }
+    }
+}
+
+/// The unit's IAM chain is readable and acyclic, its extents lie in the files and no other unit
+/// owns them (`extent_owner`: the owner of every extent met so far).
+fn check_iam_chain(
+    reader: &PageReader,
+    unit: &AllocationUnit,
+    extent_owner: &mut HashMap<PageId, i64>,
+    found: &mut UnitFindings,
+) {
+    let mut seen = HashSet::new();
+    let mut next = unit.first_iam_page;
+    while !next.is_null() {
+        if !seen.insert(next) {
+            found.iam.push(found.problem(Some(next), "IAM chain returns to this page: a cycle".into()));
+            break;
+        }
+        match reader.read(next).and_then(|p| Ok((IamPage::parse(&p)?, p.header().next_page))) {
+            Ok((iam, following)) => {
+                // Extents outside the files are reported once per IAM page, never kept: the map
+                // of owners stays within the files' real size.
+                let (mut outside, mut first_outside) = (0, String::new());
+                for extent in &iam.extents {
+                    match scan::check_in_file(reader, next, *extent) {
+                        Ok(()) => {
+                            if let Some(other) = extent_owner.insert(*extent, unit.id) {
+                                let what = format!("extent also owned by allocation unit {other}");
+                                found.iam.push(found.problem(Some(*extent), what));
+                            }
+                        }
+                        Err(e) if outside == 0 => (outside, first_outside) = (1, e.message().to_string()),
+                        Err(_) => outside += 1,
+                    }
+                }
+                if outside > 0 {
+                    let what = format!("{first_outside} ({outside} extents outside the files)");
+                    found.iam.push(found.problem(Some(next), what));
+                }
+                next = following;
+            }
+            Err(e) => {
+                found.iam.push(found.problem(Some(next), format!("IAM page unreadable: {}", e.message())));
+                break;
+            }
         }
     }
 }
 
-/// The leaf chain is acyclic and each page's previous link names the page before it.
-fn check_leaf_chain(db: &Database, unit: &AllocationUnit, report: &mut impl FnMut(Option<PageId>, String)) {
-    let reader = db.reader();
+/// Pages one task of the catalog pass reads (512 KB), as a parallel scan's.
+const PAGES_PER_CATALOG_TASK: usize = 64;
+
+/// Threads for a piece of work of `pages` pages: one when it is a single task (a thread would
+/// cost more than it saves; most catalog units are a page or two).
+fn threads_for(pages: usize, threads: usize) -> usize {
+    if pages > PAGES_PER_CATALOG_TASK {
+        threads
+    } else {
+        1
+    }
+}
+
+/// Every allocated page an allocation unit's IAM chain owns (`pages`) belongs to that unit;
+/// the pages in `read` were read and found the unit's already.
+fn check_unit_pages(
+    reader: &PageReader,
+    unit: &AllocationUnit,
+    pages: &[PageId],
+    read: &PageSet,
+    threads: usize,
+    found: &mut UnitFindings,
+) {
+    let work = |task: &[PageId]| -> Vec<(PageId, String)> {
+        let unread = task.iter().filter(|&&id| !read.contains(id));
+        unread.filter_map(|&id| Some((id, owner_problem(&reader.read(id), unit)?))).collect()
+    };
+    let mut problems = Vec::new();
+    in_task_order(threads_for(pages.len(), threads), each_task(pages), work, |task| problems.extend(task));
+    for (id, what) in problems {
+        found.pages.push(found.problem(Some(id), what));
+    }
+}
+
+/// Hands over `pages` in tasks.
+fn each_task<'p>(pages: &'p [PageId]) -> impl FnOnce(&mut dyn FnMut(&'p [PageId])) + Send + 'p {
+    move |send| pages.chunks(PAGES_PER_CATALOG_TASK).for_each(send)
+}
+
+/// Why a page an allocation unit's IAM chain owns is not the unit's, if it is not.
+fn owner_problem(page: &Result<Page>, unit: &AllocationUnit) -> Option<String> {
+    match page {
+        Ok(page) if page.header().belongs_to(unit.id) => None,
+        Ok(page) => Some(format!(
+            "owned by this unit's IAM chain but its header names allocation unit {}",
+            page.header().allocation_unit_id()
+        )),
+        // A page of an allocated extent may not be formatted yet (all zero).
+        Err(e) if e.message().contains("page header says it is page 0:0") => None,
+        Err(e) => Some(e.message().to_string()),
+    }
+}
+
+/// Runs `work` on each task `produce` hands over, on `threads` threads, and passes the results
+/// to `consume` on this thread in the order the tasks were produced. At most `2 × threads`
+/// tasks are produced and not consumed yet, so memory stays bounded however long the producer
+/// runs. With one thread, everything runs on this thread.
+fn in_task_order<T: Send, R: Send>(
+    threads: usize,
+    produce: impl FnOnce(&mut dyn FnMut(T)) + Send,
+    work: impl Fn(T) -> R + Sync,
+    mut consume: impl FnMut(R),
+) {
+    if threads <= 1 {
+        produce(&mut |task| consume(work(task)));
+        return;
+    }
+    let (task_tx, task_rx) = std::sync::mpsc::sync_channel::<(usize, T)>(threads);
+    let task_rx = std::sync::Mutex::new(task_rx);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, R)>();
+    // One credit per task produced and not consumed yet.
+    let (credit_tx, credit_rx) = std::sync::mpsc::sync_channel::<()>(2 * threads);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut index = 0;
+            produce(&mut |task| {
+                if credit_tx.send(()).is_ok() && task_tx.send((index, task)).is_ok() {
+                    index += 1;
+                }
+            });
+        });
+        for _ in 0..threads {
+            let (task_rx, done_tx, work) = (&task_rx, done_tx.clone(), &work);
+            scope.spawn(move || {
+                while let Some((index, task)) = task_rx.lock().ok().and_then(|rx| rx.recv().ok()) {
+                    if done_tx.send((index, work(task))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut next = 0;
+        for (index, result) in done_rx {
+            waiting.insert(index, result);
+            while let Some(result) = waiting.remove(&next) {
+                consume(result);
+                next += 1;
+                let _ = credit_rx.recv();
+            }
+        }
+    });
+}
+
+/// A set of pages: one bit per page of each file the source holds, so its size is bounded by
+/// the files, whatever page numbers a damaged chain names (those outside the files are kept
+/// apart, and a chain only gets there by reading them, which fails).
+struct PageSet {
+    bits: HashMap<u16, Vec<u64>>,
+    outside: HashSet<PageId>,
+}
+
+impl PageSet {
+    fn new(reader: &PageReader) -> Self {
+        let files = reader.source().files().iter();
+        let bits = files.map(|f| (f.file_id, vec![0u64; (f.page_count as usize).div_ceil(64)])).collect();
+        PageSet { bits, outside: HashSet::new() }
+    }
+
+    fn contains(&self, id: PageId) -> bool {
+        match self.bits.get(&id.file).and_then(|b| b.get(id.page as usize / 64)) {
+            Some(word) => word & (1 << (id.page % 64)) != 0,
+            None => self.outside.contains(&id),
+        }
+    }
+
+    /// Adds `id`; false when it was there already.
+    fn insert(&mut self, id: PageId) -> bool {
+        match self.bits.get_mut(&id.file).and_then(|b| b.get_mut(id.page as usize / 64)) {
+            Some(word) => {
+                let bit = 1 << (id.page % 64);
+                let new = *word & bit == 0;
+                *word |= bit;
+                new
+            }
+            None => self.outside.insert(id),
+        }
+    }
+}
+
+/// Leaf pages in chain order, then the problem that ended the scan of the chain there, if any.
+#[derive(Default)]
+struct LeafTask {
+    pages: Vec<Page>,
+    then: Option<crate::Error>,
+}
+
+/// Walks a clustered index's leaf chain once: it is acyclic and each page's previous link names
+/// the page before it (problems into `found.chain`). The pages read and found the unit's go into
+/// `read`. With `rows`, the leaf pages go to it in chain order, in tasks, followed by the
+/// problem that ends a scan of the rows (a cycle, a page that cannot be read or is not a leaf
+/// data page of the unit); the chain is followed on past a page that is not a leaf page.
+fn walk_leaf_chain(
+    reader: &PageReader,
+    unit: &AllocationUnit,
+    found: &mut UnitFindings,
+    read: &mut PageSet,
+    mut rows: Option<&mut dyn FnMut(LeafTask)>,
+) {
+    let mut task = LeafTask::default();
+    let send = |task: &mut LeafTask, rows: &mut Option<&mut dyn FnMut(LeafTask)>| {
+        if let Some(rows) = rows {
+            if !task.pages.is_empty() || task.then.is_some() {
+                rows(std::mem::take(task));
+            }
+        }
+    };
     let mut next = match scan::first_leaf(reader, unit) {
         Ok(p) => p,
-        Err(e) => return report(e.page(), e.message().to_string()),
+        Err(e) => {
+            found.chain.push(found.problem(e.page(), e.message().to_string()));
+            task.then = Some(e);
+            return send(&mut task, &mut rows);
+        }
     };
     let mut previous = PageId::default();
-    let mut seen = HashSet::new();
+    let mut seen = PageSet::new(reader);
     while !next.is_null() {
-        if !seen.insert(next) {
-            return report(Some(next), "leaf chain returns to this page: a cycle".into());
+        let id = next;
+        if !seen.insert(id) {
+            found.chain.push(found.problem(Some(id), "leaf chain returns to this page: a cycle".into()));
+            task.then = Some(crate::Error::corrupt(format!("leaf page chain returns to page {id}: a cycle")));
+            break;
         }
-        match reader.read(next) {
-            Ok(page) => {
-                let h = page.header();
-                if h.prev_page != previous {
-                    report(
-                        Some(next),
-                        format!("previous-page link is {}, the chain came from {previous}", h.prev_page),
-                    );
-                }
-                previous = next;
-                next = h.next_page;
+        let page = match reader.read(id) {
+            Ok(page) => page,
+            Err(e) => {
+                found.chain.push(found.problem(Some(id), e.message().to_string()));
+                task.then = Some(e);
+                break;
             }
-            Err(e) => return report(Some(next), e.message().to_string()),
+        };
+        let h = page.header();
+        if h.prev_page != previous {
+            let what = format!("previous-page link is {}, the chain came from {previous}", h.prev_page);
+            found.chain.push(found.problem(Some(id), what));
+        }
+        if h.belongs_to(unit.id) {
+            read.insert(id);
+        }
+        (previous, next) = (id, h.next_page);
+        if rows.is_none() {
+            continue;
+        }
+        if h.page_type != PageType::Data || h.level != 0 || !h.belongs_to(unit.id) {
+            task.then = Some(
+                crate::Error::corrupt(format!(
+                    "expected a leaf data page of allocation unit {}, found a {} page (level {}) of allocation unit {}",
+                    unit.id,
+                    h.page_type.name(),
+                    h.level,
+                    h.allocation_unit_id()
+                ))
+                .at_page(id),
+            );
+            send(&mut task, &mut rows);
+            rows = None;
+            continue;
+        }
+        task.pages.push(page);
+        if task.pages.len() == PAGES_PER_CATALOG_TASK {
+            send(&mut task, &mut rows);
+        }
+    }
+    send(&mut task, &mut rows);
+}
+
+/// The row checks of the user tables' partitions, in table order, by in-row allocation unit.
+struct RowChecks<'a> {
+    checks: Vec<Option<RowCheck<'a>>>,
+    /// In-row unit → index in `checks`.
+    by_unit: HashMap<i64, usize>,
+    /// The problems of each partition, once checked.
+    found: Vec<Vec<Problem>>,
+}
+
+impl<'a> RowChecks<'a> {
+    fn new(db: &'a Database, tables: &'a [TableInfo]) -> Self {
+        let mut checks = RowChecks { checks: Vec::new(), by_unit: HashMap::new(), found: Vec::new() };
+        for table in tables {
+            let keys = if table.is_heap {
+                Vec::new()
+            } else {
+                db.catalog()
+                    .indexes(table.object_id)
+                    .into_iter()
+                    .find(|i| i.index_id == 1)
+                    .map(|i| i.key_columns)
+                    .unwrap_or_default()
+            };
+            for partition in &table.partitions {
+                let check = db
+                    .row_decoder(table, partition.partition_id, None)
+                    .and_then(|decoder| Ok((db.scannable_unit(table, partition)?, decoder)));
+                let mut progress = RowProgress::default();
+                match check {
+                    Ok((unit, decoder)) => {
+                        checks.by_unit.insert(unit.id, checks.checks.len());
+                        let keys = keys.clone();
+                        checks.checks.push(Some(RowCheck { db, table, partition, unit, decoder, keys, progress }));
+                        checks.found.push(Vec::new());
+                    }
+                    Err(e) => {
+                        progress.fail(table, e);
+                        checks.checks.push(None);
+                        checks.found.push(progress.error.into_iter().collect());
+                    }
+                }
+            }
+        }
+        checks
+    }
+
+    /// The row check of the partition whose in-row unit is `unit`, if not taken yet.
+    fn take(&mut self, unit: i64) -> Option<RowCheck<'a>> {
+        self.by_unit.get(&unit).and_then(|&i| self.checks[i].take())
+    }
+
+    /// Keeps what a check taken found.
+    fn done(&mut self, check: RowCheck<'a>) {
+        if let Some(&i) = self.by_unit.get(&check.unit.id) {
+            self.found[i] = check.problems();
+        }
+    }
+
+    /// Runs the checks not taken (their unit has no IAM chain: an empty partition), then returns
+    /// every partition's problems in table order.
+    fn finish(mut self, threads: usize, stats: &mut CheckStats) -> Vec<Problem> {
+        for i in 0..self.checks.len() {
+            let Some(mut check) = self.checks[i].take() else { continue };
+            let reader = check.db.reader();
+            let mut found = UnitFindings { object: "", iam: Vec::new(), pages: Vec::new(), chain: Vec::new() };
+            if check.table.is_heap {
+                match scan::heap_pages(reader, check.unit) {
+                    Ok(pages) => check.check_heap(&pages, threads, &mut found, stats),
+                    Err(e) => check.progress.fail(check.table, e),
+                }
+            } else {
+                check.check_leaf_chain(threads, None, &mut PageSet::new(reader), stats);
+            }
+            self.found[i] = check.problems();
+        }
+        self.found.into_iter().flatten().collect()
+    }
+}
+
+/// Every row of one partition of a user table reads back whole: forwarding stubs lead to
+/// forwarded records, LOB and row-overflow links resolve, values have their type's size (each
+/// value read by the scan's own column decoders, into Arrow batches, as an export reads it).
+/// Along a clustered index's leaf chain the keys never go backwards (checked where every key
+/// column has a type whose order is plain: numbers, dates and times; strings follow their
+/// collation and GUIDs SQL Server's own byte order, so those keys are not compared). The first
+/// problem of the partition is reported (a damaged structure tends to fail every row after it).
+struct RowCheck<'a> {
+    db: &'a Database,
+    table: &'a TableInfo,
+    partition: &'a PartitionInfo,
+    unit: &'a AllocationUnit,
+    decoder: RowDecoder,
+    /// The clustered key's columns (name, descending).
+    keys: Vec<(String, bool)>,
+    progress: RowProgress,
+}
+
+/// How far a partition's row check got, its tasks taken in order.
+#[derive(Default)]
+struct RowProgress {
+    /// The scan ended (at a problem, reported unless it is a feature not decoded yet).
+    ended: bool,
+    error: Option<Problem>,
+    /// The key of the last row read, and the first place (page, live row on it) where a key is
+    /// lower than the one before it.
+    last_key: Option<Vec<KeyCell>>,
+    out_of_order: Option<(PageId, usize)>,
+}
+
+impl RowProgress {
+    /// The scan of `table` ends at `e`.
+    fn fail(&mut self, table: &TableInfo, e: crate::Error) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        // Features not decoded yet are no damage.
+        if e.kind() != crate::ErrorKind::Unsupported {
+            self.error =
+                Some(Problem { page: e.page(), object: Some(table.qualified_name()), what: e.message().into() });
+        }
+    }
+
+    /// Takes the next task's rows: counted, their keys compared with the rows before them,
+    /// unless the scan ended before.
+    fn take(&mut self, table: &TableInfo, task: TaskRows, plan: Option<&KeyPlan>, stats: &mut CheckStats) {
+        if self.ended {
+            return;
+        }
+        stats.rows_checked += task.rows;
+        if let (Some(plan), Some((first, at))) = (plan, &task.keys.first) {
+            if self.out_of_order.is_none()
+                && self.last_key.as_ref().is_some_and(|last| plan.compare(first, last) == Ordering::Less)
+            {
+                self.out_of_order = Some(*at);
+            }
+        }
+        self.out_of_order = self.out_of_order.or(task.keys.out_of_order);
+        self.last_key = task.keys.last.or(self.last_key.take());
+        if let Some(e) = task.error {
+            self.fail(table, e);
+        }
+    }
+}
+
+impl RowCheck<'_> {
+    /// A heap's pages (`pages`, IAM order), each read once: its owner (into `found.pages`), then
+    /// its rows.
+    fn check_heap(&mut self, pages: &[PageId], threads: usize, found: &mut UnitFindings, stats: &mut CheckStats) {
+        let capacity = self.task_capacity();
+        let RowCheck { db, table, partition, unit, decoder, progress, .. } = self;
+        let (reader, unit, table) = (db.reader(), *unit, *table);
+        let Some(rows) = page_rows(db, table, partition, decoder, progress) else { return };
+        let work = |task: &[PageId]| {
+            let mut decoder = TaskDecoder::new(&rows, None, capacity);
+            let mut owners = Vec::new();
+            for &id in task {
+                let page = reader.read(id);
+                if let Some(what) = owner_problem(&page, unit) {
+                    owners.push((id, what));
+                }
+                match page {
+                    // Extents also hold pages not (or no longer) formatted for this unit.
+                    Ok(page) if page.header().page_type != PageType::Data || !page.header().belongs_to(unit.id) => {}
+                    Ok(page) => decoder.add(std::slice::from_ref(&page), 0),
+                    Err(e) => decoder.fail(e),
+                }
+            }
+            (owners, decoder.finish())
+        };
+        let mut owners = Vec::new();
+        in_task_order(threads_for(pages.len(), threads), each_task(pages), work, |(task_owners, task)| {
+            owners.extend(task_owners);
+            progress.take(table, task, None, stats);
+        });
+        for (id, what) in owners {
+            found.pages.push(found.problem(Some(id), what));
+        }
+    }
+
+    /// A clustered index's leaf chain, walked once ([`walk_leaf_chain`]; its problems into
+    /// `chain` when given), its pages' rows read and their keys compared in chain order.
+    fn check_leaf_chain(
+        &mut self,
+        threads: usize,
+        chain: Option<&mut UnitFindings>,
+        read: &mut PageSet,
+        stats: &mut CheckStats,
+    ) {
+        let capacity = self.task_capacity();
+        let RowCheck { db, table, partition, unit, decoder, keys, progress } = self;
+        let (reader, unit, table) = (db.reader(), *unit, *table);
+        let mut quiet = UnitFindings { object: "", iam: Vec::new(), pages: Vec::new(), chain: Vec::new() };
+        let chain = chain.unwrap_or(&mut quiet);
+        let plan = KeyPlan::of(decoder, keys);
+        let Some(rows) = page_rows(db, table, partition, decoder, progress) else {
+            return walk_leaf_chain(reader, unit, chain, read, None);
+        };
+        let work = |task: LeafTask| {
+            let mut decoder = TaskDecoder::new(&rows, plan.as_ref(), capacity);
+            for at in 0..task.pages.len() {
+                decoder.add(&task.pages, at);
+            }
+            if let Some(e) = task.then {
+                decoder.fail(e);
+            }
+            decoder.finish()
+        };
+        let threads = threads_for(usize::try_from(unit.used_pages).unwrap_or(0), threads);
+        let produce = |send: &mut dyn FnMut(LeafTask)| walk_leaf_chain(reader, unit, chain, read, Some(send));
+        in_task_order(threads, produce, work, |task| progress.take(table, task, plan.as_ref(), stats));
+    }
+
+    /// Rows one task's batch is sized for up front: the catalog's rows per page times a task's pages.
+    fn task_capacity(&self) -> usize {
+        let rows = usize::try_from(self.partition.rows.max(0)).unwrap_or(0);
+        let pages = usize::try_from(self.unit.data_pages.max(1)).unwrap_or(1);
+        (rows / pages + 1).saturating_mul(PAGES_PER_CATALOG_TASK).min(BATCH_ROWS)
+    }
+
+    /// The partition's problems: the one that ended its scan, then the first key out of order.
+    fn problems(mut self) -> Vec<Problem> {
+        let mut problems: Vec<Problem> = self.progress.error.take().into_iter().collect();
+        if let Some((page, row)) = self.progress.out_of_order {
+            let slot = self.slot_of(page, row).map_or_else(|| format!("row {row}"), |s| format!("slot {s}"));
+            problems.push(Problem {
+                page: Some(page),
+                object: Some(self.table.qualified_name()),
+                what: format!("{slot}: clustered key lower than the row before it in the leaf chain"),
+            });
+        }
+        problems
+    }
+
+    /// The slot of the `row`th live row on leaf page `page` (read again: only the one page with a
+    /// key out of order is).
+    fn slot_of(&self, page: PageId, row: usize) -> Option<u16> {
+        let reader = self.db.reader();
+        let page = reader.read(page).ok()?;
+        let format = Database::record_format(self.table, self.partition).ok()?;
+        let live = ScanMode { include_ghosts: false, salvage: false, format };
+        let (mut seen, mut slot) = (0, None);
+        let mut find = |_: &Record, location: RowLocation| {
+            seen += 1;
+            if seen > row {
+                slot = Some(location.slot);
+                return Ok(scan::Flow::Stop);
+            }
+            Ok(scan::Flow::Continue)
+        };
+        scan::visit_page(reader, &page, false, live, &mut ScanStats::default(), &mut find).ok()?;
+        slot
+    }
+}
+
+/// How a partition's pages go into batches; `None` (its scan ended) when its record format is
+/// not read.
+fn page_rows<'d>(
+    db: &'d Database,
+    table: &TableInfo,
+    partition: &PartitionInfo,
+    decoder: &'d RowDecoder,
+    progress: &mut RowProgress,
+) -> Option<PageRows<'d>> {
+    match PageRows::new(db, table, partition, decoder) {
+        Ok(rows) => Some(rows),
+        Err(e) => {
+            progress.fail(table, e);
+            None
+        }
+    }
+}
+
+/// Rows per batch at most while checking (as a scan's default batch).
+const BATCH_ROWS: usize = 65_536;
+
+/// What one task of a row check found.
+struct TaskRows {
+    rows: u64,
+    /// The problem that ended the task's rows.
+    error: Option<crate::Error>,
+    keys: TaskKeys,
+}
+
+/// Decodes one task's pages into batches (the rows then dropped) and compares their keys.
+struct TaskDecoder<'r> {
+    rows: &'r PageRows<'r>,
+    plan: Option<&'r KeyPlan>,
+    capacity: usize,
+    batch: BatchBuilder,
+    stats: ScanStats,
+    whole_row: Vec<crate::Value>,
+    /// The pages whose rows are in the batch being built, and how many each gave.
+    in_batch: Vec<(PageId, usize)>,
+    keys: TaskKeys,
+    error: Option<crate::Error>,
+}
+
+impl<'r> TaskDecoder<'r> {
+    fn new(rows: &'r PageRows<'r>, plan: Option<&'r KeyPlan>, capacity: usize) -> Self {
+        TaskDecoder {
+            rows,
+            plan,
+            capacity,
+            batch: BatchBuilder::new(rows.decoder(), capacity, crate::TimestampUnit::Microsecond),
+            stats: ScanStats::default(),
+            whole_row: Vec::new(),
+            in_batch: Vec::new(),
+            keys: TaskKeys::default(),
+            error: None,
+        }
+    }
+
+    /// Appends the rows of `pages[at]`, unless the task's rows ended before. `pages[..at]` ends
+    /// with the pages whose rows are in the batch (a clustered index's: their keys are still
+    /// compared when `pages[at]` fails).
+    fn add(&mut self, pages: &[Page], at: usize) {
+        if self.error.is_some() {
+            return;
+        }
+        let page = &pages[at];
+        let before = self.batch.len();
+        match self.rows.append(page, &mut self.batch, &mut self.stats, &mut self.whole_row) {
+            Ok(()) => {
+                self.in_batch.push((page.id(), self.batch.len() - before));
+                if self.batch.is_full(BATCH_ROWS) {
+                    self.flush();
+                }
+            }
+            Err(e) => {
+                self.error = Some(e.at_page(page.id()));
+                // The builder holds part of the failed page: it is built again without it.
+                self.batch = BatchBuilder::new(self.rows.decoder(), self.capacity, crate::TimestampUnit::Microsecond);
+                if self.plan.is_some() && at >= self.in_batch.len() {
+                    for page in &pages[at - self.in_batch.len()..at] {
+                        let _ = self.rows.append(page, &mut self.batch, &mut ScanStats::default(), &mut self.whole_row);
+                    }
+                    self.flush();
+                }
+            }
+        }
+    }
+
+    /// The task's rows end at `e`.
+    fn fail(&mut self, e: crate::Error) {
+        if self.error.is_none() {
+            self.flush();
+            self.error = Some(e);
+        }
+    }
+
+    /// Finishes the batch: its values are checked whole (a value Arrow refuses is a problem),
+    /// and its keys compared.
+    fn flush(&mut self) {
+        if self.batch.is_empty() {
+            self.in_batch.clear();
+            return;
+        }
+        match self.batch.finish() {
+            Ok(batch) => {
+                if let Some(plan) = self.plan {
+                    self.keys.add(plan, &batch, &self.in_batch);
+                }
+            }
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+        self.in_batch.clear();
+    }
+
+    fn finish(mut self) -> TaskRows {
+        if self.error.is_none() {
+            self.flush();
+        }
+        TaskRows { rows: self.stats.rows, error: self.error, keys: self.keys }
+    }
+}
+
+/// The clustered key columns a row check compares: (position in the decoder's columns, descending).
+struct KeyPlan(Vec<(usize, bool)>);
+
+impl KeyPlan {
+    /// The plan for `keys` (name, descending), when every key column has a plain order.
+    fn of(decoder: &RowDecoder, keys: &[(String, bool)]) -> Option<Self> {
+        let positions: Option<Vec<(usize, bool)>> = keys
+            .iter()
+            .map(|(name, desc)| {
+                let position = decoder.columns().iter().position(|c| &c.column.name == name)?;
+                plain_order(decoder.columns()[position].column.type_info.sql_type).then_some((position, *desc))
+            })
+            .collect();
+        positions.filter(|k| !k.is_empty()).map(KeyPlan)
+    }
+
+    /// Compares two keys, column by column, descending columns reversed.
+    fn compare(&self, a: &[KeyCell], b: &[KeyCell]) -> Ordering {
+        for ((x, y), (_, descending)) in a.iter().zip(b).zip(&self.0) {
+            let order = x.partial_cmp(y).unwrap_or(Ordering::Equal);
+            let order = if *descending { order.reverse() } else { order };
+            if order != Ordering::Equal {
+                return order;
+            }
+        }
+        Ordering::Equal
+    }
+
+    /// The key columns of `batch` as cells, one vector per column (each column's type matched
+    /// once, not once a row).
+    fn columns(&self, batch: &RecordBatch) -> Vec<Vec<KeyCell>> {
+        self.0.iter().map(|&(i, _)| KeyCell::column(batch.column(i).as_ref())).collect()
+    }
+
+    /// Row `row`'s key in `columns`.
+    fn key(columns: &[Vec<KeyCell>], row: usize) -> Vec<KeyCell> {
+        columns.iter().map(|cells| cells[row]).collect()
+    }
+
+    /// Compares rows `a` and `b` of `columns` without building their keys.
+    fn compare_rows(&self, columns: &[Vec<KeyCell>], a: usize, b: usize) -> Ordering {
+        for (cells, (_, descending)) in columns.iter().zip(&self.0) {
+            let order = cells[a].partial_cmp(&cells[b]).unwrap_or(Ordering::Equal);
+            let order = if *descending { order.reverse() } else { order };
+            if order != Ordering::Equal {
+                return order;
+            }
+        }
+        Ordering::Equal
+    }
+}
+
+/// The keys of one task's rows: the first (with its page), the last, and the first place (page,
+/// live row on it) where a key is lower than the one before it in the task.
+#[derive(Default)]
+struct TaskKeys {
+    first: Option<(Vec<KeyCell>, (PageId, usize))>,
+    last: Option<Vec<KeyCell>>,
+    out_of_order: Option<(PageId, usize)>,
+}
+
+impl TaskKeys {
+    /// Adds a batch of the task's rows, which came from `pages` (page, rows) in order.
+    fn add(&mut self, plan: &KeyPlan, batch: &RecordBatch, pages: &[(PageId, usize)]) {
+        // Past the task's first key out of order, nothing more of it counts.
+        if self.out_of_order.is_some() || batch.num_rows() == 0 {
+            return;
+        }
+        let columns = plan.columns(batch);
+        let mut row = 0;
+        for &(page, rows) in pages {
+            for on_page in 0..rows {
+                if self.out_of_order.is_some() {
+                    break;
+                }
+                let lower = if row + on_page == 0 {
+                    match &self.last {
+                        Some(last) => plan.compare(&KeyPlan::key(&columns, 0), last) == Ordering::Less,
+                        None => {
+                            self.first = Some((KeyPlan::key(&columns, 0), (page, 0)));
+                            false
+                        }
+                    }
+                } else {
+                    plan.compare_rows(&columns, row + on_page, row + on_page - 1) == Ordering::Less
+                };
+                if lower {
+                    self.out_of_order = Some((page, on_page));
+                }
+            }
+            row += rows;
+        }
+        if row > 0 {
+            self.last = Some(KeyPlan::key(&columns, row - 1));
+        }
+    }
+}
+
+/// Types whose values order the same way as their numbers or text spellings.
+fn plain_order(t: crate::types::SqlType) -> bool {
+    use crate::types::SqlType::*;
+    matches!(
+        t,
+        Bit | TinyInt
+            | SmallInt
+            | Int
+            | BigInt
+            | Decimal
+            | Numeric
+            | Money
+            | SmallMoney
+            | Real
+            | Float
+            | Date
+            | Time
+            | DateTime
+            | SmallDateTime
+            | DateTime2
+    )
+}
+
+/// One key column's value, comparable: NULL first, then the column's numbers (integers, the
+/// unscaled decimals of one scale, days, time and timestamp units) or floats.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+enum KeyCell {
+    Null,
+    Number(i128),
+    Float(f64),
+}
+
+impl KeyCell {
+    /// The values of `array` (an Arrow column of a [`plain_order`] type).
+    fn column(array: &dyn Array) -> Vec<Self> {
+        use arrow_array::types::*;
+        use arrow_schema::{DataType as T, TimeUnit as U};
+        fn numbers<P: arrow_array::ArrowPrimitiveType>(array: &dyn Array) -> Vec<KeyCell>
+        where
+            P::Native: Into<i128>,
+        {
+            array.as_primitive::<P>().iter().map(|v| v.map_or(KeyCell::Null, |v| KeyCell::Number(v.into()))).collect()
+        }
+        fn floats<P: arrow_array::ArrowPrimitiveType>(array: &dyn Array) -> Vec<KeyCell>
+        where
+            P::Native: Into<f64>,
+        {
+            array.as_primitive::<P>().iter().map(|v| v.map_or(KeyCell::Null, |v| KeyCell::Float(v.into()))).collect()
+        }
+        match array.data_type() {
+            T::Boolean => {
+                array.as_boolean().iter().map(|v| v.map_or(KeyCell::Null, |v| KeyCell::Number(v.into()))).collect()
+            }
+            T::UInt8 => numbers::<UInt8Type>(array),
+            T::Int16 => numbers::<Int16Type>(array),
+            T::Int32 => numbers::<Int32Type>(array),
+            T::Int64 => numbers::<Int64Type>(array),
+            T::Decimal128(..) => numbers::<Decimal128Type>(array),
+            T::Date32 => numbers::<Date32Type>(array),
+            T::Time64(U::Nanosecond) => numbers::<Time64NanosecondType>(array),
+            T::Time64(_) => numbers::<Time64MicrosecondType>(array),
+            T::Timestamp(U::Second, _) => numbers::<TimestampSecondType>(array),
+            T::Timestamp(U::Millisecond, _) => numbers::<TimestampMillisecondType>(array),
+            T::Timestamp(U::Microsecond, _) => numbers::<TimestampMicrosecondType>(array),
+            T::Timestamp(U::Nanosecond, _) => numbers::<TimestampNanosecondType>(array),
+            T::Float32 => floats::<Float32Type>(array),
+            T::Float64 => floats::<Float64Type>(array),
+            // Not a plain order: every value compares equal.
+            _ => vec![KeyCell::Null; array.len()],
         }
     }
 }
@@ -1089,18 +1796,30 @@ mod tests {
     }
 
     #[test]
-    fn key_parts_order_nulls_first_and_descending_columns_reversed() {
-        use crate::value::Value;
-        let k = |v: Value, d| KeyPart::of(&v, d);
-        assert!(k(Value::Null, false) < k(Value::Int(-5), false));
-        assert!(k(Value::Int(2), false) < k(Value::Int(10), false));
-        assert!(k(Value::text("10.50"), false) > k(Value::text("9.99"), false), "decimals compare as numbers");
-        assert!(k(Value::Int(10), true) < k(Value::Int(2), true));
-        assert!(k(Value::Null, true) > k(Value::Int(2), true));
-        assert!(
-            vec![k(Value::Int(1), false), k(Value::Int(9), false)]
-                < vec![k(Value::Int(2), false), k(Value::Int(0), false)]
-        );
+    fn keys_order_nulls_first_and_descending_columns_reversed() {
+        use KeyCell::{Float, Null, Number};
+        let ascending = KeyPlan(vec![(0, false), (1, false)]);
+        let descending = KeyPlan(vec![(0, true)]);
+        assert_eq!(ascending.compare(&[Null, Null], &[Number(-5), Null]), Ordering::Less);
+        assert_eq!(ascending.compare(&[Number(2), Number(9)], &[Number(10), Number(0)]), Ordering::Less);
+        assert_eq!(ascending.compare(&[Number(2), Number(9)], &[Number(2), Number(1)]), Ordering::Greater);
+        assert_eq!(ascending.compare(&[Float(-0.5), Null], &[Float(0.25), Null]), Ordering::Less);
+        assert_eq!(descending.compare(&[Number(10)], &[Number(2)]), Ordering::Less);
+        assert_eq!(descending.compare(&[Null], &[Number(2)]), Ordering::Greater);
+    }
+
+    #[test]
+    fn key_cells_read_each_plain_type_in_its_order() {
+        use arrow_array::{Date32Array, Decimal128Array, Int64Array, TimestampMillisecondArray};
+        let ints = Int64Array::from(vec![Some(-3), None, Some(i64::MAX)]);
+        assert_eq!(KeyCell::column(&ints), [KeyCell::Number(-3), KeyCell::Null, KeyCell::Number(i64::MAX.into())]);
+        let money = Decimal128Array::from(vec![105_000, 99_900]).with_precision_and_scale(19, 4).unwrap();
+        let money = KeyCell::column(&money);
+        assert!(money[0] > money[1], "10.5 after 9.99");
+        let days = KeyCell::column(&Date32Array::from(vec![-719_162, 0]));
+        assert!(days[0] < days[1], "0001-01-01 before 1970-01-01");
+        let times = KeyCell::column(&TimestampMillisecondArray::from(vec![1_000, 999]));
+        assert!(times[0] > times[1]);
     }
 
     #[test]

@@ -416,18 +416,15 @@ impl<'a> TableScan<'a> {
         // are then decoded whole before they reach the builders, never column by column.
         let live = ScanMode { include_ghosts: false, ..self.mode(partition)? };
         let decoder = db.row_decoder(table, partition.partition_id, options.columns.as_deref())?;
-        let plain = PageColumns::of(&decoder).filter(|_| !options.salvage);
+        let rows = PageRows::with_mode(db, table, &decoder, live);
         // Builders are sized for a task's rows, as the catalog counts them (over the partition's
         // pages: a split's pages are a part of them).
         let partition_pages = usize::try_from(unit.data_pages).unwrap_or(0).max(pages.len()).max(1);
         let rows_per_page = usize::try_from(partition.rows.max(0)).unwrap_or(0) / partition_pages + 1;
         let shared = TaskShared {
             db,
-            table,
             unit,
-            decoder: &decoder,
-            plain: plain.as_ref(),
-            live,
+            rows: &rows,
             batch_size: options.batch_size.max(1),
             timestamps: options.timestamps,
             rows_per_page,
@@ -493,13 +490,10 @@ impl<'a> TableScan<'a> {
 #[derive(Clone, Copy)]
 struct TaskShared<'a> {
     db: &'a Database,
-    table: &'a TableInfo,
     unit: &'a AllocationUnit,
-    decoder: &'a RowDecoder,
-    plain: Option<&'a PageColumns>,
-    /// Live records only, in the partition's record format; with `salvage`, damaged pages and
-    /// records are skipped and listed.
-    live: ScanMode,
+    /// How a data page's rows go into a batch (live records only; with salvage, damaged pages
+    /// and records are skipped and listed).
+    rows: &'a PageRows<'a>,
     /// Rows per batch at most.
     batch_size: usize,
     timestamps: crate::TimestampUnit,
@@ -512,44 +506,22 @@ impl TaskShared<'_> {
     /// pages of an allocated extent are skipped), handing each to `send` (which answers false
     /// when nobody wants more).
     fn decode_pages(&self, pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool) -> Result<ScanStats> {
-        let TaskShared { db, table, unit, decoder, plain, live, batch_size, timestamps, rows_per_page } = *self;
+        let TaskShared { db, unit, rows, batch_size, timestamps, rows_per_page } = *self;
         let mut stats = ScanStats::default();
         let mut batch =
-            BatchBuilder::new(decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())), timestamps);
+            BatchBuilder::new(rows.decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())), timestamps);
         let mut whole_row = Vec::new();
         for &id in pages {
             let page = match task_data_page(db, unit, id) {
                 Ok(Some(page)) => page,
                 Ok(None) => continue,
-                Err(e) if live.salvage => {
+                Err(e) if rows.live.salvage => {
                     stats.skipped.push(scan::Skipped::from_error(&e));
                     continue;
                 }
                 Err(e) => return Err(e),
             };
-            if let Some(plain) = plain {
-                stats.pages += 1;
-                let slots = PageSlots {
-                    decoder,
-                    reader: db.reader(),
-                    page: &page,
-                    is_heap: table.is_heap,
-                    first_slot: 0,
-                    max_rows: usize::MAX,
-                };
-                plain.append_slots(slots, &mut batch, &mut stats)?;
-            } else {
-                let mut append = |record: &Record, _: RowLocation| {
-                    if live.salvage {
-                        // A row that fails to decode is skipped whole, before any column of it
-                        // reaches the builders.
-                        decoder.decode(record, &mut whole_row)?;
-                    }
-                    batch.append(decoder, record)?;
-                    Ok(Flow::Continue)
-                };
-                scan::visit_page(db.reader(), &page, table.is_heap, live, &mut stats, &mut append)?;
-            }
+            rows.append(&page, &mut batch, &mut stats, &mut whole_row)?;
             if batch.is_full(batch_size) && !send(batch.finish()?) {
                 return Ok(stats);
             }
@@ -558,6 +530,69 @@ impl TaskShared<'_> {
             send(batch.finish()?);
         }
         Ok(stats)
+    }
+}
+
+/// How the live rows of a partition's data pages go into batches, a page at a time: column by
+/// column where the layout allows ([`PageColumns`]), record by record otherwise. Parallel scans
+/// and `check` (which verifies every row this way) use it.
+pub(crate) struct PageRows<'a> {
+    reader: &'a crate::source::PageReader,
+    is_heap: bool,
+    decoder: &'a RowDecoder,
+    plain: Option<PageColumns>,
+    /// Live records only, in the partition's record format; with salvage, record by record.
+    live: ScanMode,
+}
+
+impl<'a> PageRows<'a> {
+    /// The live rows of `partition` of `table`, decoded by `decoder` (no salvage).
+    pub(crate) fn new(
+        db: &'a Database,
+        table: &TableInfo,
+        partition: &PartitionInfo,
+        decoder: &'a RowDecoder,
+    ) -> Result<Self> {
+        let format = Database::record_format(table, partition)?;
+        Ok(Self::with_mode(db, table, decoder, ScanMode { include_ghosts: false, salvage: false, format }))
+    }
+
+    fn with_mode(db: &'a Database, table: &TableInfo, decoder: &'a RowDecoder, live: ScanMode) -> Self {
+        let plain = PageColumns::of(decoder).filter(|_| !live.salvage);
+        PageRows { reader: db.reader(), is_heap: table.is_heap, decoder, plain, live }
+    }
+
+    /// The decoder the rows go through.
+    pub(crate) fn decoder(&self) -> &RowDecoder {
+        self.decoder
+    }
+
+    /// Appends the live rows of data page `page` to `batch` (following a heap's forwarding
+    /// stubs). With salvage, each row is decoded whole into `whole_row` first, so a row that
+    /// fails is skipped before any of its columns reaches the builders.
+    pub(crate) fn append(
+        &self,
+        page: &Page,
+        batch: &mut BatchBuilder,
+        stats: &mut ScanStats,
+        whole_row: &mut Vec<crate::Value>,
+    ) -> Result<()> {
+        let PageRows { reader, is_heap, decoder, ref plain, live } = *self;
+        if let Some(plain) = plain {
+            stats.pages += 1;
+            let slots = PageSlots { decoder, reader, page, is_heap, first_slot: 0, max_rows: usize::MAX };
+            plain.append_slots(slots, batch, stats)?;
+        } else {
+            let mut append = |record: &Record, _: RowLocation| {
+                if live.salvage {
+                    decoder.decode(record, whole_row)?;
+                }
+                batch.append(decoder, record)?;
+                Ok(Flow::Continue)
+            };
+            scan::visit_page(reader, page, is_heap, live, stats, &mut append)?;
+        }
+        Ok(())
     }
 }
 
