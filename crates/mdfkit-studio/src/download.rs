@@ -89,8 +89,9 @@ pub async fn download(State(studio): State<Arc<Studio>>, UrlPath(name): UrlPath<
     let location = PathBuf::from(&file_name);
     tokio::task::spawn_blocking(move || {
         let out = Box::new(ChannelOutput { location, buffer: Vec::with_capacity(CHUNK), sent: 0, to_client });
-        // One thread: rows in the order `mdfkit export --threads 1` writes them.
-        let options = ExportOptions { threads: 1, ..ExportOptions::default() };
+        // As many threads as `mdfkit export` takes by default, so the download is its bytes
+        // (Parquet's row groups depend on the thread count) at its speed.
+        let options = ExportOptions { threads: mdfkit::export::all_cores(), ..ExportOptions::default() };
         // A panic in the export must not end the body as if the table were whole.
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             export_table(&studio.db, &table, format, out, &options, |_| {})

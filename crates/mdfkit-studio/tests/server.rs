@@ -327,7 +327,8 @@ fn downloads_are_the_bytes_export_writes() {
             assert_eq!(a.headers[header::CONTENT_DISPOSITION], format!("attachment; filename=\"{name}\""));
             let path = dir.join(&name);
             let out = Box::new(mdfkit::export::LocalOutput::create(&path).unwrap());
-            let options = mdfkit::export::ExportOptions { threads: 1, ..Default::default() };
+            // `mdfkit export`'s default: one thread a core.
+            let options = mdfkit::export::ExportOptions { threads: mdfkit::export::all_cores(), ..Default::default() };
             mdfkit::export::export_table(&s.db, &info, format, out, &options, |_| {}).unwrap();
             let expected = std::fs::read(&path).unwrap();
             assert!(expected.len() > 1000, "{name}");
