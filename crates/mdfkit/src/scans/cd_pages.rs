@@ -212,7 +212,7 @@ impl CdLayout {
             return Ok(());
         }
         let bytes = page.bytes();
-        let Run { cells: run_cells, room, slots, integers, decimals, .. } = run;
+        let Run { cells: run_cells, room, slots } = run;
         let (mut expanded, mut joined) = (Vec::new(), Vec::new());
         let mut cells: Vec<Cell> = Vec::new();
         for (i, (plan, &column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
@@ -222,10 +222,11 @@ impl CdLayout {
             let failure = match column.typed {
                 Typed::Integer(form) => {
                     let prefixes = page_column(ci, column);
-                    let failed = read_cells(
+                    let mut failed = None;
+                    let values = read_cells(
                         stored,
                         slots,
-                        integers,
+                        &mut failed,
                         |cell| {
                             if cell.is_null() {
                                 return Some(None);
@@ -238,16 +239,17 @@ impl CdLayout {
                         },
                         |cell| integer_cell(ty, form, ci, column, cell.value(bytes)),
                     );
-                    batch.append_integers(i, plan, integers.iter().copied())?;
+                    batch.append_integers(i, plan, values)?;
                     failed
                 }
                 Typed::Decimal => {
                     let prefixes = page_column(ci, column);
                     let (precision, scale) = (ty.precision, ty.scale);
-                    let failed = read_cells(
+                    let mut failed = None;
+                    let values = read_cells(
                         stored,
                         slots,
-                        decimals,
+                        &mut failed,
                         |cell| {
                             if cell.is_null() {
                                 return Some(None);
@@ -257,7 +259,7 @@ impl CdLayout {
                         },
                         |cell| resolve(ci, column, cell.value(bytes)).and_then(|v| decimal_cell(ty, v, &mut joined)),
                     );
-                    batch.append_decimals(i, plan, decimals.iter().copied())?;
+                    batch.append_decimals(i, plan, values)?;
                     failed
                 }
                 Typed::No => None,
@@ -294,8 +296,8 @@ impl CdLayout {
     }
 }
 
-/// The records of a page taken column by column so far, and the buffers their columns are read
-/// into; one a thread, reused from page to page.
+/// The records of a page taken column by column so far: one a thread, its buffers reused from
+/// page to page.
 #[derive(Default)]
 struct Run {
     /// Each output column's stored values, `room` cells a column, the first `slots.len()` used.
@@ -303,9 +305,6 @@ struct Run {
     room: usize,
     /// The records' slots, in order (for errors).
     slots: Vec<u16>,
-    /// A typed column's values, read in one loop before they go to Arrow in another.
-    integers: Vec<Option<i64>>,
-    decimals: Vec<Option<i128>>,
 }
 
 thread_local! {
@@ -375,31 +374,33 @@ fn integer_cell<'a>(
     form.value(head, tail).map(Some).ok_or_else(|| values::too_long(ty, head.len() + tail.len()))
 }
 
-/// Reads the `stored` values of a column, at `slots`, into `out` (cleared first): each with
-/// `fast`, or with `slow` where `fast` gives `None` (a value `fast` does not read: longer than a
-/// word, damaged), up to the first that `slow` does not read either: its error and slot are
-/// returned. One tight loop a column, inlined with `fast`, with no `Result` a value.
+/// The values of a column's `stored` cells, at `slots`, for its Arrow builder to take in its own
+/// loop: each read with `fast`, or with `slow` where `fast` gives `None` (a value `fast` does not
+/// read: longer than a word, damaged), up to the first that `slow` does not read either, whose
+/// error and slot go to `failure`. One tight loop a column, the values going straight into the
+/// builder (no buffer in between), inlined with `fast`, with no `Result` a value.
 #[inline(always)]
-fn read_cells<T>(
-    stored: &[CdCell],
-    slots: &[u16],
-    out: &mut Vec<Option<T>>,
-    mut fast: impl FnMut(CdCell) -> Option<Option<T>>,
-    mut slow: impl FnMut(CdCell) -> Result<Option<T>>,
-) -> Option<(crate::error::Error, u16)> {
-    out.clear();
-    out.reserve(stored.len());
-    for (&cell, &slot) in stored.iter().zip(slots) {
-        let value = match fast(cell) {
-            Some(v) => v,
-            None => match read_slowly(&mut slow, cell) {
-                Ok(v) => v,
-                Err(e) => return Some((e, slot)),
-            },
-        };
-        out.push(value);
-    }
-    None
+fn read_cells<'r, T, F, S>(
+    stored: &'r [CdCell],
+    slots: &'r [u16],
+    failure: &'r mut Option<(crate::error::Error, u16)>,
+    mut fast: F,
+    mut slow: S,
+) -> impl Iterator<Item = Option<T>> + 'r
+where
+    F: FnMut(CdCell) -> Option<Option<T>> + 'r,
+    S: FnMut(CdCell) -> Result<Option<T>> + 'r,
+{
+    stored.iter().zip(slots).map_while(move |(&cell, &slot)| match fast(cell) {
+        Some(value) => Some(value),
+        None => match read_slowly(&mut slow, cell) {
+            Ok(value) => Some(value),
+            Err(e) => {
+                *failure = Some((e, slot));
+                None
+            }
+        },
+    })
 }
 
 /// `slow(cell)`, out of [`read_cells`]'s loop.
