@@ -222,44 +222,30 @@ impl CdLayout {
             let failure = match column.typed {
                 Typed::Integer(form) => {
                     let prefixes = page_column(ci, column);
+                    let fast = |cell: CdCell| {
+                        // A true bit has no bytes and no prefix.
+                        if form == IntegerForm::Bit && cell.is_true_bit() {
+                            return Some(1);
+                        }
+                        prefixes.word_at(bytes, cell).and_then(|(word, n)| form.from_word(word, n))
+                    };
+                    let slow = |cell: CdCell| integer_cell(ty, form, ci, column, cell.value(bytes));
                     let mut failed = None;
-                    let values = read_cells(
-                        stored,
-                        slots,
-                        &mut failed,
-                        |cell| {
-                            if cell.is_null() {
-                                return Some(None);
-                            }
-                            // A true bit has no bytes and no prefix.
-                            if form == IntegerForm::Bit && cell.is_true_bit() {
-                                return Some(Some(1));
-                            }
-                            prefixes.word_at(bytes, cell).and_then(|(word, n)| form.from_word(word, n)).map(Some)
-                        },
-                        |cell| integer_cell(ty, form, ci, column, cell.value(bytes)),
-                    );
-                    batch.append_integers(i, plan, values)?;
+                    batch.append_integers(i, plan, read_cells(stored, slots, &mut failed, fast, slow))?;
                     failed
                 }
                 Typed::Decimal => {
                     let prefixes = page_column(ci, column);
                     let (precision, scale) = (ty.precision, ty.scale);
+                    let fast = |cell: CdCell| {
+                        let (word, n) = prefixes.word_at(bytes, cell)?;
+                        vardecimal::unscaled_word(word, n, precision, scale).ok()
+                    };
+                    let slow = |cell: CdCell| {
+                        resolve(ci, column, cell.value(bytes)).and_then(|v| decimal_cell(ty, v, &mut joined))
+                    };
                     let mut failed = None;
-                    let values = read_cells(
-                        stored,
-                        slots,
-                        &mut failed,
-                        |cell| {
-                            if cell.is_null() {
-                                return Some(None);
-                            }
-                            let (word, n) = prefixes.word_at(bytes, cell)?;
-                            vardecimal::unscaled_word(word, n, precision, scale).ok().map(Some)
-                        },
-                        |cell| resolve(ci, column, cell.value(bytes)).and_then(|v| decimal_cell(ty, v, &mut joined)),
-                    );
-                    batch.append_decimals(i, plan, values)?;
+                    batch.append_decimals(i, plan, read_cells(stored, slots, &mut failed, fast, slow))?;
                     failed
                 }
                 Typed::No => None,
@@ -375,8 +361,9 @@ fn integer_cell<'a>(
 }
 
 /// The values of a column's `stored` cells, at `slots`, for its Arrow builder to take in its own
-/// loop: each read with `fast`, or with `slow` where `fast` gives `None` (a value `fast` does not
-/// read: longer than a word, damaged), up to the first that `slow` does not read either, whose
+/// loop: NULL for a NULL cell, others read with `fast`, or with `slow` where `fast` gives `None`
+/// (a value `fast` does not read: longer than a word, damaged), up to the first that `slow` does
+/// not read either, whose
 /// error and slot go to `failure`. One tight loop a column, the values going straight into the
 /// builder (no buffer in between), inlined with `fast`, with no `Result` a value.
 #[inline(always)]
@@ -388,18 +375,23 @@ fn read_cells<'r, T, F, S>(
     mut slow: S,
 ) -> impl Iterator<Item = Option<T>> + 'r
 where
-    F: FnMut(CdCell) -> Option<Option<T>> + 'r,
+    F: FnMut(CdCell) -> Option<T> + 'r,
     S: FnMut(CdCell) -> Result<Option<T>> + 'r,
 {
-    stored.iter().zip(slots).map_while(move |(&cell, &slot)| match fast(cell) {
-        Some(value) => Some(value),
-        None => match read_slowly(&mut slow, cell) {
-            Ok(value) => Some(value),
-            Err(e) => {
-                *failure = Some((e, slot));
-                None
-            }
-        },
+    stored.iter().zip(slots).map_while(move |(&cell, &slot)| {
+        if cell.is_null() {
+            return Some(None);
+        }
+        match fast(cell) {
+            Some(value) => Some(Some(value)),
+            None => match read_slowly(&mut slow, cell) {
+                Ok(value) => Some(value),
+                Err(e) => {
+                    *failure = Some((e, slot));
+                    None
+                }
+            },
+        }
     })
 }
 
