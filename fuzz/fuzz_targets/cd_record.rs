@@ -1,5 +1,6 @@
 //! A CD (compressed) record: `CdRecord::parse`, every column's value (one walk, `values_into`,
-//! giving what `value` gives column by column), and each value decoded as
+//! giving what `value` gives column by column; `parse_cells`, whose 4-byte cells locate the same
+//! values on the page, the record placed on a page of 8 KB), and each value decoded as
 //! the compressed storage form of one of several types (integers, datetime, vardecimal, SCSU
 //! text, ...), the type taking turns by column.
 #![no_main]
@@ -7,6 +8,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
+use mdfkit::page::PAGE_SIZE;
 use mdfkit::record::cd::{CdRecord, CdValue};
 use mdfkit::compressed::values::decode_compressed;
 use mdfkit::types::TypeInfo;
@@ -28,6 +30,15 @@ fuzz_target!(|data: &[u8]| {
     record.values_into(usize::MAX, &mut walked);
     assert_eq!(walked.len(), record.column_count());
     assert!(walked.iter().enumerate().all(|(i, v)| record.value(i) == Some(*v)));
+    if data.len() <= PAGE_SIZE - 96 {
+        // The record where a page's records start, the bytes after it as they are.
+        let mut page = vec![0u8; 96];
+        page.extend_from_slice(data);
+        let mut cells = vec![None; record.column_count()];
+        let on_page = CdRecord::parse_cells(&page, 96, usize::MAX, |i, cell| cells[i] = Some(cell)).unwrap();
+        assert_eq!(on_page.bytes(), record.bytes());
+        assert!(cells.iter().zip(&walked).all(|(cell, v)| cell.map(|c| c.value(&page)) == Some(*v)));
+    }
     let types = types();
     for i in 0..record.column_count() + 2 {
         let Some(value) = record.value(i) else { continue };

@@ -2,7 +2,8 @@
 //! page whose bytes from offset 96 on are the input, then its anchor record's values and its
 //! dictionary's entries; then the records that follow it, each value resolved against the anchor
 //! and the dictionary (`CompressionInfo::resolve`), and as one word where it takes at most 8
-//! bytes (`PageColumn::word`, which must give resolve's bytes).
+//! bytes (`PageColumn::word`, which must give resolve's bytes; `PageColumn::word_at`, reading it
+//! through the record's `parse_cells` cell, must give the same).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -26,8 +27,13 @@ fuzz_target!(|data: &[u8]| {
     // The bytes after the structure, read as records one after another.
     let mut at = ci.records_start();
     while let Ok(record) = CdRecord::parse(&page[at..]) {
+        let mut cells = vec![None; record.column_count()];
+        CdRecord::parse_cells(&page, at, usize::MAX, |i, cell| cells[i] = Some(cell)).expect("parse read it");
         for i in 0..record.column_count() {
             let Some(stored) = record.value(i) else { continue };
+            let cell = cells[i].expect("a cell a column");
+            assert_eq!(cell.value(&page), stored);
+            assert_eq!(ci.column(i).word_at(&page, cell), ci.column(i).word(stored));
             if let Ok(PageValue::Prefixed { prefix, .. }) = ci.resolve(i, stored) {
                 assert!(prefix.len() < 128);
             }

@@ -323,6 +323,15 @@ fn pages_with_a_ci_structure_read_every_row_and_are_checked() {
     assert!(err.to_string().contains("past the page's 0 dictionary entries"), "{err}");
     assert_eq!(err.page().map(|id| id.page as usize), Some(p), "{err}");
     assert_eq!(err.slot(), Some(0), "{err}");
+    // The same damage through Arrow batches, column by column (`cd_pages`): named by page and
+    // slot too, whichever column meets it first (microsecond timestamps: the random datetime2
+    // values span every year).
+    let err =
+        db.scan(&table).timestamps(mdfkit::TimestampUnit::Microsecond).batches(|_| Ok(Flow::Continue)).unwrap_err();
+    assert_eq!(err.kind(), mdfkit::ErrorKind::Corrupt, "{err}");
+    assert!(err.to_string().contains("past the page's 0 dictionary entries"), "{err}");
+    assert_eq!(err.page().map(|id| id.page as usize), Some(p), "{err}");
+    assert!(err.slot().is_some(), "{err}");
     let mut salvaged = 0;
     let stats = db
         .scan(&table)

@@ -302,13 +302,23 @@ impl Page {
     /// The bytes from the record in `slot` up to the slot array: the record's own header says
     /// how many of them it uses. An offset of 0 marks a deleted slot: `Ok(None)`.
     pub fn slot_bytes(&self, slot: u16) -> Result<Option<&[u8]>> {
+        Ok(self.live_slot_offset(slot)?.map(|offset| &self.record_area()[offset..]))
+    }
+
+    /// [`Self::slot_offset`], `Ok(None)` for a deleted slot (offset 0): where
+    /// [`Self::slot_bytes`] starts in [`Self::record_area`].
+    pub fn live_slot_offset(&self, slot: u16) -> Result<Option<usize>> {
         let at = PAGE_SIZE.saturating_sub(2 * (slot as usize + 1));
         if slot < self.header.slot_count && read_u16(&self.bytes, at) == Some(0) {
             return Ok(None);
         }
-        let offset = self.slot_offset(slot)?;
-        let end = PAGE_SIZE - 2 * self.header.slot_count as usize;
-        Ok(Some(&self.bytes[offset..end]))
+        self.slot_offset(slot).map(Some)
+    }
+
+    /// The page's bytes up to its slot array, in which every record lies.
+    pub fn record_area(&self) -> &[u8] {
+        // `Page::new` checked that the slot array fits.
+        &self.bytes[..PAGE_SIZE - 2 * self.header.slot_count as usize]
     }
 }
 
@@ -353,6 +363,21 @@ pub(crate) mod tests {
         assert!(h.belongs_to(72057594045399040));
         assert!(!h.belongs_to(72057594045399040 + (1 << 16)));
         assert_eq!(page.slot_bytes(0).unwrap().unwrap()[..4], *b"abcd");
+    }
+
+    #[test]
+    fn live_slot_offsets_locate_slot_bytes_in_the_record_area() {
+        let mut b = build_page(PageId::new(1, 9), 1, &[b"abcd", b"ef", b"g"]);
+        b[PAGE_SIZE - 4..PAGE_SIZE - 2].copy_from_slice(&0u16.to_le_bytes()); // slot 1 deleted
+        let page = Page::new(b.into_boxed_slice(), PageId::new(1, 9)).unwrap();
+        assert_eq!(page.record_area().len(), PAGE_SIZE - 6, "up to the three slots' array");
+        assert_eq!(page.live_slot_offset(0).unwrap(), Some(HEADER_SIZE));
+        assert_eq!(page.live_slot_offset(1).unwrap(), None, "a deleted slot");
+        assert_eq!(page.live_slot_offset(2).unwrap(), Some(HEADER_SIZE + 6));
+        assert!(page.live_slot_offset(3).is_err(), "past the slot count");
+        let at = page.live_slot_offset(2).unwrap().unwrap();
+        assert_eq!(page.slot_bytes(2).unwrap().unwrap(), &page.record_area()[at..]);
+        assert_eq!(page.slot_bytes(1).unwrap(), None);
     }
 
     #[test]

@@ -63,6 +63,7 @@ use std::ops::Range;
 
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
+use crate::geometry::PAGE_SIZE;
 
 /// Bytes of an index record's child page address: page (4), file (2).
 const DOWN_PAGE_SIZE: usize = 6;
@@ -178,6 +179,130 @@ pub enum CdValue<'a> {
     Symbol(u8),
 }
 
+/// A column's stored value as a walk of the CD array finds it: what [`CdValue`] and [`CdCell`]
+/// are made of, with no branch on its code (a column's codes vary from record to record: a bit
+/// column's 1 and 0 are codes 11 and 1).
+#[derive(Debug, Clone, Copy)]
+struct Stored {
+    /// The CD code, or [`CODE_COMPLEX`] for a complex long value.
+    code: u8,
+    /// Where its bytes lie in the bytes walked (a symbol's byte for code 12).
+    start: usize,
+    len: usize,
+    /// The byte at `start`, when it is a symbol.
+    symbol: u8,
+}
+
+/// [`Stored::code`] of a long value flagged complex (never a CD code).
+const CODE_COMPLEX: u8 = 13;
+
+impl Stored {
+    /// The value in `b`, the bytes walked (an empty value where it runs past them: only in a
+    /// record the walk then refuses).
+    #[inline(always)]
+    fn value(self, b: &[u8]) -> CdValue<'_> {
+        let bytes = b.get(self.start..self.start + self.len).unwrap_or_default();
+        match self.code {
+            0 => CdValue::Null,
+            11 => CdValue::TrueBit,
+            CODE_PAGE_SYMBOL => CdValue::Symbol(self.symbol),
+            CODE_COMPLEX => CdValue::Complex(bytes),
+            _ => CdValue::Bytes(bytes),
+        }
+    }
+}
+
+/// A [`CdValue`] in 4 bytes: where it lies on its page rather than a slice of it. The low 16
+/// bits are the value's page offset; the high 16 bits its length (below [`CELL_COMPLEX`]: a page
+/// holds 8,192 bytes), its length with [`CELL_COMPLEX`] set for a complex value, [`CELL_SYMBOL`]
+/// with a dictionary symbol's number, or [`CELL_NULL`] / [`CELL_TRUE_BIT`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct CdCell(u32);
+
+/// [`CdCell`]'s high half for a complex value (its length below).
+const CELL_COMPLEX: u32 = 0x4000;
+/// [`CdCell`]'s high half for a dictionary symbol (its number below).
+const CELL_SYMBOL: u32 = 0x8000;
+/// [`CdCell`]'s high half for NULL.
+const CELL_NULL: u32 = 0xc000;
+/// [`CdCell`]'s high half for a true bit.
+const CELL_TRUE_BIT: u32 = 0xc001;
+
+impl CdCell {
+    /// NULL.
+    pub const NULL: CdCell = CdCell(CELL_NULL << 16);
+
+    /// The cell of `stored`, a value of a record at page offset `at`: its high half from a table
+    /// by code, not a branch.
+    #[inline(always)]
+    fn new(stored: Stored, at: usize) -> Self {
+        const HIGH: [u32; 16] = {
+            let mut high = [0; 16];
+            high[0] = CELL_NULL;
+            high[11] = CELL_TRUE_BIT;
+            high[CODE_PAGE_SYMBOL as usize] = CELL_SYMBOL;
+            high[CODE_COMPLEX as usize] = CELL_COMPLEX;
+            high
+        };
+        // Codes 0 and 11 have no bytes: their length is 0. Within a page, offsets and lengths
+        // are below 2^14: the casts keep them whole.
+        let low = if stored.code == CODE_PAGE_SYMBOL { u32::from(stored.symbol) } else { stored.len as u32 & 0x3fff };
+        CdCell((HIGH[usize::from(stored.code & 0x0f)] | low) << 16 | ((at + stored.start) as u32 & 0xffff))
+    }
+
+    /// NULL (code 0).
+    #[inline(always)]
+    pub fn is_null(self) -> bool {
+        self.0 >> 16 == CELL_NULL
+    }
+
+    /// A bit column's 1 (code 11).
+    #[inline(always)]
+    pub fn is_true_bit(self) -> bool {
+        self.0 >> 16 == CELL_TRUE_BIT
+    }
+
+    /// A complex value (an in-row LOB root, a row-overflow or LOB pointer).
+    #[inline(always)]
+    pub fn is_complex(self) -> bool {
+        self.0 >> 30 == CELL_COMPLEX >> 14
+    }
+
+    /// Where a value of bytes lies on its page (`None`: NULL, a true bit, a complex value, a
+    /// symbol).
+    #[inline(always)]
+    pub fn span(self) -> Option<Range<usize>> {
+        let (high, start) = ((self.0 >> 16) as usize, (self.0 & 0xffff) as usize);
+        (high < CELL_COMPLEX as usize).then_some(start..start + high)
+    }
+
+    /// A dictionary symbol's number.
+    #[inline(always)]
+    pub fn symbol(self) -> Option<u8> {
+        (self.0 >> 24 == CELL_SYMBOL >> 8).then_some((self.0 >> 16) as u8)
+    }
+
+    /// The [`CdValue`] of the cell, on `page` (the page [`CdRecord::parse_cells`] read it from).
+    pub fn value(self, page: &[u8]) -> CdValue<'_> {
+        let high = self.0 >> 16;
+        let start = (self.0 & 0xffff) as usize;
+        let bytes = |len: u32| page.get(start..start + len as usize).unwrap_or_default();
+        match high {
+            CELL_NULL => CdValue::Null,
+            CELL_TRUE_BIT => CdValue::TrueBit,
+            _ if high < CELL_COMPLEX => CdValue::Bytes(bytes(high)),
+            _ if high < CELL_SYMBOL => CdValue::Complex(bytes(high & 0x3fff)),
+            _ => CdValue::Symbol(high as u8),
+        }
+    }
+}
+
+impl std::fmt::Debug for CdCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CdCell({:#010x})", self.0)
+    }
+}
+
 /// A zero-copy view of one CD record, every offset and length checked on parse. It allocates
 /// nothing: codes, cluster starts and long values are read from the record's own arrays, which
 /// parse checked.
@@ -286,9 +411,29 @@ impl<'a> CdRecord<'a> {
     /// column, in the same walk of the CD array: the short data region's values in column order
     /// (its clusters follow each other), then the long data region's once it is read. On an
     /// error, `put` has had some of them. Nothing is allocated: a caller puts each value where
-    /// it wants it (the column-at-a-time path: straight into its column's cells).
+    /// it wants it.
     #[inline]
     pub fn parse_each(b: &'a [u8], columns: usize, mut put: impl FnMut(usize, CdValue<'a>)) -> Result<Self> {
+        Self::walk(b, columns, |i, stored| put(i, stored.value(b)))
+    }
+
+    /// [`Self::parse_each`] for the record at offset `at` of `page` (a page's bytes, at most
+    /// [`PAGE_SIZE`]), handing `put(i, cell)` each value as a 4-byte [`CdCell`] that locates it
+    /// on the page: the column-at-a-time path keeps a page's values this way (a sixth of a
+    /// [`CdValue`]'s size) and reads them from the page when it converts a column.
+    #[inline]
+    pub fn parse_cells(page: &'a [u8], at: usize, columns: usize, mut put: impl FnMut(usize, CdCell)) -> Result<Self> {
+        if page.len() > PAGE_SIZE {
+            return Err(Error::unsupported(format!("{} bytes are more than a page: no cells", page.len())));
+        }
+        let b = page.get(at..).ok_or_else(|| Error::corrupt(format!("CD record at {at}, past the page")))?;
+        Self::walk(b, columns, |i, stored| put(i, CdCell::new(stored, at)))
+    }
+
+    /// The walk of [`Self::parse_each`] and [`Self::parse_cells`]: `put` gets where each value
+    /// lies in `b`.
+    #[inline(always)]
+    fn walk(b: &'a [u8], columns: usize, mut put: impl FnMut(usize, Stored)) -> Result<Self> {
         let header = *b.first().ok_or_else(|| Error::corrupt("empty CD record"))?;
         if header & HEADER_CD_FORMAT == 0 {
             return Err(Error::corrupt(format!("record header {header:#04x} is not in the CD format (bit 0 clear)")));
@@ -327,32 +472,27 @@ impl<'a> CdRecord<'a> {
         while cluster_first < count {
             let cluster_end = (cluster_first + CLUSTER_COLUMNS).min(count);
             let mut cluster_len = 0;
-            for i in cluster_first..cluster_end {
-                let code = (codes[i / 2] >> (4 * (i % 2))) & 0x0f;
+            let mut step = |i: usize, code: u8| {
                 let len = short_len(code);
                 // Long values are put once the long data region is read.
                 if i < wanted && code != CODE_LONG {
-                    // Out of range only in a record this walk then refuses.
+                    // Out of range only in a record this walk then refuses (as are codes 13-15).
                     let short_at = at + cluster_len;
-                    // Codes 1-9, bytes in the short data region (none for 1), tested first: one
-                    // branch for most values, whatever their lengths.
-                    put(
-                        i,
-                        if (1..=9).contains(&code) {
-                            CdValue::Bytes(b.get(short_at..short_at + len).unwrap_or_default())
-                        } else {
-                            match code {
-                                0 => CdValue::Null,
-                                CODE_PAGE_SYMBOL => CdValue::Symbol(b.get(short_at).copied().unwrap_or_default()),
-                                // 11; 13-15 are refused below.
-                                _ => CdValue::TrueBit,
-                            }
-                        },
-                    );
+                    let symbol = b.get(short_at).copied().unwrap_or_default();
+                    put(i, Stored { code, start: short_at, len, symbol });
                 }
                 highest = highest.max(code);
                 long_columns += usize::from(code == CODE_LONG);
                 cluster_len += len;
+            };
+            // A byte of the CD array at a time: two columns, the low nibble first (a cluster's
+            // 30 columns start on a byte).
+            for (k, &byte) in codes[cluster_first / 2..cluster_end.div_ceil(2)].iter().enumerate() {
+                let i = cluster_first + 2 * k;
+                step(i, byte & 0x0f);
+                if i + 1 < cluster_end {
+                    step(i + 1, byte >> 4);
+                }
             }
             if highest > CODE_PAGE_SYMBOL {
                 return Err(never_written(b, count));
@@ -420,15 +560,10 @@ impl<'a> CdRecord<'a> {
                     }
                     let raw = usize::from(read_u16(b, ends_at + 2 * entry).unwrap_or(0));
                     let end = raw & usize::from(!LONG_COMPLEX);
-                    let bytes = b.get(data_start + start..data_start + end).unwrap_or_default();
-                    put(
-                        i,
-                        if raw & usize::from(LONG_COMPLEX) != 0 {
-                            CdValue::Complex(bytes)
-                        } else {
-                            CdValue::Bytes(bytes)
-                        },
-                    );
+                    // In order: checked just above.
+                    let value = (data_start + start, end.saturating_sub(start));
+                    let code = if raw & usize::from(LONG_COMPLEX) != 0 { CODE_COMPLEX } else { CODE_LONG };
+                    put(i, Stored { code, start: value.0, len: value.1, symbol: 0 });
                     (entry, start) = (entry + 1, end);
                 }
             }
@@ -714,6 +849,44 @@ pub(crate) mod tests {
             r.values_into(2, &mut first);
             assert_eq!(first, one_by_one[..2]);
         }
+    }
+
+    #[test]
+    fn cells_locate_every_value_on_the_page() {
+        let mut tagged = vec![0x01 | 0x02 | 0x20, 3, 0xab, 0x02, 0x42, 0x03, 1, 0, 3, 0x80, 9, 9, 9];
+        tagged.extend_from_slice(&[0x77; 14]);
+        // Codes: NULL, empty, symbol 5, long (plain), 2 bytes.
+        let mut mixed = vec![0x01 | 0x20, 5, 0x10, 0xac, 0x03, 0x05, 0xaa, 0xbb, 0x01, 1, 0, 2, 0, 7, 7];
+        mixed.extend_from_slice(&[0xee; 4]);
+        let records = [hex(BC_BASE_ROW), hex(BC_EXT_ROW), tagged, mixed, vec![0x01, 3, 0x3c, 0x0c, 3, 0xaa, 0xbb, 0]];
+        for raw in &records {
+            for at in [96, PAGE_SIZE - raw.len()] {
+                let mut page = vec![0x5a; at];
+                page.extend_from_slice(raw);
+                let mut cells = vec![None; raw[1] as usize];
+                let r = CdRecord::parse_cells(&page, at, usize::MAX, |i, cell| cells[i] = Some(cell)).unwrap();
+                assert_eq!(r.bytes(), CdRecord::parse(raw).unwrap().bytes());
+                for (i, cell) in cells.iter().enumerate() {
+                    let (cell, value) = (cell.unwrap(), r.value(i).unwrap());
+                    assert_eq!(cell.value(&page), value, "column {i} at {at}");
+                    assert_eq!(cell.is_null(), value == CdValue::Null);
+                    assert_eq!(cell.is_true_bit(), value == CdValue::TrueBit);
+                    assert_eq!(cell.is_complex(), matches!(value, CdValue::Complex(_)));
+                    assert_eq!(cell.symbol(), if let CdValue::Symbol(n) = value { Some(n) } else { None });
+                    match (cell.span(), value) {
+                        (Some(span), CdValue::Bytes(b)) => assert_eq!(&page[span], b),
+                        (None, CdValue::Bytes(_)) => panic!("column {i}: bytes without a span"),
+                        (span, _) => assert_eq!(span, None),
+                    }
+                }
+            }
+        }
+        let raw = hex(BC_BASE_ROW);
+        let too_long = vec![0x01; PAGE_SIZE + 1];
+        assert_eq!(CdRecord::parse_cells(&too_long, 0, 1, |_, _| {}).unwrap_err().kind(), ErrorKind::Unsupported);
+        assert!(CdRecord::parse_cells(&raw, raw.len() + 1, 1, |_, _| {}).is_err(), "an offset past the page");
+        assert!(CdRecord::parse_cells(&raw[..20], 0, 1, |_, _| {}).is_err(), "a record cut short");
+        assert_eq!(CdCell::NULL.value(&raw), CdValue::Null);
     }
 
     #[test]

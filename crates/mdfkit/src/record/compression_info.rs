@@ -54,7 +54,7 @@ use std::ops::Range;
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
 use crate::geometry::{HEADER_SIZE, PAGE_SIZE};
-use crate::record::cd::{CdRecord, CdValue};
+use crate::record::cd::{CdCell, CdRecord, CdValue};
 
 /// Type bit 0x80 of a page header: the page starts with a CI structure.
 pub const PAGE_HAS_CI_STRUCTURE: u8 = 0x80;
@@ -313,26 +313,58 @@ impl<'c, 'a> PageColumn<'c, 'a> {
     /// their errors.
     #[inline(always)]
     pub fn word(&self, stored: CdValue<'a>) -> Option<(u64, usize)> {
-        let bytes = match stored {
-            CdValue::Bytes(bytes) => bytes,
-            CdValue::Symbol(n) => self.dictionary.get(usize::from(n))?,
-            _ => return None,
+        match stored {
+            CdValue::Bytes(bytes) => self.word_of(bytes),
+            CdValue::Symbol(n) => self.word_of(self.dictionary.get(usize::from(n))?),
+            _ => None,
+        }
+    }
+
+    /// [`Self::word`] of the value that `cell` locates on `page` (the page's bytes). A value in
+    /// the record is read with the page's 8 bytes that end where it ends (records start past the
+    /// page header, so there are 8), its length masking the bytes before it off: one read, no
+    /// branch on the length, which varies from value to value.
+    #[inline(always)]
+    pub fn word_at(&self, page: &[u8], cell: CdCell) -> Option<(u64, usize)> {
+        let Some(span) = cell.span() else {
+            return self.word_of(self.dictionary.get(usize::from(cell.symbol()?))?);
         };
+        let Some(last8) = span.end.checked_sub(8).and_then(|from| page.get(from..span.end)) else {
+            return self.word_of(page.get(span)?);
+        };
+        let last8 = u64::from_be_bytes(last8.try_into().ok()?);
+        let first = page.get(span.start).copied().unwrap_or_default();
+        // The last `k` (at most 8) bytes; none for 0 (a shift by 64 bits is none).
+        self.word_from(span.len(), first, |k| last8 & u64::MAX.checked_shr(64 - 8 * k as u32).unwrap_or(0))
+    }
+
+    /// [`Self::word`] of a value stored as `bytes` (in the record or the dictionary).
+    #[inline(always)]
+    fn word_of(&self, bytes: &[u8]) -> Option<(u64, usize)> {
+        let first = bytes.first().copied().unwrap_or_default();
+        self.word_from(bytes.len(), first, |k| big_endian(&bytes[bytes.len() - k..]))
+    }
+
+    /// [`Self::word`] of a value stored as `len` bytes, the first `first`, whose last `k` bytes
+    /// (`k` at most 8 and `len`) read big endian are `last(k)`.
+    #[inline(always)]
+    fn word_from(&self, len: usize, first: u8, last: impl Fn(usize) -> u64) -> Option<(u64, usize)> {
         let Some(anchor) = self.anchor else {
-            return (bytes.len() <= 8).then(|| (big_endian(bytes), bytes.len()));
+            return (len <= 8).then(|| (last(len), len));
         };
         // Stored empty: the whole anchor value.
-        let Some((&length, suffix)) = bytes.split_first() else {
+        if len == 0 {
             return (anchor.len() <= 8).then(|| (self.prefix_words[anchor.len()], anchor.len()));
-        };
-        let (length, suffix_bits) = (usize::from(length), 8 * suffix.len() as u32);
+        }
+        // The prefix length, then the suffix.
+        let (length, suffix) = (usize::from(first), len - 1);
         // A length byte with its top bit set is over 8 too.
-        if length + suffix.len() > 8 || length > anchor.len() {
+        if length + suffix > 8 || length > anchor.len() {
             return None;
         }
         // A suffix of 8 bytes has no prefix (and a shift by 64 bits is none).
-        let prefix = self.prefix_words[length].checked_shl(suffix_bits).unwrap_or(0);
-        Some((prefix | big_endian(suffix), length + suffix.len()))
+        let prefix = self.prefix_words[length].checked_shl(8 * suffix as u32).unwrap_or(0);
+        Some((prefix | last(suffix), length + suffix))
     }
 }
 
@@ -529,6 +561,33 @@ mod tests {
                 let one_by_one = bytes.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
                 assert_eq!((one_by_one, bytes.len()), (word, n), "column {column}, {value:?}");
             }
+        }
+    }
+
+    #[test]
+    fn words_of_cells_on_a_page_are_the_words_of_their_values() {
+        let page = prefix_page();
+        let info = CompressionInfo::parse(&page).unwrap();
+        // A CD record of 8 columns: values of 0, 1, 2, 3, 7 and 1 bytes (codes 1, 2, 3, 4, 8, 2),
+        // then symbols 0 and 1 (code 12).
+        let mut record = vec![0x01, 8, 0x21, 0x43, 0x28, 0xcc];
+        record.extend_from_slice(&[0, 1, 9, 3, 9, 9, 2, 1, 2, 3, 4, 5, 6, 0x80, 0, 1]);
+        // At the buffer's start, the first values have fewer than 8 bytes before their end.
+        for at in [0, 200] {
+            let mut buffer = vec![0xa5; at];
+            buffer.extend_from_slice(&record);
+            let mut cells = Vec::new();
+            CdRecord::parse_cells(&buffer, at, usize::MAX, |_, cell| cells.push(cell)).unwrap();
+            assert_eq!(cells.len(), 8);
+            for column in [0, 1, 2, 9] {
+                let share = info.column(column);
+                for &cell in &cells {
+                    let value = cell.value(&buffer);
+                    assert_eq!(share.word_at(&buffer, cell), share.word(value), "column {column}, {value:?} at {at}");
+                }
+            }
+            assert_eq!(PageColumn::AS_STORED.word_at(&buffer, cells[4]), Some((0x02_01_02_03_04_05_06, 7)));
+            assert_eq!(PageColumn::AS_STORED.word_at(&buffer, cells[6]), None, "no CI: no dictionary");
         }
     }
 

@@ -2,17 +2,20 @@
 //! [`crate::plain_pages`] path for CD records.
 //!
 //! A page's CI structure (anchor record, dictionary) is parsed once. Each record's CD array is
-//! walked once ([`CdRecord::parse_each`]), which checks the record and puts each stored value
-//! read straight into its output column's cells; then each output column is appended for all the page's records in one loop,
-//! after each value's anchor prefix and dictionary symbol are resolved against the page's CI
-//! structure:
+//! walked once ([`CdRecord::parse_cells`]), which checks the record and puts each stored value
+//! into its output column's cells as a 4-byte [`CdCell`] (where the value lies on the page, or
+//! NULL, a true bit, a symbol: no slice, a sixth of a [`CdValue`]'s size); the cells live in a
+//! buffer a thread reuses from page to page. Then each output column is appended for all the
+//! page's records in one loop, each value read from the page through its cell, its anchor prefix
+//! and dictionary symbol resolved against the page's CI structure:
 //! - integers, bit, money, date and datetime ([`IntegerForm`]) and decimals (vardecimal) are read
 //!   from the stored bytes straight into the column's Arrow values, one typed loop a column
 //!   (`BatchBuilder::append_integers`, `BatchBuilder::append_decimals`): the column's anchor is
 //!   taken once a page ([`PageColumn`]: its prefixes as big endian words), so that a value of up
 //!   to 8 bytes, prefix, suffix or dictionary entry, becomes one word with no bytes joined
-//!   ([`PageColumn::word`], [`IntegerForm::from_word`], [`vardecimal::unscaled_word`]); the
-//!   values that do not (NULL, a true bit, damage) take [`CompressionInfo::resolve`];
+//!   ([`PageColumn::word_at`]: one 8-byte read of the page, [`IntegerForm::from_word`],
+//!   [`vardecimal::unscaled_word`]); the values that do not (longer ones, damage) leave the loop
+//!   for [`CompressionInfo::resolve`], which names their errors;
 //! - a value whose compressed form is its ordinary form (varchar, varbinary, (max) types:
 //!   [`values::stored_as_is`]) goes to the builder straight from the record;
 //! - the others are expanded ([`values::expand`], as [`RowDecoder::stored`] does) into one buffer
@@ -39,7 +42,7 @@ use crate::error::Result;
 use crate::page::compression_info::{CompressionInfo, PageColumn, PageValue};
 use crate::page::Page;
 use crate::plain_pages::PageSlots;
-use crate::record::cd::{CdRecord, CdRecordType, CdValue};
+use crate::record::cd::{CdCell, CdRecord, CdRecordType, CdValue};
 use crate::record::{Record, RecordFormat};
 use crate::rows::{ColumnPlan, RowDecoder};
 use crate::scan::{self, Flow, ScanMode, ScanStats};
@@ -133,22 +136,31 @@ impl CdLayout {
         let mode = ScanMode { format: RecordFormat::Cd, ..ScanMode::default() };
         let room = usize::from(page.slot_count().saturating_sub(first_slot)).min(max_rows);
         // The run's stored values, column by column (`room` cells an output column: each
-        // column's pass then reads its cells in order), and the run's slots.
-        let mut run = Run { cells: vec![CdValue::Null; room * self.columns.len()], room, slots: Vec::new() };
+        // column's pass then reads its cells in order), and the run's slots; the buffers of the
+        // thread's previous page, reused.
+        let mut run = SCRATCH.take();
+        run.cells.clear();
+        run.cells.resize(room * self.columns.len(), CdCell::NULL);
+        run.room = room;
+        run.slots.clear();
+        let area = page.record_area();
         let mut appended = 0usize;
         let mut slot = first_slot;
-        while slot < page.slot_count() && appended < max_rows {
-            if let Ok(Some(bytes)) = page.slot_bytes(slot) {
+        let result = loop {
+            if slot >= page.slot_count() || appended >= max_rows {
+                break self.append_run(decoder, batch, page, ci.as_ref(), &mut run, stats).map(|()| slot);
+            }
+            if let Ok(Some(at)) = page.live_slot_offset(slot) {
                 // Each value straight into its column's cell of the next row, which counts only
                 // once the record is one the run takes.
                 let (row, mut complex) = (run.slots.len(), false);
                 let cells = &mut run.cells;
-                let parsed = CdRecord::parse_each(bytes, self.stored_columns, |i, value| {
-                    complex |= matches!(value, CdValue::Complex(_));
+                let parsed = CdRecord::parse_cells(area, at, self.stored_columns, |i, cell| {
+                    complex |= cell.is_complex();
                     match self.outputs.get(i) {
                         Some(&j) if j != UNREAD => {
-                            if let Some(cell) = cells.get_mut(j * room + row) {
-                                *cell = value;
+                            if let Some(target) = cells.get_mut(j * room + row) {
+                                *target = cell;
                             }
                         }
                         _ => {}
@@ -167,68 +179,73 @@ impl CdLayout {
                 }
             }
             // Rows keep their slot order: the run so far goes first.
-            self.append_run(decoder, batch, page, ci.as_ref(), &run, stats)?;
+            if let Err(e) = self.append_run(decoder, batch, page, ci.as_ref(), &mut run, stats) {
+                break Err(e);
+            }
             run.slots.clear();
             let mut append = |record: &Record, _| {
                 batch.append(decoder, record)?;
                 appended += 1;
                 Ok(Flow::Continue)
             };
-            scan::visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, stats, &mut append)?;
+            if let Err(e) = scan::visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, stats, &mut append) {
+                break Err(e);
+            }
             slot += 1;
-        }
-        self.append_run(decoder, batch, page, ci.as_ref(), &run, stats)?;
-        Ok(slot)
+        };
+        SCRATCH.set(run);
+        result
     }
 
     /// Appends a run of records' stored values to `batch`, one column at a time.
-    fn append_run<'a>(
+    fn append_run(
         &self,
         decoder: &RowDecoder,
         batch: &mut BatchBuilder,
         page: &Page,
-        ci: Option<&CompressionInfo<'a>>,
-        run: &Run<'a>,
+        ci: Option<&CompressionInfo>,
+        run: &mut Run,
         stats: &mut ScanStats,
     ) -> Result<()> {
         let rows = run.slots.len();
         if rows == 0 {
             return Ok(());
         }
+        let bytes = page.bytes();
+        let Run { cells: run_cells, room, slots } = run;
         let (mut expanded, mut joined) = (Vec::new(), Vec::new());
-        // A typed column's values, read in one loop before they go to Arrow in another.
-        let (mut integers, mut decimals) = (Vec::with_capacity(rows), Vec::new());
-        let mut cells: Vec<Cell<'a>> = Vec::with_capacity(rows);
+        let mut cells: Vec<Cell> = Vec::new();
         for (i, (plan, &column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
-            let stored = &run.cells[i * run.room..][..rows];
+            let stored = &run_cells[i * *room..][..rows];
             let ty = &plan.column.type_info;
             // A value that does not read ends the column's run; its error and slot are kept here.
             let failure = match column.typed {
                 Typed::Integer(form) => {
                     let prefixes = page_column(ci, column);
-                    let failed = read_cells(stored, &run.slots, &mut integers, |value| match value {
-                        CdValue::Null => Ok(None),
+                    let fast = |cell: CdCell| {
                         // A true bit has no bytes and no prefix.
-                        CdValue::TrueBit if form == IntegerForm::Bit => Ok(Some(1)),
-                        _ => match prefixes.word(value).and_then(|(word, n)| form.from_word(word, n)) {
-                            Some(v) => Ok(Some(v)),
-                            None => integer_cell(ty, form, ci, column, value),
-                        },
-                    });
-                    batch.append_integers(i, plan, integers.iter().copied())?;
+                        if form == IntegerForm::Bit && cell.is_true_bit() {
+                            return Some(1);
+                        }
+                        prefixes.word_at(bytes, cell).and_then(|(word, n)| form.from_word(word, n))
+                    };
+                    let slow = |cell: CdCell| integer_cell(ty, form, ci, column, cell.value(bytes));
+                    let mut failed = None;
+                    batch.append_integers(i, plan, read_cells(stored, slots, &mut failed, fast, slow))?;
                     failed
                 }
                 Typed::Decimal => {
                     let prefixes = page_column(ci, column);
                     let (precision, scale) = (ty.precision, ty.scale);
-                    let failed = read_cells(stored, &run.slots, &mut decimals, |value| match value {
-                        CdValue::Null => Ok(None),
-                        _ => match prefixes.word(value) {
-                            Some((word, n)) => vardecimal::unscaled_word(word, n, precision, scale).map(Some),
-                            None => resolve(ci, column, value).and_then(|v| decimal_cell(ty, v, &mut joined)),
-                        },
-                    });
-                    batch.append_decimals(i, plan, decimals.iter().copied())?;
+                    let fast = |cell: CdCell| {
+                        let (word, n) = prefixes.word_at(bytes, cell)?;
+                        vardecimal::unscaled_word(word, n, precision, scale).ok()
+                    };
+                    let slow = |cell: CdCell| {
+                        resolve(ci, column, cell.value(bytes)).and_then(|v| decimal_cell(ty, v, &mut joined))
+                    };
+                    let mut failed = None;
+                    batch.append_decimals(i, plan, read_cells(stored, slots, &mut failed, fast, slow))?;
                     failed
                 }
                 Typed::No => None,
@@ -241,8 +258,8 @@ impl CdLayout {
             }
             expanded.clear();
             cells.clear();
-            for (&value, &slot) in stored.iter().zip(&run.slots) {
-                let cell = cell(plan, column, ci, value, &mut expanded, &mut joined)
+            for (&stored, &slot) in stored.iter().zip(slots.iter()) {
+                let cell = cell(plan, column, ci, stored.value(bytes), &mut expanded, &mut joined)
                     .map_err(|e| decoder.in_column(e, plan).at_page(page.id()).at_slot(slot))?;
                 cells.push(cell);
             }
@@ -265,13 +282,20 @@ impl CdLayout {
     }
 }
 
-/// The records of a page taken column by column so far.
-struct Run<'a> {
+/// The records of a page taken column by column so far: one a thread, its buffers reused from
+/// page to page.
+#[derive(Default)]
+struct Run {
     /// Each output column's stored values, `room` cells a column, the first `slots.len()` used.
-    cells: Vec<CdValue<'a>>,
+    cells: Vec<CdCell>,
     room: usize,
     /// The records' slots, in order (for errors).
     slots: Vec<u16>,
+}
+
+thread_local! {
+    /// The thread's [`Run`]: the layout is shared by the threads of a scan, its buffers are not.
+    static SCRATCH: std::cell::Cell<Run> = std::cell::Cell::new(Run::default());
 }
 
 /// Where the ordinary storage form of column `column`'s value `stored` is: its prefix and symbol
@@ -336,24 +360,46 @@ fn integer_cell<'a>(
     form.value(head, tail).map(Some).ok_or_else(|| values::too_long(ty, head.len() + tail.len()))
 }
 
-/// Reads the `stored` values of a column, at `slots`, into `out` (cleared first) with `read`, up
-/// to the first that does not read: its error and slot are returned. One tight loop a column,
-/// inlined with its `read`, rather than a call a value.
+/// The values of a column's `stored` cells, at `slots`, for its Arrow builder to take in its own
+/// loop: NULL for a NULL cell, others read with `fast`, or with `slow` where `fast` gives `None`
+/// (a value `fast` does not read: longer than a word, damaged), up to the first that `slow` does
+/// not read either, whose
+/// error and slot go to `failure`. One tight loop a column, the values going straight into the
+/// builder (no buffer in between), inlined with `fast`, with no `Result` a value.
 #[inline(always)]
-fn read_cells<'a, T>(
-    stored: &[CdValue<'a>],
-    slots: &[u16],
-    out: &mut Vec<Option<T>>,
-    mut read: impl FnMut(CdValue<'a>) -> Result<Option<T>>,
-) -> Option<(crate::error::Error, u16)> {
-    out.clear();
-    for (&value, &slot) in stored.iter().zip(slots) {
-        match read(value) {
-            Ok(v) => out.push(v),
-            Err(e) => return Some((e, slot)),
+fn read_cells<'r, T, F, S>(
+    stored: &'r [CdCell],
+    slots: &'r [u16],
+    failure: &'r mut Option<(crate::error::Error, u16)>,
+    mut fast: F,
+    mut slow: S,
+) -> impl Iterator<Item = Option<T>> + 'r
+where
+    F: FnMut(CdCell) -> Option<T> + 'r,
+    S: FnMut(CdCell) -> Result<Option<T>> + 'r,
+{
+    stored.iter().zip(slots).map_while(move |(&cell, &slot)| {
+        if cell.is_null() {
+            return Some(None);
         }
-    }
-    None
+        match fast(cell) {
+            Some(value) => Some(Some(value)),
+            None => match read_slowly(&mut slow, cell) {
+                Ok(value) => Some(value),
+                Err(e) => {
+                    *failure = Some((e, slot));
+                    None
+                }
+            },
+        }
+    })
+}
+
+/// `slow(cell)`, out of [`read_cells`]'s loop.
+#[cold]
+#[inline(never)]
+fn read_slowly<T>(slow: &mut impl FnMut(CdCell) -> Result<Option<T>>, cell: CdCell) -> Result<Option<T>> {
+    slow(cell)
 }
 
 /// Column `column`'s share of the page's CI structure `ci` (none: values as stored).

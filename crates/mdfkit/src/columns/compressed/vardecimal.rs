@@ -51,7 +51,7 @@ pub const SHORT_BYTES: usize = 1 + SHORT_LEN;
 
 /// [`unscaled`] of a vardecimal of `len` (0 to [`SHORT_BYTES`]) bytes whose big endian reading is
 /// `word`: the column-at-a-time path joins an anchor prefix and a suffix into one word this way.
-#[inline]
+#[inline(always)]
 pub fn unscaled_word(word: u64, len: usize, precision: u8, scale: u8) -> Result<i128> {
     if len == 0 {
         return Ok(0);
@@ -60,22 +60,29 @@ pub fn unscaled_word(word: u64, len: usize, precision: u8, scale: u8) -> Result<
     let head = (word >> (8 * (len - 1))) as u8;
     // The groups' bytes at the top of the word (none for a lone head byte).
     let groups = if len == 1 { 0 } else { word << (64 - 8 * (len - 1)) };
-    let (mantissa, digit_count) = short_mantissa(groups, len - 1).map_err(|g| bad_mantissa(len, g))?;
+    // Trailing zero digits kept: the power of ten then is often negative, and one division
+    // drops them all (a loop over them costs a mispredicted branch a value).
+    let (mantissa, digit_count) = short_groups(groups, len - 1).map_err(|g| bad_mantissa(len, g))?;
     let power = exponent_of(head) - digit_count + 1 + i32::from(scale);
-    // At most 18 digits times at most 10^19: a 64 by 64-bit product, no overflow and no
-    // division. Other powers (more decimals than the scale, huge exponents) take the general way.
-    match power {
-        0..=19 => {
-            // 10^19 < 2^64: the product of two 64-bit numbers.
-            let magnitude = u128::from(mantissa) * (POWERS_OF_TEN[power as usize] as u64 as u128);
-            if magnitude >= POWERS_OF_TEN[usize::from(precision.min(38))] {
-                return Err(malformed(len, format!("more digits than precision {precision}")));
+    // At most 18 digits times at most 10^19: a 64 by 64-bit product, no overflow. Other powers
+    // (more decimals than the scale, huge exponents) take the general way.
+    let magnitude = match power {
+        // 10^19 < 2^64: the product of two 64-bit numbers.
+        0..=19 => u128::from(mantissa) * (POWERS_OF_TEN[power as usize] as u64 as u128),
+        -19..=-1 => {
+            let divisor = POWERS_OF_TEN[power.unsigned_abs() as usize] as u64;
+            if mantissa % divisor != 0 {
+                return scaled(head, short_stripped(mantissa, digit_count), len, precision, scale);
             }
-            // Below 10^38 < 2^127: fits.
-            Ok(if head & 0x80 != 0 { magnitude as i128 } else { -(magnitude as i128) })
+            u128::from(mantissa / divisor)
         }
-        _ => scaled(head, (u128::from(mantissa), digit_count), len, precision, scale),
+        _ => return scaled(head, short_stripped(mantissa, digit_count), len, precision, scale),
+    };
+    if magnitude >= POWERS_OF_TEN[usize::from(precision.min(38))] {
+        return Err(malformed(len, format!("more digits than precision {precision}")));
     }
+    // Below 10^38 < 2^127: fits.
+    Ok(if head & 0x80 != 0 { magnitude as i128 } else { -(magnitude as i128) })
 }
 
 /// The exponent of a vardecimal's first byte (its bits 0-6, biased).
@@ -126,18 +133,20 @@ fn bad_mantissa(len: usize, group: Option<u16>) -> Error {
     }
 }
 
-/// Mantissa bytes that [`short_mantissa`] reads in one 64-bit word: 6 groups, 18 digits.
+/// Mantissa bytes that [`short_groups`] reads in one 64-bit word: 6 groups, 18 digits.
 const SHORT_LEN: usize = 7;
 
 /// The mantissa of the 10-bit `groups` (their digits read as one integer, trailing zero digits
-/// dropped) and its digit count; `Err(Some(g))` for a group over 999, `Err(None)` for more
+/// dropped but by [`short_groups`]) and its digit count; `Err(Some(g))` for a group over 999, `Err(None)` for more
 /// digits than a u128 holds.
 type Mantissa<T> = std::result::Result<(T, i32), Option<u16>>;
 
-/// [`long_mantissa`] for at most [`SHORT_LEN`] bytes of groups, given at the top of the word
-/// `groups` (the bits after them 0): most values.
-#[inline]
-fn short_mantissa(groups: u64, bytes: usize) -> Mantissa<u64> {
+/// The mantissa of at most [`SHORT_LEN`] bytes of groups, given at the top of the word `groups`
+/// (the bits after them 0), as [`long_mantissa`] reads it but with its trailing zero digits kept
+/// ([`short_stripped`] drops them): the groups' digits as one integer and their count (three a
+/// group).
+#[inline(always)]
+fn short_groups(groups: u64, bytes: usize) -> Mantissa<u64> {
     let count = (bytes * 8).div_ceil(10);
     let mut mantissa = 0u64;
     for g in 0..count {
@@ -147,15 +156,21 @@ fn short_mantissa(groups: u64, bytes: usize) -> Mantissa<u64> {
         }
         mantissa = mantissa * 1000 + group;
     }
+    Ok((mantissa, 3 * count as i32))
+}
+
+/// `mantissa` of `digit_count` digits with its trailing zero digits dropped, as [`scaled`] takes
+/// it (zero: no digits).
+#[cold]
+fn short_stripped(mut mantissa: u64, mut digit_count: i32) -> (u128, i32) {
     if mantissa == 0 {
-        return Ok((0, 0));
+        return (0, 0);
     }
-    let mut digit_count = 3 * count as i32;
     while mantissa % 10 == 0 {
         mantissa /= 10;
         digit_count -= 1;
     }
-    Ok((mantissa, digit_count))
+    (u128::from(mantissa), digit_count)
 }
 
 /// The mantissa of any number of `groups` bytes (see [`Mantissa`]).
@@ -299,7 +314,7 @@ mod tests {
             let bytes = x.to_be_bytes();
             let len = (x % (SHORT_LEN as u64 + 1)) as usize;
             let top = if len == 0 { 0 } else { x >> (64 - 8 * len) << (64 - 8 * len) };
-            let short = short_mantissa(top, len).map(|(m, digits)| (u128::from(m), digits));
+            let short = short_groups(top, len).map(|(m, digits)| short_stripped(m, digits));
             assert_eq!(short, long_mantissa(&bytes[..len]), "{:02x?}", &bytes[..len]);
         }
     }
