@@ -213,9 +213,9 @@ impl Stored {
 }
 
 /// A [`CdValue`] in 4 bytes: where it lies on its page rather than a slice of it. The low 16
-/// bits are the value's page offset; the high 16 bits its length (below [`CELL_COMPLEX`]: a page
-/// holds 8,192 bytes), its length with [`CELL_COMPLEX`] set for a complex value, [`CELL_SYMBOL`]
-/// with a dictionary symbol's number, or [`CELL_NULL`] / [`CELL_TRUE_BIT`].
+/// bits are the value's page offset; the high 16 bits its length (below `CELL_COMPLEX`: a page
+/// holds 8,192 bytes), its length with `CELL_COMPLEX` set for a complex value, `CELL_SYMBOL`
+/// with a dictionary symbol's number, or `CELL_NULL` / `CELL_TRUE_BIT`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct CdCell(u32);
 
