@@ -24,7 +24,7 @@
 //! because `object_store` sends none; [`export`] makes them an export destination. Links
 //! ([`share`]): S3 presigned URLs, Azure SAS and CloudFront signed URLs ([`cloudfront`]), signed
 //! locally. Deletes ([`delete`]): batched through `object_store`. Copies ([`copy`]) and link
-//! measurements ([`bench`]). Azure uploads and SAS links need an account key (uploads also take a
+//! measurements ([`bench`](mod@bench)). Azure uploads and SAS links need an account key (uploads also take a
 //! SAS token); with other Azure credentials (service principal, managed identity) uploads go
 //! through `object_store` without a per-block MD5, and SAS links are refused with a message
 //! saying so.
