@@ -565,11 +565,16 @@ fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut Ch
     let catalog = db.catalog();
     for table in catalog.tables(false) {
         let indexes = catalog.indexes(table.object_id);
+        let clustered_key: Vec<String> = indexes
+            .iter()
+            .find(|i| i.index_id == 1)
+            .map(|i| i.key_columns.iter().map(|(n, _)| n.clone()).collect())
+            .unwrap_or_default();
+        let rowsets = catalog.rows_where("sysrowsets", "idmajor", i64::from(table.object_id));
         // Each partition's rows, read once for all the table's indexes.
         let mut base: HashMap<i64, Result<(BaseRows, u64)>> = HashMap::new();
         for index in indexes.iter().filter(|i| i.index_type == 2 && !i.is_disabled) {
             let object = format!("{} index {}", table.qualified_name(), index.name);
-            let rowsets = catalog.rows_where("sysrowsets", "idmajor", i64::from(table.object_id));
             for rs in rowsets.iter().filter(|r| r.int("idminor") == i64::from(index.index_id)) {
                 if !matches!(rs.int("cmprlevel"), 0..=2) {
                     continue;
@@ -586,16 +591,12 @@ fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut Ch
                 };
                 match crate::index_rows::IndexRows::new(catalog, db.reader(), &table, index, rs.int("rowsetid")) {
                     Ok(rows) => {
-                        let rows_of_table = base.entry(partition.partition_id).or_insert_with(|| {
-                            let clustered = indexes.iter().find(|i| i.index_id == 1);
-                            let key: Vec<String> = clustered
-                                .map(|i| i.key_columns.iter().map(|(n, _)| n.clone()).collect())
-                                .unwrap_or_default();
-                            base_rows(db, &table, partition, &key)
-                        });
+                        let rows_of_table = base
+                            .entry(partition.partition_id)
+                            .or_insert_with(|| base_rows(db, &table, partition, &clustered_key));
                         match rows_of_table {
                             Ok((base, count)) => {
-                                check_index_tree(db, &indexes, &rows, base.clone(), *count, &mut report, stats)
+                                check_index_tree(db, &clustered_key, &rows, base.clone(), *count, &mut report, stats)
                             }
                             Err(e) => {
                                 report(e.page(), format!("the table's rows cannot be read: {}", e.message()));
@@ -622,10 +623,11 @@ enum BaseRows {
 }
 
 /// [`check_nonclustered`] for one index partition over the table's rows (`base`, `base_rows` of
-/// them); `report` returns false when enough was said.
+/// them; `clustered_key` names the table's clustered key columns, none for a heap); `report`
+/// returns false when enough was said.
 fn check_index_tree(
     db: &Database,
-    indexes: &[crate::catalog::model::IndexInfo],
+    clustered_key: &[String],
     rows: &crate::index_rows::IndexRows,
     mut base: BaseRows,
     base_rows: u64,
@@ -638,11 +640,6 @@ fn check_index_tree(
     if unit.root_page.is_null() {
         return;
     }
-    let clustered_key: Vec<String> = indexes
-        .iter()
-        .find(|i| i.index_id == 1)
-        .map(|i| i.key_columns.iter().map(|(n, _)| n.clone()).collect())
-        .unwrap_or_default();
     let leaf = rows.decoder(0);
     // (position in the record, descending) of each key column whose order is plain.
     let key_positions: Vec<(usize, bool)> = rows
