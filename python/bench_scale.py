@@ -12,12 +12,15 @@ Compare like with like: a release wheel (`maturin build --release`) and a releas
 Every run reads every column: Spark's writes the DataFrame to the `noop` sink (each row handed
 to the engine, nothing done with it), Dask's computes the length of every partition; the one
 process of the JVM source's reference is `mdfkit read-split` of the whole table to /dev/null.
-The engines' runs start warm (cluster and session up, one read done). `--no-python-reads` leaves
+The engines' runs start warm (cluster and session up, one read done). The Spark runs' CPU-seconds
+are split by part: the JVM's task threads, its JIT compilers, its garbage collector, its other
+threads, and the `mdfkit` processes it ran (Linux /proc). `--no-python-reads` leaves
 out the runs that read with the wheel (this process's, Dask's and the Python data source's: for a
 debug wheel).
 """
 
 import argparse
+import collections
 import os
 import resource
 import shutil
@@ -33,17 +36,31 @@ import mdfkit  # noqa: E402
 
 
 def timed(what, rows, run, repeat, cpu=None):
-    """The best of `repeat` runs; with `cpu` (a function giving CPU-seconds so far), the CPU time
-    of that run too: on a shared machine, what the work cost whatever the others took."""
+    """The best of `repeat` runs; with `cpu` (a function giving CPU-seconds so far, or a Counter
+    of them by part), the CPU time of that run too, by part: on a shared machine, what the work
+    cost whatever the others took."""
     runs = []
     for _ in range(repeat):
-        before = cpu() if cpu else 0.0
+        before = _parts(cpu)
         seconds = _once(run)
-        runs.append((seconds, (cpu() - before) if cpu else None))
-    best, spent = min(runs)
-    used = f" {spent:6.2f} CPU-s {rows / spent / 1e6:6.2f} M rows/CPU-s" if spent else ""
+        spent = _parts(cpu)
+        spent.subtract(before)
+        runs.append((seconds, spent))
+    best, spent = min(runs, key=lambda r: r[0])
+    total = sum(spent.values())
+    used = f" {total:6.2f} CPU-s {rows / total / 1e6:6.2f} M rows/CPU-s" if total else ""
     print(f"{what:<46} {best:8.2f} s {rows / best / 1e6:8.2f} M rows/s{used}", flush=True)
+    if len(spent) > 1:
+        print(" " * 8 + ", ".join(f"{part} {seconds:.2f}" for part, seconds in spent.most_common()), flush=True)
     return best
+
+
+def _parts(cpu):
+    """CPU-seconds so far by part: `cpu()` when it gives a Counter, else one part."""
+    if cpu is None:
+        return collections.Counter()
+    so_far = cpu()
+    return so_far if isinstance(so_far, collections.Counter) else collections.Counter(all=so_far)
 
 
 def children_cpu():
@@ -52,11 +69,29 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def process_cpu(pid):
-    """CPU-seconds of process `pid` and of its children it has waited for (Linux)."""
+# Threads of a Spark JVM (local mode: driver and executors), by what they do.
+JVM_THREADS = [("tasks", "Executor task"), ("JIT", "CompilerThre"), ("GC", "GC Thread"), ("GC", "G1 ")]
+
+
+def jvm_cpu(pid):
+    """CPU-seconds of the JVM `pid` by part (Linux): its Spark tasks' threads, the JIT compilers,
+    the garbage collector, its other threads, and the `mdfkit` processes it ran and waited for."""
+    tick = os.sysconf("SC_CLK_TCK")
+
     def cpu():
+        parts = collections.Counter()
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        parts["mdfkit processes"] = (int(fields[13]) + int(fields[14])) / tick
+        for thread in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                stat = (thread / "stat").read_text()
+            except OSError:
+                continue  # ended since the listing
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
+            fields = stat.rsplit(")", 1)[1].split()
+            part = next((part for part, prefix in JVM_THREADS if name.startswith(prefix) or prefix in name), "other")
+            parts[part] += (int(fields[11]) + int(fields[12])) / tick
+        return parts
     return cpu
 
 
@@ -146,11 +181,11 @@ def main():
     if not args.no_python_reads:
         sources.append(("Spark Python source", "mdfkit_python"))
     # The JVM (driver and executors: local mode) and the tools it ran.
-    jvm_cpu = process_cpu(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    spark_cpu = jvm_cpu(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
     for name, source in sources:
         spark_run(source)
         engines.append((name, timed(f"{name} local[{args.workers}]", rows, lambda: spark_run(source), args.repeat,
-                                    jvm_cpu)))
+                                    spark_cpu)))
     spark.stop()
     if single is None:
         return

@@ -17,6 +17,7 @@ import pickle
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -406,6 +407,77 @@ def test_the_jvm_source_reads_every_demo_table_as_one_process(mdfkit_bin, spark,
     for t in tables:
         got = spark_table(spark, shop, t.qualified_name, timestamps="us")
         assert digest(got) == digest(portable(t.to_arrow(timestamps="us"))), t.qualified_name
+
+
+# A stand-in for the `mdfkit` tool (option `command`): one split, whose rows are the Arrow stream
+# in the file named by $EDGE_STREAM, so that the JVM source's reading of each type from Arrow's
+# buffers is checked against values chosen here.
+STAND_IN_TOOL = """#!{python}
+import sys
+if sys.argv[1] == "splits":
+    print("{{}}")
+else:
+    data = open({stream!r}, "rb").read()
+    if "--schema-only" in sys.argv:
+        import pyarrow as pa
+        schema = pa.ipc.open_stream(data).schema
+        sink = pa.BufferOutputStream()
+        pa.ipc.new_stream(sink, schema).close()
+        data = sink.getvalue().to_pybytes()
+    sys.stdout.buffer.write(data)
+"""
+
+
+def test_the_jvm_source_reads_every_type_from_arrow_buffers_exactly(spark, tmp_path):
+    """Decimals at and past the 10^18 where Spark leaves longs (money's whole range: the 64-bit
+    extremes), nulls in every column, several batches of different lengths (each batch's buffers
+    taken anew), multi-byte and empty strings: Spark's rows equal the values written."""
+    if not SPARK["jvm"]:
+        loud_skip("the JVM data source is not loaded (scripts/spark-jar.sh builds its jar; MDFKIT_SPARK_JAR)")
+    from datetime import date, datetime, timezone
+    from decimal import Decimal
+
+    money = [0, 1, -1, 10**18 - 1, -(10**18 - 1), 10**18, -(10**18), 2**63 - 1, -(2**63), None]
+    rows = len(money)
+    columns = {
+        "money": pa.array([None if m is None else Decimal(m).scaleb(-4) for m in money], pa.decimal128(19, 4)),
+        "qty": pa.array([Decimal(i * 1234567 - 5000000).scaleb(-2) if i % 3 else None for i in range(rows)],
+                        pa.decimal128(9, 2)),
+        "huge": pa.array([Decimal(10**30 + i).scaleb(-4) * (-1) ** i for i in range(rows)], pa.decimal128(38, 4)),
+        "flag": pa.array([None if i % 4 == 3 else i % 2 == 0 for i in range(rows)], pa.bool_()),
+        "small": pa.array([None if i == 5 else (-1) ** i * 32767 // (i + 1) for i in range(rows)], pa.int16()),
+        "int": pa.array([None if i == 2 else -(2**31) + i for i in range(rows)], pa.int32()),
+        "big": pa.array([None if i == 7 else 2**63 - 1 - i for i in range(rows)], pa.int64()),
+        "real": pa.array([None if i == 1 else i / 3 for i in range(rows)], pa.float32()),
+        "float": pa.array([None if i == 9 else -i / 7 for i in range(rows)], pa.float64()),
+        "day": pa.array([None if i == 4 else date(1, 1, 1 + i) if i % 2 else date(9999, 12, 31) for i in range(rows)],
+                        pa.date32()),
+        "at": pa.array([None if i == 3 else datetime(1900 + i * 20, 1 + i, 2, 3, 4, 5, i) for i in range(rows)],
+                       pa.timestamp("us")),
+        "at_utc": pa.array([None if i == 6 else datetime(2000 + i, 6, 1, 12, 0, 0, 999999, timezone.utc)
+                            for i in range(rows)], pa.timestamp("us", tz="UTC")),
+        "text": pa.array([None if i == 8 else "" if i == 0 else "é€𝄞" * i for i in range(rows)], pa.string()),
+        "bytes": pa.array([None if i == 0 else bytes(range(i * 3)) for i in range(rows)], pa.binary()),
+    }
+    # 40 rows in batches of 16, 16 and 8: bitmaps of several bytes (`huge` has no nulls: no bitmap).
+    want = pa.concat_tables([pa.table(columns)] * 4).combine_chunks()
+    stream = tmp_path / "edge.arrow"
+    with pa.ipc.new_stream(str(stream), want.schema) as writer:
+        for batch in want.to_batches(max_chunksize=16):
+            writer.write_batch(batch)
+    tool = tmp_path / "mdfkit"
+    tool.write_text(STAND_IN_TOOL.format(python=sys.executable, stream=str(stream)))
+    tool.chmod(0o755)
+    got = (spark.read.format("mdfkit").option("table", "dbo.Edge").option("command", str(tool))
+           .load(str(tmp_path / "edge.mdf")).collect())
+    for name in want.column_names:
+        expected = want.column(name).to_pylist()
+        values = [row[name] for row in got]
+        if name == "at_utc":
+            # Spark hands timestamps to Python as naive local times.
+            expected = [v if v is None else v.replace(tzinfo=None) for v in expected]
+            values = [v if v is None else v.astimezone(timezone.utc).replace(tzinfo=None) for v in values]
+        assert values == expected, name
 
 
 def test_delta_export_of_two_databases_reads_back_equal(corpus_here, tmp_path):

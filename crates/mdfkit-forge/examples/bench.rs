@@ -6,6 +6,7 @@
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 8     # 8 GB
 //! cargo run --release -p mdfkit-forge --example bench -- --gb 1,8   # both, and peak memory compared
 //! cargo run -p mdfkit-forge --example bench -- --forge-only --gb 1  # only forge (prints its path)
+//! cargo run -p mdfkit-forge --example bench -- --backup-of DB.mdf DB.bak  # a full backup of it
 //! cargo run --release -p mdfkit-forge --example bench -- --compressed  # plain vs ROW vs PAGE compressed only
 //! cargo run --release -p mdfkit-forge --example bench -- --check       # check only (page pass, whole), 1 thread and all cores
 //! cargo run --release -p mdfkit-forge --example bench -- --case csv,jsonl --table dbo.Fact --runs 3
@@ -127,6 +128,16 @@ fn ensure(spec: &Spec, dir: &Path) -> PathBuf {
         eprintln!("forged {} MB in {:.1} s", size >> 20, t.elapsed().as_secs_f64());
     }
     mdf
+}
+
+/// Writes `out`, a full backup of the one-file database `mdf` (file id 1).
+fn write_backup_of(mdf: &Path, out: &Path) {
+    let t = Instant::now();
+    let bytes = std::fs::read(mdf).unwrap_or_else(|e| panic!("{}: {e}", mdf.display()));
+    let name = mdf.file_stem().map_or("db".into(), |s| s.to_string_lossy().into_owned());
+    let backup = mdfkit_forge::backup::full_backup(&[mdfkit_forge::ForgedFile { file_id: 1, name, bytes }]);
+    std::fs::write(out, &backup).unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    eprintln!("wrote {} ({} MB) in {:.1} s", out.display(), backup.len() >> 20, t.elapsed().as_secs_f64());
 }
 
 /// Asks the OS to drop the file's pages from the page cache; false when it cannot.
@@ -338,6 +349,8 @@ options:
   --check           only the checks (page pass and whole), 1 thread and all cores
   --compressed      only plain vs ROW vs PAGE compressed tables
   --forge-only      only forge the databases and print their paths
+  --backup-of MDF OUT   only write OUT, an uncompressed full backup of the one-file database MDF
+                    (as SQL Server lays one out), for timing `mdfkit splits` on a backup
   -h, --help        this text
 
 Each run prints rows, seconds, MB/s of the table's used pages (the file's bytes for check*),
@@ -459,6 +472,12 @@ fn main() {
     if let [flag, case, db, table, threads] = args.as_slice() {
         if flag == "--child" {
             run_case(case, Path::new(db), table, threads.parse().expect("threads"));
+            return;
+        }
+    }
+    if let [flag, mdf, out] = args.as_slice() {
+        if flag == "--backup-of" {
+            write_backup_of(Path::new(mdf), Path::new(out));
             return;
         }
     }

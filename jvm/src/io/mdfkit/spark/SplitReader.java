@@ -2,7 +2,9 @@ package io.mdfkit.spark;
 
 import java.io.BufferedInputStream;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.arrow.memory.BufferAllocator;
@@ -22,8 +24,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One split's rows: {@code mdfkit read-split --spark-types} with the split's JSON on stdin, its
- * Arrow IPC stream read batch by batch into vectors Spark reads in place (decimals through
- * {@link DecimalColumn}). A failed read throws
+ * Arrow IPC stream read batch by batch into vectors Spark reads in place ({@link BufferColumn}:
+ * from the buffers' memory). A failed read throws
  * with the split named and what the tool said (file, table, page); a salvage read's skipped pages
  * are logged as warnings.
  */
@@ -40,6 +42,8 @@ final class SplitReader implements PartitionReader<ColumnarBatch> {
     private final BufferAllocator allocator;
     private final ArrowStreamReader reader;
     private ColumnVector[] columns;
+    /** The columns read from memory, given each batch's buffers. */
+    private final List<BufferColumn> buffers = new ArrayList<>();
     private ColumnarBatch batch;
     private int sourceIndex = -1;
 
@@ -61,6 +65,9 @@ final class SplitReader implements PartitionReader<ColumnarBatch> {
             }
             if (reader.loadNextBatch()) {
                 int rows = reader.getVectorSchemaRoot().getRowCount();
+                for (BufferColumn column : buffers) {
+                    column.load(rows);
+                }
                 if (sourceIndex >= 0) {
                     ConstantColumnVector source = new ConstantColumnVector(rows, schema.fields()[sourceIndex].dataType());
                     source.setUtf8String(UTF8String.fromString(split.database));
@@ -89,7 +96,10 @@ final class SplitReader implements PartitionReader<ColumnarBatch> {
             if (vector == null) {
                 throw new IllegalStateException("no column " + fields[i].name() + " in the split's rows");
             }
-            columns[i] = DecimalColumn.of(vector, fields[i].dataType());
+            columns[i] = BufferColumn.of(vector, fields[i].dataType());
+            if (columns[i] instanceof BufferColumn) {
+                buffers.add((BufferColumn) columns[i]);
+            }
         }
         batch = new ColumnarBatch(columns);
     }
