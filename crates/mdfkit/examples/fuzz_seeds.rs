@@ -5,7 +5,7 @@
 //! - `page`: a few raw pages of each page type; `record`: data records;
 //! - `catalog`: the pages opening each database reads (with those its `sys.*` views read, for
 //!   a few files); `scan`: the pages opening and scanning every table reads (a few files); both
-//!   also from two small databases the forge writes (tens of pages, every storage form);
+//!   also from two small databases the forge writes (tens of pages: a heap, compression, an index, LOBs);
 //! - `lob`: off-row pointers with the pages reading them touches;
 //! - `xml`, `clr`: stored xml, hierarchyid, geometry and geography values (plus a few built here);
 //! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files;
@@ -229,7 +229,7 @@ fn database_seeds(out: &mut Out, name: &str, bytes: &[u8], scan_all: bool) -> Re
 /// scanned whole like the corpus files: a few tables of a dozen rows in tens of pages, where a
 /// corpus file's seed is hundreds of KB. libFuzzer mutates a small input many times faster, and
 /// these hold what the corpus files rarely do together: a heap with ghost and forwarded records,
-/// ROW and PAGE compression, a nonclustered index, LOB and row-overflow values, an added column.
+/// ROW and PAGE compression, a nonclustered index, LOB values, a column added after rows.
 fn forged_seeds(out: &mut Out) {
     use mdfkit_forge::{ColType, ColumnSpec, Compression, Gen, IndexSpec, Layout, Nulls, Spec, TableSpec, Version};
     let column = |name: &str, ty: ColType, gen: Gen, nulls: Nulls| ColumnSpec::new(name, ty, gen, nulls);
