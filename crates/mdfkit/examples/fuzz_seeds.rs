@@ -4,7 +4,8 @@
 //!
 //! - `page`: a few raw pages of each page type; `record`: data records;
 //! - `catalog`: the pages opening each database reads (with those its `sys.*` views read, for
-//!   a few files); `scan`: the pages opening and scanning every table reads (a few files);
+//!   a few files); `scan`: the pages opening and scanning every table reads (a few files); both
+//!   also from two small databases the forge writes (tens of pages: a heap, compression, an index, LOBs);
 //! - `lob`: off-row pointers with the pages reading them touches;
 //! - `xml`, `clr`: stored xml, hierarchyid, geometry and geography values (plus a few built here);
 //! - `backup`: the first 256 KB of each backup; `xpress`: compressed pieces of `MSSQLBAK` files;
@@ -103,6 +104,7 @@ fn main() {
             eprintln!("{name}: {e}");
         }
     }
+    forged_seeds(&mut out);
     backup_seeds(&mut out, corpus);
     redo_seeds(&mut out, corpus);
     built_seeds(&mut out);
@@ -221,6 +223,60 @@ fn database_seeds(out: &mut Out, name: &str, bytes: &[u8], scan_all: bool) -> Re
         out.write("scan", name, &sparse(bytes, &scanned));
     }
     Ok(())
+}
+
+/// Small complete databases the forge writes (SQL Server 2016 and 2019 formats), opened and
+/// scanned whole like the corpus files: a few tables of a dozen rows in tens of pages, where a
+/// corpus file's seed is hundreds of KB. libFuzzer mutates a small input many times faster, and
+/// these hold what the corpus files rarely do together: a heap with ghost and forwarded records,
+/// ROW and PAGE compression, a nonclustered index, LOB values, a column added after rows.
+fn forged_seeds(out: &mut Out) {
+    use mdfkit_forge::{ColType, ColumnSpec, Compression, Gen, IndexSpec, Layout, Nulls, Spec, TableSpec, Version};
+    let column = |name: &str, ty: ColType, gen: Gen, nulls: Nulls| ColumnSpec::new(name, ty, gen, nulls);
+    let key = |name: &str| column(name, ColType::Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never);
+    for version in [Version::V852, Version::V904] {
+        let mut heap = TableSpec::new("dbo", "Events", Layout::Heap, 12)
+            .column(column("At", ColType::DateTime2(7), Gen::Random, Nulls::Never))
+            .column(column("Level", ColType::VarChar(Some(10)), Gen::Length { min: 1, max: 10 }, Nulls::Every(5)))
+            .column(column("Note", ColType::NVarChar(Some(3000)), Gen::Length { min: 0, max: 3000 }, Nulls::Every(3)));
+        heap.ghost_every = Some(4);
+        heap.forward_every = Some(5);
+        let orders = TableSpec::new("dbo", "Orders", Layout::Clustered { key: 0 }, 10)
+            .column(key("OrderID"))
+            .column(column("Total", ColType::Decimal(10, 2), Gen::Random, Nulls::Every(4)))
+            .column(column("Placed", ColType::Date, Gen::Random, Nulls::Never))
+            .column(column("Paid", ColType::Bit, Gen::Random, Nulls::Never))
+            .column(column("Token", ColType::UniqueIdentifier, Gen::Random, Nulls::Every(3)))
+            .column(column("Photo", ColType::VarBinary(None), Gen::Length { min: 0, max: 9000 }, Nulls::Every(2)))
+            .index(IndexSpec::new("IX_Orders_Total", &[0], Compression::Row));
+        let compressed = |name: &str, compression: Compression| {
+            let mut t = TableSpec::new("sales", name, Layout::Clustered { key: 0 }, 12)
+                .column(key("ReadingID"))
+                .column(column(
+                    "Celsius",
+                    ColType::Decimal(6, 2),
+                    Gen::Range { lo: -4_000, hi: 6_000 },
+                    Nulls::Every(4),
+                ))
+                .column(column("Sensor", ColType::NVarChar(Some(20)), Gen::Length { min: 0, max: 20 }, Nulls::Never))
+                .column(column("Added", ColType::SmallInt, Gen::Random, Nulls::Every(2)));
+            t.compression = compression;
+            t.page_ci_every = Some(1);
+            t.added_after = Some((3, 6));
+            t
+        };
+        let mut spec = Spec::new("forged", version, 7)
+            .table(heap)
+            .table(orders)
+            .table(compressed("ReadingsRow", Compression::Row))
+            .table(compressed("ReadingsPage", Compression::Page));
+        spec.schemas.push("sales".into());
+        let files = mdfkit_forge::forge(&spec).expect("a spec the forge writes");
+        let name = format!("forged-{}", version.dbi_version());
+        if let Err(e) = database_seeds(out, &name, &files[0].bytes, true) {
+            eprintln!("{name}: {e}");
+        }
+    }
 }
 
 /// The first 256 KB of every backup, and the compressed pieces of `MSSQLBAK` files.

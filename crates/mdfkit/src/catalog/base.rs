@@ -27,6 +27,7 @@
 //! first page along the next-page links; each page must belong to the allocation unit and be a
 //! leaf data page, and a link that revisits a page is reported as a cycle.
 
+use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
 use super::rowset::{
@@ -155,6 +156,47 @@ impl<'a> RowRef<'a> {
     /// The text value of column `name`; empty when NULL or absent.
     pub fn text(&self, name: &str) -> &'a str {
         self.get(name).as_str().unwrap_or("")
+    }
+}
+
+/// A column of a base table read row after row by name: found among the table's column names
+/// on the first row, then read by position for every row of the same table. A view or a model
+/// builder reads a dozen columns of every row, and a lookup by name compares strings (the
+/// catalog's largest cost on a small database before this).
+pub struct NamedColumn<'t> {
+    name: &'static str,
+    /// The table the name was last looked up in, and the position found there. Holding the
+    /// table borrowed keeps its address from being reused by another table while cached.
+    found: Cell<Option<(&'t TableRows, Option<usize>)>>,
+}
+
+impl<'t> NamedColumn<'t> {
+    /// The column named `name` (case ignored, as [`TableRows::column`]).
+    pub const fn new(name: &'static str) -> Self {
+        NamedColumn { name, found: Cell::new(None) }
+    }
+
+    /// The value of this column in `row`; NULL when its table has no such column.
+    pub fn get(&self, row: RowRef<'t>) -> &'t Value {
+        let at = match self.found.get() {
+            Some((table, at)) if std::ptr::eq(table, row.table) => at,
+            _ => {
+                let at = row.table.column(self.name);
+                self.found.set(Some((row.table, at)));
+                at
+            }
+        };
+        at.and_then(|i| row.values.get(i)).unwrap_or(&Value::Null)
+    }
+
+    /// The integer value of this column in `row`; 0 when NULL or absent.
+    pub fn int(&self, row: RowRef<'t>) -> i64 {
+        self.get(row).as_i64().unwrap_or(0)
+    }
+
+    /// The text value of this column in `row`; empty when NULL or absent.
+    pub fn text(&self, row: RowRef<'t>) -> &'t str {
+        self.get(row).as_str().unwrap_or("")
     }
 }
 
@@ -342,7 +384,12 @@ impl BaseTables {
         let first = self.first_page_of(rowset, table)?;
         let mut rows = Vec::new();
         self.scan_leaf_chain(first, rowset, table, |record| {
-            rows.push(columns.iter().map(|c| read_column(record, c)).collect::<Result<Vec<_>>>()?);
+            // One allocation a row: a collect through `Result` cannot size its vector up front.
+            let mut row = Vec::with_capacity(columns.len());
+            for c in &columns {
+                row.push(read_column(record, c)?);
+            }
+            rows.push(row);
             Ok(())
         })?;
         Ok(TableRows { names: column_names, rows })
@@ -455,6 +502,29 @@ mod tests {
         // `@`, `[` neighbour `A`, `Z` and `` ` ``, `{` neighbour `a`, `z`: they have no other case.
         for absent in ["", "i", "idx", "name ", "zz`{`{", "a_column_name_longer_than_18", "ID\u{e9}"] {
             assert_eq!(rows.column(absent), None, "{absent}");
+        }
+    }
+
+    #[test]
+    fn fields_read_each_table_at_its_own_position() {
+        let table = |names: &[&str], values: Vec<Value>| TableRows {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            rows: vec![values.clone(), values],
+        };
+        let a = table(&["id", "name"], vec![Value::Int(7), Value::text("seven")]);
+        let b = table(&["Name", "status", "ID"], vec![Value::text("nine"), Value::Int(1), Value::Int(9)]);
+        let c = table(&["status"], vec![Value::Int(3)]);
+        let (id, name) = (NamedColumn::new("id"), NamedColumn::new("name"));
+        // Alternating tables: each read finds the column where that table has it.
+        for _ in 0..2 {
+            for row in a.iter() {
+                assert_eq!((id.int(row), name.text(row)), (7, "seven"));
+            }
+            for row in b.iter() {
+                assert_eq!((id.int(row), name.text(row)), (9, "nine"));
+            }
+            let row = c.row(1).unwrap();
+            assert_eq!((id.get(row), name.text(row)), (&Value::Null, ""));
         }
     }
 }

@@ -57,6 +57,8 @@ pub struct Catalog {
     table_cache: std::sync::OnceLock<Vec<model::TableInfo>>,
     /// Rows by object, built on first use (see [`OBJECT_KEYS`]).
     rows_by_object: std::sync::OnceLock<RowsByObject>,
+    /// Each object's columns, built on its first use (see [`Catalog::columns`]).
+    columns_by_object: std::sync::Mutex<HashMap<i32, Vec<model::ColumnInfo>>>,
     /// Type id → name (sysscalartypes), built on first use: every table's columns name theirs.
     type_names: std::sync::OnceLock<HashMap<i64, String>>,
     /// Allocation unit id → owner, built on first use.
@@ -96,9 +98,10 @@ impl Catalog {
         };
         let objects = base.read_table(SYSSCHOBJS_ID, "sys.sysschobjs")?;
         let mut base_table_ids = HashMap::new();
+        let [type_code, name, id] = ["type", "name", "id"].map(base::NamedColumn::new);
         for row in objects.iter() {
-            if row.text("type").trim() == "S" {
-                base_table_ids.insert(row.text("name").to_ascii_lowercase(), row.int("id") as i32);
+            if type_code.text(row).trim() == "S" {
+                base_table_ids.insert(name.text(row).to_ascii_lowercase(), id.int(row) as i32);
             }
         }
         let mut tables = HashMap::new();
@@ -115,6 +118,7 @@ impl Catalog {
             base_table_ids,
             table_cache: std::sync::OnceLock::new(),
             rows_by_object: std::sync::OnceLock::new(),
+            columns_by_object: std::sync::Mutex::new(HashMap::new()),
             type_names: std::sync::OnceLock::new(),
             owners: std::sync::OnceLock::new(),
         })
@@ -163,8 +167,9 @@ impl Catalog {
                     let rows = if t == "sysschobjs" { &self.objects } else { self.table(t) };
                     // As `RowRef::int` reads them: NULL (or a column the version lacks) is 0.
                     let mut by_value: HashMap<i64, Vec<usize>> = HashMap::new();
+                    let key = base::NamedColumn::new(c);
                     for (i, row) in rows.iter().enumerate() {
-                        by_value.entry(row.int(c)).or_default().push(i);
+                        by_value.entry(key.int(row)).or_default().push(i);
                     }
                     ((t, c), by_value)
                 })

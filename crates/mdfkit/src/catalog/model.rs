@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use super::base::RowRef;
+use super::base::{NamedColumn, RowRef};
 use super::rowset::ColumnLocation;
 use super::Catalog;
 use crate::types::{SqlType, TypeInfo};
@@ -258,10 +258,11 @@ const ROW_OVERFLOW_DATA: i64 = 3;
 impl Catalog {
     /// Schema id → name (`sys.schemas`: sysclsobjs rows of class 50).
     pub fn schema_names(&self) -> HashMap<i64, String> {
+        let [class, id, name] = ["class", "id", "name"].map(NamedColumn::new);
         self.table("sysclsobjs")
             .iter()
-            .filter(|r| r.int("class") == 50)
-            .map(|r| (r.int("id"), r.text("name").to_string()))
+            .filter(|&r| class.int(r) == 50)
+            .map(|r| (id.int(r), name.text(r).to_string()))
             .collect()
     }
 
@@ -285,26 +286,30 @@ impl Catalog {
         let schemas = self.schema_names();
         let mut partitions: HashMap<i32, Vec<(i32, PartitionInfo)>> = HashMap::new();
         let mut unit_kinds: HashMap<i64, Vec<(i64, i64, i64)>> = HashMap::new();
+        let [ownerid, unit_type, pcused, pcreserved, pgfirst] =
+            ["ownerid", "type", "pcused", "pcreserved", "pgfirst"].map(NamedColumn::new);
         for unit in self.table("sysallocunits").iter() {
-            unit_kinds.entry(unit.int("ownerid")).or_default().push((
-                unit.int("type"),
-                unit.int("pcused"),
-                unit.int("pcreserved"),
+            unit_kinds.entry(ownerid.int(unit)).or_default().push((
+                unit_type.int(unit),
+                pcused.int(unit),
+                pcreserved.int(unit),
             ));
         }
+        let [idminor, idmajor, rowsetid, numpart, rcrows, cmprlevel] =
+            ["idminor", "idmajor", "rowsetid", "numpart", "rcrows", "cmprlevel"].map(NamedColumn::new);
         for rs in self.table("sysrowsets").iter() {
-            let index_id = rs.int("idminor") as i32;
+            let index_id = idminor.int(rs) as i32;
             if index_id > 1 {
                 continue;
             }
-            let units = unit_kinds.get(&rs.int("rowsetid")).cloned().unwrap_or_default();
-            partitions.entry(rs.int("idmajor") as i32).or_default().push((
+            let units = unit_kinds.get(&rowsetid.int(rs)).map_or(&[][..], Vec::as_slice);
+            partitions.entry(idmajor.int(rs) as i32).or_default().push((
                 index_id,
                 PartitionInfo {
-                    partition_id: rs.int("rowsetid"),
-                    partition_number: rs.int("numpart") as i32,
-                    rows: rs.int("rcrows"),
-                    data_compression: rs.int("cmprlevel") as u8,
+                    partition_id: rowsetid.int(rs),
+                    partition_number: numpart.int(rs) as i32,
+                    rows: rcrows.int(rs),
+                    data_compression: cmprlevel.int(rs) as u8,
                     used_pages: units.iter().map(|u| u.1).sum(),
                     total_pages: units.iter().map(|u| u.2).sum(),
                 },
@@ -313,24 +318,28 @@ impl Catalog {
         let mut lob_owners = std::collections::HashSet::new();
         let mut overflow_owners = std::collections::HashSet::new();
         for unit in self.table("sysallocunits").iter() {
-            if unit.int("pcreserved") > 0 || unit.int("pcused") > 0 || !is_null_page(unit) {
-                match unit.int("type") {
-                    LOB_DATA => lob_owners.insert(unit.int("ownerid")),
-                    ROW_OVERFLOW_DATA => overflow_owners.insert(unit.int("ownerid")),
+            let null_first_page = matches!(pgfirst.get(unit), Value::Binary(b) if b.iter().all(|&x| x == 0));
+            if pcreserved.int(unit) > 0 || pcused.int(unit) > 0 || !null_first_page {
+                match unit_type.int(unit) {
+                    LOB_DATA => lob_owners.insert(ownerid.int(unit)),
+                    ROW_OVERFLOW_DATA => overflow_owners.insert(ownerid.int(unit)),
                     _ => false,
                 };
             }
         }
         let mut out = Vec::new();
+        let [type_code, nsid, status, nsclass, id, name] =
+            ["type", "nsid", "status", "nsclass", "id", "name"].map(NamedColumn::new);
         for obj in self.objects().iter() {
-            let object_type = obj.text("type").trim().to_string();
-            let schema = schemas.get(&obj.int("nsid")).cloned().unwrap_or_else(|| format!("schema{}", obj.int("nsid")));
-            let is_ms_shipped = obj.int("status") & OBJECT_MS_SHIPPED != 0;
-            let wanted = matches!(object_type.as_str(), "U" | "S" | "IT");
-            if !wanted || obj.int("nsclass") != 0 {
+            let object_type = type_code.text(obj).trim();
+            let wanted = matches!(object_type, "U" | "S" | "IT");
+            if !wanted || nsclass.int(obj) != 0 {
                 continue;
             }
-            let object_id = obj.int("id") as i32;
+            let object_type = object_type.to_string();
+            let schema = schemas.get(&nsid.int(obj)).cloned().unwrap_or_else(|| format!("schema{}", nsid.int(obj)));
+            let is_ms_shipped = status.int(obj) & OBJECT_MS_SHIPPED != 0;
+            let object_id = id.int(obj) as i32;
             let mut parts = partitions.remove(&object_id).unwrap_or_default();
             let is_heap = parts.iter().all(|(index_id, _)| *index_id == 0);
             parts.sort_by_key(|(_, p)| p.partition_number);
@@ -349,7 +358,7 @@ impl Catalog {
             out.push(TableInfo {
                 object_id,
                 schema,
-                name: obj.text("name").to_string(),
+                name: name.text(obj).to_string(),
                 object_type,
                 is_ms_shipped,
                 is_heap,
@@ -369,35 +378,43 @@ impl Catalog {
         let matches = |t: &TableInfo| {
             t.name.eq_ignore_ascii_case(table) && schema.is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
         };
-        let tables = self.tables(true);
         // Prefer dbo when no schema is given and several schemas have the name.
-        let found: Vec<&TableInfo> = tables.iter().filter(|t| matches(t)).collect();
+        let found: Vec<&TableInfo> = self.all_tables().iter().filter(|t| matches(t)).collect();
         found.iter().find(|t| t.schema == "dbo").or(found.first()).map(|t| (*t).clone())
     }
 
-    /// The columns of an object, in column id order.
+    /// The columns of an object, in column id order: built on the object's first call (a scan,
+    /// its decoders and its schema each ask for them).
     pub fn columns(&self, object_id: i32) -> Vec<ColumnInfo> {
+        let mut built = self.columns_by_object.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        built.entry(object_id).or_insert_with(|| self.build_columns(object_id)).clone()
+    }
+
+    fn build_columns(&self, object_id: i32) -> Vec<ColumnInfo> {
         let type_names = self.type_names.get_or_init(|| {
-            self.table("sysscalartypes").iter().map(|t| (t.int("id"), t.text("name").to_string())).collect()
+            let [id, name] = ["id", "name"].map(NamedColumn::new);
+            self.table("sysscalartypes").iter().map(|t| (id.int(t), name.text(t).to_string())).collect()
         });
+        let [number, status, utype, colid, name, collationid, dflt] =
+            ["number", "status", "utype", "colid", "name", "collationid", "dflt"].map(NamedColumn::new);
         let mut out: Vec<ColumnInfo> = self
             .rows_where("syscolpars", "id", i64::from(object_id))
             .into_iter()
-            .filter(|c| c.int("number") == 0)
+            .filter(|&c| number.int(c) == 0)
             .map(|c| {
-                let status = c.int("status");
+                let status = status.int(c);
                 let type_info = type_info_from_colpars(c);
-                let user_type_id = c.int("utype") as i32;
+                let user_type_id = utype.int(c) as i32;
                 let type_name =
                     type_names.get(&(user_type_id as i64)).cloned().unwrap_or_else(|| type_info.sql_type.name());
-                let column_id = c.int("colid") as i32;
+                let column_id = colid.int(c) as i32;
                 ColumnInfo {
                     column_id,
-                    name: c.text("name").to_string(),
+                    name: name.text(c).to_string(),
                     type_info,
                     type_name,
                     user_type_id,
-                    collation_id: c.int("collationid") as u32,
+                    collation_id: collationid.int(c) as u32,
                     is_nullable: status & COLUMN_NOT_NULL == 0,
                     identity: (status & COLUMN_IDENTITY != 0).then(|| identity_from(c)).flatten(),
                     is_rowguidcol: status & COLUMN_ROWGUIDCOL != 0,
@@ -407,7 +424,7 @@ impl Catalog {
                     is_computed: status & COLUMN_COMPUTED != 0,
                     is_sparse: status & COLUMN_SPARSE != 0,
                     is_column_set: status & COLUMN_SET != 0,
-                    default_object_id: c.int("dflt") as i32,
+                    default_object_id: dflt.int(c) as i32,
                 }
             })
             .collect();
@@ -419,35 +436,42 @@ impl Catalog {
     pub fn indexes(&self, object_id: i32) -> Vec<IndexInfo> {
         let columns: HashMap<i64, String> =
             self.columns(object_id).into_iter().map(|c| (c.column_id as i64, c.name)).collect();
-        let index_columns = self.rows_where("sysiscols", "idmajor", i64::from(object_id));
-        let mut out: Vec<IndexInfo> = self
-            .rows_where("sysidxstats", "id", i64::from(object_id))
+        // Each index column as (index id, key order, column id, status).
+        let [idminor, tinyprop1, subid, intprop, status] =
+            ["idminor", "tinyprop1", "subid", "intprop", "status"].map(NamedColumn::new);
+        let index_columns: Vec<(i64, i64, i64, i64)> = self
+            .rows_where("sysiscols", "idmajor", i64::from(object_id))
             .into_iter()
-            .filter(|i| i.int("status") & INDEX_IS_INDEX != 0 && i.int("indid") > 0)
-            .map(|i| {
-                let index_id = i.int("indid");
+            .filter(|&c| status.int(c) & ISCOL_INDEX != 0)
+            .map(|c| {
                 // Key columns by key ordinal (tinyprop1), which need not be the sub-id order: pubs'
                 // employee_ind on (lname, fname, minit) lists them by column id; included ones
                 // (key ordinal 0) after them, by sub-id.
+                let ordinal = tinyprop1.int(c);
+                let order = if ordinal > 0 { ordinal } else { i64::from(u8::MAX) + subid.int(c) };
+                (idminor.int(c), order, intprop.int(c), status.int(c))
+            })
+            .collect();
+        let [indid, name, index_type] = ["indid", "name", "type"].map(NamedColumn::new);
+        let index_status = NamedColumn::new("status");
+        let mut out: Vec<IndexInfo> = self
+            .rows_where("sysidxstats", "id", i64::from(object_id))
+            .into_iter()
+            .filter(|&i| index_status.int(i) & INDEX_IS_INDEX != 0 && indid.int(i) > 0)
+            .map(|i| {
+                let index_id = indid.int(i);
                 let mut cols: Vec<(i64, i64, i64)> = index_columns
                     .iter()
-                    .filter(|c| c.int("idminor") == index_id && c.int("status") & ISCOL_INDEX != 0)
-                    .map(|c| {
-                        let ordinal = c.int("tinyprop1");
-                        (
-                            if ordinal > 0 { ordinal } else { i64::from(u8::MAX) + c.int("subid") },
-                            c.int("intprop"),
-                            c.int("status"),
-                        )
-                    })
+                    .filter(|c| c.0 == index_id)
+                    .map(|&(_, order, column_id, status)| (order, column_id, status))
                     .collect();
                 cols.sort();
                 let name_of = |id: i64| columns.get(&id).cloned().unwrap_or_else(|| format!("column{id}"));
-                let status = i.int("status");
+                let status = index_status.int(i);
                 IndexInfo {
                     index_id: index_id as i32,
-                    name: i.text("name").to_string(),
-                    index_type: i.int("type") as u8,
+                    name: name.text(i).to_string(),
+                    index_type: index_type.int(i) as u8,
                     is_unique: status & INDEX_UNIQUE != 0,
                     is_primary_key: status & INDEX_PRIMARY_KEY != 0,
                     is_unique_constraint: status & INDEX_UNIQUE_CONSTRAINT != 0,
@@ -494,10 +518,6 @@ pub fn split_table_name(name: &str) -> (Option<&str>, &str) {
         Some((schema, table)) => (Some(clean(schema)), clean(table)),
         None => (None, clean(name)),
     }
-}
-
-fn is_null_page(unit: RowRef) -> bool {
-    matches!(unit.get("pgfirst"), crate::value::Value::Binary(b) if b.iter().all(|&x| x == 0))
 }
 
 /// A column's type from syscolpars (xtype, length, prec, scale).

@@ -42,7 +42,7 @@
 //! columns (valclass tinyint, id bigint, subid bigint, valnum int, value sql_variant, imageval
 //! varbinary(max)) from the corpus' 705-998 files, where no table has such a default.
 
-use super::base::TableRows;
+use super::base::{NamedColumn, TableRows};
 use crate::bytes::{read_i16, read_i32, read_i64, read_u32, utf16le};
 use crate::error::{Error, Result};
 use crate::record::Record;
@@ -143,13 +143,15 @@ const OUT_OF_ROW_DEFAULT: i64 = 1;
 /// is none, else the sql_variant bytes of the value (an error for a value kept in `imageval`,
 /// which the corpus has no sample of).
 pub fn stored_default(seobjvalues: &TableRows, rowset: i64, hb_column_id: i32) -> Option<Result<&[u8]>> {
-    let row = seobjvalues.iter().find(|r| {
-        r.int("valclass") == OUT_OF_ROW_DEFAULT
-            && r.int("id") == rowset
-            && r.int("subid") == i64::from(hb_column_id)
-            && r.int("valnum") == 0
+    let [valclass, id, subid, valnum, value, imageval] =
+        ["valclass", "id", "subid", "valnum", "value", "imageval"].map(NamedColumn::new);
+    let row = seobjvalues.iter().find(|&r| {
+        valclass.int(r) == OUT_OF_ROW_DEFAULT
+            && id.int(r) == rowset
+            && subid.int(r) == i64::from(hb_column_id)
+            && valnum.int(r) == 0
     })?;
-    Some(match (row.get("value"), row.get("imageval")) {
+    Some(match (value.get(row), imageval.get(row)) {
         (Value::Binary(variant), _) => Ok(variant.as_slice()),
         (Value::Null, Value::Null) => return None,
         _ => Err(Error::unsupported(

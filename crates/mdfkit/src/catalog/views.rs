@@ -11,7 +11,7 @@ use arrow_array::builder::{BinaryBuilder, Int64Builder, StringBuilder};
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType, Field, Schema};
 
-use super::base::{RowRef, TableRows};
+use super::base::{NamedColumn, RowRef, TableRows};
 use super::model::{compression_name, index_type_name};
 use super::Catalog;
 use crate::error::{Error, Result};
@@ -130,35 +130,60 @@ pub fn object_type_desc(code: &str) -> &'static str {
 
 const MODULE_TYPES: &[&str] = &["V", "P", "FN", "IF", "TF", "TR", "R", "D"];
 
+/// How a view column is computed from a row of the base table it reads (borrowed for `'t`);
+/// the function may borrow what the view built for `'f`.
+type ColFn<'t, 'f> = Box<dyn Fn(RowRef<'t>) -> Value + 'f>;
+
 /// A view column: its name and how to compute it from a base-table row.
-type Col<'f> = (&'static str, Box<dyn Fn(RowRef) -> Value + 'f>);
+type Col<'t, 'f> = (&'static str, ColFn<'t, 'f>);
 
 /// Boxes `(name, function)` pairs into an array of view columns.
 macro_rules! cols {
-    ($(($name:expr, $f:expr)),* $(,)?) => { [$(($name, Box::new($f) as Box<dyn Fn(RowRef) -> Value>)),*] };
+    ($(($name:expr, $f:expr)),* $(,)?) => { [$(($name, Box::new($f) as ColFn<'_, '_>)),*] };
 }
 
 /// Builds rows from view columns over a filtered base table.
-fn project<'a>(rows: impl Iterator<Item = RowRef<'a>>, columns: &[Col]) -> ViewRows {
+fn project<'t>(rows: impl Iterator<Item = RowRef<'t>>, columns: &[Col<'t, '_>]) -> ViewRows {
     ViewRows {
         columns: columns.iter().map(|(n, _)| n.to_string()).collect(),
         rows: rows.map(|r| columns.iter().map(|(_, f)| f(r)).collect()).collect(),
     }
 }
 
-fn int(name: &'static str) -> impl Fn(RowRef) -> Value {
-    move |r| match r.get(name) {
-        Value::Null => Value::Null,
-        v => v.clone(),
-    }
+/// Column `name` as stored (the name says what most are; any value is copied as it is).
+fn int<'t>(name: &'static str) -> impl Fn(RowRef<'t>) -> Value {
+    let field = NamedColumn::new(name);
+    move |r| field.get(r).clone()
 }
 
-fn bit(name: &'static str, mask: i64) -> impl Fn(RowRef) -> Value {
-    move |r| Value::bit(r.int(name) & mask != 0)
+fn bit<'t>(name: &'static str, mask: i64) -> impl Fn(RowRef<'t>) -> Value {
+    from_int(name, move |v| Value::bit(v & mask != 0))
 }
 
-fn trimmed(name: &'static str) -> impl Fn(RowRef) -> Value {
-    move |r| Value::text(r.text(name).trim())
+/// A column computed from integer column `name` (0 when NULL).
+fn from_int<'t>(name: &'static str, compute: impl Fn(i64) -> Value) -> impl Fn(RowRef<'t>) -> Value {
+    let field = NamedColumn::new(name);
+    move |r| compute(field.int(r))
+}
+
+fn text_or_null<'t>(name: &'static str) -> impl Fn(RowRef<'t>) -> Value {
+    let field = NamedColumn::new(name);
+    move |r| Value::text_or_null(field.text(r))
+}
+
+fn trimmed<'t>(name: &'static str) -> impl Fn(RowRef<'t>) -> Value {
+    let field = NamedColumn::new(name);
+    move |r| Value::text(field.text(r).trim())
+}
+
+/// Rows whose integer column `name` passes `keep`: a view's filter, its column found once.
+fn rows_where_int<'t>(
+    rows: impl Iterator<Item = RowRef<'t>>,
+    name: &'static str,
+    keep: impl Fn(i64) -> bool,
+) -> impl Iterator<Item = RowRef<'t>> {
+    let field = NamedColumn::new(name);
+    rows.filter(move |r| keep(field.int(*r)))
 }
 
 impl Catalog {
@@ -201,19 +226,20 @@ impl Catalog {
 
     fn view_schemas(&self) -> ViewRows {
         project(
-            self.table("sysclsobjs").iter().filter(|r| r.int("class") == 50),
+            rows_where_int(self.table("sysclsobjs").iter(), "class", |class| class == 50),
             &cols![("name", int("name")), ("schema_id", int("id"))],
         )
     }
 
-    fn object_columns() -> Vec<Col<'static>> {
+    fn object_columns<'t>() -> Vec<Col<'t, 't>> {
+        let type_code = NamedColumn::new("type");
         cols![
             ("name", int("name")),
             ("object_id", int("id")),
             ("schema_id", int("nsid")),
             ("parent_object_id", int("pid")),
             ("type", trimmed("type")),
-            ("type_desc", |r: RowRef| Value::text(object_type_desc(r.text("type").trim()))),
+            ("type_desc", move |r| Value::text(object_type_desc(type_code.text(r).trim()))),
             ("create_date", int("created")),
             ("modify_date", int("modified")),
             ("is_ms_shipped", bit("status", 0x1)),
@@ -223,21 +249,29 @@ impl Catalog {
         .into()
     }
 
-    fn objects_in_namespace(&self) -> impl Iterator<Item = RowRef<'_>> {
-        self.objects().iter().filter(|o| o.int("nsclass") == 0 && o.int("pclass") == 1)
+    /// The objects of `sys.objects` (in a schema: not the ones of other classes) whose type
+    /// code passes `keep`.
+    fn objects_in_namespace(&self, keep: impl Fn(&str) -> bool) -> impl Iterator<Item = RowRef<'_>> {
+        let (nsclass, pclass, type_code) =
+            (NamedColumn::new("nsclass"), NamedColumn::new("pclass"), NamedColumn::new("type"));
+        self.objects()
+            .iter()
+            .filter(move |&o| nsclass.int(o) == 0 && pclass.int(o) == 1 && keep(type_code.text(o).trim()))
     }
 
     fn view_objects(&self, keep: impl Fn(&str) -> bool) -> ViewRows {
         let cols = Self::object_columns();
-        project(self.objects_in_namespace().filter(|o| keep(o.text("type").trim())), &cols)
+        project(self.objects_in_namespace(keep), &cols)
     }
 
     fn view_tables(&self) -> ViewRows {
+        let (indid, id) = (NamedColumn::new("indid"), NamedColumn::new("id"));
         let heap_or_clustered: HashMap<i64, RowRef> =
-            self.table("sysidxstats").iter().filter(|i| i.int("indid") <= 1).map(|i| (i.int("id"), i)).collect();
-        let lob_ds = |r: RowRef| heap_or_clustered.get(&r.int("id")).map_or(Value::Null, |i| i.get("lobds").clone());
+            self.table("sysidxstats").iter().filter(|&i| indid.int(i) <= 1).map(|i| (id.int(i), i)).collect();
+        let (lobds, intprop) = (NamedColumn::new("lobds"), NamedColumn::new("intprop"));
+        let lob_ds = from_int("id", |id| heap_or_clustered.get(&id).map_or(Value::Null, |&i| lobds.get(i).clone()));
         let text_in_row =
-            |r: RowRef| heap_or_clustered.get(&r.int("id")).map_or(Value::Null, |i| i.get("intprop").clone());
+            from_int("id", |id| heap_or_clustered.get(&id).map_or(Value::Null, |&i| intprop.get(i).clone()));
         let mut cols = Self::object_columns();
         cols.push(("lob_data_space_id", Box::new(lob_ds)));
         cols.push(("max_column_id_used", Box::new(int("intprop"))));
@@ -245,13 +279,13 @@ impl Catalog {
         cols.push(("text_in_row_limit", Box::new(text_in_row)));
         cols.push(("large_value_types_out_of_row", Box::new(bit("status", 0x2000000))));
         cols.push(("is_tracked_by_cdc", Box::new(bit("status", 0x1000000))));
-        cols.push(("lock_escalation", Box::new(|r: RowRef| Value::Int((r.int("status") & 0x30000000) >> 28))));
-        project(self.objects_in_namespace().filter(|o| o.text("type").trim() == "U"), &cols)
+        cols.push(("lock_escalation", Box::new(from_int("status", |status| Value::Int((status & 0x30000000) >> 28)))));
+        project(self.objects_in_namespace(|t| t == "U"), &cols)
     }
 
     fn view_columns(&self) -> ViewRows {
         project(
-            self.table("syscolpars").iter().filter(|c| c.int("number") == 0),
+            rows_where_int(self.table("syscolpars").iter(), "number", |number| number == 0),
             &cols![
                 ("object_id", int("id")),
                 ("name", int("name")),
@@ -261,8 +295,8 @@ impl Catalog {
                 ("max_length", int("length")),
                 ("precision", int("prec")),
                 ("scale", int("scale")),
-                ("collation_name", |r: RowRef| collation_value(r.int("collationid"))),
-                ("is_nullable", |r: RowRef| Value::bit(r.int("status") & 0x1 == 0)),
+                ("collation_name", from_int("collationid", |id| collation_value(id))),
+                ("is_nullable", from_int("status", |status| Value::bit(status & 0x1 == 0))),
                 ("is_ansi_padded", bit("status", 0x2)),
                 ("is_rowguidcol", bit("status", 0x8)),
                 ("is_identity", bit("status", 0x4)),
@@ -289,10 +323,10 @@ impl Catalog {
                 ("max_length", int("length")),
                 ("precision", int("prec")),
                 ("scale", int("scale")),
-                ("collation_name", |r: RowRef| collation_value(r.int("collationid"))),
-                ("is_nullable", |r: RowRef| Value::bit(r.int("status") & 0x1 == 0)),
-                ("is_user_defined", |r: RowRef| Value::bit(r.int("id") > 256)),
-                ("is_assembly_type", |r: RowRef| Value::bit(r.int("xtype") == 240)),
+                ("collation_name", from_int("collationid", |id| collation_value(id))),
+                ("is_nullable", from_int("status", |status| Value::bit(status & 0x1 == 0))),
+                ("is_user_defined", from_int("id", |id| Value::bit(id > 256))),
+                ("is_assembly_type", from_int("xtype", |xtype| Value::bit(xtype == 240))),
                 ("default_object_id", int("dflt")),
                 ("rule_object_id", int("chk")),
             ],
@@ -301,13 +335,13 @@ impl Catalog {
 
     fn view_indexes(&self) -> ViewRows {
         project(
-            self.table("sysidxstats").iter().filter(|i| i.int("status") & 0x1 != 0),
+            rows_where_int(self.table("sysidxstats").iter(), "status", |status| status & 0x1 != 0),
             &cols![
                 ("object_id", int("id")),
-                ("name", |r: RowRef| Value::text_or_null(r.text("name"))),
+                ("name", text_or_null("name")),
                 ("index_id", int("indid")),
                 ("type", int("type")),
-                ("type_desc", |r: RowRef| Value::text(index_type_name(r.int("type") as u8))),
+                ("type_desc", from_int("type", |code| Value::text(index_type_name(code as u8)))),
                 ("is_unique", bit("status", 0x8)),
                 ("data_space_id", int("dataspace")),
                 ("is_primary_key", bit("status", 0x20)),
@@ -316,8 +350,8 @@ impl Catalog {
                 ("is_padded", bit("status", 0x10)),
                 ("is_disabled", bit("status", 0x80)),
                 ("is_hypothetical", bit("status", 0x100)),
-                ("allow_row_locks", |r: RowRef| Value::bit(r.int("status") & 0x200 == 0)),
-                ("allow_page_locks", |r: RowRef| Value::bit(r.int("status") & 0x400 == 0)),
+                ("allow_row_locks", from_int("status", |status| Value::bit(status & 0x200 == 0))),
+                ("allow_page_locks", from_int("status", |status| Value::bit(status & 0x400 == 0))),
                 ("has_filter", bit("status", 0x20000)),
             ],
         )
@@ -325,7 +359,7 @@ impl Catalog {
 
     fn view_index_columns(&self) -> ViewRows {
         project(
-            self.table("sysiscols").iter().filter(|c| c.int("status") & 0x2 != 0),
+            rows_where_int(self.table("sysiscols").iter(), "status", |status| status & 0x2 != 0),
             &cols![
                 ("object_id", int("idmajor")),
                 ("index_id", int("idminor")),
@@ -341,7 +375,7 @@ impl Catalog {
 
     fn view_partitions(&self) -> ViewRows {
         project(
-            self.table("sysrowsets").iter().filter(|r| r.int("ownertype") == 1),
+            rows_where_int(self.table("sysrowsets").iter(), "ownertype", |owner| owner == 1),
             &cols![
                 ("partition_id", int("rowsetid")),
                 ("object_id", int("idmajor")),
@@ -350,7 +384,7 @@ impl Catalog {
                 ("hobt_id", int("rowsetid")),
                 ("rows", int("rcrows")),
                 ("data_compression", int("cmprlevel")),
-                ("data_compression_desc", |r: RowRef| Value::text(compression_name(r.int("cmprlevel") as u8))),
+                ("data_compression_desc", from_int("cmprlevel", |level| Value::text(compression_name(level as u8)))),
             ],
         )
     }
@@ -379,7 +413,7 @@ impl Catalog {
     }
 
     fn view_allocation_units(&self, internals: bool) -> ViewRows {
-        let type_desc = |r: RowRef| Value::text(crate::page::allocation::unit_kind_name(r.int("type")));
+        let type_desc = from_int("type", |code| Value::text(crate::page::allocation::unit_kind_name(code)));
         let mut cols: Vec<Col> = cols![
             ("allocation_unit_id", int("auid")),
             ("type", int("type")),
@@ -455,15 +489,15 @@ impl Catalog {
     }
 
     fn view_database_files(&self) -> ViewRows {
-        let type_desc = |r: RowRef| {
-            Value::text(match r.int("filetype") {
+        let type_desc = from_int("filetype", |file_type| {
+            Value::text(match file_type {
                 0 => "ROWS",
                 1 => "LOG",
                 2 => "FILESTREAM",
                 4 => "FULLTEXT",
                 _ => "UNKNOWN",
             })
-        };
+        });
         project(
             self.files().iter(),
             &cols![
@@ -485,7 +519,7 @@ impl Catalog {
 
     fn view_filegroups(&self) -> ViewRows {
         project(
-            self.table("sysclsobjs").iter().filter(|r| r.int("class") == 31),
+            rows_where_int(self.table("sysclsobjs").iter(), "class", |class| class == 31),
             &cols![
                 ("name", int("name")),
                 ("data_space_id", int("id")),
@@ -496,12 +530,12 @@ impl Catalog {
     }
 
     fn view_sql_modules(&self) -> ViewRows {
-        let types: HashMap<i64, String> =
-            self.objects().iter().map(|o| (o.int("id"), o.text("type").trim().to_string())).collect();
+        let (id, type_code) = (NamedColumn::new("id"), NamedColumn::new("type"));
+        let types: HashMap<i64, &str> = self.objects().iter().map(|o| (id.int(o), type_code.text(o).trim())).collect();
+        let (valclass, objid) = (NamedColumn::new("valclass"), NamedColumn::new("objid"));
         project(
-            self.table("sysobjvalues").iter().filter(|v| {
-                v.int("valclass") == 1
-                    && types.get(&v.int("objid")).is_some_and(|t| MODULE_TYPES.contains(&t.as_str()) && t != "D")
+            self.table("sysobjvalues").iter().filter(|&v| {
+                valclass.int(v) == 1 && types.get(&objid.int(v)).is_some_and(|t| MODULE_TYPES.contains(t) && *t != "D")
             }),
             &cols![("object_id", int("objid")), ("definition", definition_value(self.boot.collation_id))],
         )
@@ -511,31 +545,33 @@ impl Catalog {
         // syssingleobjrefs class 27 links a foreign key (depid) to the referenced table (indepid)
         // and the referenced key's index (indepsubid); classes 28 and 29 hold its columns.
         // Seen in pubs: FK__titles__pub_id → publishers, index 1 (UPKCL_pubind).
+        let [class, depsubid, depid, indepid, indepsubid] =
+            ["class", "depsubid", "depid", "indepid", "indepsubid"].map(NamedColumn::new);
         let referenced: HashMap<i64, (i64, i64)> = self
             .table("syssingleobjrefs")
             .iter()
-            .filter(|r| r.int("class") == 27 && r.int("depsubid") == 0)
-            .map(|r| (r.int("depid"), (r.int("indepid"), r.int("indepsubid"))))
+            .filter(|&r| class.int(r) == 27 && depsubid.int(r) == 0)
+            .map(|r| (depid.int(r), (indepid.int(r), indepsubid.int(r))))
             .collect();
         let key_index = referenced.clone();
         let mut cols = Self::object_columns();
         cols.push((
             "referenced_object_id",
-            Box::new(move |r: RowRef| referenced.get(&r.int("id")).map_or(Value::Null, |v| Value::Int(v.0))),
+            Box::new(from_int("id", move |id| referenced.get(&id).map_or(Value::Null, |v| Value::Int(v.0)))),
         ));
         cols.push((
             "key_index_id",
-            Box::new(move |r: RowRef| key_index.get(&r.int("id")).map_or(Value::Null, |v| Value::Int(v.1))),
+            Box::new(from_int("id", move |id| key_index.get(&id).map_or(Value::Null, |v| Value::Int(v.1)))),
         ));
         cols.push(("is_disabled", Box::new(bit("status", 0x100))));
         cols.push(("is_not_trusted", Box::new(bit("status", 0x400))));
-        cols.push(("delete_referential_action", Box::new(|r: RowRef| Value::Int((r.int("status") >> 14) & 3))));
-        cols.push(("update_referential_action", Box::new(|r: RowRef| Value::Int((r.int("status") >> 12) & 3))));
-        project(self.objects_in_namespace().filter(|o| o.text("type").trim() == "F"), &cols)
+        cols.push(("delete_referential_action", Box::new(from_int("status", |status| Value::Int((status >> 14) & 3)))));
+        cols.push(("update_referential_action", Box::new(from_int("status", |status| Value::Int((status >> 12) & 3)))));
+        project(self.objects_in_namespace(|t| t == "F"), &cols)
     }
 
     fn view_constraints(&self, code: &'static str) -> ViewRows {
-        let definition = |r: RowRef| self.definition(r.int("id"), None).map_or(Value::Null, Value::Text);
+        let definition = from_int("id", |id| self.definition(id, None).map_or(Value::Null, Value::Text));
         let mut cols = Self::object_columns();
         cols.push(("parent_column_id", Box::new(int("intprop"))));
         cols.push(("definition", Box::new(definition)));
@@ -544,13 +580,14 @@ impl Catalog {
             cols.push(("is_disabled", Box::new(bit("status", 0x100))));
             cols.push(("is_not_trusted", Box::new(bit("status", 0x400))));
         }
-        project(self.objects_in_namespace().filter(|o| o.text("type").trim() == code), &cols)
+        project(self.objects_in_namespace(|t| t == code), &cols)
     }
 }
 
 /// Definitions are stored single-byte, in the database's code page (its collation's).
-fn definition_value(database_collation: u32) -> impl Fn(RowRef) -> Value {
-    move |r| match r.get("imageval") {
+fn definition_value<'t>(database_collation: u32) -> impl Fn(RowRef<'t>) -> Value {
+    let imageval = NamedColumn::new("imageval");
+    move |r| match imageval.get(r) {
         Value::Binary(b) => crate::collation::decode_text(database_collation, b).map_or(Value::Null, Value::Text),
         Value::OffRow(_) => Value::text("(definition stored off-row: not read by this version)"),
         _ => Value::Null,
