@@ -833,10 +833,9 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
         self.group_bytes += batch.get_array_memory_size();
         self.group_rows += batch.num_rows();
         // LOB tables would otherwise gather a million rows of large values in one row group.
-        if self.group_bytes >= self.row_group_limits.0 || self.group_rows >= self.row_group_limits.1 {
-            if !self.finish_row_group() {
-                return Err(self.abandon());
-            }
+        let full = self.group_bytes >= self.row_group_limits.0 || self.group_rows >= self.row_group_limits.1;
+        if full && !self.finish_row_group() {
+            return Err(self.abandon());
         }
         Ok(())
     }
