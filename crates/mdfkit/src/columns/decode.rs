@@ -76,16 +76,16 @@ pub fn decode(
     if let Some(v) = integer_value(ty, bytes, bit_position)? {
         return Ok(Value::Int(v));
     }
+    if ty.sql_type == SqlType::DateTime {
+        let ticks = read_u32(bytes, 0).ok_or_else(|| bad_value(ty, bytes))?;
+        let days = read_i32(bytes, 4).ok_or_else(|| bad_value(ty, bytes))?;
+        return Ok(Value::DateTime { days, ticks });
+    }
     let mut text = String::new();
     if push_fixed_text(ty, bytes, &mut text)? {
         return Ok(Value::Text(text));
     }
     Ok(match ty.sql_type {
-        SqlType::DateTime => {
-            let ticks = read_u32(bytes, 0).ok_or_else(|| bad_value(ty, bytes))?;
-            let days = read_i32(bytes, 4).ok_or_else(|| bad_value(ty, bytes))?;
-            Value::DateTime { days, ticks }
-        }
         SqlType::Char | SqlType::VarChar | SqlType::Text => Value::Text(code_page_text(bytes)?),
         SqlType::NChar | SqlType::NVarChar | SqlType::NText => Value::Text(crate::bytes::utf16le(bytes)),
         SqlType::Binary | SqlType::VarBinary | SqlType::Image | SqlType::Timestamp | SqlType::Clr => {
@@ -150,6 +150,44 @@ pub fn spell_column(
     Ok(if matches!(value, Value::Int(_)) { Spelled::Number } else { Spelled::Text })
 }
 
+/// What [`spell_column`] returns for every value of `column`, where the type alone says it (all
+/// but `sql_variant`, whose values are of many types): lets a writer put a JSON string's opening
+/// quote before the value instead of moving the value to make room for it.
+pub fn spelled_kind(column: &ColumnInfo) -> Option<Spelled> {
+    if column.clr_kind().is_some() {
+        // hierarchyid and spatial values as text, user types as bytes: none is an integer.
+        return Some(Spelled::Text);
+    }
+    Some(match column.type_info.sql_type {
+        SqlType::Bit | SqlType::TinyInt | SqlType::SmallInt | SqlType::Int | SqlType::BigInt => Spelled::Number,
+        SqlType::Real
+        | SqlType::Float
+        | SqlType::Money
+        | SqlType::SmallMoney
+        | SqlType::Decimal
+        | SqlType::Numeric
+        | SqlType::SmallDateTime
+        | SqlType::DateTime
+        | SqlType::Date
+        | SqlType::Time
+        | SqlType::DateTime2
+        | SqlType::DateTimeOffset
+        | SqlType::UniqueIdentifier
+        | SqlType::Binary
+        | SqlType::VarBinary
+        | SqlType::Image
+        | SqlType::Timestamp => Spelled::Plain,
+        SqlType::Char
+        | SqlType::VarChar
+        | SqlType::Text
+        | SqlType::NChar
+        | SqlType::NVarChar
+        | SqlType::NText
+        | SqlType::Xml => Spelled::Text,
+        _ => return None,
+    })
+}
+
 /// The error for a value whose bytes do not fit its type.
 fn bad_value(ty: &TypeInfo, bytes: &[u8]) -> Error {
     Error::corrupt(format!("{} value of {} bytes", ty.spelling(), bytes.len()))
@@ -169,7 +207,7 @@ fn integer_value(ty: &TypeInfo, bytes: &[u8], bit_position: u8) -> Result<Option
 }
 
 /// Appends the spelling of a value of a type SQL Server prints as text of fixed form (real and
-/// float, money, decimal, the date and time types except datetime, uniqueidentifier); false,
+/// float, money, decimal, the date and time types, uniqueidentifier); false,
 /// leaving `out` alone, for any other type.
 fn push_fixed_text(ty: &TypeInfo, bytes: &[u8], out: &mut String) -> Result<bool> {
     let bad = || bad_value(ty, bytes);
@@ -235,6 +273,11 @@ fn push_fixed_text(ty: &TypeInfo, bytes: &[u8], out: &mut String) -> Result<bool
             let _ = write_padded(out, u64::from(o % 60), 2);
         }
         SqlType::UniqueIdentifier => push_guid(out, bytes.get(..16).ok_or_else(bad)?),
+        SqlType::DateTime => {
+            let ticks = read_u32(bytes, 0).ok_or_else(bad)?;
+            let days = read_i32(bytes, 4).ok_or_else(bad)?;
+            let _ = crate::value::write_datetime(out, days, ticks);
+        }
         _ => return Ok(false),
     }
     Ok(true)
@@ -466,6 +509,10 @@ mod tests {
                 decode_column(&column, &bytes, 0, &|b| crate::collation::decode_text(column.collation_id, b)).unwrap();
             assert_eq!(out, format!("kept,{value}"), "{ty:?}");
             assert_eq!(spelled == Spelled::Number, matches!(value, Value::Int(_)), "{ty:?}");
+            match spelled_kind(&column) {
+                Some(kind) => assert_eq!(kind, spelled, "{ty:?}"),
+                None => assert_eq!(ty.sql_type, SqlType::SqlVariant),
+            }
             if spelled == Spelled::Plain {
                 assert!(!out[5..].bytes().any(|b| matches!(b, b',' | b'"' | b'\\' | 0..=0x1f)), "{ty:?}: {out}");
             }

@@ -547,10 +547,10 @@ fn write_table(
             }
             let total = if threads > 1 && !export.salvage {
                 // Rows are formatted on the scan's threads, a chunk of text at a time.
-                let new_chunk = |decoder: &crate::rows::RowDecoder| TextChunk::new(decoder);
+                let new_chunk = |decoder: &crate::rows::RowDecoder| TextChunk::new(format, decoder);
                 let append =
                     |chunk: &mut TextChunk, decoder: &crate::rows::RowDecoder, record: &crate::record::Record| {
-                        chunk.lines.push_row(format, &chunk.keys, decoder, record)?;
+                        chunk.lines.push_row(format, &chunk.prefixes, decoder, record)?;
                         chunk.rows += 1;
                         Ok(chunk.lines.text.len() >= TEXT_CHUNK_BYTES)
                     };
@@ -565,10 +565,10 @@ fn write_table(
                 let mut total = crate::scan::ScanStats::default();
                 for partition in &table.partitions {
                     let decoder = db.row_decoder(table, partition.partition_id, columns)?;
-                    let keys = json_keys(&decoder);
+                    let prefixes = line_prefixes(format, &decoder);
                     total += scan.partition_records(partition, |record, _| {
                         lines.text.clear();
-                        lines.push_row(format, &keys, &decoder, record)?;
+                        lines.push_row(format, &prefixes, &decoder, record)?;
                         out.write_all(lines.text.as_bytes()).map_err(io)?;
                         rows += 1;
                         if rows.is_multiple_of(65_536) {
@@ -626,30 +626,30 @@ struct Lines {
 
 impl Lines {
     /// Appends `record` as a CSV line (SQL Server's spellings; NULL is an empty field) or a JSON
-    /// object line with the keys `keys` ([`json_keys`]). Nothing is allocated per value.
+    /// object line, each value after its column's [`LinePrefix`]. Nothing is allocated per value.
     fn push_row(
         &mut self,
         format: ExportFormat,
-        keys: &[String],
+        prefixes: &[LinePrefix],
         decoder: &crate::rows::RowDecoder,
         record: &crate::record::Record,
     ) -> Result<()> {
         use crate::decode::Spelled;
         let json = format != ExportFormat::Csv;
-        if json {
+        if json && prefixes.is_empty() {
             self.text.push('{');
         }
-        for (i, (plan, key)) in decoder.columns().iter().zip(keys).enumerate() {
-            if i > 0 {
-                self.text.push(',');
-            }
-            if json {
-                self.text.push_str(key);
-            }
+        for (plan, prefix) in decoder.columns().iter().zip(prefixes) {
+            self.text.push_str(&prefix.text);
             // Spelled straight into the line; moved aside only when it must be quoted or escaped.
             let start = self.text.len();
             match decoder.spell_one(record, plan, &mut self.off_row, &mut self.text)? {
-                None if json => self.text.push_str("null"),
+                None if json => {
+                    if prefix.quoted {
+                        self.text.pop();
+                    }
+                    self.text.push_str("null");
+                }
                 None | Some(Spelled::Number) => {}
                 Some(kind) => {
                     let spelled = &self.text[start..];
@@ -658,14 +658,17 @@ impl Lines {
                     if rewrite {
                         self.field.clear();
                         self.field.push_str(spelled);
-                        self.text.truncate(start);
+                        // The opening quote goes too: the escaped string brings its own.
+                        self.text.truncate(start - usize::from(prefix.quoted));
                         if json {
                             json_string(&mut self.text, &self.field);
                         } else {
                             push_csv_field(&mut self.text, &self.field);
                         }
                     } else if json {
-                        self.text.insert(start, '"');
+                        if !prefix.quoted {
+                            self.text.insert(start, '"');
+                        }
                         self.text.push('"');
                     }
                 }
@@ -676,16 +679,38 @@ impl Lines {
     }
 }
 
-/// Each column's JSON key and colon (`"name":`), escaped once per export instead of once a row.
-fn json_keys(decoder: &crate::rows::RowDecoder) -> Vec<String> {
+/// What goes before a column's value in a CSV or JSON line: the separator, for JSON the key and
+/// colon (`"name":`, escaped once per export), and a JSON string's opening quote where every
+/// value of the column is a string ([`crate::decode::spelled_kind`]).
+struct LinePrefix {
+    text: String,
+    quoted: bool,
+}
+
+/// The [`LinePrefix`] of each of the decoder's columns.
+fn line_prefixes(format: ExportFormat, decoder: &crate::rows::RowDecoder) -> Vec<LinePrefix> {
+    use crate::decode::Spelled;
+    let json = format != ExportFormat::Csv;
     decoder
         .columns()
         .iter()
-        .map(|plan| {
-            let mut key = String::new();
-            json_string(&mut key, &plan.column.name);
-            key.push(':');
-            key
+        .enumerate()
+        .map(|(i, plan)| {
+            let mut text = String::from(match (i, json) {
+                (0, true) => "{",
+                (0, false) => "",
+                _ => ",",
+            });
+            let quoted =
+                json && matches!(crate::decode::spelled_kind(&plan.column), Some(Spelled::Plain | Spelled::Text));
+            if json {
+                json_string(&mut text, &plan.column.name);
+                text.push(':');
+                if quoted {
+                    text.push('"');
+                }
+            }
+            LinePrefix { text, quoted }
         })
         .collect()
 }
@@ -694,16 +719,16 @@ fn json_keys(decoder: &crate::rows::RowDecoder) -> Vec<String> {
 struct TextChunk {
     lines: Lines,
     rows: u64,
-    /// The JSON keys of the decoder's columns.
-    keys: Vec<String>,
+    /// What goes before each of the decoder's columns.
+    prefixes: Vec<LinePrefix>,
 }
 
 impl TextChunk {
-    fn new(decoder: &crate::rows::RowDecoder) -> Self {
+    fn new(format: ExportFormat, decoder: &crate::rows::RowDecoder) -> Self {
         TextChunk {
             lines: Lines { text: String::with_capacity(TEXT_CHUNK_BYTES + (64 << 10)), ..Lines::default() },
             rows: 0,
-            keys: json_keys(decoder),
+            prefixes: line_prefixes(format, decoder),
         }
     }
 }
@@ -808,10 +833,9 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
         self.group_bytes += batch.get_array_memory_size();
         self.group_rows += batch.num_rows();
         // LOB tables would otherwise gather a million rows of large values in one row group.
-        if self.group_bytes >= self.row_group_limits.0 || self.group_rows >= self.row_group_limits.1 {
-            if !self.finish_row_group() {
-                return Err(self.abandon());
-            }
+        let full = self.group_bytes >= self.row_group_limits.0 || self.group_rows >= self.row_group_limits.1;
+        if full && !self.finish_row_group() {
+            return Err(self.abandon());
         }
         Ok(())
     }

@@ -497,6 +497,10 @@ pub fn decode_cp1252(b: &[u8]) -> String {
 
 /// Appends Windows-1252 text to `out`.
 pub fn push_cp1252(b: &[u8], out: &mut String) {
+    // ASCII (most text) is the same in UTF-8: appended whole up to the first byte that is not.
+    let ascii = b.iter().position(|&x| x >= 0x80).unwrap_or(b.len());
+    crate::bytes::push_ascii(out, &b[..ascii]);
+    let b = &b[ascii..];
     out.reserve(b.len());
     for &x in b {
         out.push(if (0x80..0xa0).contains(&x) { CP1252_HIGH[usize::from(x - 0x80)] } else { char::from(x) });
@@ -506,6 +510,17 @@ pub fn push_cp1252(b: &[u8], out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every byte after an ASCII run is mapped as it is alone.
+    #[test]
+    fn cp1252_text_is_each_byte_mapped() {
+        let bytes: Vec<u8> = (0..=255u8).chain(b"plain ascii".iter().copied()).chain([0x80, 0x41, 0x9f]).collect();
+        for start in [0, 65, 128, 200, 256] {
+            let each: String = bytes[start..].iter().map(|&x| decode_cp1252(&[x])).collect();
+            assert_eq!(decode_cp1252(&bytes[start..]), each);
+        }
+        assert_eq!(decode_cp1252(&[0x80, 0xe9]), "\u{20ac}\u{e9}");
+    }
 
     /// Case-insensitive exactly where SQL Server's own list names the collation `_CI` (3,955
     /// names: Windows and SQL collations, binary ones never).

@@ -105,6 +105,16 @@ pub fn write_datetime(f: &mut impl fmt::Write, days: i32, ticks: u32) -> fmt::Re
 /// Writes a date (days since 1970-01-01) as `YYYY-MM-DD`.
 pub fn write_date(f: &mut impl fmt::Write, days_since_1970: i64) -> fmt::Result {
     let (y, m, d) = civil_from_days(days_since_1970);
+    if let Ok(year @ 0..=9999) = u32::try_from(y) {
+        // Every year SQL Server stores (0001-9999): built in place and written once, as this
+        // runs for every date of a text export.
+        let mut text = *b"0000-00-00";
+        put_two_digits(&mut text[0..2], year / 100);
+        put_two_digits(&mut text[2..4], year % 100);
+        put_two_digits(&mut text[5..7], m);
+        put_two_digits(&mut text[8..10], d);
+        return f.write_str(ascii(&text));
+    }
     write_padded_signed(f, y, 4)?;
     f.write_char('-')?;
     write_padded(f, u64::from(m), 2)?;
@@ -117,16 +127,49 @@ pub fn write_date(f: &mut impl fmt::Write, days_since_1970: i64) -> fmt::Result 
 pub fn write_time(f: &mut impl fmt::Write, units: u64, scale: u8) -> fmt::Result {
     let per_second = 10u64.pow(u32::from(scale.min(19)));
     let (secs, frac) = (units / per_second, units % per_second);
-    write_padded(f, secs / 3600, 2)?;
-    f.write_char(':')?;
-    write_padded(f, secs / 60 % 60, 2)?;
-    f.write_char(':')?;
-    write_padded(f, secs % 60, 2)?;
-    if scale > 0 {
-        f.write_char('.')?;
-        write_padded(f, frac, usize::from(scale))?;
+    let hours = secs / 3600;
+    if hours >= 100 || scale > 7 {
+        write_padded(f, hours, 2)?;
+        f.write_char(':')?;
+        write_padded(f, secs / 60 % 60, 2)?;
+        f.write_char(':')?;
+        write_padded(f, secs % 60, 2)?;
+        if scale > 0 {
+            f.write_char('.')?;
+            write_padded(f, frac, usize::from(scale))?;
+        }
+        return Ok(());
     }
-    Ok(())
+    // `HH:MM:SS.fffffff` at most (SQL Server's scales go to 7), built in place.
+    let mut text = *b"00:00:00.0000000";
+    put_two_digits(&mut text[0..2], hours as u32);
+    put_two_digits(&mut text[3..5], (secs / 60 % 60) as u32);
+    put_two_digits(&mut text[6..8], (secs % 60) as u32);
+    let scale = usize::from(scale);
+    let mut rest = frac;
+    for digit in text[9..9 + scale].iter_mut().rev() {
+        *digit = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    f.write_str(ascii(&text[..if scale == 0 { 8 } else { 9 + scale }]))
+}
+
+/// Two decimal digits of each value below 100, for dates and times.
+const TWO_DIGITS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Puts the two digits of `v` (below 100) into `out` (two bytes).
+fn put_two_digits(out: &mut [u8], v: u32) {
+    let at = (v as usize % 100) * 2;
+    out.copy_from_slice(&TWO_DIGITS[at..at + 2]);
+}
+
+/// Bytes this module built from ASCII digits and separators, as text.
+fn ascii(text: &[u8]) -> &str {
+    std::str::from_utf8(text).unwrap_or_default()
 }
 
 /// Writes `v` with leading zeros up to `width` digits, as `{v:0width$}` does, without the
@@ -146,7 +189,7 @@ pub fn write_padded(f: &mut impl fmt::Write, v: u64, width: usize) -> fmt::Resul
     for _ in digits.len()..width {
         f.write_char('0')?;
     }
-    f.write_str(std::str::from_utf8(&digits[first..]).map_err(|_| fmt::Error)?)
+    f.write_str(ascii(&digits[first..]))
 }
 
 /// [`write_padded`] for a signed value: the sign counts in the width, as `{v:0width$}` counts it.
@@ -260,6 +303,29 @@ mod tests {
         let last_tick = 24 * 3600 * 300 - 1;
         assert_eq!(Value::DateTime { days: 2_958_463, ticks: last_tick }.to_string(), "9999-12-31 23:59:59.997");
         assert_eq!(Value::DateTime { days: -53_690, ticks: 0 }.to_string(), "1753-01-01 00:00:00.000");
+    }
+
+    #[test]
+    fn dates_and_times_are_what_format_spells() {
+        // 0001-01-01, 0999-12-31, 1970-01-01, 9999-12-31, and years outside SQL Server's.
+        for days in [-719_162, -354_286, -1, 0, 2_932_896, -800_000, 3_000_000] {
+            let (y, m, d) = civil_from_days(days);
+            let mut out = String::new();
+            write_date(&mut out, days).unwrap();
+            assert_eq!(out, format!("{y:04}-{m:02}-{d:02}"));
+        }
+        for scale in 0..=9u8 {
+            let per_second = 10u64.pow(u32::from(scale));
+            for secs in [0u64, 59, 3_599, 86_399, 100 * 3_600 + 1] {
+                let units = secs * per_second + per_second.saturating_sub(1) / 3;
+                let (h, m, s, f) = (secs / 3600, secs / 60 % 60, secs % 60, units % per_second);
+                let mut out = String::new();
+                write_time(&mut out, units, scale).unwrap();
+                let width = usize::from(scale);
+                let fraction = if scale == 0 { String::new() } else { format!(".{f:0width$}") };
+                assert_eq!(out, format!("{h:02}:{m:02}:{s:02}{fraction}"), "scale {scale}");
+            }
+        }
     }
 
     #[test]

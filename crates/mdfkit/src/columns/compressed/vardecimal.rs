@@ -166,7 +166,7 @@ fn short_stripped(mut mantissa: u64, mut digit_count: i32) -> (u128, i32) {
     if mantissa == 0 {
         return (0, 0);
     }
-    while mantissa % 10 == 0 {
+    while mantissa.is_multiple_of(10) {
         mantissa /= 10;
         digit_count -= 1;
     }
