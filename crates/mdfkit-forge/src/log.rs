@@ -288,6 +288,14 @@ impl LogWriter {
         self.push(r)
     }
 
+    /// Where a log backup taken now would end (its last LSN: the next record's block, slot 1):
+    /// the open block is closed, so that the log before and after this point is in blocks of
+    /// its own ([`ForgedLog::stream_between`]).
+    pub fn backup_point(&mut self) -> Lsn {
+        self.close_block();
+        Lsn { vlf: self.vlf, block: self.next_sector, slot: 1 }
+    }
+
     /// Closes the log: its blocks, VLFs and LSN bounds.
     pub fn finish(mut self) -> ForgedLog {
         self.close_block();
@@ -320,6 +328,15 @@ impl ForgedLog {
     /// The blocks one after the other, as a log backup's log stream holds them.
     pub fn stream(&self) -> Vec<u8> {
         self.vlfs.iter().flat_map(|(_, blocks)| blocks.iter().flat_map(|(_, b)| b.iter().copied())).collect()
+    }
+
+    /// The blocks from LSN `from` up to `to` (each a [`LogWriter::backup_point`] or the log's
+    /// bounds), as the log backup of that range holds them.
+    pub fn stream_between(&self, from: Lsn, to: Lsn) -> Vec<u8> {
+        let inside =
+            |vlf: u32, sector: u32| (from.vlf, from.block) <= (vlf, sector) && (vlf, sector) < (to.vlf, to.block);
+        let blocks = self.vlfs.iter().flat_map(|(v, blocks)| blocks.iter().filter(move |(s, _)| inside(*v, *s)));
+        blocks.flat_map(|(_, b)| b.iter().copied()).collect()
     }
 
     /// A log file (`.ldf`) of file id `file_id`: its file header page, one VLF per VLF of the

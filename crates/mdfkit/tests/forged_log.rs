@@ -11,7 +11,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use mdfkit::backup::{FromBackup, Lsn};
 use mdfkit::log::listing::{list_log, ListedRecord, LogFilter};
+use mdfkit::log::redo::StopPoint;
 use mdfkit::log::Operation;
 use mdfkit::Database;
 use mdfkit_forge::backup::{full_backup_with_header, log_backup, SetHeader};
@@ -91,6 +93,10 @@ struct Workload {
     /// The rows deleted and inserted, as the forge spells them.
     deleted_rows: Vec<Vec<String>>,
     inserted_rows: Vec<Vec<String>>,
+    /// Each committed transaction: its commit's LSN and the rows it set (by Id; `None`: deleted).
+    commits: Vec<(mdfkit_forge::log::Lsn, Vec<(i32, Option<Vec<String>>)>)>,
+    /// Where a log backup taken half way through the page transactions ends.
+    mid: mdfkit_forge::log::Lsn,
 }
 
 /// One transaction a page: Qty of slot 1 + 7; on every third page slot 0 deleted; a short
@@ -108,7 +114,12 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
     let (mut inserted, mut deleted, mut modified) = (0, 0, 0);
     let (mut deleted_rows, mut inserted_rows) = (Vec::new(), Vec::new());
     let mut next_id = 1_000_000i32;
+    let (mut commits, mut mid) = (Vec::new(), None);
     for (i, page) in pages.iter().enumerate() {
+        if i == pages.len() / 2 {
+            mid = Some(log.backup_point());
+        }
+        let mut step = Vec::new();
         let change = |slot: u16, change: Change| PageChange {
             page: page.id,
             slot,
@@ -123,12 +134,14 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
             let after = (qty + 7).to_le_bytes().to_vec();
             log.change(&mut t, &change(1, Change::Modify { offset: 8, before: row[8..12].to_vec(), after }));
             expected.get_mut(&id).unwrap()[1] = (qty + 7).to_string();
+            step.push((id, expected.get(&id).cloned()));
             modified += 1;
         }
         let emptied = i % 3 == 0;
         if emptied {
             log.change(&mut t, &change(0, Change::Delete(page.rows[0].clone())));
             deleted_rows.push(expected.remove(&int_at(&page.rows[0], 4)).unwrap());
+            step.push((int_at(&page.rows[0], 4), None));
             deleted += 1;
         }
         let name = format!("n{i}");
@@ -141,10 +154,11 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
             log.change(&mut t, &change(slot as u16, Change::Insert(row)));
             inserted_rows.push(vec![next_id.to_string(), i.to_string(), name.clone()]);
             expected.insert(next_id, vec![next_id.to_string(), i.to_string(), name]);
+            step.push((next_id, expected.get(&next_id).cloned()));
             next_id += 1;
             inserted += 1;
         }
-        log.commit(t, time(2 * i + 1));
+        commits.push((log.commit(t, time(2 * i + 1)), step));
     }
     // A free extent of the primary file (GAM 1:2's bit set) becomes the table's: its GAM bit
     // cleared, its IAM bit set, its pages allocated in PFS 1:1 and formatted, then filled.
@@ -164,6 +178,7 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
         change,
     };
     let mut t = log.begin("new extent", time(2 * pages.len()));
+    let mut new_rows = Vec::new();
     log.change(
         &mut t,
         &alloc(2, 1, context::GAM, Change::SetBits { first: 32 + extent as u16, count: 1, value: false }),
@@ -204,11 +219,12 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
             used += row.len();
             log.change(&mut t, &new_page(slot, Change::Insert(row)));
             inserted_rows.push(vec![next_id.to_string(), page.to_string(), name.clone()]);
-            expected.insert(next_id, vec![next_id.to_string(), page.to_string(), name]);
+            expected.insert(next_id, vec![next_id.to_string(), page.to_string(), name.clone()]);
+            new_rows.push((next_id, Some(vec![next_id.to_string(), page.to_string(), name])));
             (next_id, slot, inserted) = (next_id + 1, slot + 1, inserted + 1);
         }
     }
-    log.commit(t, time(2 * pages.len() + 1));
+    commits.push((log.commit(t, time(2 * pages.len() + 1)), new_rows));
     let first = &pages[0];
     let mut open = log.begin("left open", time(2 * pages.len() + 2));
     let row = &first.rows[2];
@@ -233,6 +249,8 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
         pages: pages.len(),
         deleted_rows,
         inserted_rows,
+        commits,
+        mid: mid.expect("a table of several pages"),
     }
 }
 
@@ -242,6 +260,8 @@ struct Forged {
     dir: PathBuf,
     full: PathBuf,
     trn: PathBuf,
+    /// The log backup of the log's first half (up to [`Workload::mid`]).
+    half: PathBuf,
     ldf: PathBuf,
     work: Workload,
 }
@@ -267,11 +287,14 @@ fn forged(name: &str) -> Forged {
         database_backup_lsn: FORGED_PAGE_LSN,
     };
     let (full, trn, ldf) = (dir.join("ledger.bak"), dir.join("ledger_1.trn"), dir.join("ledger_log.ldf"));
+    let half = dir.join("ledger_half.trn");
+    let first_half = work.log.stream_between(work.log.first_lsn, work.mid);
+    std::fs::write(&half, log_backup(&header(work.log.first_lsn, work.mid), &first_half)).unwrap();
     std::fs::write(&full, full_backup_with_header(&files, &header(FORGED_PAGE_LSN, work.log.first_lsn))).unwrap();
     std::fs::write(&trn, log_backup(&header(work.log.first_lsn, work.log.end_lsn), &work.log.stream())).unwrap();
     let order: Vec<usize> = (0..work.log.vlf_count()).rev().collect();
     std::fs::write(&ldf, work.log.ldf(2, &order, 2)).unwrap();
-    Forged { dir, full, trn, ldf, work }
+    Forged { dir, full, trn, half, ldf, work }
 }
 
 /// Every row of dbo.Stock, by Id.
@@ -383,4 +406,92 @@ fn the_ldf_lists_the_records_of_the_trn() {
     assert_eq!(sequences, wanted, "VLF sequence numbers in file order");
     assert!(vlfs.iter().all(|v| v.size == VLF_SIZE as u64 && v.parity == (v.sequence != 0).then_some(0x40)));
     assert_eq!(file.file_id(), 2);
+}
+
+fn lsn(l: mdfkit_forge::log::Lsn) -> Lsn {
+    Lsn { vlf: l.vlf, block: l.block, slot: l.slot }
+}
+
+/// The table as the forge's inputs leave it after its first `n` committed transactions.
+fn expected_after(w: &Workload, n: usize) -> BTreeMap<i32, Vec<String>> {
+    let mut rows: BTreeMap<i32, Vec<String>> = live_rows_text(&spec(), 0).map(|r| (r[0].parse().unwrap(), r)).collect();
+    for (id, row) in w.commits[..n].iter().flat_map(|(_, step)| step) {
+        match row {
+            Some(row) => rows.insert(*id, row.clone()),
+            None => rows.remove(id),
+        };
+    }
+    rows
+}
+
+fn assert_rows(db: &Database, expected: &BTreeMap<i32, Vec<String>>, what: &str) {
+    let rows = table_rows(db);
+    let wrong: Vec<_> = expected.iter().filter(|(id, row)| rows.get(id) != Some(row)).take(3).collect();
+    assert!(
+        rows.len() == expected.len() && wrong.is_empty(),
+        "{what}: {} rows, {} expected; {wrong:?}",
+        rows.len(),
+        expected.len()
+    );
+}
+
+#[test]
+fn an_ldf_is_the_tail_of_a_chain() {
+    let f = forged("tail");
+    let w = &f.work;
+    assert_eq!(expected_after(w, w.commits.len()), w.expected, "the forge's steps add up to its end state");
+    // Full + the first half's log backup + the log file (holding the whole log): the rows the
+    // whole log as a log backup gives, which are the forge's.
+    let db = Database::open(&[f.full.clone(), f.half.clone(), f.ldf.clone()]).unwrap();
+    assert_rows(&db, &w.expected, "full + half .trn + .ldf");
+    let plan = db.reader().source().restore_plan().unwrap();
+    let tail = plan.tail.as_ref().expect("the plan names the log file");
+    assert_eq!((tail.file.as_path(), tail.follows, tail.gap), (f.ldf.as_path(), lsn(w.mid), None));
+    assert_eq!((tail.first_lsn, tail.last_lsn.map(|l| l > lsn(w.mid))), (Some(lsn(w.log.first_lsn)), Some(true)));
+    assert!(tail.records_after > 0 && tail.records_after < w.log.records, "{tail:?}");
+    assert!(
+        plan.notices().iter().any(|n| n.contains("rolled forward with the tail of the log file")),
+        "{:?}",
+        plan.notices()
+    );
+    let without_tail = Database::open(&[f.full.clone(), f.half.clone()]).unwrap();
+    assert_rows(&without_tail, &expected_after(w, w.pages / 2), "full + half .trn");
+
+    // A full backup and the log file alone (the file's log starts where the backup ends).
+    let db = Database::open(&[f.full.clone(), f.ldf.clone()]).unwrap();
+    assert_rows(&db, &w.expected, "full + .ldf");
+
+    // Stop points inside the tail: at a commit's LSN, and at a commit's time.
+    // (A page transaction that deletes no row: undoing a delete whose space a later insert took
+    // needs the page reorganized, which undo does not do yet.)
+    let k = (w.commits.len() * 3 / 4) / 3 * 3 + 1;
+    let at = lsn(w.commits[k].0);
+    assert!(at > lsn(w.mid));
+    let files = [f.full.clone(), f.half.clone(), f.ldf.clone()];
+    let db = Database::open_until(&files, None, StopPoint::Lsn { at, included: true }).unwrap();
+    assert_rows(&db, &expected_after(w, k + 1), "--stopatlsn inside the .ldf");
+    let before = Database::open_until(&files, None, StopPoint::Lsn { at, included: false }).unwrap();
+    assert_rows(&before, &expected_after(w, k), "--stopbeforemark lsn: inside the .ldf");
+    let ticks = 300 * (9 * 3600 + 2 * k as u32 + 1);
+    let db = Database::open_until(&files, None, StopPoint::Time { days: 45_000, ticks }).unwrap();
+    assert_rows(&db, &expected_after(w, k + 1), "--stopat inside the .ldf");
+
+    // The log file without the VLF holding the log after the half backup (reused): the gap is
+    // named by its LSNs and nothing of the file past it is applied.
+    let first_vlf = FORGED_PAGE_LSN.vlf + 1;
+    let reused = (w.mid.vlf - first_vlf) as usize;
+    let order: Vec<usize> = (0..w.log.vlf_count()).filter(|&v| v != reused).collect();
+    let gapped = f.dir.join("ledger_gapped.ldf");
+    std::fs::write(&gapped, w.log.ldf(2, &order, 1)).unwrap();
+    let db = Database::open(&[f.full.clone(), f.half.clone(), gapped.clone()]).unwrap();
+    assert_rows(&db, &expected_after(w, w.pages / 2), "full + half .trn + an .ldf after a gap");
+    let tail = db.reader().source().restore_plan().unwrap().tail.clone().unwrap();
+    let next = Lsn { vlf: w.mid.vlf + 1, block: 0x10, slot: 1 };
+    assert_eq!((tail.gap, tail.records_after), (Some((lsn(w.mid), next)), 0));
+    assert!(tail.describe().contains(&format!("the log from LSN {} to LSN {next}", lsn(w.mid))), "{}", tail.describe());
+    assert!(db.reader().source().notes().iter().any(|n| n.contains("(log gap)")));
+
+    // Two log files are refused by name, not read as one.
+    let err = Database::open(&[f.full.clone(), f.ldf.clone(), gapped]).err().expect("refused").to_string();
+    assert!(err.contains("2 transaction log files (.ldf) given"), "{err}");
 }

@@ -24,6 +24,14 @@
 //! out (a restore never stops before the end of its full or differential backup): the page is
 //! refused, naming the transaction.
 //!
+//! **A log file as the tail** ([`restore`] with an `.ldf`, [`plan_tail`]): after the backups,
+//! the records of a transaction log file from the LSN where the backups' log ends on, as a
+//! tail-log backup of the file and its restore would apply them; the file continues the
+//! backups when it holds the record just before that LSN (or starts at it) and no VLF sequence
+//! number is missing from there (each VLF SQL Server starts writing takes the next number: DBCC
+//! LOGINFO's FSeqNo, Paul Randal's "Inside the Storage Engine: More on the circular nature of
+//! the log"). A gap is named by its two LSNs and nothing past it is applied.
+//!
 //! **Undo** of each operation, on the page as redo left it (SQL Server's own undo writes
 //! compensation records that do the same; we change the page in memory and leave its LSN):
 //! - LOP_INSERT_ROWS: the row goes, as LOP_DELETE_ROWS redoes it (a heap's slot empties, an
@@ -144,7 +152,7 @@ use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::backup::chain::BackupFiles;
+use crate::backup::chain::{BackupFiles, LogTail, RestorePlan};
 use crate::backup::{BackupOrigin, FromBackup, Lsn};
 use crate::bytes::read_u16;
 use crate::error::{Error, ErrorKind, Result};
@@ -152,6 +160,7 @@ use crate::page::protection::page_checksum;
 use crate::page::{PageId, PageType, FLAG_CHECKSUM, FLAG_TORN_PAGE, HEADER_SIZE, PAGE_SIZE};
 use crate::source::{PageSource, SourceFile};
 
+use super::ldf::LogFile;
 use super::record::{Context, LogRecord, Operation, TransactionId};
 use super::{for_each_record, lsn_text, BackupLog};
 
@@ -730,57 +739,96 @@ impl RedoPages {
 
 /// The database a restore of `files` leaves: the plan's full (and differential) pages rolled
 /// forward with the log portion of the last of them and the log backups after it that follow
-/// without a gap, up to `stop`, committed transactions only.
+/// without a gap, then the records of `tail` (a transaction log file, `.ldf`) from where they
+/// end, as a tail-log backup and its restore would ([`plan_tail`]), up to `stop`, committed
+/// transactions only.
 ///
-/// A log backup that cannot be read past some block (damaged: a torn or stale sector, a slot
-/// outside its block) fails the restore, naming the file, the block's byte offset and LSN, and
-/// the last LSN read, as RESTORE LOG fails on a damaged backup (unless the stop point comes
-/// before the damage: nothing past it is needed). With `salvage` the roll forward
+/// A log backup (or the tail) that cannot be read past some block (damaged: a torn or stale
+/// sector, a slot outside its block) fails the restore, naming the file, the block's byte offset
+/// and LSN, and the last LSN read, as RESTORE LOG fails on a damaged backup (unless the stop
+/// point comes before the damage: nothing past it is needed). With `salvage` the roll forward
 /// stops there instead, like a restore to the last good LSN, and a warning says what was kept;
 /// `salvage` also reads a striped backup with stripes missing
 /// ([`BackupFiles::into_pages_salvaging`]). The log portion of the full or differential backup
 /// itself (the log written while it ran) is read up to where it can be and a warning says so,
 /// salvage or not: a few corpus backups have blocks our log reader does not understand, and
 /// they read as before this portion was applied.
-pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: StopPoint) -> Result<RedoPages> {
-    let (pages, plan) = files.read_noted(position, salvage)?;
+pub fn restore(
+    files: &BackupFiles,
+    tail: Option<&LogFile>,
+    position: Option<u16>,
+    salvage: bool,
+    stop: StopPoint,
+) -> Result<RedoPages> {
+    let (pages, mut plan) = files.read_noted(position, salvage)?;
     let data = plan.differential.as_ref().unwrap_or(&plan.full);
     let mut sets = vec![data];
-    let mut reached = data.set.last_lsn;
     let mut gap = None;
     for l in &plan.logs {
-        if l.set.first_lsn > reached {
-            gap = Some((reached, l));
+        if plan.after_gap(l).is_some() {
+            gap = plan.log_gaps.first().map(|(at, _)| (*at, l));
             break;
         }
-        reached = reached.max(l.set.last_lsn);
         sets.push(l);
     }
-    // Both passes read the same records: up to the first that cannot be read, if any (with the
-    // index in `sets` of the backup it is in).
-    let each_record = |each: &mut dyn FnMut(&LogRecord<'_>)| -> std::result::Result<(), (usize, Error)> {
-        for (index, set) in sets.iter().enumerate() {
-            let read = |each: &mut dyn FnMut(&LogRecord<'_>)| -> Result<()> {
-                let media = files
-                    .media_of(set)
-                    .ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))?;
-                let held = BackupLog::new(media, set.set.position)?;
-                for block in BackupLog::new(media, set.set.position)? {
-                    let block = block.map_err(|e| e.in_file(&set.files[0]))?;
-                    for_each_record(&block, |r| {
-                        if held.holds(r.lsn) {
-                            each(&r);
-                        }
-                        Ok(())
-                    })
-                    .map_err(|e| e.in_file(&set.files[0]))?;
-                }
-                Ok(())
-            };
-            read(each).map_err(|e| (index, e))?;
-        }
-        Ok(())
+    let follows = plan.log_end();
+    let new_tail = |file: &LogFile| LogTail {
+        file: file.path().to_path_buf(),
+        follows,
+        first_lsn: None,
+        last_lsn: None,
+        records_after: 0,
+        gap: None,
     };
+    // Both passes read the same records: up to the first that cannot be read, if any (with the
+    // index of the backup it is in, the tail's being `sets.len()`); `seen` is what each pass
+    // found of the tail.
+    let each_record =
+        |each: &mut dyn FnMut(&LogRecord<'_>), seen: &mut Option<LogTail>| -> std::result::Result<(), (usize, Error)> {
+            for (index, set) in sets.iter().enumerate() {
+                let read = |each: &mut dyn FnMut(&LogRecord<'_>)| -> Result<()> {
+                    let media = files
+                        .media_of(set)
+                        .ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))?;
+                    let held = BackupLog::new(media, set.set.position)?;
+                    for block in BackupLog::new(media, set.set.position)? {
+                        let block = block.map_err(|e| e.in_file(&set.files[0]))?;
+                        for_each_record(&block, |r| {
+                            if held.holds(r.lsn) {
+                                each(&r);
+                            }
+                            Ok(())
+                        })
+                        .map_err(|e| e.in_file(&set.files[0]))?;
+                    }
+                    Ok(())
+                };
+                read(each).map_err(|e| (index, e))?;
+            }
+            let Some(file) = tail else { return Ok(()) };
+            let found = seen.insert(new_tail(file));
+            for_each_tail_record(file, found, each).map_err(|e| (sets.len(), e))
+        };
+    let mut commits = Commits::default();
+    let mut last = Lsn::default();
+    let mut last_commit = None;
+    let mut seen = None;
+    let unreadable = if stop == StopPoint::NoLog {
+        None
+    } else {
+        each_record(
+            &mut |r| {
+                last = r.lsn;
+                commits.see(&stop, r);
+                if r.operation() == Operation::COMMIT_XACT && commits.keeps(r) {
+                    last_commit = Some((r.lsn, r.time().map(|t| t.to_string()).unwrap_or_default()));
+                }
+            },
+            &mut seen,
+        )
+        .err()
+    };
+    plan.tail = seen;
     let mut redo = RedoPages::new(Arc::new(pages));
     redo.origin = redo.base.backup_set().map(|set| BackupOrigin {
         set: set.clone(),
@@ -791,17 +839,6 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         redo.note("the log is not rolled forward: the pages as the backups copied them".to_string());
         return Ok(redo);
     }
-    let mut commits = Commits::default();
-    let mut last = Lsn::default();
-    let mut last_commit = None;
-    let unreadable = each_record(&mut |r| {
-        last = r.lsn;
-        commits.see(&stop, r);
-        if r.operation() == Operation::COMMIT_XACT && commits.keeps(r) {
-            last_commit = Some((r.lsn, r.time().map(|t| t.to_string()).unwrap_or_default()));
-        }
-    })
-    .err();
     if let Some((_, e)) = unreadable.as_ref().filter(|_| commits.stopped()) {
         // The stop point comes before the damage: nothing after it is needed.
         redo.note(format!("the log given cannot be read past the stop point ({e}): not needed"));
@@ -830,14 +867,18 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
             "the log cannot be read {from} ({e}): rolled forward up to there only ({kept}); changes logged after it are missing"
         ));
     }
-    let _ = each_record(&mut |r| redo.apply(&commits, r));
+    let _ = each_record(&mut |r| redo.apply(&commits, r), &mut None);
     redo.roll_back();
-    if let Some((at, next)) = gap {
+    let tail_continues = plan.tail.as_ref().is_some_and(|t| t.gap.is_none() && t.records_after > 0);
+    if let Some((at, next)) = gap.filter(|_| !tail_continues) {
         redo.note(format!(
             "log backups end at LSN {at}, the next given ({}) starts at LSN {}: rolled forward up to LSN {at} only",
             next.name(),
             next.set.first_lsn
         ));
+    }
+    if let Some(tail) = &plan.tail {
+        redo.note(tail.describe());
     }
     if stop != StopPoint::End && !commits.stopped() {
         if let StopPoint::Mark { name, .. } = &stop {
@@ -849,6 +890,68 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         redo.note(format!("the stop point {stop:?} lies past the end of the log given: rolled forward to its end"));
     }
     Ok(redo.finish())
+}
+
+/// Which records of a transaction log file (`.ldf`) given after a restore chain's backups a
+/// restore of its tail would redo: those from where the backups' log ends
+/// ([`RestorePlan::log_end`]) on, provided the file's log reaches back to there and no virtual
+/// log file is missing on the way; otherwise the gap is named and nothing past it is applied.
+///
+/// The continuity rule: the file's records in LSN order (VLFs in sequence order, see
+/// [`super::ldf`]) continue the backups when the first record at or past the backups' end LSN
+/// comes right after a record before it (the file holds the log the last backup copied, as a
+/// log file does until its VLFs are reused), or is that LSN itself; and, from there, when each
+/// record's VLF sequence number is its predecessor's or the next one (SQL Server numbers each
+/// VLF it starts writing with the next sequence number: a sequence number missing in between is
+/// a VLF the file no longer holds, reused or in another log file). A log file holds no backup
+/// set, so whether it is the same database's is known only by these LSNs: a record whose page
+/// is at another LSN than it expects refuses its page, as in any chain.
+pub fn plan_tail(plan: &RestorePlan, file: &LogFile) -> Result<LogTail> {
+    let mut tail = LogTail {
+        file: file.path().to_path_buf(),
+        follows: plan.log_end(),
+        first_lsn: None,
+        last_lsn: None,
+        records_after: 0,
+        gap: None,
+    };
+    for_each_tail_record(file, &mut tail, &mut |_| {})?;
+    Ok(tail)
+}
+
+/// Reads the records of `file` in LSN order, noting each in `tail` ([`follow_tail`]) and
+/// calling `each` for those the tail applies.
+fn for_each_tail_record(file: &LogFile, tail: &mut LogTail, each: &mut dyn FnMut(&LogRecord<'_>)) -> Result<()> {
+    for block in file.blocks() {
+        for_each_record(&block?, |r| {
+            if follow_tail(tail, r.lsn) {
+                each(&r);
+            }
+            Ok(())
+        })
+        .map_err(|e| e.in_file(file.path()))?;
+    }
+    Ok(())
+}
+
+/// Notes the next record of a log file in `tail` (see [`plan_tail`] for the rule); whether it
+/// is one the tail applies.
+fn follow_tail(tail: &mut LogTail, lsn: Lsn) -> bool {
+    let previous = tail.last_lsn.replace(lsn);
+    tail.first_lsn.get_or_insert(lsn);
+    if lsn < tail.follows || tail.gap.is_some() {
+        return false;
+    }
+    let continues = match previous {
+        None => lsn == tail.follows,
+        Some(p) => lsn.vlf <= p.vlf + 1,
+    };
+    if !continues {
+        tail.gap = Some((previous.map_or(tail.follows, |p| p.max(tail.follows)), lsn));
+        return false;
+    }
+    tail.records_after += 1;
+    true
 }
 
 /// Why a record is left out without refusing its page: it changes nothing mdfkit reads.
