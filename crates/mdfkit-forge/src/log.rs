@@ -16,7 +16,8 @@
 //!          after the fixed part: u16 image count, u16 lengths, images (4-byte aligned)
 //!  block   0x28-byte header (status, count, slot array offset, size, previous size, LSN),
 //!          8-byte aligned records, slot array growing down, each sector's first byte saved
-//!          at the end and replaced by the sector's status (parity 0x40 on the first pass)
+//!          at the end (sector k's at end - 1 - k) and replaced by the sector's status (parity
+//!          0x40 on the first pass)
 //!  .ldf    file header page, then VLFs: an 8 KB header (+0x04 sequence number, +0x10 size)
 //!          and blocks where their LSNs place them (the first at sector 0x10)
 //! ```
@@ -446,11 +447,10 @@ fn write_block(records: &[Vec<u8>], vlf: u32, sector: u32, previous_size: u16) -
         let entry = array - 2 * (k + 1);
         b[entry..entry + 2].copy_from_slice(&(start as u16).to_le_bytes());
     }
-    // Each later sector's first byte is kept at the end (the last sector's first of them),
-    // and the sector's status takes its place.
+    // Each later sector's first byte is kept at the end, in reverse order (sector k's at
+    // end - 1 - k), and the sector's status takes its place.
     for k in 1..sectors {
-        let keep = if k == sectors - 1 { size - sectors } else { size - sectors + k };
-        b[keep] = b[k * SECTOR];
+        b[size - 1 - k] = b[k * SECTOR];
         b[k * SECTOR] = PARITY | if k == sectors - 1 { 0x08 } else { 0 };
     }
     b[size - 1] = 0x04;
