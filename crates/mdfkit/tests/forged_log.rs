@@ -17,7 +17,7 @@ use mdfkit::log::redo::StopPoint;
 use mdfkit::log::Operation;
 use mdfkit::Database;
 use mdfkit_forge::backup::{full_backup_with_header, log_backup, SetHeader};
-use mdfkit_forge::log::{context, Change, ForgedLog, LogTime, LogWriter, PageChange};
+use mdfkit_forge::log::{context, page_id_bytes, Change, ForgedLog, LogTime, LogWriter, PageChange, Transaction};
 use mdfkit_forge::page::FORGED_PAGE_LSN;
 use mdfkit_forge::record::{Cell, Kind, RecordLayout};
 use mdfkit_forge::{forge, live_rows_text, table_units, ColType, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec};
@@ -162,38 +162,11 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
     }
     // A free extent of the primary file (GAM 1:2's bit set) becomes the table's: its GAM bit
     // cleared, its IAM bit set, its pages allocated in PFS 1:1 and formatted, then filled.
-    let primary = &files[0].bytes;
-    let page_at = |n: usize| &primary[n * PAGE..(n + 1) * PAGE];
-    let (pfs, gam) = (page_at(1), page_at(2));
-    let free = |e: &usize| gam[slot_offset(gam, 1) + 4 + e / 8] >> (e % 8) & 1 == 1;
-    let extent = (0..primary.len() / PAGE / 8).find(free).expect("a free extent");
-    let iam_page = (0..primary.len() / PAGE).find(|&n| page_at(n)[1] == 10 && page_unit(page_at(n)) == unit).unwrap();
-    let iam = page_at(iam_page);
-    let alloc = |page: usize, slot: u16, context: u8, change: Change| PageChange {
-        page: (1, page as u32),
-        slot,
-        context,
-        unit: page_unit(page_at(page)),
-        partition: 0,
-        change,
-    };
     let mut t = log.begin("new extent", time(2 * pages.len()));
     let mut new_rows = Vec::new();
-    log.change(
-        &mut t,
-        &alloc(2, 1, context::GAM, Change::SetBits { first: 32 + extent as u16, count: 1, value: false }),
-    );
-    let iam_byte = 4 + extent / 8;
-    let at = slot_offset(iam, 1) + iam_byte;
-    let (before, after) = (vec![iam[at]], vec![iam[at] | 1 << (extent % 8)]);
-    log.change(&mut t, &alloc(iam_page, 1, context::IAM, Change::Modify { offset: iam_byte as u16, before, after }));
+    let extent = allocate_extent(&mut log, &mut t, &files[0].bytes, unit);
     for page in extent * 8..extent * 8 + 8 {
-        let offset = 4 + page;
-        let before = vec![pfs[slot_offset(pfs, 0) + offset]];
-        log.change(
-            &mut t,
-            &alloc(1, 0, context::PFS, Change::Modify { offset: offset as u16, before, after: vec![0x40] }),
-        );
+        allocate_page(&mut log, &mut t, &files[0].bytes, page);
         let new_page = |slot: u16, change| PageChange {
             page: (1, page as u32),
             slot,
@@ -202,7 +175,7 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
             partition,
             change,
         };
-        log.change(&mut t, &new_page(0, Change::Format { page_type: 1, pminlen: 12 }));
+        log.change(&mut t, &new_page(0, Change::Format { page_type: 1, pminlen: 12, prev: (0, 0), next: (0, 0) }));
         let (mut used, mut slot) = (96, 0u16);
         loop {
             let name = format!("new {next_id}");
@@ -252,6 +225,41 @@ fn workload(spec: &Spec, files: &[mdfkit_forge::ForgedFile]) -> Workload {
         commits,
         mid: mid.expect("a table of several pages"),
     }
+}
+
+/// Logs a free extent of the primary file (`primary`: its bytes; GAM 1:2's bit set) becoming
+/// the allocation unit `unit`'s: its GAM bit cleared, its bit set in the unit's IAM page.
+/// Returns the extent's number.
+fn allocate_extent(log: &mut LogWriter, t: &mut Transaction, primary: &[u8], unit: i64) -> usize {
+    let page_at = |n: usize| &primary[n * PAGE..(n + 1) * PAGE];
+    let gam = page_at(2);
+    let free = |e: &usize| gam[slot_offset(gam, 1) + 4 + e / 8] >> (e % 8) & 1 == 1;
+    let extent = (0..primary.len() / PAGE / 8).find(free).expect("a free extent");
+    let iam_page = (0..primary.len() / PAGE).find(|&n| page_at(n)[1] == 10 && page_unit(page_at(n)) == unit).unwrap();
+    let iam = page_at(iam_page);
+    let gam_bit = Change::SetBits { first: 32 + extent as u16, count: 1, value: false };
+    log.change(t, &allocation_change(primary, 2, 1, context::GAM, gam_bit));
+    let iam_byte = 4 + extent / 8;
+    let at = slot_offset(iam, 1) + iam_byte;
+    let (before, after) = (vec![iam[at]], vec![iam[at] | 1 << (extent % 8)]);
+    let iam_bit = Change::Modify { offset: iam_byte as u16, before, after };
+    log.change(t, &allocation_change(primary, iam_page, 1, context::IAM, iam_bit));
+    extent
+}
+
+/// Logs page `page` of the primary file allocated in PFS 1:1 (its byte 0x40).
+fn allocate_page(log: &mut LogWriter, t: &mut Transaction, primary: &[u8], page: usize) {
+    let pfs = &primary[PAGE..2 * PAGE];
+    let offset = 4 + page;
+    let before = vec![pfs[slot_offset(pfs, 0) + offset]];
+    let change = Change::Modify { offset: offset as u16, before, after: vec![0x40] };
+    log.change(t, &allocation_change(primary, 1, 0, context::PFS, change));
+}
+
+/// A change of slot `slot` of allocation page `page` (of the primary file, `primary`).
+fn allocation_change(primary: &[u8], page: usize, slot: u16, context: u8, change: Change) -> PageChange {
+    let unit = page_unit(&primary[page * PAGE..(page + 1) * PAGE]);
+    PageChange { page: (1, page as u32), slot, context, unit, partition: 0, change }
 }
 
 /// The forged full backup, log backup (.trn) and log file (.ldf: its VLFs in reverse sequence
@@ -494,4 +502,116 @@ fn an_ldf_is_the_tail_of_a_chain() {
     // Two log files are refused by name, not read as one.
     let err = Database::open(&[f.full.clone(), f.ldf.clone(), gapped]).err().expect("refused").to_string();
     assert!(err.contains("2 transaction log files (.ldf) given"), "{err}");
+}
+
+/// A page split of a clustered index, logged as SQL Server logs one (its transaction in the
+/// cube-query-history chain, LSN 18:118): the new page allocated (GAM, IAM, PFS) and formatted
+/// linked between the page and its next one, the upper half of the page's rows inserted into it
+/// in one LOP_INSERT_ROWS, LOP_DELETE_SPLIT taking them off the page, both neighbours' links
+/// changed (LOP_MODIFY_HEADER), the new page's index row inserted into the parent; then a user
+/// transaction changing a moved row and a row left behind. The chain restores every row.
+#[test]
+fn a_page_split_is_rolled_forward() {
+    let col = |name: &str, ty, gen| ColumnSpec::new(name, ty, gen, Nulls::Never);
+    let spec = Spec::new("split", mdfkit_forge::Version::V904, 12).table(
+        TableSpec::new("dbo", "Orders", Layout::Clustered { key: 0 }, 6_000)
+            .column(col("Id", ColType::Int, Gen::Sequence { start: 1, step: 1 }))
+            .column(col("Qty", ColType::Int, Gen::Range { lo: 0, hi: 1_000_000 }))
+            .column(col("Name", ColType::VarChar(Some(30)), Gen::Length { min: 3, max: 25 })),
+    );
+    let files = forge(&spec).unwrap();
+    let (partition, unit) = table_units(0);
+    let leaves = heap_pages(&files, unit);
+    let primary = &files[0].bytes;
+    let page_at = |(file, n): (u16, u32)| {
+        let f = files.iter().find(|f| f.file_id == file).unwrap();
+        &f.bytes[n as usize * PAGE..(n as usize + 1) * PAGE]
+    };
+    let link = |p: &[u8], at: usize| (u16_at(p, at + 4) as u16, u32::from_le_bytes(p[at..at + 4].try_into().unwrap()));
+    // A leaf page in the middle of the chain, its next page, and the index page that points at it.
+    let split = &leaves[leaves.len() / 2];
+    let next = link(page_at(split.id), 16);
+    assert_ne!(next, (0, 0), "the split page has a next page");
+    let child = page_id_bytes(split.id);
+    let (parent, parent_slot) = (0..primary.len() / PAGE)
+        .filter(|&n| primary[n * PAGE + 1] == 2 && page_unit(&primary[n * PAGE..(n + 1) * PAGE]) == unit)
+        .find_map(|n| {
+            let p = &primary[n * PAGE..(n + 1) * PAGE];
+            (0..u16_at(p, 22))
+                .find(|&s| {
+                    let end = if s + 1 < u16_at(p, 22) { slot_offset(p, s + 1) } else { u16_at(p, 30) };
+                    p[end - 6..end] == child
+                })
+                .map(|s| ((1u16, n as u32), s))
+        })
+        .expect("the index row of the split page");
+
+    let mut log = LogWriter::new(FORGED_PAGE_LSN.vlf + 1, VLF_SIZE);
+    let time = |k: u32| LogTime { days: 45_000, ticks: 300 * (10 * 3600 + k) };
+    let mut t = log.begin("SplitPage", time(0));
+    let extent = allocate_extent(&mut log, &mut t, primary, unit);
+    let new_page = (1u16, (extent * 8) as u32);
+    allocate_page(&mut log, &mut t, primary, extent * 8);
+    let change = |page, slot, context, change| PageChange { page, slot, context, unit, partition, change };
+    let pminlen = u16_at(page_at(split.id), 14) as u16;
+    let format = Change::Format { page_type: 1, pminlen, prev: split.id, next };
+    log.change(&mut t, &change(new_page, 0xffff, context::CLUSTERED, format));
+    let from = split.rows.len() / 2;
+    let moved: Vec<Vec<u8>> = split.rows[from..].to_vec();
+    let moved_bytes = moved.iter().map(|r| r.len() + 2).sum::<usize>() as u16;
+    log.change(&mut t, &change(new_page, 0, context::CLUSTERED, Change::InsertMoved(moved.clone())));
+    let count = moved.len() as u16;
+    let delete = Change::DeleteSplit { new_page, count, moved: moved_bytes };
+    log.change(&mut t, &change(split.id, from as u16, context::CLUSTERED, delete));
+    let relink = |offset: u16, before: (u16, u32)| Change::ModifyHeader {
+        offset,
+        before: page_id_bytes(before).to_vec(),
+        after: page_id_bytes(new_page).to_vec(),
+    };
+    log.change(&mut t, &change(split.id, 0, context::HEAP, relink(16, next)));
+    log.change(&mut t, &change(next, 0, context::HEAP, relink(8, split.id)));
+    let mut index_row = vec![3 << 1];
+    index_row.extend_from_slice(&moved[0][4..8]);
+    index_row.extend_from_slice(&page_id_bytes(new_page));
+    log.change(&mut t, &change(parent, parent_slot as u16 + 1, context::INDEX_INTERIOR, Change::Insert(index_row)));
+    log.commit(t, time(1));
+
+    // A user transaction after the split: Qty of the first moved row (now slot 0 of the new
+    // page) and of the split page's first row set to -1.
+    let mut expected: BTreeMap<i32, Vec<String>> =
+        live_rows_text(&spec, 0).map(|r| (r[0].parse().unwrap(), r)).collect();
+    let mut u = log.begin("update", time(2));
+    for (page, row) in [(new_page, &moved[0]), (split.id, &split.rows[0])] {
+        let modify = Change::Modify { offset: 8, before: row[8..12].to_vec(), after: (-1i32).to_le_bytes().to_vec() };
+        log.change(&mut u, &change(page, 0, context::CLUSTERED, modify));
+        expected.get_mut(&int_at(row, 4)).unwrap()[1] = "-1".to_string();
+    }
+    log.commit(u, time(3));
+    let log = log.finish();
+
+    let dir = std::env::temp_dir().join(format!("mdfkit-forged-split-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let header = |first, last| SetHeader {
+        database: spec.name.clone(),
+        dbi_version: spec.version.dbi_version(),
+        first_lsn: first,
+        last_lsn: last,
+        checkpoint_lsn: FORGED_PAGE_LSN,
+        database_backup_lsn: FORGED_PAGE_LSN,
+    };
+    let (full, trn) = (dir.join("split.bak"), dir.join("split_1.trn"));
+    std::fs::write(&full, full_backup_with_header(&files, &header(FORGED_PAGE_LSN, log.first_lsn))).unwrap();
+    std::fs::write(&trn, log_backup(&header(log.first_lsn, log.end_lsn), &log.stream())).unwrap();
+    let db = Database::open(&[full.clone(), trn.clone()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let db = db.unwrap();
+    let scanned = common::table_rows_text(&db, "dbo.Orders");
+    // In key order, through the new page (the leaf chain holds it between its neighbours).
+    let ids: Vec<i32> = scanned.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert_eq!(ids, (1..=6_000).collect::<Vec<_>>());
+    let rows: BTreeMap<i32, Vec<String>> = scanned.into_iter().map(|r| (r[0].parse().unwrap(), r)).collect();
+    let wrong: Vec<_> = expected.iter().filter(|(id, row)| rows.get(id) != Some(row)).take(3).collect();
+    assert!(wrong.is_empty(), "rows differing from the forge's: {wrong:?}");
+    let notes = db.reader().source().notes().join("\n");
+    assert!(!notes.contains("cannot be read"), "{notes}");
 }

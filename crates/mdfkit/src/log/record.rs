@@ -63,6 +63,8 @@ impl Operation {
     pub const SET_BITS: Operation = Operation(0x07);
     /// `LOP_SET_FREE_SPACE`: one page's byte in a PFS page changed.
     pub const SET_FREE_SPACE: Operation = Operation(0x0a);
+    /// `LOP_DELETE_SPLIT`: the rows a page split moved to the new page taken off the old one.
+    pub const DELETE_SPLIT: Operation = Operation(0x0b);
     /// `LOP_EXPUNGE_ROWS`: a ghost record removed (ghost cleanup).
     pub const EXPUNGE_ROWS: Operation = Operation(0x0d);
     /// `LOP_FILE_HDR_MODIFY`: the file header record (page 0 of a file) changed.

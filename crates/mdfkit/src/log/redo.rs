@@ -49,8 +49,10 @@
 //! - LOP_SET_BITS: the bits set to the other value (SQL Server logs bits it changes).
 //! - LOP_FORMAT_PAGE: nothing: the page's allocation (PFS byte, IAM bits) is taken back by the
 //!   transaction's own allocation records, so no read reaches it.
-//! - Anything else (LOP_EXPUNGE_ROWS, LOB pages, operations redo does not know): the page is
-//!   refused, naming the operation, its LSN and the page.
+//! - Anything else (LOP_EXPUNGE_ROWS, a split's LOP_DELETE_SPLIT and its LOP_INSERT_ROWS of
+//!   several rows, LOB pages, operations redo does not know): the page is refused, naming the
+//!   operation, its LSN and the page. A split is a system transaction committed at once, so only
+//!   a stop point inside it leaves it open.
 //!
 //! Whether a later change of the page stays comes from the page LSN chain: the page's LSN
 //! after redo is the newest record's, and each record carries the page's LSN before it
@@ -69,9 +71,28 @@
 //! **Operations redone** (row images as [`super::record`] reads them; page layout as
 //! [`crate::page`] draws it; offsets below are in the record, past the page-operation header
 //! that [`super::record`] draws). The row operations:
-//! - LOP_INSERT_ROWS: image 0 is the whole row, `slot` where it goes. Heap pages (LCX_HEAP) keep
-//!   their slot numbers (row ids): the row takes an empty slot (offset 0) or the next new one.
-//!   Index pages (other contexts) keep slots in key order: later slots move up by one.
+//! - LOP_INSERT_ROWS: of its n images the first n - 2 are whole rows (SQL Server follows them
+//!   with two more, empty on the corpus: its 277 single-row inserts carry 3 images; a record
+//!   with fewer than 4 carries one row), going into consecutive slots from `slot`. Heap pages
+//!   (LCX_HEAP) keep their slot numbers (row ids): the row takes an empty slot (offset 0) or the
+//!   next new one. Index pages (other contexts) keep slots in key order: later slots move up by
+//!   one. Several rows are a page split's moved rows, put on the new page in one record:
+//!   `chains/cube-query-history/..._LOG_20170518_041831.trn` 18:118:6 puts 7 rows (9 images, each
+//!   row 4-byte aligned after the lengths) into slots 0-6 of 1:165, the bytes the full backup
+//!   holds there; 18:125:a, 18:141:12, 18:173:e carry 50, 113 and 7 rows (52, 115, 9 images).
+//! - LOP_DELETE_SPLIT (a page split, on the page that split): `slot` the first row moved, +0x30
+//!   6 the new page, +0x36 u16 how many rows moved (the page's last ones: the record is refused
+//!   where `slot` + that count is not the page's slot count), +0x38 u16 their bytes with their
+//!   slot entries. The rows leave the page (its slot count drops to `slot`), the rows kept are
+//!   packed from the header on (each taken as running to the next row on the page, so nothing of
+//!   them is lost) and the free count grows by +0x38. 18:118:7 on 1:57: slot 1, 7 rows to 1:165,
+//!   4105 bytes = the 4091 bytes of the 7 rows of 18:118:6 + 7 slot entries; the same transaction
+//!   (a system transaction named `SplitPage`, committed at once) allocates 1:165 in PFS 1:1
+//!   (LOP_MODIFY_ROW), formats it with its links (LOP_FORMAT_PAGE below), moves the neighbours'
+//!   links to it (LOP_MODIFY_HEADER of 1:57's next page, +16, and of 1:56's previous page, +8)
+//!   and inserts its index row into the parent 1:142 (LOP_INSERT_ROWS, LCX_INDEX_INTERIOR), as
+//!   Paul Randal lists a split's log records ("How expensive are page splits in terms of
+//!   transaction log?").
 //! - LOP_DELETE_ROWS: on a heap the slot's offset becomes 0 (an empty slot, as SQL Server leaves
 //!   it); on an index page the slot is removed and later slots move down; with LCX_MARK_AS_GHOST
 //!   the row is kept and its record type becomes a ghost (status bits 1-3 = 5 data, 6 index).
@@ -98,8 +119,10 @@
 //! - LOP_FORMAT_PAGE: a page made new, its old bytes unused (so a page the backup did not copy
 //!   is formatted from zeros; its previous LSN is 0:0:1). +0x30 u8 page type, +0x31 u8 type flag
 //!   bits, +0x32 u8 level, +0x3a u16 pminlen, +0x44 6 an IAM page's start page; the allocation
-//!   unit from +0x20/+0x2e. Every other byte of +0x30..+0x50 is zero on the corpus; a record
-//!   where one is not is refused, its meaning unknown (page links of a split, probably). The page
+//!   unit from +0x20/+0x2e; +0x34 6 the previous page and +0x3c 6 the next page of the page's
+//!   level (header +8 and +16: a split's new page, 18:118:5 formats 1:165 with 1:57 and 1:56, the
+//!   links the full backup's 1:165 carries). Every other byte of +0x30..+0x50 is zero on the
+//!   corpus; a record where one is not is refused, its meaning unknown. The page
 //!   is empty (96-byte header, no slots), except an IAM page: its header record (94 bytes:
 //!   status 0, fixed end 94, the start page at 40) and its extent bitmap (7992 bytes: fixed end
 //!   7992, zeros), 6 bytes free, as RestoreTimeClean2.bak copied the fresh IAM page 1:154.
@@ -142,8 +165,8 @@
 //! a HoBt, which a checkpoint writes to `sys.sysallocunits`' pcused/pcdata/pcreserved, columns no
 //! read uses) and LOP_CREATE_ALLOCCHAIN (the in-memory allocation chain of a new allocation
 //! unit, whose pages are logged on their own: the IAM page's LOP_FORMAT_PAGE and the
-//! LOP_ROOT_CHANGE of its `sys.sysallocunits` row). **Every other page operation** (page
-//! splits, LOB pages, ...), or one whose fields are not as above, that reaches a page not
+//! LOP_ROOT_CHANGE of its `sys.sysallocunits` row). **Every other page operation** (LOB
+//! pages, ...), or one whose fields are not as above, that reaches a page not
 //! already holding it makes that page refused (so does any record in the LOB contexts,
 //! LCX_TEXT_MIX and LCX_TEXT_TREE): a read of it fails, naming the page, the
 //! record's LSN and its operation. Pages no read needs never stop anything.
@@ -1025,7 +1048,8 @@ fn change(
         Ok(direction.order(before, images.next().ok_or("carries no after image")?))
     };
     match record.operation() {
-        Operation::INSERT_ROWS => insert_row(page, slot, record.row_images()?.next().ok_or("carries no row")?, heap),
+        Operation::INSERT_ROWS => insert_rows(page, slot, record, heap),
+        Operation::DELETE_SPLIT if direction == Direction::Redo => delete_split(page, slot, record),
         Operation::DELETE_ROWS if record.context() == Context::MARK_AS_GHOST => mark_ghost(page, slot),
         Operation::DELETE_ROWS => delete_row(page, slot, heap),
         Operation::MODIFY_ROW => {
@@ -1056,7 +1080,13 @@ fn undo(page: &mut [u8], page_id: PageId, record: &LogRecord<'_>, untouched: boo
     let heap = record.context() == Context::HEAP;
     let row = || record.row_images()?.next().ok_or_else(|| "carries no row".to_string());
     match record.operation() {
+        Operation::INSERT_ROWS if inserted_row_count(record)? > 1 => {
+            Err("moved rows of a page split onto the page, which undo does not take back".to_string())
+        }
         Operation::INSERT_ROWS => remove_inserted(page, slot, row()?, heap),
+        Operation::DELETE_SPLIT => {
+            Err("took a split's moved rows off the page, which undo does not put back".to_string())
+        }
         Operation::DELETE_ROWS if record.context() == Context::MARK_AS_GHOST => unmark_ghost(page, slot, row()?, heap),
         // A row put back by its slot: on an index page only where no later change moved slots.
         Operation::DELETE_ROWS if heap || untouched => insert_row(page, slot, row()?, heap),
@@ -1132,7 +1162,7 @@ fn fixed_u16(record: &LogRecord<'_>, at: usize) -> std::result::Result<usize, St
 fn format_page(page: &mut [u8], id: PageId, record: &LogRecord<'_>) -> std::result::Result<(), String> {
     let fields = fixed_field(record, 0x30, 0x20).ok_or("is too short for the page it formats")?;
     let (page_type, type_flags, level) = (fields[0], fields[1], fields[2]);
-    let known = |at: usize| matches!(at, 0..=2 | 0x0a..=0x0b | 0x14..=0x19);
+    let known = |at: usize| matches!(at, 0..=2 | 0x04..=0x11 | 0x14..=0x19);
     if let Some(at) = (0..fields.len()).find(|&at| fields[at] != 0 && !known(at)) {
         return Err(format!("carries a format field not understood (+{:#x} = {:#04x})", 0x30 + at, fields[at]));
     }
@@ -1151,6 +1181,9 @@ fn format_page(page: &mut [u8], id: PageId, record: &LogRecord<'_>) -> std::resu
     page[3] = level;
     page[6..8].copy_from_slice(&index);
     page[14..16].copy_from_slice(&fields[0x0a..0x0c]);
+    // The page's neighbours in its level's chain: a split's new page is linked at once.
+    page[8..14].copy_from_slice(&fields[0x04..0x0a]);
+    page[16..22].copy_from_slice(&fields[0x0c..0x12]);
     page[24..28].copy_from_slice(&object);
     page[32..36].copy_from_slice(&id.page.to_le_bytes());
     page[36..38].copy_from_slice(&id.file.to_le_bytes());
@@ -1325,6 +1358,80 @@ fn set_u16(page: &mut [u8], at: usize, v: usize) {
 fn add_free_count(page: &mut [u8], delta: isize) {
     let free = read_u16(page, 28).unwrap_or(0) as isize;
     set_u16(page, 28, (free + delta).clamp(0, PAGE_SIZE as isize) as usize);
+}
+
+/// How many rows a LOP_INSERT_ROWS carries: of its n images, the first n - 2 (SQL Server
+/// follows the rows with two more images, empty on the corpus); one where it has fewer than 4.
+fn inserted_row_count(record: &LogRecord<'_>) -> std::result::Result<usize, String> {
+    Ok(record.row_images()?.count().saturating_sub(2).max(1))
+}
+
+/// LOP_INSERT_ROWS: its rows into consecutive slots from `slot` (a split's moved rows: all of
+/// them, into the new page).
+fn insert_rows(page: &mut [u8], slot: u16, record: &LogRecord<'_>, heap: bool) -> std::result::Result<(), String> {
+    let rows = inserted_row_count(record)?;
+    let mut images = record.row_images()?;
+    for k in 0..rows {
+        let row = images.next().ok_or("carries no row")?;
+        let at = u16::try_from(usize::from(slot) + k).map_err(|_| "puts rows past slot 65535".to_string())?;
+        insert_row(page, at, row, heap)?;
+    }
+    Ok(())
+}
+
+/// LOP_DELETE_SPLIT: the rows a split moved (`count` of them, the page's last slots from
+/// `slot`) leave the old page, whose remaining rows are packed together so the space is
+/// usable; the page's free count grows by the bytes the record says were moved.
+fn delete_split(page: &mut [u8], slot: u16, record: &LogRecord<'_>) -> std::result::Result<(), String> {
+    let (count, moved) = (fixed_u16(record, 0x36)?, fixed_u16(record, 0x38)?);
+    let l = layout(page)?;
+    let slot = usize::from(slot);
+    if slot + count != l.slot_count {
+        return Err(format!(
+            "moves {count} rows from slot {slot}, but the page has {} slots: a split moves the last ones",
+            l.slot_count
+        ));
+    }
+    pack_rows(page, slot)?;
+    set_u16(page, 22, slot);
+    add_free_count(page, moved as isize);
+    Ok(())
+}
+
+/// Keeps the rows of slots `0..keep` only, packed from the header on in their order on the
+/// page. A row's bytes are taken as running up to the next row (of any slot) or the free-data
+/// offset, so nothing of a kept row is lost whatever its format.
+fn pack_rows(page: &mut [u8], keep: usize) -> std::result::Result<(), String> {
+    let l = layout(page)?;
+    let mut rows: Vec<(usize, usize)> = Vec::with_capacity(l.slot_count);
+    for slot in 0..l.slot_count {
+        let offset = usize::from(read_u16(page, slot_entry(slot)).unwrap_or(0));
+        if offset == 0 {
+            continue; // an empty heap slot
+        }
+        if offset < HEADER_SIZE || offset >= l.free_data {
+            return Err(format!("finds slot {slot} at +{offset}, outside the rows (+96..+{})", l.free_data));
+        }
+        rows.push((offset, slot));
+    }
+    rows.sort_unstable();
+    let old = page[..l.free_data].to_vec();
+    let mut at = HEADER_SIZE;
+    for (k, &(offset, slot)) in rows.iter().enumerate() {
+        if slot >= keep {
+            continue;
+        }
+        let end = rows.get(k + 1).map_or(l.free_data, |next| next.0);
+        page[at..at + end - offset].copy_from_slice(&old[offset..end]);
+        set_u16(page, slot_entry(slot), at);
+        at += end - offset;
+    }
+    for slot in keep..l.slot_count {
+        set_u16(page, slot_entry(slot), 0);
+    }
+    page[at..l.free_data].fill(0);
+    set_u16(page, 30, at);
+    Ok(())
 }
 
 fn insert_row(page: &mut [u8], slot: u16, row: &[u8], heap: bool) -> std::result::Result<(), String> {
@@ -1926,12 +2033,60 @@ mod tests {
     #[test]
     fn format_page_refuses_fields_it_does_not_know_and_types_it_does_not_build() {
         let mut unknown = format(1, 4, 16, None);
-        unknown[0x36] = 7;
+        unknown[0x43] = 7;
         let e = run(page(&[], BASE_LSN, 0), &[(NEXT_LSN, unknown)], StopPoint::End).1.unwrap_err().to_string();
-        assert!(e.contains("format field not understood (+0x36 = 0x07)"), "{e}");
+        assert!(e.contains("format field not understood (+0x43 = 0x07)"), "{e}");
         let pfs = format(11, 0, 0, None);
         let e = run(page(&[], BASE_LSN, 0), &[(NEXT_LSN, pfs)], StopPoint::End).1.unwrap_err().to_string();
         assert!(e.contains("formats a page of type 11"), "{e}");
+    }
+
+    fn id_bytes(id: PageId) -> [u8; 6] {
+        let mut b = [0u8; 6];
+        b[..4].copy_from_slice(&id.page.to_le_bytes());
+        b[4..].copy_from_slice(&id.file.to_le_bytes());
+        b
+    }
+
+    /// A page split as 18:118 of the 2008 chain logs it: the new page formatted with its links
+    /// (+0x34 previous, +0x3c next), the moved rows inserted in one record (rows, then two empty
+    /// images), and LOP_DELETE_SPLIT taking the last rows off the old page.
+    #[test]
+    fn a_split_formats_the_new_page_with_its_links_and_moves_the_last_rows() {
+        let (prev, next) = (PageId::new(1, 57), PageId::new(1, 56));
+        let mut linked = format(1, 4, 17, None);
+        linked[0x34..0x3a].copy_from_slice(&id_bytes(prev));
+        linked[0x3c..0x42].copy_from_slice(&id_bytes(next));
+        let rows: Vec<Vec<u8>> = (0..3u8).map(|k| vec![0x30, 0, 8, 0, k, k, k, k, 3, 0, 0]).collect();
+        let images: Vec<&[u8]> = rows.iter().map(Vec::as_slice).chain([&[][..], &[][..]]).collect();
+        let moved = op(0x02, 2, 0, 0, NEXT_LSN, 0, &images);
+        let after = Lsn { slot: 3, ..NEXT_LSN };
+        let p = run(page(&[], BASE_LSN, 0), &[(NEXT_LSN, linked), (after, moved)], StopPoint::End).1.unwrap();
+        assert_eq!((PageId::from_bytes(&p[8..14]), PageId::from_bytes(&p[16..22])), (Some(prev), Some(next)));
+        assert_eq!(read_u16(&p, 22), Some(3));
+        for (slot, row) in rows.iter().enumerate() {
+            assert_eq!(slot_row(&p, slot, row.len()), Some(&row[..]), "slot {slot}");
+        }
+
+        // The old page: five rows, the last three moved (33 bytes + 3 slot entries).
+        let kept: Vec<Vec<u8>> = (7..9u8).map(|k| vec![0x30, 0, 8, 0, k, k, k, k, 3, 0, 0, k]).collect();
+        let all: Vec<&[u8]> = kept.iter().chain(&rows).map(Vec::as_slice).collect();
+        let old = page(&all, BASE_LSN, 0);
+        let split = |slot: u16, count: u16| {
+            let new_page = id_bytes(PageId::new(1, 165));
+            let fields = [(0x30, &new_page[..]), (0x36, &count.to_le_bytes()[..]), (0x38, &39u16.to_le_bytes()[..])];
+            page_op(0x0b, 2, (BASE_LSN, slot), &fields, 0x3c, &[])
+        };
+        let p = run(old.clone(), &[(NEXT_LSN, split(2, 3))], StopPoint::End).1.unwrap();
+        assert_eq!(read_u16(&p, 22), Some(2));
+        assert_eq!((slot_row(&p, 0, 12), slot_row(&p, 1, 12)), (Some(&kept[0][..]), Some(&kept[1][..])));
+        assert_eq!(read_u16(&p, 30), Some(HEADER_SIZE as u16 + 24), "the kept rows packed");
+        assert_eq!(read_u16(&p, 28), read_u16(&old, 28).map(|f| f + 39));
+        let e = run(old, &[(NEXT_LSN, split(1, 3))], StopPoint::End).1.unwrap_err().to_string();
+        assert!(
+            e.contains("LOP_DELETE_SPLIT") && e.contains("moves 3 rows from slot 1, but the page has 5 slots"),
+            "{e}"
+        );
     }
 
     /// A sys.sysallocunits row: 73 fixed bytes, pgfirst at 27, pgroot at 33, pgfirstiam at 39.
