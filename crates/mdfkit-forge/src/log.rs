@@ -146,6 +146,8 @@ pub mod context {
     pub const CLUSTERED: u8 = 0x02;
     /// A non-leaf index page.
     pub const INDEX_INTERIOR: u8 = 0x04;
+    /// A text page of LOB or row-overflow fragments.
+    pub const TEXT_MIX: u8 = 0x05;
     /// A GAM page.
     pub const GAM: u8 = 0x08;
     /// An IAM page.

@@ -615,3 +615,112 @@ fn a_page_split_is_rolled_forward() {
     let notes = db.reader().source().notes().join("\n");
     assert!(!notes.contains("cannot be read"), "{notes}");
 }
+
+/// A LOB value's off-row fragment (text page, LCX_TEXT_MIX) changed in the log, and another's
+/// replaced: a new fragment inserted into a free slot of a text page, the row's LOB root
+/// pointed at it (LOP_MODIFY_ROW of the data row), the old fragment deleted. The chain
+/// restores both values as changed and every other value as forged.
+#[test]
+fn lob_fragments_changed_in_the_log_are_read() {
+    let col = |name: &str, ty, gen| ColumnSpec::new(name, ty, gen, Nulls::Never);
+    let spec = Spec::new("docs", mdfkit_forge::Version::V904, 13).table(
+        TableSpec::new("dbo", "Docs", Layout::Heap, 200)
+            .column(col("Id", ColType::Int, Gen::Sequence { start: 1, step: 1 }))
+            .column(col("Body", ColType::VarChar(None), Gen::Length { min: 8_100, max: 8_600 })),
+    );
+    let files = forge(&spec).unwrap();
+    let (partition, unit) = table_units(0);
+    let lob_unit = unit + (1 << 16);
+    // Each row's LOB root (status 4, level 0, one link a chunk: end offset, page, slot): the
+    // second link's place in the row, and the fragment it names.
+    struct Lob {
+        row_page: (u16, u32),
+        row_slot: u16,
+        link_at: usize,
+        id: i32,
+        fragment: ((u16, u32), u16),
+    }
+    let mut lobs = Vec::new();
+    for page in heap_pages(&files, unit) {
+        for (slot, row) in page.rows.iter().enumerate() {
+            let root = row.windows(8).position(|w| w == [4, 0, 0, 0, 1, 0, 0, 0]).expect("a LOB root");
+            let link_at = root + 12 + 12 + 4;
+            let fragment = (
+                (u16_at(row, link_at + 4) as u16, u32::from_le_bytes(row[link_at..link_at + 4].try_into().unwrap())),
+                u16_at(row, link_at + 6) as u16,
+            );
+            lobs.push(Lob { row_page: page.id, row_slot: slot as u16, link_at, id: int_at(row, 4), fragment });
+        }
+    }
+    let fragment_at = |((file, page), slot): ((u16, u32), u16)| {
+        let f = files.iter().find(|f| f.file_id == file).unwrap();
+        let p = &f.bytes[page as usize * PAGE..(page as usize + 1) * PAGE];
+        assert_eq!((p[1], page_unit(p)), (3, lob_unit), "a text page of the table's LOB unit");
+        let at = slot_offset(p, usize::from(slot));
+        (p[at..at + u16_at(p, at + 2)].to_vec(), u16_at(p, 22) as u16)
+    };
+    let mut expected: BTreeMap<i32, Vec<String>> =
+        live_rows_text(&spec, 0).map(|r| (r[0].parse().unwrap(), r)).collect();
+
+    let mut log = LogWriter::new(FORGED_PAGE_LSN.vlf + 1, VLF_SIZE);
+    let time = |k: u32| LogTime { days: 45_000, ticks: 300 * (11 * 3600 + k) };
+    let text =
+        |page, slot, change| PageChange { page, slot, context: context::TEXT_MIX, unit: lob_unit, partition, change };
+    let mut t = log.begin("UPDATE", time(0));
+    // Three bytes of the first value's second fragment (its body from +14) become "~~~".
+    let a = &lobs[0];
+    let (fragment, _) = fragment_at(a.fragment);
+    let modify = Change::Modify { offset: 14, before: fragment[14..17].to_vec(), after: b"~~~".to_vec() };
+    log.change(&mut t, &text(a.fragment.0, a.fragment.1, modify));
+    // (The values' text is in code page 1252: one character a stored byte.)
+    let chars = |text: &str| text.chars().collect::<Vec<char>>();
+    let mut value = chars(&expected[&a.id][1]);
+    value[8040..8043].copy_from_slice(&['~'; 3]);
+    expected.get_mut(&a.id).unwrap()[1] = value.into_iter().collect();
+    // The second value's second fragment replaced by one of as many 'Q's in a new slot.
+    let b = &lobs[1];
+    let (old, slots) = fragment_at(b.fragment);
+    let mut new = old[..14].to_vec();
+    new.resize(old.len(), b'Q');
+    log.change(&mut t, &text(b.fragment.0, slots, Change::Insert(new)));
+    let row = |page, slot, change| PageChange { page, slot, context: context::HEAP, unit, partition, change };
+    let (link_before, link_after) = (id_and_slot(b.fragment.0, b.fragment.1), id_and_slot(b.fragment.0, slots));
+    let modify = Change::Modify { offset: b.link_at as u16, before: link_before.to_vec(), after: link_after.to_vec() };
+    log.change(&mut t, &row(b.row_page, b.row_slot, modify));
+    log.change(&mut t, &text(b.fragment.0, b.fragment.1, Change::Delete(old.clone())));
+    let mut value = chars(&expected[&b.id][1]);
+    value[8040..].fill('Q');
+    expected.get_mut(&b.id).unwrap()[1] = value.into_iter().collect();
+    log.commit(t, time(1));
+    let log = log.finish();
+
+    let dir = std::env::temp_dir().join(format!("mdfkit-forged-lob-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let header = |first, last| SetHeader {
+        database: spec.name.clone(),
+        dbi_version: spec.version.dbi_version(),
+        first_lsn: first,
+        last_lsn: last,
+        checkpoint_lsn: FORGED_PAGE_LSN,
+        database_backup_lsn: FORGED_PAGE_LSN,
+    };
+    let (full, trn) = (dir.join("docs.bak"), dir.join("docs_1.trn"));
+    std::fs::write(&full, full_backup_with_header(&files, &header(FORGED_PAGE_LSN, log.first_lsn))).unwrap();
+    std::fs::write(&trn, log_backup(&header(log.first_lsn, log.end_lsn), &log.stream())).unwrap();
+    let db = Database::open(&[full, trn]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let db = db.unwrap();
+    let rows: BTreeMap<i32, Vec<String>> =
+        common::table_rows_text(&db, "dbo.Docs").into_iter().map(|r| (r[0].parse().unwrap(), r)).collect();
+    assert_eq!(rows.len(), expected.len());
+    let wrong: Vec<_> = expected.iter().filter(|(id, row)| rows.get(id) != Some(row)).map(|(id, _)| id).collect();
+    assert!(wrong.is_empty(), "values differing from the forge's: Ids {wrong:?}");
+}
+
+/// A LOB link's page id and slot (8 bytes: u32 page, u16 file, u16 slot).
+fn id_and_slot(page: (u16, u32), slot: u16) -> [u8; 8] {
+    let mut b = [0u8; 8];
+    b[..6].copy_from_slice(&page_id_bytes(page));
+    b[6..].copy_from_slice(&slot.to_le_bytes());
+    b
+}

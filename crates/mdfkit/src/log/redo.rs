@@ -50,7 +50,7 @@
 //! - LOP_FORMAT_PAGE: nothing: the page's allocation (PFS byte, IAM bits) is taken back by the
 //!   transaction's own allocation records, so no read reaches it.
 //! - Anything else (LOP_EXPUNGE_ROWS, a split's LOP_DELETE_SPLIT and its LOP_INSERT_ROWS of
-//!   several rows, LOB pages, operations redo does not know): the page is refused, naming the
+//!   several rows, operations redo does not know): the page is refused, naming the
 //!   operation, its LSN and the page. A split is a system transaction committed at once, so only
 //!   a stop point inside it leaves it open.
 //!
@@ -109,6 +109,14 @@
 //!   differs is refused); image 1: a u16 length per range; images 2 and 3: not used by redo (a
 //!   key of the row); then a before and an after image per range. StopAt_1.trn 13:a1:2 on 1:29:
 //!   five ranges at 70, 134, 144, 160, 252 of lengths 1, 9, 16, 6, 1 (14 images).
+//! - LOB and row-overflow pages (LCX_TEXT_MIX, LCX_TEXT_TREE: text pages, type 3 and 4): the
+//!   same row operations, with a heap's slot rule, as their fragments are addressed by the
+//!   page and slot of the links in LOB roots, internal nodes and row-overflow pointers (the
+//!   links [`crate::lob`] follows): an insert takes the slot it names, a delete empties its
+//!   slot, a LOP_MODIFY_ROW changes a fragment's bytes in place; LOP_FORMAT_PAGE builds an
+//!   empty text page. No corpus log holds a record in these contexts: the rule is the links',
+//!   proven on forged logs (a fragment changed; a value moved to a new fragment by an insert,
+//!   the root's link changed and the old fragment deleted), and undone as a heap's rows are.
 //! - LOP_EXPUNGE_ROWS (ghost cleanup): the ghost record in `slot` goes: on an index page later
 //!   slots move down, on a heap the slot empties; the page's ghost count (+58) drops by one. A
 //!   slot that does not hold a ghost is refused. StopAt_1.trn 13:ad:2: slot 3 of 1:95.
@@ -126,8 +134,7 @@
 //!   is empty (96-byte header, no slots), except an IAM page: its header record (94 bytes:
 //!   status 0, fixed end 94, the start page at 40) and its extent bitmap (7992 bytes: fixed end
 //!   7992, zeros), 6 bytes free, as RestoreTimeClean2.bak copied the fresh IAM page 1:154.
-//!   Types redone: data (1), index (2) and IAM (10); other types (text pages among them) are
-//!   refused. 13:a9:7
+//!   Types redone: data (1), index (2), text (3, 4) and IAM (10); other types are refused. 13:a9:7
 //!   formats 1:22 as IAM (start page 1:0, pminlen 90), 13:a9:10 formats 1:21 as a data page
 //!   (type flag bits 4, pminlen 16: the `dbo.steps` row that 13:a9:13 then inserts).
 //! - LOP_ROOT_CHANGE (LCX_CLUSTERED, on a `sys.sysallocunits` page): +0x48 6 the new page id,
@@ -165,11 +172,10 @@
 //! a HoBt, which a checkpoint writes to `sys.sysallocunits`' pcused/pcdata/pcreserved, columns no
 //! read uses) and LOP_CREATE_ALLOCCHAIN (the in-memory allocation chain of a new allocation
 //! unit, whose pages are logged on their own: the IAM page's LOP_FORMAT_PAGE and the
-//! LOP_ROOT_CHANGE of its `sys.sysallocunits` row). **Every other page operation** (LOB
-//! pages, ...), or one whose fields are not as above, that reaches a page not
-//! already holding it makes that page refused (so does any record in the LOB contexts,
-//! LCX_TEXT_MIX and LCX_TEXT_TREE): a read of it fails, naming the page, the
-//! record's LSN and its operation. Pages no read needs never stop anything.
+//! LOP_ROOT_CHANGE of its `sys.sysallocunits` row). **Every other page operation**, or one
+//! whose fields are not as above, that reaches a page not already holding it makes that page
+//! refused: a read of it fails, naming the page, the record's LSN and its operation. Pages no
+//! read needs never stop anything.
 
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
@@ -1037,12 +1043,7 @@ fn change(
 ) -> std::result::Result<(), String> {
     let slot = record.slot().ok_or("has no slot")?;
     let mut images = record.row_images()?;
-    let heap = record.context() == Context::HEAP;
-    if matches!(record.context(), Context::TEXT_MIX | Context::TEXT_TREE) {
-        // LOB records are addressed by slot from their roots: which slot rules an insert or a
-        // delete keeps on these pages is not known yet.
-        return Err(format!("changes a LOB page ({}), which redo does not do yet", record.context().name()));
-    }
+    let heap = keeps_slots(record.context());
     let mut before_after = || -> std::result::Result<(&[u8], &[u8]), String> {
         let before = images.next().ok_or("carries no before image")?;
         Ok(direction.order(before, images.next().ok_or("carries no after image")?))
@@ -1072,12 +1073,18 @@ fn change(
     }
 }
 
+/// Whether the pages of `context` keep each row in its slot (a heap's rows by their row id, LOB
+/// and row-overflow fragments by the page and slot their links name) rather than in key order.
+fn keeps_slots(context: Context) -> bool {
+    matches!(context, Context::HEAP | Context::TEXT_MIX | Context::TEXT_TREE)
+}
+
 /// Takes one record of a transaction open at the stop point back out of `page`, which holds
 /// it and the changes after it that stay. `untouched`: every change of the page after this
 /// record has been undone already, so its slots are where the record left them.
 fn undo(page: &mut [u8], page_id: PageId, record: &LogRecord<'_>, untouched: bool) -> std::result::Result<(), String> {
     let slot = record.slot().ok_or("has no slot")?;
-    let heap = record.context() == Context::HEAP;
+    let heap = keeps_slots(record.context());
     let row = || record.row_images()?.next().ok_or_else(|| "carries no row".to_string());
     match record.operation() {
         Operation::INSERT_ROWS if inserted_row_count(record)? > 1 => {
@@ -1170,7 +1177,7 @@ fn format_page(page: &mut [u8], id: PageId, record: &LogRecord<'_>) -> std::resu
     let index = fixed_field(record, 0x2e, 2).ok_or("has no allocation unit")?;
     let (object, index) = (object.to_vec(), index.to_vec());
     let iam = match PageType::from_byte(page_type) {
-        PageType::Data | PageType::Index => false,
+        PageType::Data | PageType::Index | PageType::TextMix | PageType::TextTree => false,
         PageType::Iam => true,
         _ => return Err(format!("formats a page of type {page_type}, which redo does not build")),
     };
@@ -1961,15 +1968,32 @@ mod tests {
         let (redo, read) = run(base.clone(), &records, StopPoint::End);
         assert_eq!(read.unwrap(), base);
         assert!(redo.finish().notes().iter().any(|n| n.contains("1 LOP_COUNT_DELTA")));
-        // LOP_DELETE_SPLIT (0x0b): not redone, the page is refused naming it.
-        let records = [(NEXT_LSN, op(0x0b, 0x02, 0, 0, BASE_LSN, 0, &[]))];
+        // An operation redo does not know (0x0e): the page is refused naming it.
+        let records = [(NEXT_LSN, op(0x0e, 0x02, 0, 0, BASE_LSN, 0, &[]))];
         let e = run(base, &records, StopPoint::End).1.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported);
-        assert!(e.to_string().contains("LOP_DELETE_SPLIT at LSN 00000019:000000be:0002"), "{e}");
-        // An insert onto a LOB page (LCX_TEXT_MIX): refused too.
-        let records = [(NEXT_LSN, op(0x02, Context::TEXT_MIX.0, 0, 1, BASE_LSN, 0, &[b"lob-1"]))];
-        let e = run(page(&[b"row-0"], BASE_LSN, 0), &records, StopPoint::End).1.unwrap_err().to_string();
-        assert!(e.contains("LOP_INSERT_ROWS") && e.contains("LOB page (LCX_TEXT_MIX)"), "{e}");
+        assert!(e.to_string().contains("at LSN 00000019:000000be:0002 is not supported by redo"), "{e}");
+    }
+
+    /// LOB pages (LCX_TEXT_MIX, LCX_TEXT_TREE) keep their slots as a heap does: LOB links
+    /// address fragments by page and slot, so a delete empties its slot and an insert takes the
+    /// slot it names, the other fragments staying where their links point.
+    #[test]
+    fn lob_pages_keep_their_slots() {
+        let base = page(&[b"lob-0", b"lob-1", b"lob-2"], BASE_LSN, 0);
+        for context in [Context::TEXT_MIX.0, Context::TEXT_TREE.0] {
+            let records = [
+                (NEXT_LSN, op(0x03, context, 0, 1, BASE_LSN, 0, &[b"lob-1"])),
+                (LSN_A, op(0x02, context, 0, 3, NEXT_LSN, 0, &[b"lob-3"])),
+                (LSN_B, op(0x04, context, 0, 2, LSN_A, 4, &[b"2", b"X"])),
+            ];
+            let p = run(base.clone(), &records, StopPoint::End).1.unwrap();
+            assert_eq!(read_u16(&p, 22), Some(4));
+            assert_eq!(read_u16(&p, slot_entry(1)), Some(0), "the deleted fragment's slot is empty");
+            assert_eq!(slot_row(&p, 0, 5), Some(&b"lob-0"[..]));
+            assert_eq!(slot_row(&p, 2, 5), Some(&b"lob-X"[..]));
+            assert_eq!(slot_row(&p, 3, 5), Some(&b"lob-3"[..]));
+        }
     }
 
     /// A page-operation record on [`PAGE`] with the operation's own fields from +0x30 on.
