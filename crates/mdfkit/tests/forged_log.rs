@@ -286,14 +286,7 @@ fn forged(name: &str) -> Forged {
     let work = workload(&spec, &files);
     let dir = std::env::temp_dir().join(format!("mdfkit-forged-log-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let header = |first, last| SetHeader {
-        database: spec.name.clone(),
-        dbi_version: spec.version.dbi_version(),
-        first_lsn: first,
-        last_lsn: last,
-        checkpoint_lsn: FORGED_PAGE_LSN,
-        database_backup_lsn: FORGED_PAGE_LSN,
-    };
+    let header = |first, last| set_header(&spec, first, last);
     let (full, trn, ldf) = (dir.join("ledger.bak"), dir.join("ledger_1.trn"), dir.join("ledger_log.ldf"));
     let half = dir.join("ledger_half.trn");
     let first_half = work.log.stream_between(work.log.first_lsn, work.mid);
@@ -589,22 +582,7 @@ fn a_page_split_is_rolled_forward() {
     log.commit(u, time(3));
     let log = log.finish();
 
-    let dir = std::env::temp_dir().join(format!("mdfkit-forged-split-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let header = |first, last| SetHeader {
-        database: spec.name.clone(),
-        dbi_version: spec.version.dbi_version(),
-        first_lsn: first,
-        last_lsn: last,
-        checkpoint_lsn: FORGED_PAGE_LSN,
-        database_backup_lsn: FORGED_PAGE_LSN,
-    };
-    let (full, trn) = (dir.join("split.bak"), dir.join("split_1.trn"));
-    std::fs::write(&full, full_backup_with_header(&files, &header(FORGED_PAGE_LSN, log.first_lsn))).unwrap();
-    std::fs::write(&trn, log_backup(&header(log.first_lsn, log.end_lsn), &log.stream())).unwrap();
-    let db = Database::open(&[full.clone(), trn.clone()]);
-    let _ = std::fs::remove_dir_all(&dir);
-    let db = db.unwrap();
+    let db = restore_forged(&spec, &files, &log);
     let scanned = common::table_rows_text(&db, "dbo.Orders");
     // In key order, through the new page (the leaf chain holds it between its neighbours).
     let ids: Vec<i32> = scanned.iter().map(|r| r[0].parse().unwrap()).collect();
@@ -694,22 +672,7 @@ fn lob_fragments_changed_in_the_log_are_read() {
     log.commit(t, time(1));
     let log = log.finish();
 
-    let dir = std::env::temp_dir().join(format!("mdfkit-forged-lob-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let header = |first, last| SetHeader {
-        database: spec.name.clone(),
-        dbi_version: spec.version.dbi_version(),
-        first_lsn: first,
-        last_lsn: last,
-        checkpoint_lsn: FORGED_PAGE_LSN,
-        database_backup_lsn: FORGED_PAGE_LSN,
-    };
-    let (full, trn) = (dir.join("docs.bak"), dir.join("docs_1.trn"));
-    std::fs::write(&full, full_backup_with_header(&files, &header(FORGED_PAGE_LSN, log.first_lsn))).unwrap();
-    std::fs::write(&trn, log_backup(&header(log.first_lsn, log.end_lsn), &log.stream())).unwrap();
-    let db = Database::open(&[full, trn]);
-    let _ = std::fs::remove_dir_all(&dir);
-    let db = db.unwrap();
+    let db = restore_forged(&spec, &files, &log);
     let rows: BTreeMap<i32, Vec<String>> =
         common::table_rows_text(&db, "dbo.Docs").into_iter().map(|r| (r[0].parse().unwrap(), r)).collect();
     assert_eq!(rows.len(), expected.len());
@@ -723,4 +686,30 @@ fn id_and_slot(page: (u16, u32), slot: u16) -> [u8; 8] {
     b[..6].copy_from_slice(&page_id_bytes(page));
     b[6..].copy_from_slice(&slot.to_le_bytes());
     b
+}
+
+/// The header of a backup set of the forged database `spec` holding the log from `first` to
+/// `last` (its checkpoint at the forged pages' LSN).
+fn set_header(spec: &Spec, first: mdfkit_forge::log::Lsn, last: mdfkit_forge::log::Lsn) -> SetHeader {
+    SetHeader {
+        database: spec.name.clone(),
+        dbi_version: spec.version.dbi_version(),
+        first_lsn: first,
+        last_lsn: last,
+        checkpoint_lsn: FORGED_PAGE_LSN,
+        database_backup_lsn: FORGED_PAGE_LSN,
+    }
+}
+
+/// `files` (a forged database) as a full backup and `log` as the log backup after it, restored.
+fn restore_forged(spec: &Spec, files: &[mdfkit_forge::ForgedFile], log: &ForgedLog) -> Database {
+    let dir = std::env::temp_dir().join(format!("mdfkit-forged-{}-{}", spec.name, std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (full, trn) = (dir.join("full.bak"), dir.join("log_1.trn"));
+    let header = |first, last| set_header(spec, first, last);
+    std::fs::write(&full, full_backup_with_header(files, &header(FORGED_PAGE_LSN, log.first_lsn))).unwrap();
+    std::fs::write(&trn, log_backup(&header(log.first_lsn, log.end_lsn), &log.stream())).unwrap();
+    let db = Database::open(&[full, trn]);
+    let _ = std::fs::remove_dir_all(&dir);
+    db.unwrap()
 }
