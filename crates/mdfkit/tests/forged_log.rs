@@ -463,9 +463,9 @@ fn an_ldf_is_the_tail_of_a_chain() {
     assert_rows(&db, &w.expected, "full + .ldf");
 
     // Stop points inside the tail: at a commit's LSN, and at a commit's time.
-    // (A page transaction that deletes no row: undoing a delete whose space a later insert took
-    // needs the page reorganized, which undo does not do yet.)
-    let k = (w.commits.len() * 3 / 4) / 3 * 3 + 1;
+    // (A page transaction that deletes a row and inserts one into its slot: undone at the stop
+    // before its commit, the deleted row goes back where the page is reorganized for it.)
+    let k = (w.commits.len() * 3 / 4) / 3 * 3;
     let at = lsn(w.commits[k].0);
     assert!(at > lsn(w.mid));
     let files = [f.full.clone(), f.half.clone(), f.ldf.clone()];

@@ -161,7 +161,10 @@
 //!   before image has 0x69 there and its after image 0).
 //!
 //! Rows are written at the page's free-data offset (header +30), which then moves past them;
-//! the free count (+28) follows. A changed page that was checksum protected gets its checksum
+//! the free count (+28) follows. Where a row does not fit there but would once the space of
+//! rows deleted before the others is taken back, the page is first packed (its rows moved
+//! together from the header on, slots kept), as SQL Server reorganizes a page: undoing a heap
+//! delete whose slot a later insert of the same transaction took needs it. A changed page that was checksum protected gets its checksum
 //! recomputed; a torn-page protected one is kept with its sector bits restored and the flag off.
 //!
 //! **Records that change nothing a read uses**, left out by name (and counted in the notes):
@@ -1407,7 +1410,8 @@ fn delete_split(page: &mut [u8], slot: u16, record: &LogRecord<'_>) -> std::resu
 
 /// Keeps the rows of slots `0..keep` only, packed from the header on in their order on the
 /// page. A row's bytes are taken as running up to the next row (of any slot) or the free-data
-/// offset, so nothing of a kept row is lost whatever its format.
+/// offset, so nothing of a kept row is lost whatever its format (the space of a row deleted
+/// before the first kept one, or of a slot not kept, is what packing wins back).
 fn pack_rows(page: &mut [u8], keep: usize) -> std::result::Result<(), String> {
     let l = layout(page)?;
     let mut rows: Vec<(usize, usize)> = Vec::with_capacity(l.slot_count);
@@ -1449,9 +1453,19 @@ fn insert_row(page: &mut [u8], slot: u16, row: &[u8], heap: bool) -> std::result
         return Err(format!("puts a row in slot {slot} of a page with {} slots in use there", l.slot_count));
     }
     let new_count = if reuse { l.slot_count } else { l.slot_count + 1 };
-    if l.free_data + row.len() > PAGE_SIZE - 2 * new_count {
-        return Err(format!("puts {} bytes where the page has room for fewer", row.len()));
-    }
+    let fits = |l: &Layout| l.free_data + row.len() <= PAGE_SIZE - 2 * new_count;
+    let l = if fits(&l) {
+        l
+    } else {
+        // The page reorganized, as SQL Server does when a row does not fit after the last one
+        // but the space of rows deleted before it would hold it.
+        pack_rows(page, l.slot_count)?;
+        let packed = layout(page)?;
+        if !fits(&packed) {
+            return Err(format!("puts {} bytes where the page has room for fewer", row.len()));
+        }
+        packed
+    };
     page[l.free_data..l.free_data + row.len()].copy_from_slice(row);
     if !reuse {
         // Slots at and after `slot` move up one: their entries move one place towards the start.
