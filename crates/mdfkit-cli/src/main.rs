@@ -126,8 +126,10 @@ enum Command {
         of transaction log files (.ldf: every virtual log file's blocks up to where an earlier pass\n\
         over it starts), in LSN order (a record in two of the files is listed once): LSN, operation (LOP_*),\n\
         context (LCX_*), transaction id and name, begin / end time, page, slot, partition id and,\n\
-        where a full backup is among the files, the table it belongs to. --from / --to keep the\n\
-        records of transactions that began in that time (those whose LOP_BEGIN_XACT the files hold)."
+        where a full backup is among the files, the table it belongs to, and a description of what\n\
+        it changes where known (LOP_COUNT_DELTA: a system table's cached counts, `sys.sysrowsets\n\
+        rcrows +135`). --from / --to keep the records of transactions that began in that time\n\
+        (those whose LOP_BEGIN_XACT the files hold)."
     )]
     Log {
         /// Backup files (full, differential, log) and log files (.ldf) of one database, in any order
