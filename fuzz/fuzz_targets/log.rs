@@ -14,6 +14,7 @@ fn read_record(lsn: Lsn, bytes: &[u8]) {
     let Ok(r) = LogRecord::parse(lsn, bytes) else { return };
     let _ = (r.previous_lsn(), r.flags(), r.transaction_id().to_string(), r.operation().name(), r.context().name());
     let _ = (r.page_id(), r.slot(), r.partition_id(), r.offset_in_row(), r.time().map(|t| t.to_string()));
+    let _ = r.count_delta().map(|d| d.to_string());
     let _ = (r.transaction_name(), r.user_sid());
     if let Ok(images) = r.row_images() {
         let total: usize = images.map(<[u8]>::len).sum();

@@ -8,7 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use mdfkit::backup::chain::{BackupFiles, PlannedSet};
 use mdfkit::backup::FromBackup;
-use mdfkit::log::redo::StopPoint;
+use mdfkit::log::ldf::{is_log_file, LogFile};
+use mdfkit::log::redo::{plan_tail, StopPoint};
 use mdfkit::source::PageSource;
 use mdfkit::value::Value;
 use mdfkit::Error;
@@ -52,7 +53,16 @@ pub fn open_source(files: &[PathBuf], position: Option<u16>) -> Result<Arc<dyn P
 
 /// `mdfkit backups`: one row per backup set of every file given; with `plan`, the restore plan.
 pub fn backups(files: &[PathBuf], position: Option<u16>, plan: bool, format: Format) -> Outcome {
-    let backups = BackupFiles::open(files)?;
+    let (logs, files): (Vec<PathBuf>, Vec<PathBuf>) =
+        files.iter().cloned().partition(|f| is_log_file(f).unwrap_or(false));
+    if logs.len() > 1 {
+        return Err(Error::unsupported(format!(
+            "{} transaction log files (.ldf) given: a chain's tail is read from one log file",
+            logs.len()
+        ))
+        .into());
+    }
+    let backups = BackupFiles::open(&files)?;
     let several = backups.media().len() > 1;
     let mut columns = vec!["position", "type", "database", "start", "finish", "size", "first_lsn", "last_lsn"];
     columns.extend(["checkpoint_lsn", "database_backup_lsn", "compressed", "checksums", "stripes"]);
@@ -105,11 +115,28 @@ pub fn backups(files: &[PathBuf], position: Option<u16>, plan: bool, format: For
                 None => row(Some("log"), l, "rolled forward (committed transactions, up to --stopat)"),
             }
         }
+        let tail = logs.first().map(|l| plan_tail(&plan, &LogFile::open(l)?)).transpose()?;
         for (s, why) in &plan.skipped {
             row(Some("skipped"), s, why);
         }
         gaps = plan.log_gaps;
+        if let Some(tail) = tail {
+            // The log file holds no backup set: its LSNs and what it adds, nothing else.
+            let lsn = |l: Option<mdfkit::backup::Lsn>| l.map_or(Value::Null, |l| Value::text(l.to_string()));
+            let mut r = vec![Value::Null; columns.len()];
+            r[0] = Value::text("tail");
+            r[1] = Value::text(tail.file.display().to_string());
+            r[3] = Value::text("LOG FILE");
+            r[8] = lsn(tail.first_lsn);
+            r[9] = lsn(tail.last_lsn);
+            r[columns.len() - 1] = Value::text(tail.describe());
+            rows.push(r);
+            gaps.extend(tail.gap);
+        }
     } else {
+        for l in &logs {
+            eprintln!("note: {}: a transaction log file, no backup set (--plan shows what it adds)", l.display());
+        }
         for s in backups.sets().iter().filter(|s| position.is_none_or(|p| s.set.position == p)) {
             row(None, s, "");
         }
@@ -121,7 +148,7 @@ pub fn backups(files: &[PathBuf], position: Option<u16>, plan: bool, format: For
     write_rows(&mut out, format, &columns, &rows)?;
     out.flush()?;
     for (after, next) in gaps {
-        eprintln!("note: log gap: no log backup holds the log from LSN {after} to LSN {next}");
+        eprintln!("note: log gap: no file given holds the log from LSN {after} to LSN {next}");
     }
     for media in backups.media() {
         let missing = media.missing_stripes();
@@ -143,8 +170,8 @@ pub fn announce_plan(source: &dyn PageSource) {
     for line in plan.notices() {
         eprintln!("note: {line}");
     }
-    for (after, next) in &plan.log_gaps {
-        eprintln!("note: log gap: no log backup holds the log from LSN {after} to LSN {next}");
+    for (after, next) in plan.log_gaps.iter().chain(plan.tail.as_ref().and_then(|t| t.gap.as_ref())) {
+        eprintln!("note: log gap: no file given holds the log from LSN {after} to LSN {next}");
     }
 }
 

@@ -91,16 +91,21 @@ enum Command {
     /// The backup sets in a backup file, like RESTORE HEADERONLY
     #[command(
         after_help = "Examples:\n  mdfkit backups shop.bak\n  mdfkit backups stripe1.bak stripe2.bak --format json\n  \
-        mdfkit backups full.bak diff.bak log1.trn log2.trn --plan\n\n\
+        mdfkit backups full.bak diff.bak log1.trn log2.trn --plan\n  \
+        mdfkit backups full.bak log1.trn DB_log.ldf --plan   the log file (.ldf) as the chain's tail\n\n\
         Lists each set's position, type (full / differential / log), database, start and finish,\n\
         size, LSNs, compression, checksums and stripes. `--position N` on any other command reads\n\
         that set; without it they read the latest full database backup with the latest\n\
         differential based on it. `--plan` shows that restore plan: the full, the differential,\n\
         the log backups in LSN order (rolled forward up to --stopat), any log gap, and the sets\n\
-        skipped and why."
+        skipped and why. A transaction log file (.ldf) given with them is the chain's tail, as a\n\
+        tail-log backup would copy it: its records from where the backups' log ends are rolled\n\
+        forward too, by every command; the plan's `tail` row says how many and from which LSN, or\n\
+        names the log missing between the backups and the file."
     )]
     Backups {
-        /// The backup files: stripes, full, differential and log backups, in any order
+        /// The backup files: stripes, full, differential and log backups, in any order; a
+        /// transaction log file (.ldf) as the chain's tail
         #[arg(required = true, value_name = "FILE")]
         files: Vec<PathBuf>,
         /// Show the restore plan instead of every set
@@ -121,8 +126,10 @@ enum Command {
         of transaction log files (.ldf: every virtual log file's blocks up to where an earlier pass\n\
         over it starts), in LSN order (a record in two of the files is listed once): LSN, operation (LOP_*),\n\
         context (LCX_*), transaction id and name, begin / end time, page, slot, partition id and,\n\
-        where a full backup is among the files, the table it belongs to. --from / --to keep the\n\
-        records of transactions that began in that time (those whose LOP_BEGIN_XACT the files hold)."
+        where a full backup is among the files, the table it belongs to, and a description of what\n\
+        it changes where known (LOP_COUNT_DELTA: a system table's cached counts, `sys.sysrowsets\n\
+        rcrows +135`). --from / --to keep the records of transactions that began in that time\n\
+        (those whose LOP_BEGIN_XACT the files hold)."
     )]
     Log {
         /// Backup files (full, differential, log) and log files (.ldf) of one database, in any order

@@ -16,7 +16,8 @@
 //!          after the fixed part: u16 image count, u16 lengths, images (4-byte aligned)
 //!  block   0x28-byte header (status, count, slot array offset, size, previous size, LSN),
 //!          8-byte aligned records, slot array growing down, each sector's first byte saved
-//!          at the end and replaced by the sector's status (parity 0x40 on the first pass)
+//!          at the end (sector k's at end - 1 - k) and replaced by the sector's status (parity
+//!          0x40 on the first pass)
 //!  .ldf    file header page, then VLFs: an 8 KB header (+0x04 sequence number, +0x10 size)
 //!          and blocks where their LSNs place them (the first at sector 0x10)
 //! ```
@@ -64,7 +65,9 @@ const LOP_FORMAT_PAGE: u8 = 0x01;
 const LOP_INSERT_ROWS: u8 = 0x02;
 const LOP_DELETE_ROWS: u8 = 0x03;
 const LOP_MODIFY_ROW: u8 = 0x04;
+const LOP_MODIFY_HEADER: u8 = 0x05;
 const LOP_SET_BITS: u8 = 0x07;
+const LOP_DELETE_SPLIT: u8 = 0x0b;
 const LOP_BEGIN_XACT: u8 = 0x80;
 const LOP_COMMIT_XACT: u8 = 0x81;
 const LCX_NULL: u8 = 0x00;
@@ -74,6 +77,30 @@ const LCX_NULL: u8 = 0x00;
 pub enum Change {
     /// LOP_INSERT_ROWS: the whole row goes into the slot.
     Insert(Vec<u8>),
+    /// LOP_INSERT_ROWS of a page split: the rows moved to the new page, into consecutive
+    /// slots from the slot (images: the rows, then two empty ones, as SQL Server writes them).
+    InsertMoved(Vec<Vec<u8>>),
+    /// LOP_DELETE_SPLIT: the page's last `count` rows, from the slot on, moved to `new_page`
+    /// (fixed length 0x3c: +0x30 the new page id, +0x36 u16 count, +0x38 u16 the bytes moved,
+    /// slot entries included).
+    DeleteSplit {
+        /// The page the rows went to.
+        new_page: (u16, u32),
+        /// How many rows moved.
+        count: u16,
+        /// Their bytes and slot entries.
+        moved: u16,
+    },
+    /// LOP_MODIFY_HEADER: `before` replaced by `after` at `offset` in the page header (a
+    /// split's page links: +8 previous page, +16 next page).
+    ModifyHeader {
+        /// Where in the header.
+        offset: u16,
+        /// The bytes there before.
+        before: Vec<u8>,
+        /// The bytes there after.
+        after: Vec<u8>,
+    },
     /// LOP_DELETE_ROWS: the row (its whole image) leaves the slot.
     Delete(Vec<u8>),
     /// LOP_MODIFY_ROW: `before` replaced by `after` (same length) at `offset` in the slot's
@@ -87,12 +114,17 @@ pub enum Change {
         after: Vec<u8>,
     },
     /// LOP_FORMAT_PAGE: the page made new and empty, of this type (1 data) and `pminlen`
-    /// (fixed length 0x50: +0x30 type, +0x3a pminlen, every other byte from +0x30 zero).
+    /// (fixed length 0x50: +0x30 type, +0x34 the previous page, +0x3a pminlen, +0x3c the next
+    /// page, every other byte from +0x30 zero).
     Format {
         /// Page type.
         page_type: u8,
         /// The fixed part's end of the rows it will hold.
         pminlen: u16,
+        /// The page before it in its level's chain ((0, 0): none).
+        prev: (u16, u32),
+        /// The page after it.
+        next: (u16, u32),
     },
     /// LOP_SET_BITS: `count` bits of the slot's record from `first` (bit 0 being the first of
     /// its 4-byte record header) set to `value` (+0x30, +0x32, +0x34).
@@ -110,6 +142,12 @@ pub enum Change {
 pub mod context {
     /// A heap's data page.
     pub const HEAP: u8 = 0x01;
+    /// A clustered index's leaf (data) page.
+    pub const CLUSTERED: u8 = 0x02;
+    /// A non-leaf index page.
+    pub const INDEX_INTERIOR: u8 = 0x04;
+    /// A text page of LOB or row-overflow fragments.
+    pub const TEXT_MIX: u8 = 0x05;
     /// A GAM page.
     pub const GAM: u8 = 0x08;
     /// An IAM page.
@@ -246,6 +284,11 @@ impl LogWriter {
         let page_lsn = *self.page_lsns.get(&c.page).unwrap_or(&FORGED_PAGE_LSN);
         let (op, fixed, images): (u8, u16, Vec<&[u8]>) = match &c.change {
             Change::Insert(row) => (LOP_INSERT_ROWS, 0x3e, vec![row]),
+            Change::InsertMoved(rows) => {
+                (LOP_INSERT_ROWS, 0x3e, rows.iter().map(Vec::as_slice).chain([&[][..], &[][..]]).collect())
+            }
+            Change::DeleteSplit { .. } => (LOP_DELETE_SPLIT, 0x3c, vec![]),
+            Change::ModifyHeader { before, after, .. } => (LOP_MODIFY_HEADER, 0x3e, vec![before, after]),
             Change::Delete(row) => (LOP_DELETE_ROWS, 0x3e, vec![row]),
             Change::Modify { before, after, .. } => (LOP_MODIFY_ROW, 0x3e, vec![before, after]),
             Change::Format { .. } => (LOP_FORMAT_PAGE, 0x50, vec![]),
@@ -259,17 +302,31 @@ impl LogWriter {
         r[0x24..0x2e].copy_from_slice(&page_lsn.bytes());
         r[0x2e..0x30].copy_from_slice(&((c.unit >> 48) as u16).to_le_bytes());
         match &c.change {
-            Change::Format { page_type, pminlen } => {
+            Change::Format { page_type, pminlen, prev, next } => {
                 r[0x30] = *page_type;
+                r[0x34..0x3a].copy_from_slice(&page_id_bytes(*prev));
                 r[0x3a..0x3c].copy_from_slice(&pminlen.to_le_bytes());
+                r[0x3c..0x42].copy_from_slice(&page_id_bytes(*next));
+            }
+            Change::DeleteSplit { new_page, count, moved } => {
+                r[0x30..0x36].copy_from_slice(&page_id_bytes(*new_page));
+                r[0x36..0x38].copy_from_slice(&count.to_le_bytes());
+                r[0x38..0x3a].copy_from_slice(&moved.to_le_bytes());
             }
             Change::SetBits { first, count, value } => {
                 r[0x30..0x32].copy_from_slice(&first.to_le_bytes());
                 r[0x32..0x34].copy_from_slice(&count.to_le_bytes());
                 r[0x34..0x36].copy_from_slice(&u16::from(*value).to_le_bytes());
             }
-            Change::Insert(_) | Change::Delete(_) | Change::Modify { .. } => {
-                let offset = if let Change::Modify { offset, .. } = &c.change { *offset } else { 0 };
+            Change::Insert(_)
+            | Change::InsertMoved(_)
+            | Change::Delete(_)
+            | Change::Modify { .. }
+            | Change::ModifyHeader { .. } => {
+                let offset = match &c.change {
+                    Change::Modify { offset, .. } | Change::ModifyHeader { offset, .. } => *offset,
+                    _ => 0,
+                };
                 r[0x30..0x38].copy_from_slice(&c.partition.to_le_bytes());
                 r[0x38..0x3a].copy_from_slice(&offset.to_le_bytes());
             }
@@ -286,6 +343,14 @@ impl LogWriter {
         r[0x18..0x1c].copy_from_slice(&time.ticks.to_le_bytes());
         r[0x1c..0x20].copy_from_slice(&time.days.to_le_bytes());
         self.push(r)
+    }
+
+    /// Where a log backup taken now would end (its last LSN: the next record's block, slot 1):
+    /// the open block is closed, so that the log before and after this point is in blocks of
+    /// its own ([`ForgedLog::stream_between`]).
+    pub fn backup_point(&mut self) -> Lsn {
+        self.close_block();
+        Lsn { vlf: self.vlf, block: self.next_sector, slot: 1 }
     }
 
     /// Closes the log: its blocks, VLFs and LSN bounds.
@@ -322,6 +387,15 @@ impl ForgedLog {
         self.vlfs.iter().flat_map(|(_, blocks)| blocks.iter().flat_map(|(_, b)| b.iter().copied())).collect()
     }
 
+    /// The blocks from LSN `from` up to `to` (each a [`LogWriter::backup_point`] or the log's
+    /// bounds), as the log backup of that range holds them.
+    pub fn stream_between(&self, from: Lsn, to: Lsn) -> Vec<u8> {
+        let inside =
+            |vlf: u32, sector: u32| (from.vlf, from.block) <= (vlf, sector) && (vlf, sector) < (to.vlf, to.block);
+        let blocks = self.vlfs.iter().flat_map(|(v, blocks)| blocks.iter().filter(move |(s, _)| inside(*v, *s)));
+        blocks.flat_map(|(_, b)| b.iter().copied()).collect()
+    }
+
     /// A log file (`.ldf`) of file id `file_id`: its file header page, one VLF per VLF of the
     /// log (in file order `order`, a permutation of their indexes, so that the sequence
     /// numbers need not follow the file order), then `unused` VLFs never written.
@@ -353,6 +427,14 @@ impl ForgedLog {
     pub fn vlf_count(&self) -> usize {
         self.vlfs.len()
     }
+}
+
+/// A page id's 6-byte form: u32 page, u16 file.
+pub fn page_id_bytes((file, page): (u16, u32)) -> [u8; 6] {
+    let mut b = [0u8; 6];
+    b[..4].copy_from_slice(&page.to_le_bytes());
+    b[4..].copy_from_slice(&file.to_le_bytes());
+    b
 }
 
 fn vlf_header(vlf: &mut [u8], sequence: u32, size: usize) {
@@ -429,11 +511,10 @@ fn write_block(records: &[Vec<u8>], vlf: u32, sector: u32, previous_size: u16) -
         let entry = array - 2 * (k + 1);
         b[entry..entry + 2].copy_from_slice(&(start as u16).to_le_bytes());
     }
-    // Each later sector's first byte is kept at the end (the last sector's first of them),
-    // and the sector's status takes its place.
+    // Each later sector's first byte is kept at the end, in reverse order (sector k's at
+    // end - 1 - k), and the sector's status takes its place.
     for k in 1..sectors {
-        let keep = if k == sectors - 1 { size - sectors } else { size - sectors + k };
-        b[keep] = b[k * SECTOR];
+        b[size - 1 - k] = b[k * SECTOR];
         b[k * SECTOR] = PARITY | if k == sectors - 1 { 0x08 } else { 0 };
     }
     b[size - 1] = 0x04;

@@ -230,7 +230,7 @@ fn corpus() {
         let files: Vec<PathBuf> =
             std::fs::read_dir(folder.path()).into_iter().flatten().flatten().map(|e| e.path()).collect();
         let Ok(backups) = BackupFiles::open(&files) else { continue };
-        if restore(&backups, None, false, StopPoint::End).is_ok() {
+        if restore(&backups, None, None, false, StopPoint::End).is_ok() {
             let bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
             restores.push((backups, bytes));
         }
@@ -239,7 +239,7 @@ fn corpus() {
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(3) {
         for (backups, size) in &restores {
-            applied += restore(backups, None, false, StopPoint::End).map_or(0, |r| r.applied());
+            applied += restore(backups, None, None, false, StopPoint::End).map_or(0, |r| r.applied());
             bytes += size;
         }
         passes += 1;

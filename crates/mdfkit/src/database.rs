@@ -24,6 +24,7 @@ use crate::catalog::Catalog;
 use crate::columnar::{self, TimestampUnit};
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::ByteSource;
+use crate::log::ldf::LogFile;
 use crate::log::redo::StopPoint;
 use crate::page::file_header::FileHeader;
 use crate::page::{PageId, PageType};
@@ -346,19 +347,33 @@ fn open_source_reading<P: AsRef<Path>>(
 ) -> Result<Arc<dyn PageSource>> {
     let opened: Vec<(PathBuf, Result<Sniffed>)> =
         paths.iter().map(|p| (p.as_ref().to_path_buf(), open_and_sniff(p.as_ref()))).collect();
-    let backups = opened.iter().filter(|(_, o)| o.as_ref().is_ok_and(|(_, kind)| kind.is_backup())).count();
-    let inputs = opened.into_iter().map(|(path, o)| o.map(|(bytes, _)| (path, bytes)));
+    let kind_of = |o: &Result<Sniffed>| o.as_ref().ok().map(|(_, kind)| *kind);
+    let backups = opened.iter().filter(|(_, o)| kind_of(o).is_some_and(FileFormat::is_backup)).count();
+    let logs = opened.iter().filter(|(_, o)| kind_of(o) == Some(FileFormat::TransactionLog)).count();
     if backups > 0 {
-        if backups != paths.len() {
+        if backups + logs != paths.len() {
             return Err(Error::new(
                 ErrorKind::NotFound,
-                "give either the data files of a database or the files of one backup, not both",
+                "give either the data files of a database or the files of one backup (with its log file), not both",
             ));
         }
-        let stripes = inputs.collect::<Result<Vec<_>>>()?;
+        if logs > 1 {
+            return Err(Error::unsupported(format!(
+                "{logs} transaction log files (.ldf) given: a chain's tail is read from one log file"
+            )));
+        }
+        let (mut stripes, mut tail) = (Vec::new(), None);
+        for (path, o) in opened {
+            let (bytes, kind) = o?;
+            match kind {
+                FileFormat::TransactionLog => tail = Some(LogFile::from_source(bytes, &path)?),
+                _ => stripes.push((path, bytes)),
+            }
+        }
         let files = BackupFiles::from_sources(stripes)?;
-        return Ok(Arc::new(crate::log::redo::restore(&files, position, salvage, stop)?));
+        return Ok(Arc::new(crate::log::redo::restore(&files, tail.as_ref(), position, salvage, stop)?));
     }
+    let inputs = opened.into_iter().map(|(path, o)| o.map(|(bytes, _)| (path, bytes)));
     if stop != StopPoint::End {
         return Err(Error::new(ErrorKind::NotFound, "a stop point is given, but no backup file was given"));
     }

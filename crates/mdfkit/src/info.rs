@@ -101,6 +101,8 @@ impl Database {
 /// is not (a differential backup, a stripe missing), so that front ends can still show it.
 pub fn backup_set_of<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Option<BackupSet>> {
     let paths: Vec<PathBuf> = paths.iter().map(|p| p.as_ref().to_path_buf()).collect();
+    // A transaction log file given as the chain's tail holds no backup set.
+    let paths: Vec<PathBuf> = paths.into_iter().filter(|p| !crate::log::ldf::is_log_file(p).unwrap_or(false)).collect();
     if paths.is_empty() || !paths.iter().all(|p| crate::database::is_backup(p)) {
         return Ok(None);
     }

@@ -417,17 +417,10 @@ fn every_backup_reads_the_same_rows_with_its_own_log_rolled_forward() {
     }
     println!("{compared} backups read the same with their own log portion rolled forward");
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    // Log portions whose blocks or records our reader refuses (a limit of the log reader, not
-    // of redo): read up to there, said on stderr. The list shows when one is fixed.
-    unreadable_logs.sort();
-    assert_eq!(
-        unreadable_logs,
-        [
-            "aasmand-clinicproject__21b5578d-database.bak",
-            "denissfloww-bd__db.bak",
-            "xxxnemesis4xxx-sql_server__entrepot.bak"
-        ]
-    );
+    // Log portions whose blocks or records our reader refuses: none since the saved sector
+    // bytes of a log block are put back in reverse order (see `log::block`); before that, the
+    // log portions of aasmand-clinicproject, denissfloww-bd and entrepot stopped early.
+    assert!(unreadable_logs.is_empty(), "log portions read only in part: {unreadable_logs:?}");
     // 10 from the manifest and 7 full or differential backups of the chains, today.
     assert!(compared >= 17, "only {compared} backups compared");
 }

@@ -606,3 +606,44 @@ fn damaged_chain_is_named_and_salvaged(dir: &Path, damage: Damage) {
     assert!(kept.len() > common::step_times(&first_log).len());
     std::fs::remove_dir_all(&scratch).unwrap();
 }
+
+/// Every LOP_COUNT_DELTA of four corpus backups is decoded, and the system table it names is
+/// the one whose page the record changes: the page's header carries that table's allocation
+/// unit (SQL Server's fixed ids: sys.sysallocunits 7, sys.sysrowsets 5, sys.sysrscols 3, as
+/// m_objId with index id 0).
+#[test]
+fn count_deltas_name_the_system_table_of_their_page() {
+    let Some(dir) = common::corpus_dir() else { return };
+    let files = [
+        "chains/difftest/difftest-full.bak",
+        "chains/cube-query-history/SQL2008_Cube_Query_History_FULL_20170518_041737.bak",
+        "bak/ros1991-amigos.api__database.bak",
+        "bak/dataplat-appveyor-lab__restoretimeclean.bak",
+    ];
+    let mut decoded = 0;
+    for name in files {
+        let file = dir.join(name);
+        let db = Database::open_until(std::slice::from_ref(&file), None, StopPoint::NoLog).unwrap();
+        let mut listed = Vec::new();
+        let filter = mdfkit::log::listing::LogFilter { operations: vec![Operation::COUNT_DELTA], ..Default::default() };
+        mdfkit::log::listing::list_log(std::slice::from_ref(&file), None, &filter, |r| {
+            listed.push(r);
+            Ok(())
+        })
+        .unwrap();
+        assert!(!listed.is_empty(), "{name}: LOP_COUNT_DELTA records");
+        for r in listed {
+            let description = r.description.unwrap_or_else(|| panic!("{name}: {:?} not decoded", r.lsn));
+            let page = db.reader().read(r.page.unwrap()).unwrap();
+            let object = match description.split(' ').next() {
+                Some("sys.sysallocunits") => 7,
+                Some("sys.sysrowsets") => 5,
+                Some("sys.sysrscols") => 3,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(page.header().allocation_unit_id(), object << 16, "{name} {:?}: {description}", r.lsn);
+            decoded += 1;
+        }
+    }
+    println!("{decoded} LOP_COUNT_DELTA records decoded");
+}

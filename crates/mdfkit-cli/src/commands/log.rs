@@ -41,6 +41,7 @@ const COLUMNS: &[&str] = &[
     "log_record_length",
     "previous_lsn",
     "user_sid",
+    "description",
     "file",
 ];
 
@@ -125,6 +126,7 @@ fn row(r: &ListedRecord) -> Vec<Value> {
         Value::Int(r.length as i64),
         Value::text(if r.previous_lsn.is_zero() { String::new() } else { lsn_text(r.previous_lsn) }),
         text(r.user_sid.clone()),
+        text(r.description.clone()),
         Value::text(r.file.display().to_string()),
     ]
 }

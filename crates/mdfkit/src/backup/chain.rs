@@ -23,6 +23,10 @@
 //!   (`first_lsn == previous last_lsn`), and a log that starts later leaves a gap, named by its
 //!   two LSNs. Logs that end before the restore point are not needed.
 //!
+//! A transaction log file (`.ldf`) given with the backups is the chain's tail: the plan
+//! carries what the log layer found of it ([`LogTail`], filled in by
+//! [`crate::log::redo::restore`]), as RESTORE's plan would carry a tail-log backup.
+//!
 //! Sets that cannot be combined are refused by name: a set of another database, a differential
 //! whose full backup was not given (when no full of its own is given either), a striped backup
 //! with a stripe missing. Sets that are given but not needed (an older full, a differential of
@@ -81,13 +85,58 @@ pub struct RestorePlan {
     pub log_gaps: Vec<(Lsn, Lsn)>,
     /// Sets given but not used, each with the reason.
     pub skipped: Vec<(PlannedSet, String)>,
+    /// A transaction log file (`.ldf`) given as the chain's tail, once the log layer has read
+    /// it ([`crate::log::redo::plan_tail`]): what a tail-log backup of it would add.
+    pub tail: Option<LogTail>,
+}
+
+/// A transaction log file (`.ldf`) read after a restore chain's backups, as a tail-log backup
+/// and its restore would: its records from where the backups' log ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogTail {
+    /// The log file, as given.
+    pub file: PathBuf,
+    /// Where the backups' log ends (the last LSN of the full or differential, or of the last log
+    /// backup before any gap): the tail's records are those from this LSN on.
+    pub follows: Lsn,
+    /// The LSN of the file's first and last records (`None`: the file holds no log).
+    pub first_lsn: Option<Lsn>,
+    /// The LSN of the file's last record.
+    pub last_lsn: Option<Lsn>,
+    /// How many of its records come at or after `follows` (those a restore of the tail redoes).
+    pub records_after: usize,
+    /// The log missing between the backups and the file's records, or inside the file (a virtual
+    /// log file of the sequence not in it): the LSN where the log read ends, and the next LSN
+    /// the file holds. Nothing of the file past it is applied.
+    pub gap: Option<(Lsn, Lsn)>,
+}
+
+impl LogTail {
+    /// What the tail adds to the restore, for the plan's notices.
+    pub fn describe(&self) -> String {
+        let name = self.file.display();
+        match (self.gap, self.first_lsn, self.last_lsn) {
+            (Some((from, to)), _, _) => format!(
+                "log file {name}: not applied past LSN {from}: the log from LSN {from} to LSN {to} is in no file given (log gap)"
+            ),
+            (None, Some(_), Some(last)) if self.records_after > 0 => format!(
+                "rolled forward with the tail of the log file {name}: {} record(s) from LSN {} to LSN {last}",
+                self.records_after, self.follows
+            ),
+            (None, _, Some(last)) => format!(
+                "log file {name}: nothing to apply: its log ends at LSN {last}, before the backups' (LSN {})",
+                self.follows
+            ),
+            _ => format!("log file {name}: nothing to apply: it holds no log"),
+        }
+    }
 }
 
 impl RestorePlan {
     /// True when the files held more than one backup set, so that the plan chose among them
     /// (then its [`RestorePlan::notices`] are worth telling).
     pub fn chose_among_several(&self) -> bool {
-        self.differential.is_some() || !self.logs.is_empty() || !self.skipped.is_empty()
+        self.differential.is_some() || !self.logs.is_empty() || !self.skipped.is_empty() || self.tail.is_some()
     }
 
     /// Why a log backup of the plan cannot be applied: it comes after a gap in the log.
@@ -108,10 +157,26 @@ impl RestorePlan {
                 None => format!("rolled forward with the log backup {}", l.name()),
             });
         }
+        if let Some(tail) = &self.tail {
+            out.push(tail.describe());
+        }
         for (s, why) in &self.skipped {
             out.push(format!("skipped {}: {why}", s.name()));
         }
         out
+    }
+
+    /// Where the backups' log ends: the restore point (the last LSN of the full or
+    /// differential), then each log backup's last LSN up to the first gap.
+    pub fn log_end(&self) -> Lsn {
+        let mut reached = self.differential.as_ref().unwrap_or(&self.full).set.last_lsn;
+        for l in &self.logs {
+            if l.set.first_lsn > reached {
+                break;
+            }
+            reached = reached.max(l.set.last_lsn);
+        }
+        reached
     }
 }
 
@@ -303,7 +368,7 @@ impl BackupFiles {
             }
             reached = reached.max(l.set.last_lsn);
         }
-        Ok(RestorePlan { full, differential, logs, log_gaps, skipped })
+        Ok(RestorePlan { full, differential, logs, log_gaps, skipped, tail: None })
     }
 
     /// The database the plan restores: the full backup's pages with the differential's laid

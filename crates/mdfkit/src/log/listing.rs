@@ -94,6 +94,9 @@ pub struct ListedRecord {
     pub user_sid: Option<String>,
     /// Offset in Row, on page operations.
     pub offset_in_row: Option<u16>,
+    /// Description: what the record changes, where mdfkit decodes it (LOP_COUNT_DELTA: the
+    /// system table and its counts, `sys.sysrowsets rcrows +135`).
+    pub description: Option<String>,
 }
 
 /// What is known of a transaction from its LOP_BEGIN_XACT.
@@ -236,5 +239,6 @@ fn listed(
         flags: r.flags(),
         user_sid: r.user_sid(),
         offset_in_row: r.offset_in_row(),
+        description: r.count_delta().map(|d| d.to_string()),
     }
 }

@@ -21,7 +21,24 @@
 //!                each padded to 4 bytes (absent where the record ends with its fixed part:
 //!                LOP_COUNT_DELTA, LOP_ROOT_CHANGE, LOP_HOBT_DELTA, LOP_BEGIN_CKPT, ...)
 //!  LOP_BEGIN_XACT images: transaction name (UTF-16), user SID
+//!  LOP_COUNT_DELTA (fixed length 0xd0, no images; page and slot: the system table row whose
+//!  cached counts change): +0x30 u64 which counts, then from +0x50:
+//!    0 or 3  sys.sysallocunits: 16-byte entries (i64 amount added, u32 offset in the row, u32
+//!            size 8) up to an entry of zeros: offsets 45 pcused, 53 pcdata, 61 pcreserved
+//!    1       sys.sysrowsets: +0x50 i64 amount, +0x58 u32 offset 31 (rcrows: the row count)
+//!    2       sys.sysrscols:  +0x50 i64 amount, +0x60 u32 offset 20, +0x64 u32 size 8
+//!            (rcmodified: the column's modification counter; +0x58 not known)
 //! ```
+//!
+//! LOP_COUNT_DELTA was read from its 93 records in `chains/difftest/difftest-full.bak` and the
+//! 134 of the cube-query-history log backup, 120 of `bak/ros1991-amigos.api__database.bak` and
+//! 66 of `bak/dataplat-appveyor-lab__restoretimeclean.bak`: each kind's records are on pages of
+//! that one system table (as `mdfkit page` names their owner), and the offsets are those of its
+//! bigint count columns in the row (sysallocunits: pgfirst 27, pgroot 33, pgfirstiam 39 as
+//! LOP_ROOT_CHANGE writes them, then pcused, pcdata, pcreserved; sysrowsets: rowsetid 4,
+//! ownertype 12, idmajor 13, idminor 17, numpart 21, status 25, fgidfs 29, rcrows 31;
+//! sysrscols: rsid 4, rscolid 12, hbcolid 16, rcmodified 20). A record whose kind or offsets
+//! differ is listed undecoded.
 //!
 //! Sources: the header fields (fixed length, previous LSN, flags, transaction id, operation,
 //! context, page, slot, partition, row-image count and lengths, the begin and end times)
@@ -38,6 +55,28 @@ use crate::backup::Lsn;
 use crate::bytes::{read_u16, read_u32, read_u64, utf16le};
 use crate::page::PageId;
 use crate::value::Value;
+
+/// What a LOP_COUNT_DELTA changes: cached counts in a row of a system table (the record's page
+/// and slot), each column with the amount added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CountDelta {
+    /// The system base table: `sys.sysallocunits` (page counts of an allocation unit),
+    /// `sys.sysrowsets` (a partition's row count), `sys.sysrscols` (a column's modification
+    /// counter).
+    pub table: &'static str,
+    /// Each count changed: its column and the amount added.
+    pub deltas: Vec<(&'static str, i64)>,
+}
+
+impl std::fmt::Display for CountDelta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.table)?;
+        for (k, (column, amount)) in self.deltas.iter().enumerate() {
+            write!(f, "{} {column} {amount:+}", if k == 0 { "" } else { "," })?;
+        }
+        Ok(())
+    }
+}
 
 /// Bytes of the header common to every record.
 pub const RECORD_HEADER_SIZE: usize = 0x18;
@@ -63,6 +102,8 @@ impl Operation {
     pub const SET_BITS: Operation = Operation(0x07);
     /// `LOP_SET_FREE_SPACE`: one page's byte in a PFS page changed.
     pub const SET_FREE_SPACE: Operation = Operation(0x0a);
+    /// `LOP_DELETE_SPLIT`: the rows a page split moved to the new page taken off the old one.
+    pub const DELETE_SPLIT: Operation = Operation(0x0b);
     /// `LOP_EXPUNGE_ROWS`: a ghost record removed (ghost cleanup).
     pub const EXPUNGE_ROWS: Operation = Operation(0x0d);
     /// `LOP_FILE_HDR_MODIFY`: the file header record (page 0 of a file) changed.
@@ -340,8 +381,47 @@ impl<'a> LogRecord<'a> {
     pub fn partition_id(&self) -> Option<u64> {
         match self.operation() {
             Operation::ROOT_CHANGE => self.page_field(0x40, |b| read_u64(b, 0x38)),
-            Operation::FORMAT_PAGE | Operation::FILE_HDR_MODIFY => None,
+            // LOP_COUNT_DELTA's +0x30 says which counts it changes.
+            Operation::FORMAT_PAGE | Operation::FILE_HDR_MODIFY | Operation::COUNT_DELTA => None,
             _ => self.page_field(0x38, |b| read_u64(b, 0x30)),
+        }
+    }
+
+    /// A LOP_COUNT_DELTA decoded (see the module documentation); `None` for another record or
+    /// one whose fields are not as the corpus shows them.
+    pub fn count_delta(&self) -> Option<CountDelta> {
+        if self.operation() != Operation::COUNT_DELTA {
+            return None;
+        }
+        let fixed = usize::from(self.fixed_length());
+        let field = |at: usize, len: usize| (at + len <= fixed).then(|| self.bytes.get(at..at + len)).flatten();
+        let i64_at = |at: usize| field(at, 8).map(|b| i64::from_le_bytes(b.try_into().unwrap_or_default()));
+        let u32_at = |at: usize| field(at, 4).and_then(|b| read_u32(b, 0));
+        let one = |table: &'static str, column: &'static str, offset_at: usize, offset: u32| {
+            (u32_at(offset_at)? == offset).then_some(())?;
+            Some(CountDelta { table, deltas: vec![(column, i64_at(0x50)?)] })
+        };
+        match read_u64(self.bytes, 0x30)? {
+            0 | 3 => {
+                let mut deltas = Vec::new();
+                for at in (0x50..fixed).step_by(16) {
+                    let (amount, offset, size) = (i64_at(at)?, u32_at(at + 8)?, u32_at(at + 12)?);
+                    if (amount, offset, size) == (0, 0, 0) {
+                        break;
+                    }
+                    let column = match (offset, size) {
+                        (45, 8) => "pcused",
+                        (53, 8) => "pcdata",
+                        (61, 8) => "pcreserved",
+                        _ => return None,
+                    };
+                    deltas.push((column, amount));
+                }
+                Some(CountDelta { table: "sys.sysallocunits", deltas })
+            }
+            1 => one("sys.sysrowsets", "rcrows", 0x58, 31),
+            2 => one("sys.sysrscols", "rcmodified", 0x60, 20),
+            _ => None,
         }
     }
 
@@ -481,6 +561,43 @@ pub(crate) mod tests {
             }
         }
         r
+    }
+
+    /// LOP_COUNT_DELTA records laid out as difftest-full.bak's 18:44:a (sysallocunits row
+    /// 1:16 slot 7), 18:44:5 (sysrowsets 1:18 slot 54) and 18:44:2f (sysrscols 1:48 slot 11).
+    #[test]
+    fn count_deltas_name_their_table_and_columns() {
+        let le = |v: u64| v.to_le_bytes();
+        let (one, two, three, kind2) = (le(1), le(2), le(3), le(2));
+        let pair = |offset: u32, size: u32| ((size as u64) << 32 | u64::from(offset)).to_le_bytes();
+        let (p53, p45, p61) = (pair(53, 8), pair(45, 8), pair(61, 8));
+        let units = forge_record(
+            0x12,
+            2,
+            0,
+            &[(0x30, &le(0)), (0x50, &one), (0x58, &p53), (0x60, &two), (0x68, &p45), (0x70, &two), (0x78, &p61)],
+            0xd0,
+            &[],
+        );
+        let lsn = Lsn { vlf: 24, block: 0x44, slot: 10 };
+        let r = LogRecord::parse(lsn, &units).unwrap();
+        assert_eq!(r.partition_id(), None, "+0x30 says which counts, not a partition");
+        let d = r.count_delta().unwrap();
+        assert_eq!(d.to_string(), "sys.sysallocunits pcdata +1, pcused +2, pcreserved +2");
+        let (rows, at31) = (le(135), pair(31, 0));
+        let rowsets = forge_record(0x12, 2, 0, &[(0x30, &one), (0x50, &rows), (0x58, &at31)], 0xd0, &[]);
+        let d = LogRecord::parse(lsn, &rowsets).unwrap().count_delta().unwrap();
+        assert_eq!((d.table, d.deltas), ("sys.sysrowsets", vec![("rcrows", 135)]));
+        let (column, at20) = (le(0xe), pair(20, 8));
+        let rscols =
+            forge_record(0x12, 2, 0, &[(0x30, &kind2), (0x50, &one), (0x58, &column), (0x60, &at20)], 0xd0, &[]);
+        let d = LogRecord::parse(lsn, &rscols).unwrap().count_delta().unwrap();
+        assert_eq!(d.to_string(), "sys.sysrscols rcmodified +1");
+        // Another offset, another kind: not decoded.
+        let other = forge_record(0x12, 2, 0, &[(0x30, &one), (0x50, &rows), (0x58, &pair(33, 0))], 0xd0, &[]);
+        assert_eq!(LogRecord::parse(lsn, &other).unwrap().count_delta(), None);
+        let other = forge_record(0x12, 2, 0, &[(0x30, &le(9)), (0x50, &three)], 0xd0, &[]);
+        assert_eq!(LogRecord::parse(lsn, &other).unwrap().count_delta(), None);
     }
 
     #[test]

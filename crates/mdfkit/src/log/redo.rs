@@ -24,6 +24,14 @@
 //! out (a restore never stops before the end of its full or differential backup): the page is
 //! refused, naming the transaction.
 //!
+//! **A log file as the tail** ([`restore`] with an `.ldf`, [`plan_tail`]): after the backups,
+//! the records of a transaction log file from the LSN where the backups' log ends on, as a
+//! tail-log backup of the file and its restore would apply them; the file continues the
+//! backups when it holds the record just before that LSN (or starts at it) and no VLF sequence
+//! number is missing from there (each VLF SQL Server starts writing takes the next number: DBCC
+//! LOGINFO's FSeqNo, Paul Randal's "Inside the Storage Engine: More on the circular nature of
+//! the log"). A gap is named by its two LSNs and nothing past it is applied.
+//!
 //! **Undo** of each operation, on the page as redo left it (SQL Server's own undo writes
 //! compensation records that do the same; we change the page in memory and leave its LSN):
 //! - LOP_INSERT_ROWS: the row goes, as LOP_DELETE_ROWS redoes it (a heap's slot empties, an
@@ -41,8 +49,10 @@
 //! - LOP_SET_BITS: the bits set to the other value (SQL Server logs bits it changes).
 //! - LOP_FORMAT_PAGE: nothing: the page's allocation (PFS byte, IAM bits) is taken back by the
 //!   transaction's own allocation records, so no read reaches it.
-//! - Anything else (LOP_EXPUNGE_ROWS, LOB pages, operations redo does not know): the page is
-//!   refused, naming the operation, its LSN and the page.
+//! - Anything else (LOP_EXPUNGE_ROWS, a split's LOP_DELETE_SPLIT and its LOP_INSERT_ROWS of
+//!   several rows, operations redo does not know): the page is refused, naming the
+//!   operation, its LSN and the page. A split is a system transaction committed at once, so only
+//!   a stop point inside it leaves it open.
 //!
 //! Whether a later change of the page stays comes from the page LSN chain: the page's LSN
 //! after redo is the newest record's, and each record carries the page's LSN before it
@@ -61,9 +71,28 @@
 //! **Operations redone** (row images as [`super::record`] reads them; page layout as
 //! [`crate::page`] draws it; offsets below are in the record, past the page-operation header
 //! that [`super::record`] draws). The row operations:
-//! - LOP_INSERT_ROWS: image 0 is the whole row, `slot` where it goes. Heap pages (LCX_HEAP) keep
-//!   their slot numbers (row ids): the row takes an empty slot (offset 0) or the next new one.
-//!   Index pages (other contexts) keep slots in key order: later slots move up by one.
+//! - LOP_INSERT_ROWS: of its n images the first n - 2 are whole rows (SQL Server follows them
+//!   with two more, empty on the corpus: its 277 single-row inserts carry 3 images; a record
+//!   with fewer than 4 carries one row), going into consecutive slots from `slot`. Heap pages
+//!   (LCX_HEAP) keep their slot numbers (row ids): the row takes an empty slot (offset 0) or the
+//!   next new one. Index pages (other contexts) keep slots in key order: later slots move up by
+//!   one. Several rows are a page split's moved rows, put on the new page in one record:
+//!   `chains/cube-query-history/..._LOG_20170518_041831.trn` 18:118:6 puts 7 rows (9 images, each
+//!   row 4-byte aligned after the lengths) into slots 0-6 of 1:165, the bytes the full backup
+//!   holds there; 18:125:a, 18:141:12, 18:173:e carry 50, 113 and 7 rows (52, 115, 9 images).
+//! - LOP_DELETE_SPLIT (a page split, on the page that split): `slot` the first row moved, +0x30
+//!   6 the new page, +0x36 u16 how many rows moved (the page's last ones: the record is refused
+//!   where `slot` + that count is not the page's slot count), +0x38 u16 their bytes with their
+//!   slot entries. The rows leave the page (its slot count drops to `slot`), the rows kept are
+//!   packed from the header on (each taken as running to the next row on the page, so nothing of
+//!   them is lost) and the free count grows by +0x38. 18:118:7 on 1:57: slot 1, 7 rows to 1:165,
+//!   4105 bytes = the 4091 bytes of the 7 rows of 18:118:6 + 7 slot entries; the same transaction
+//!   (a system transaction named `SplitPage`, committed at once) allocates 1:165 in PFS 1:1
+//!   (LOP_MODIFY_ROW), formats it with its links (LOP_FORMAT_PAGE below), moves the neighbours'
+//!   links to it (LOP_MODIFY_HEADER of 1:57's next page, +16, and of 1:56's previous page, +8)
+//!   and inserts its index row into the parent 1:142 (LOP_INSERT_ROWS, LCX_INDEX_INTERIOR), as
+//!   Paul Randal lists a split's log records ("How expensive are page splits in terms of
+//!   transaction log?").
 //! - LOP_DELETE_ROWS: on a heap the slot's offset becomes 0 (an empty slot, as SQL Server leaves
 //!   it); on an index page the slot is removed and later slots move down; with LCX_MARK_AS_GHOST
 //!   the row is kept and its record type becomes a ghost (status bits 1-3 = 5 data, 6 index).
@@ -80,6 +109,14 @@
 //!   differs is refused); image 1: a u16 length per range; images 2 and 3: not used by redo (a
 //!   key of the row); then a before and an after image per range. StopAt_1.trn 13:a1:2 on 1:29:
 //!   five ranges at 70, 134, 144, 160, 252 of lengths 1, 9, 16, 6, 1 (14 images).
+//! - LOB and row-overflow pages (LCX_TEXT_MIX, LCX_TEXT_TREE: text pages, type 3 and 4): the
+//!   same row operations, with a heap's slot rule, as their fragments are addressed by the
+//!   page and slot of the links in LOB roots, internal nodes and row-overflow pointers (the
+//!   links [`crate::lob`] follows): an insert takes the slot it names, a delete empties its
+//!   slot, a LOP_MODIFY_ROW changes a fragment's bytes in place; LOP_FORMAT_PAGE builds an
+//!   empty text page. No corpus log holds a record in these contexts: the rule is the links',
+//!   proven on forged logs (a fragment changed; a value moved to a new fragment by an insert,
+//!   the root's link changed and the old fragment deleted), and undone as a heap's rows are.
 //! - LOP_EXPUNGE_ROWS (ghost cleanup): the ghost record in `slot` goes: on an index page later
 //!   slots move down, on a heap the slot empties; the page's ghost count (+58) drops by one. A
 //!   slot that does not hold a ghost is refused. StopAt_1.trn 13:ad:2: slot 3 of 1:95.
@@ -90,13 +127,14 @@
 //! - LOP_FORMAT_PAGE: a page made new, its old bytes unused (so a page the backup did not copy
 //!   is formatted from zeros; its previous LSN is 0:0:1). +0x30 u8 page type, +0x31 u8 type flag
 //!   bits, +0x32 u8 level, +0x3a u16 pminlen, +0x44 6 an IAM page's start page; the allocation
-//!   unit from +0x20/+0x2e. Every other byte of +0x30..+0x50 is zero on the corpus; a record
-//!   where one is not is refused, its meaning unknown (page links of a split, probably). The page
+//!   unit from +0x20/+0x2e; +0x34 6 the previous page and +0x3c 6 the next page of the page's
+//!   level (header +8 and +16: a split's new page, 18:118:5 formats 1:165 with 1:57 and 1:56, the
+//!   links the full backup's 1:165 carries). Every other byte of +0x30..+0x50 is zero on the
+//!   corpus; a record where one is not is refused, its meaning unknown. The page
 //!   is empty (96-byte header, no slots), except an IAM page: its header record (94 bytes:
 //!   status 0, fixed end 94, the start page at 40) and its extent bitmap (7992 bytes: fixed end
 //!   7992, zeros), 6 bytes free, as RestoreTimeClean2.bak copied the fresh IAM page 1:154.
-//!   Types redone: data (1), index (2) and IAM (10); other types (text pages among them) are
-//!   refused. 13:a9:7
+//!   Types redone: data (1), index (2), text (3, 4) and IAM (10); other types are refused. 13:a9:7
 //!   formats 1:22 as IAM (start page 1:0, pminlen 90), 13:a9:10 formats 1:21 as a data page
 //!   (type flag bits 4, pminlen 16: the `dbo.steps` row that 13:a9:13 then inserts).
 //! - LOP_ROOT_CHANGE (LCX_CLUSTERED, on a `sys.sysallocunits` page): +0x48 6 the new page id,
@@ -123,7 +161,10 @@
 //!   before image has 0x69 there and its after image 0).
 //!
 //! Rows are written at the page's free-data offset (header +30), which then moves past them;
-//! the free count (+28) follows. A changed page that was checksum protected gets its checksum
+//! the free count (+28) follows. Where a row does not fit there but would once the space of
+//! rows deleted before the others is taken back, the page is first packed (its rows moved
+//! together from the header on, slots kept), as SQL Server reorganizes a page: undoing a heap
+//! delete whose slot a later insert of the same transaction took needs it. A changed page that was checksum protected gets its checksum
 //! recomputed; a torn-page protected one is kept with its sector bits restored and the flag off.
 //!
 //! **Records that change nothing a read uses**, left out by name (and counted in the notes):
@@ -134,17 +175,16 @@
 //! a HoBt, which a checkpoint writes to `sys.sysallocunits`' pcused/pcdata/pcreserved, columns no
 //! read uses) and LOP_CREATE_ALLOCCHAIN (the in-memory allocation chain of a new allocation
 //! unit, whose pages are logged on their own: the IAM page's LOP_FORMAT_PAGE and the
-//! LOP_ROOT_CHANGE of its `sys.sysallocunits` row). **Every other page operation** (page
-//! splits, LOB pages, ...), or one whose fields are not as above, that reaches a page not
-//! already holding it makes that page refused (so does any record in the LOB contexts,
-//! LCX_TEXT_MIX and LCX_TEXT_TREE): a read of it fails, naming the page, the
-//! record's LSN and its operation. Pages no read needs never stop anything.
+//! LOP_ROOT_CHANGE of its `sys.sysallocunits` row). **Every other page operation**, or one
+//! whose fields are not as above, that reaches a page not already holding it makes that page
+//! refused: a read of it fails, naming the page, the record's LSN and its operation. Pages no
+//! read needs never stop anything.
 
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::backup::chain::BackupFiles;
+use crate::backup::chain::{BackupFiles, LogTail, RestorePlan};
 use crate::backup::{BackupOrigin, FromBackup, Lsn};
 use crate::bytes::read_u16;
 use crate::error::{Error, ErrorKind, Result};
@@ -152,6 +192,7 @@ use crate::page::protection::page_checksum;
 use crate::page::{PageId, PageType, FLAG_CHECKSUM, FLAG_TORN_PAGE, HEADER_SIZE, PAGE_SIZE};
 use crate::source::{PageSource, SourceFile};
 
+use super::ldf::LogFile;
 use super::record::{Context, LogRecord, Operation, TransactionId};
 use super::{for_each_record, lsn_text, BackupLog};
 
@@ -730,57 +771,96 @@ impl RedoPages {
 
 /// The database a restore of `files` leaves: the plan's full (and differential) pages rolled
 /// forward with the log portion of the last of them and the log backups after it that follow
-/// without a gap, up to `stop`, committed transactions only.
+/// without a gap, then the records of `tail` (a transaction log file, `.ldf`) from where they
+/// end, as a tail-log backup and its restore would ([`plan_tail`]), up to `stop`, committed
+/// transactions only.
 ///
-/// A log backup that cannot be read past some block (damaged: a torn or stale sector, a slot
-/// outside its block) fails the restore, naming the file, the block's byte offset and LSN, and
-/// the last LSN read, as RESTORE LOG fails on a damaged backup (unless the stop point comes
-/// before the damage: nothing past it is needed). With `salvage` the roll forward
+/// A log backup (or the tail) that cannot be read past some block (damaged: a torn or stale
+/// sector, a slot outside its block) fails the restore, naming the file, the block's byte offset
+/// and LSN, and the last LSN read, as RESTORE LOG fails on a damaged backup (unless the stop
+/// point comes before the damage: nothing past it is needed). With `salvage` the roll forward
 /// stops there instead, like a restore to the last good LSN, and a warning says what was kept;
 /// `salvage` also reads a striped backup with stripes missing
 /// ([`BackupFiles::into_pages_salvaging`]). The log portion of the full or differential backup
 /// itself (the log written while it ran) is read up to where it can be and a warning says so,
 /// salvage or not: a few corpus backups have blocks our log reader does not understand, and
 /// they read as before this portion was applied.
-pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: StopPoint) -> Result<RedoPages> {
-    let (pages, plan) = files.read_noted(position, salvage)?;
+pub fn restore(
+    files: &BackupFiles,
+    tail: Option<&LogFile>,
+    position: Option<u16>,
+    salvage: bool,
+    stop: StopPoint,
+) -> Result<RedoPages> {
+    let (pages, mut plan) = files.read_noted(position, salvage)?;
     let data = plan.differential.as_ref().unwrap_or(&plan.full);
     let mut sets = vec![data];
-    let mut reached = data.set.last_lsn;
     let mut gap = None;
     for l in &plan.logs {
-        if l.set.first_lsn > reached {
-            gap = Some((reached, l));
+        if plan.after_gap(l).is_some() {
+            gap = plan.log_gaps.first().map(|(at, _)| (*at, l));
             break;
         }
-        reached = reached.max(l.set.last_lsn);
         sets.push(l);
     }
-    // Both passes read the same records: up to the first that cannot be read, if any (with the
-    // index in `sets` of the backup it is in).
-    let each_record = |each: &mut dyn FnMut(&LogRecord<'_>)| -> std::result::Result<(), (usize, Error)> {
-        for (index, set) in sets.iter().enumerate() {
-            let read = |each: &mut dyn FnMut(&LogRecord<'_>)| -> Result<()> {
-                let media = files
-                    .media_of(set)
-                    .ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))?;
-                let held = BackupLog::new(media, set.set.position)?;
-                for block in BackupLog::new(media, set.set.position)? {
-                    let block = block.map_err(|e| e.in_file(&set.files[0]))?;
-                    for_each_record(&block, |r| {
-                        if held.holds(r.lsn) {
-                            each(&r);
-                        }
-                        Ok(())
-                    })
-                    .map_err(|e| e.in_file(&set.files[0]))?;
-                }
-                Ok(())
-            };
-            read(each).map_err(|e| (index, e))?;
-        }
-        Ok(())
+    let follows = plan.log_end();
+    let new_tail = |file: &LogFile| LogTail {
+        file: file.path().to_path_buf(),
+        follows,
+        first_lsn: None,
+        last_lsn: None,
+        records_after: 0,
+        gap: None,
     };
+    // Both passes read the same records: up to the first that cannot be read, if any (with the
+    // index of the backup it is in, the tail's being `sets.len()`); `seen` is what each pass
+    // found of the tail.
+    let each_record =
+        |each: &mut dyn FnMut(&LogRecord<'_>), seen: &mut Option<LogTail>| -> std::result::Result<(), (usize, Error)> {
+            for (index, set) in sets.iter().enumerate() {
+                let read = |each: &mut dyn FnMut(&LogRecord<'_>)| -> Result<()> {
+                    let media = files
+                        .media_of(set)
+                        .ok_or_else(|| Error::not_found("the restore plan names a backup that was not given"))?;
+                    let held = BackupLog::new(media, set.set.position)?;
+                    for block in BackupLog::new(media, set.set.position)? {
+                        let block = block.map_err(|e| e.in_file(&set.files[0]))?;
+                        for_each_record(&block, |r| {
+                            if held.holds(r.lsn) {
+                                each(&r);
+                            }
+                            Ok(())
+                        })
+                        .map_err(|e| e.in_file(&set.files[0]))?;
+                    }
+                    Ok(())
+                };
+                read(each).map_err(|e| (index, e))?;
+            }
+            let Some(file) = tail else { return Ok(()) };
+            let found = seen.insert(new_tail(file));
+            for_each_tail_record(file, found, each).map_err(|e| (sets.len(), e))
+        };
+    let mut commits = Commits::default();
+    let mut last = Lsn::default();
+    let mut last_commit = None;
+    let mut seen = None;
+    let unreadable = if stop == StopPoint::NoLog {
+        None
+    } else {
+        each_record(
+            &mut |r| {
+                last = r.lsn;
+                commits.see(&stop, r);
+                if r.operation() == Operation::COMMIT_XACT && commits.keeps(r) {
+                    last_commit = Some((r.lsn, r.time().map(|t| t.to_string()).unwrap_or_default()));
+                }
+            },
+            &mut seen,
+        )
+        .err()
+    };
+    plan.tail = seen;
     let mut redo = RedoPages::new(Arc::new(pages));
     redo.origin = redo.base.backup_set().map(|set| BackupOrigin {
         set: set.clone(),
@@ -791,17 +871,6 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         redo.note("the log is not rolled forward: the pages as the backups copied them".to_string());
         return Ok(redo);
     }
-    let mut commits = Commits::default();
-    let mut last = Lsn::default();
-    let mut last_commit = None;
-    let unreadable = each_record(&mut |r| {
-        last = r.lsn;
-        commits.see(&stop, r);
-        if r.operation() == Operation::COMMIT_XACT && commits.keeps(r) {
-            last_commit = Some((r.lsn, r.time().map(|t| t.to_string()).unwrap_or_default()));
-        }
-    })
-    .err();
     if let Some((_, e)) = unreadable.as_ref().filter(|_| commits.stopped()) {
         // The stop point comes before the damage: nothing after it is needed.
         redo.note(format!("the log given cannot be read past the stop point ({e}): not needed"));
@@ -830,14 +899,18 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
             "the log cannot be read {from} ({e}): rolled forward up to there only ({kept}); changes logged after it are missing"
         ));
     }
-    let _ = each_record(&mut |r| redo.apply(&commits, r));
+    let _ = each_record(&mut |r| redo.apply(&commits, r), &mut None);
     redo.roll_back();
-    if let Some((at, next)) = gap {
+    let tail_continues = plan.tail.as_ref().is_some_and(|t| t.gap.is_none() && t.records_after > 0);
+    if let Some((at, next)) = gap.filter(|_| !tail_continues) {
         redo.note(format!(
             "log backups end at LSN {at}, the next given ({}) starts at LSN {}: rolled forward up to LSN {at} only",
             next.name(),
             next.set.first_lsn
         ));
+    }
+    if let Some(tail) = &plan.tail {
+        redo.note(tail.describe());
     }
     if stop != StopPoint::End && !commits.stopped() {
         if let StopPoint::Mark { name, .. } = &stop {
@@ -849,6 +922,68 @@ pub fn restore(files: &BackupFiles, position: Option<u16>, salvage: bool, stop: 
         redo.note(format!("the stop point {stop:?} lies past the end of the log given: rolled forward to its end"));
     }
     Ok(redo.finish())
+}
+
+/// Which records of a transaction log file (`.ldf`) given after a restore chain's backups a
+/// restore of its tail would redo: those from where the backups' log ends
+/// ([`RestorePlan::log_end`]) on, provided the file's log reaches back to there and no virtual
+/// log file is missing on the way; otherwise the gap is named and nothing past it is applied.
+///
+/// The continuity rule: the file's records in LSN order (VLFs in sequence order, see
+/// [`super::ldf`]) continue the backups when the first record at or past the backups' end LSN
+/// comes right after a record before it (the file holds the log the last backup copied, as a
+/// log file does until its VLFs are reused), or is that LSN itself; and, from there, when each
+/// record's VLF sequence number is its predecessor's or the next one (SQL Server numbers each
+/// VLF it starts writing with the next sequence number: a sequence number missing in between is
+/// a VLF the file no longer holds, reused or in another log file). A log file holds no backup
+/// set, so whether it is the same database's is known only by these LSNs: a record whose page
+/// is at another LSN than it expects refuses its page, as in any chain.
+pub fn plan_tail(plan: &RestorePlan, file: &LogFile) -> Result<LogTail> {
+    let mut tail = LogTail {
+        file: file.path().to_path_buf(),
+        follows: plan.log_end(),
+        first_lsn: None,
+        last_lsn: None,
+        records_after: 0,
+        gap: None,
+    };
+    for_each_tail_record(file, &mut tail, &mut |_| {})?;
+    Ok(tail)
+}
+
+/// Reads the records of `file` in LSN order, noting each in `tail` ([`follow_tail`]) and
+/// calling `each` for those the tail applies.
+fn for_each_tail_record(file: &LogFile, tail: &mut LogTail, each: &mut dyn FnMut(&LogRecord<'_>)) -> Result<()> {
+    for block in file.blocks() {
+        for_each_record(&block?, |r| {
+            if follow_tail(tail, r.lsn) {
+                each(&r);
+            }
+            Ok(())
+        })
+        .map_err(|e| e.in_file(file.path()))?;
+    }
+    Ok(())
+}
+
+/// Notes the next record of a log file in `tail` (see [`plan_tail`] for the rule); whether it
+/// is one the tail applies.
+fn follow_tail(tail: &mut LogTail, lsn: Lsn) -> bool {
+    let previous = tail.last_lsn.replace(lsn);
+    tail.first_lsn.get_or_insert(lsn);
+    if lsn < tail.follows || tail.gap.is_some() {
+        return false;
+    }
+    let continues = match previous {
+        None => lsn == tail.follows,
+        Some(p) => lsn.vlf <= p.vlf + 1,
+    };
+    if !continues {
+        tail.gap = Some((previous.map_or(tail.follows, |p| p.max(tail.follows)), lsn));
+        return false;
+    }
+    tail.records_after += 1;
+    true
 }
 
 /// Why a record is left out without refusing its page: it changes nothing mdfkit reads.
@@ -911,18 +1046,14 @@ fn change(
 ) -> std::result::Result<(), String> {
     let slot = record.slot().ok_or("has no slot")?;
     let mut images = record.row_images()?;
-    let heap = record.context() == Context::HEAP;
-    if matches!(record.context(), Context::TEXT_MIX | Context::TEXT_TREE) {
-        // LOB records are addressed by slot from their roots: which slot rules an insert or a
-        // delete keeps on these pages is not known yet.
-        return Err(format!("changes a LOB page ({}), which redo does not do yet", record.context().name()));
-    }
+    let heap = keeps_slots(record.context());
     let mut before_after = || -> std::result::Result<(&[u8], &[u8]), String> {
         let before = images.next().ok_or("carries no before image")?;
         Ok(direction.order(before, images.next().ok_or("carries no after image")?))
     };
     match record.operation() {
-        Operation::INSERT_ROWS => insert_row(page, slot, record.row_images()?.next().ok_or("carries no row")?, heap),
+        Operation::INSERT_ROWS => insert_rows(page, slot, record, heap),
+        Operation::DELETE_SPLIT if direction == Direction::Redo => delete_split(page, slot, record),
         Operation::DELETE_ROWS if record.context() == Context::MARK_AS_GHOST => mark_ghost(page, slot),
         Operation::DELETE_ROWS => delete_row(page, slot, heap),
         Operation::MODIFY_ROW => {
@@ -945,15 +1076,27 @@ fn change(
     }
 }
 
+/// Whether the pages of `context` keep each row in its slot (a heap's rows by their row id, LOB
+/// and row-overflow fragments by the page and slot their links name) rather than in key order.
+fn keeps_slots(context: Context) -> bool {
+    matches!(context, Context::HEAP | Context::TEXT_MIX | Context::TEXT_TREE)
+}
+
 /// Takes one record of a transaction open at the stop point back out of `page`, which holds
 /// it and the changes after it that stay. `untouched`: every change of the page after this
 /// record has been undone already, so its slots are where the record left them.
 fn undo(page: &mut [u8], page_id: PageId, record: &LogRecord<'_>, untouched: bool) -> std::result::Result<(), String> {
     let slot = record.slot().ok_or("has no slot")?;
-    let heap = record.context() == Context::HEAP;
+    let heap = keeps_slots(record.context());
     let row = || record.row_images()?.next().ok_or_else(|| "carries no row".to_string());
     match record.operation() {
+        Operation::INSERT_ROWS if inserted_row_count(record)? > 1 => {
+            Err("moved rows of a page split onto the page, which undo does not take back".to_string())
+        }
         Operation::INSERT_ROWS => remove_inserted(page, slot, row()?, heap),
+        Operation::DELETE_SPLIT => {
+            Err("took a split's moved rows off the page, which undo does not put back".to_string())
+        }
         Operation::DELETE_ROWS if record.context() == Context::MARK_AS_GHOST => unmark_ghost(page, slot, row()?, heap),
         // A row put back by its slot: on an index page only where no later change moved slots.
         Operation::DELETE_ROWS if heap || untouched => insert_row(page, slot, row()?, heap),
@@ -1029,7 +1172,7 @@ fn fixed_u16(record: &LogRecord<'_>, at: usize) -> std::result::Result<usize, St
 fn format_page(page: &mut [u8], id: PageId, record: &LogRecord<'_>) -> std::result::Result<(), String> {
     let fields = fixed_field(record, 0x30, 0x20).ok_or("is too short for the page it formats")?;
     let (page_type, type_flags, level) = (fields[0], fields[1], fields[2]);
-    let known = |at: usize| matches!(at, 0..=2 | 0x0a..=0x0b | 0x14..=0x19);
+    let known = |at: usize| matches!(at, 0..=2 | 0x04..=0x11 | 0x14..=0x19);
     if let Some(at) = (0..fields.len()).find(|&at| fields[at] != 0 && !known(at)) {
         return Err(format!("carries a format field not understood (+{:#x} = {:#04x})", 0x30 + at, fields[at]));
     }
@@ -1037,7 +1180,7 @@ fn format_page(page: &mut [u8], id: PageId, record: &LogRecord<'_>) -> std::resu
     let index = fixed_field(record, 0x2e, 2).ok_or("has no allocation unit")?;
     let (object, index) = (object.to_vec(), index.to_vec());
     let iam = match PageType::from_byte(page_type) {
-        PageType::Data | PageType::Index => false,
+        PageType::Data | PageType::Index | PageType::TextMix | PageType::TextTree => false,
         PageType::Iam => true,
         _ => return Err(format!("formats a page of type {page_type}, which redo does not build")),
     };
@@ -1048,6 +1191,9 @@ fn format_page(page: &mut [u8], id: PageId, record: &LogRecord<'_>) -> std::resu
     page[3] = level;
     page[6..8].copy_from_slice(&index);
     page[14..16].copy_from_slice(&fields[0x0a..0x0c]);
+    // The page's neighbours in its level's chain: a split's new page is linked at once.
+    page[8..14].copy_from_slice(&fields[0x04..0x0a]);
+    page[16..22].copy_from_slice(&fields[0x0c..0x12]);
     page[24..28].copy_from_slice(&object);
     page[32..36].copy_from_slice(&id.page.to_le_bytes());
     page[36..38].copy_from_slice(&id.file.to_le_bytes());
@@ -1224,6 +1370,81 @@ fn add_free_count(page: &mut [u8], delta: isize) {
     set_u16(page, 28, (free + delta).clamp(0, PAGE_SIZE as isize) as usize);
 }
 
+/// How many rows a LOP_INSERT_ROWS carries: of its n images, the first n - 2 (SQL Server
+/// follows the rows with two more images, empty on the corpus); one where it has fewer than 4.
+fn inserted_row_count(record: &LogRecord<'_>) -> std::result::Result<usize, String> {
+    Ok(record.row_images()?.count().saturating_sub(2).max(1))
+}
+
+/// LOP_INSERT_ROWS: its rows into consecutive slots from `slot` (a split's moved rows: all of
+/// them, into the new page).
+fn insert_rows(page: &mut [u8], slot: u16, record: &LogRecord<'_>, heap: bool) -> std::result::Result<(), String> {
+    let rows = inserted_row_count(record)?;
+    let mut images = record.row_images()?;
+    for k in 0..rows {
+        let row = images.next().ok_or("carries no row")?;
+        let at = u16::try_from(usize::from(slot) + k).map_err(|_| "puts rows past slot 65535".to_string())?;
+        insert_row(page, at, row, heap)?;
+    }
+    Ok(())
+}
+
+/// LOP_DELETE_SPLIT: the rows a split moved (`count` of them, the page's last slots from
+/// `slot`) leave the old page, whose remaining rows are packed together so the space is
+/// usable; the page's free count grows by the bytes the record says were moved.
+fn delete_split(page: &mut [u8], slot: u16, record: &LogRecord<'_>) -> std::result::Result<(), String> {
+    let (count, moved) = (fixed_u16(record, 0x36)?, fixed_u16(record, 0x38)?);
+    let l = layout(page)?;
+    let slot = usize::from(slot);
+    if slot + count != l.slot_count {
+        return Err(format!(
+            "moves {count} rows from slot {slot}, but the page has {} slots: a split moves the last ones",
+            l.slot_count
+        ));
+    }
+    pack_rows(page, slot)?;
+    set_u16(page, 22, slot);
+    add_free_count(page, moved as isize);
+    Ok(())
+}
+
+/// Keeps the rows of slots `0..keep` only, packed from the header on in their order on the
+/// page. A row's bytes are taken as running up to the next row (of any slot) or the free-data
+/// offset, so nothing of a kept row is lost whatever its format (the space of a row deleted
+/// before the first kept one, or of a slot not kept, is what packing wins back).
+fn pack_rows(page: &mut [u8], keep: usize) -> std::result::Result<(), String> {
+    let l = layout(page)?;
+    let mut rows: Vec<(usize, usize)> = Vec::with_capacity(l.slot_count);
+    for slot in 0..l.slot_count {
+        let offset = usize::from(read_u16(page, slot_entry(slot)).unwrap_or(0));
+        if offset == 0 {
+            continue; // an empty heap slot
+        }
+        if offset < HEADER_SIZE || offset >= l.free_data {
+            return Err(format!("finds slot {slot} at +{offset}, outside the rows (+96..+{})", l.free_data));
+        }
+        rows.push((offset, slot));
+    }
+    rows.sort_unstable();
+    let old = page[..l.free_data].to_vec();
+    let mut at = HEADER_SIZE;
+    for (k, &(offset, slot)) in rows.iter().enumerate() {
+        if slot >= keep {
+            continue;
+        }
+        let end = rows.get(k + 1).map_or(l.free_data, |next| next.0);
+        page[at..at + end - offset].copy_from_slice(&old[offset..end]);
+        set_u16(page, slot_entry(slot), at);
+        at += end - offset;
+    }
+    for slot in keep..l.slot_count {
+        set_u16(page, slot_entry(slot), 0);
+    }
+    page[at..l.free_data].fill(0);
+    set_u16(page, 30, at);
+    Ok(())
+}
+
 fn insert_row(page: &mut [u8], slot: u16, row: &[u8], heap: bool) -> std::result::Result<(), String> {
     let l = layout(page)?;
     let slot = usize::from(slot);
@@ -1232,9 +1453,19 @@ fn insert_row(page: &mut [u8], slot: u16, row: &[u8], heap: bool) -> std::result
         return Err(format!("puts a row in slot {slot} of a page with {} slots in use there", l.slot_count));
     }
     let new_count = if reuse { l.slot_count } else { l.slot_count + 1 };
-    if l.free_data + row.len() > PAGE_SIZE - 2 * new_count {
-        return Err(format!("puts {} bytes where the page has room for fewer", row.len()));
-    }
+    let fits = |l: &Layout| l.free_data + row.len() <= PAGE_SIZE - 2 * new_count;
+    let l = if fits(&l) {
+        l
+    } else {
+        // The page reorganized, as SQL Server does when a row does not fit after the last one
+        // but the space of rows deleted before it would hold it.
+        pack_rows(page, l.slot_count)?;
+        let packed = layout(page)?;
+        if !fits(&packed) {
+            return Err(format!("puts {} bytes where the page has room for fewer", row.len()));
+        }
+        packed
+    };
     page[l.free_data..l.free_data + row.len()].copy_from_slice(row);
     if !reuse {
         // Slots at and after `slot` move up one: their entries move one place towards the start.
@@ -1751,15 +1982,32 @@ mod tests {
         let (redo, read) = run(base.clone(), &records, StopPoint::End);
         assert_eq!(read.unwrap(), base);
         assert!(redo.finish().notes().iter().any(|n| n.contains("1 LOP_COUNT_DELTA")));
-        // LOP_DELETE_SPLIT (0x0b): not redone, the page is refused naming it.
-        let records = [(NEXT_LSN, op(0x0b, 0x02, 0, 0, BASE_LSN, 0, &[]))];
+        // An operation redo does not know (0x0e): the page is refused naming it.
+        let records = [(NEXT_LSN, op(0x0e, 0x02, 0, 0, BASE_LSN, 0, &[]))];
         let e = run(base, &records, StopPoint::End).1.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported);
-        assert!(e.to_string().contains("LOP_DELETE_SPLIT at LSN 00000019:000000be:0002"), "{e}");
-        // An insert onto a LOB page (LCX_TEXT_MIX): refused too.
-        let records = [(NEXT_LSN, op(0x02, Context::TEXT_MIX.0, 0, 1, BASE_LSN, 0, &[b"lob-1"]))];
-        let e = run(page(&[b"row-0"], BASE_LSN, 0), &records, StopPoint::End).1.unwrap_err().to_string();
-        assert!(e.contains("LOP_INSERT_ROWS") && e.contains("LOB page (LCX_TEXT_MIX)"), "{e}");
+        assert!(e.to_string().contains("at LSN 00000019:000000be:0002 is not supported by redo"), "{e}");
+    }
+
+    /// LOB pages (LCX_TEXT_MIX, LCX_TEXT_TREE) keep their slots as a heap does: LOB links
+    /// address fragments by page and slot, so a delete empties its slot and an insert takes the
+    /// slot it names, the other fragments staying where their links point.
+    #[test]
+    fn lob_pages_keep_their_slots() {
+        let base = page(&[b"lob-0", b"lob-1", b"lob-2"], BASE_LSN, 0);
+        for context in [Context::TEXT_MIX.0, Context::TEXT_TREE.0] {
+            let records = [
+                (NEXT_LSN, op(0x03, context, 0, 1, BASE_LSN, 0, &[b"lob-1"])),
+                (LSN_A, op(0x02, context, 0, 3, NEXT_LSN, 0, &[b"lob-3"])),
+                (LSN_B, op(0x04, context, 0, 2, LSN_A, 4, &[b"2", b"X"])),
+            ];
+            let p = run(base.clone(), &records, StopPoint::End).1.unwrap();
+            assert_eq!(read_u16(&p, 22), Some(4));
+            assert_eq!(read_u16(&p, slot_entry(1)), Some(0), "the deleted fragment's slot is empty");
+            assert_eq!(slot_row(&p, 0, 5), Some(&b"lob-0"[..]));
+            assert_eq!(slot_row(&p, 2, 5), Some(&b"lob-X"[..]));
+            assert_eq!(slot_row(&p, 3, 5), Some(&b"lob-3"[..]));
+        }
     }
 
     /// A page-operation record on [`PAGE`] with the operation's own fields from +0x30 on.
@@ -1823,12 +2071,60 @@ mod tests {
     #[test]
     fn format_page_refuses_fields_it_does_not_know_and_types_it_does_not_build() {
         let mut unknown = format(1, 4, 16, None);
-        unknown[0x36] = 7;
+        unknown[0x43] = 7;
         let e = run(page(&[], BASE_LSN, 0), &[(NEXT_LSN, unknown)], StopPoint::End).1.unwrap_err().to_string();
-        assert!(e.contains("format field not understood (+0x36 = 0x07)"), "{e}");
+        assert!(e.contains("format field not understood (+0x43 = 0x07)"), "{e}");
         let pfs = format(11, 0, 0, None);
         let e = run(page(&[], BASE_LSN, 0), &[(NEXT_LSN, pfs)], StopPoint::End).1.unwrap_err().to_string();
         assert!(e.contains("formats a page of type 11"), "{e}");
+    }
+
+    fn id_bytes(id: PageId) -> [u8; 6] {
+        let mut b = [0u8; 6];
+        b[..4].copy_from_slice(&id.page.to_le_bytes());
+        b[4..].copy_from_slice(&id.file.to_le_bytes());
+        b
+    }
+
+    /// A page split as 18:118 of the 2008 chain logs it: the new page formatted with its links
+    /// (+0x34 previous, +0x3c next), the moved rows inserted in one record (rows, then two empty
+    /// images), and LOP_DELETE_SPLIT taking the last rows off the old page.
+    #[test]
+    fn a_split_formats_the_new_page_with_its_links_and_moves_the_last_rows() {
+        let (prev, next) = (PageId::new(1, 57), PageId::new(1, 56));
+        let mut linked = format(1, 4, 17, None);
+        linked[0x34..0x3a].copy_from_slice(&id_bytes(prev));
+        linked[0x3c..0x42].copy_from_slice(&id_bytes(next));
+        let rows: Vec<Vec<u8>> = (0..3u8).map(|k| vec![0x30, 0, 8, 0, k, k, k, k, 3, 0, 0]).collect();
+        let images: Vec<&[u8]> = rows.iter().map(Vec::as_slice).chain([&[][..], &[][..]]).collect();
+        let moved = op(0x02, 2, 0, 0, NEXT_LSN, 0, &images);
+        let after = Lsn { slot: 3, ..NEXT_LSN };
+        let p = run(page(&[], BASE_LSN, 0), &[(NEXT_LSN, linked), (after, moved)], StopPoint::End).1.unwrap();
+        assert_eq!((PageId::from_bytes(&p[8..14]), PageId::from_bytes(&p[16..22])), (Some(prev), Some(next)));
+        assert_eq!(read_u16(&p, 22), Some(3));
+        for (slot, row) in rows.iter().enumerate() {
+            assert_eq!(slot_row(&p, slot, row.len()), Some(&row[..]), "slot {slot}");
+        }
+
+        // The old page: five rows, the last three moved (33 bytes + 3 slot entries).
+        let kept: Vec<Vec<u8>> = (7..9u8).map(|k| vec![0x30, 0, 8, 0, k, k, k, k, 3, 0, 0, k]).collect();
+        let all: Vec<&[u8]> = kept.iter().chain(&rows).map(Vec::as_slice).collect();
+        let old = page(&all, BASE_LSN, 0);
+        let split = |slot: u16, count: u16| {
+            let new_page = id_bytes(PageId::new(1, 165));
+            let fields = [(0x30, &new_page[..]), (0x36, &count.to_le_bytes()[..]), (0x38, &39u16.to_le_bytes()[..])];
+            page_op(0x0b, 2, (BASE_LSN, slot), &fields, 0x3c, &[])
+        };
+        let p = run(old.clone(), &[(NEXT_LSN, split(2, 3))], StopPoint::End).1.unwrap();
+        assert_eq!(read_u16(&p, 22), Some(2));
+        assert_eq!((slot_row(&p, 0, 12), slot_row(&p, 1, 12)), (Some(&kept[0][..]), Some(&kept[1][..])));
+        assert_eq!(read_u16(&p, 30), Some(HEADER_SIZE as u16 + 24), "the kept rows packed");
+        assert_eq!(read_u16(&p, 28), read_u16(&old, 28).map(|f| f + 39));
+        let e = run(old, &[(NEXT_LSN, split(1, 3))], StopPoint::End).1.unwrap_err().to_string();
+        assert!(
+            e.contains("LOP_DELETE_SPLIT") && e.contains("moves 3 rows from slot 1, but the page has 5 slots"),
+            "{e}"
+        );
     }
 
     /// A sys.sysallocunits row: 73 fixed bytes, pgfirst at 27, pgroot at 33, pgfirstiam at 39.
