@@ -22,7 +22,14 @@
 //! tasks of 64 pages (a heap's for their owner and rows together, a clustered index's along its
 //! leaf chain, walked on one thread and handed on in chain order), its rows decoded by the scan's
 //! own column decoders into Arrow batches (`table_scan::PageRows`) rather than built as values,
-//! keys compared on the batches' columns (exact integers: unscaled decimals, days, time units).
+//! keys compared on the batches' columns (exact integers: unscaled decimals, days, time units;
+//! text and binary columns verified without being spelled, `BatchBuilder::verifying`); so are
+//! the keys of nonclustered indexes, a leaf page's records in one batch.
+//!
+//! A whole check ([`check_on`]) reads a page once where both passes need it: the catalog pass
+//! checks, as the page pass would, every page it reads that the page pass checks, and the page
+//! pass takes what it found there and reads only the others (system pages, pages of no unit).
+//! LOB pages are still read twice: for their owner, and by the rows whose values they hold.
 //!
 //! The work and the report are bounded by what the source holds, not by what its pages claim: a
 //! PFS interval whose PFS page the source cannot serve is one problem (a backup's file list can
@@ -714,13 +721,17 @@ fn check_catalog_after(db: &Database, threads: usize, checked: &CheckedPages) ->
     Ok((problems, stats))
 }
 
+/// Rows an index page's batch is sized for up front (a page of 8-byte keys holds about 500).
+const INDEX_BATCH_ROWS: usize = 512;
+
 /// Problems named one by one for an index; more end its check.
 const INDEX_PROBLEMS_NAMED: usize = 8;
 
 /// Every nonclustered index is walked from its root (its records' columns as `index_rows` says,
 /// CD or FixedVar): each level's page chain is the pages the level above points at,
 /// in order, each once; every record parses and decodes; leaf keys never go backwards (where
-/// their types order plainly, as [`RowCheck`]); each leaf record's row locator is a row of the
+/// their types order plainly, as [`RowCheck`]: each leaf page's records also go into an Arrow
+/// batch whose key columns [`KeyPlan`] compares exactly); each leaf record's row locator is a row of the
 /// table (a heap RID names a live record or forwarding stub of the table; a clustered key is a
 /// row's key), and the table has as many rows as the index leaf records.
 fn check_nonclustered(db: &Database, checked: &CheckedPages, problems: &mut Vec<Problem>, stats: &mut CheckStats) {
@@ -816,7 +827,10 @@ fn check_index_tree(
             _ => None,
         })
         .collect();
-    let compare_keys = key_positions.len() == rows.index.key_columns.len();
+    // The key plan and a builder of each leaf page's batch, when every key column orders plainly.
+    let mut keys = (key_positions.len() == rows.index.key_columns.len()).then(|| {
+        (KeyPlan(key_positions), BatchBuilder::verifying(leaf, INDEX_BATCH_ROWS, crate::TimestampUnit::Microsecond))
+    });
     // Where each clustered key column is in a leaf record.
     let locator_positions: Vec<Option<usize>> = clustered_key
         .iter()
@@ -826,7 +840,7 @@ fn check_index_tree(
     let mut expected = vec![unit.root_page];
     let mut level: Option<u8> = None;
     let mut seen = HashSet::new();
-    let (mut leaf_records, mut previous) = (0u64, None::<Vec<KeyPart>>);
+    let (mut leaf_records, mut previous) = (0u64, None::<Vec<KeyCell>>);
     let mut values = Vec::new();
     while let Some(&first) = expected.first() {
         let mut children = Vec::new();
@@ -876,14 +890,16 @@ fn check_index_tree(
             } else {
                 None
             };
+            // What the page's records show, in slot order: told once the page's keys are
+            // compared (on its batch), so that the report keeps that order.
+            let mut events = Vec::new();
+            let mut keys_lost = false;
             for slot in 0..h.slot_count {
                 let bytes = match page.slot_bytes(slot) {
                     Ok(Some(b)) => b,
                     Ok(None) => continue,
                     Err(e) => {
-                        if !report(Some(next), format!("slot {slot}: {}", e.message())) {
-                            return;
-                        }
+                        events.push(IndexEvent::Problem(format!("slot {slot}: {}", e.message())));
                         continue;
                     }
                 };
@@ -900,47 +916,39 @@ fn check_index_tree(
                     Ok(r) if r.record_type() == RecordType::GhostIndex => continue,
                     Ok(r) if r.record_type() == RecordType::Index => r,
                     Ok(r) => {
-                        if !report(Some(next), format!("slot {slot}: a {:?} record on an index page", r.record_type()))
-                        {
-                            return;
-                        }
+                        let what = format!("slot {slot}: a {:?} record on an index page", r.record_type());
+                        events.push(IndexEvent::Problem(what));
                         continue;
                     }
                     Err(e) => {
-                        if !report(Some(next), format!("slot {slot}: {e}")) {
-                            return;
-                        }
+                        events.push(IndexEvent::Problem(format!("slot {slot}: {e}")));
                         continue;
                     }
                 };
                 if let Err(e) = rows.decoder(this_level).decode(&record, &mut values) {
-                    if !report(Some(next), format!("slot {slot}: {e}")) {
-                        return;
-                    }
+                    events.push(IndexEvent::Problem(format!("slot {slot}: {e}")));
                     continue;
                 }
                 if this_level > 0 {
                     match record.cd().map_or_else(|| record.down_page(), |cd| cd.down_page()) {
                         Some(child) => children.push(child),
-                        None => {
-                            if !report(Some(next), format!("slot {slot}: a non-leaf index record with no child page")) {
-                                return;
-                            }
-                        }
+                        None => events.push(IndexEvent::Problem(format!(
+                            "slot {slot}: a non-leaf index record with no child page"
+                        ))),
                     }
                     continue;
                 }
-                leaf_records += 1;
-                stats.index_records_checked += 1;
-                if compare_keys {
-                    let key: Vec<KeyPart> = key_positions.iter().map(|&(i, d)| KeyPart::of(&values[i], d)).collect();
-                    if previous.as_ref().is_some_and(|p| key < *p)
-                        && !report(Some(next), format!("slot {slot}: index key lower than the record before it"))
-                    {
-                        return;
+                let row = match keys.as_mut() {
+                    Some((_, batch)) if !keys_lost => {
+                        let row = batch.len();
+                        // A value the text path read and Arrow refuses: the page's keys are
+                        // not compared (the builder holds part of the row).
+                        keys_lost = batch.append(leaf, &record).is_err();
+                        (!keys_lost).then_some(row)
                     }
-                    previous = Some(key);
-                }
+                    _ => None,
+                };
+                events.push(IndexEvent::LeafRecord { slot, row });
                 let found = match (&mut base, rid_position) {
                     (BaseRows::Heap(heap), Some(i)) => match &values[i] {
                         Value::Binary(rid) => rid_names_a_row(db, *heap, rid),
@@ -963,9 +971,44 @@ fn check_index_tree(
                     (BaseRows::Heap(_), None) => Err("no RID column".into()),
                 };
                 if let Err(why) = found {
-                    if !report(Some(next), format!("slot {slot}: row locator not found: {why}")) {
-                        return;
+                    events.push(IndexEvent::Problem(format!("slot {slot}: row locator not found: {why}")));
+                }
+            }
+            // The leaf records' keys, on the page's batch, each compared with the one before it.
+            let mut columns = None;
+            if let Some((plan, batch)) = keys.as_mut().filter(|_| this_level == 0) {
+                if keys_lost {
+                    *batch = BatchBuilder::verifying(leaf, INDEX_BATCH_ROWS, crate::TimestampUnit::Microsecond);
+                } else {
+                    columns = batch.finish().ok().map(|batch| plan.columns(&batch));
+                }
+            }
+            // Keys not compared on this page: the next page's first key has nothing to follow.
+            if columns.is_none() {
+                previous = None;
+            }
+            for event in events {
+                let what = match event {
+                    IndexEvent::Problem(what) => what,
+                    IndexEvent::LeafRecord { slot, row } => {
+                        leaf_records += 1;
+                        stats.index_records_checked += 1;
+                        let (Some(plan), Some(columns), Some(row)) =
+                            (keys.as_ref().map(|(plan, _)| plan), columns.as_ref(), row)
+                        else {
+                            continue;
+                        };
+                        let key = KeyPlan::key(columns, row);
+                        let lower = previous.as_ref().is_some_and(|p| plan.compare(&key, p) == Ordering::Less);
+                        previous = Some(key);
+                        if !lower {
+                            continue;
+                        }
+                        format!("slot {slot}: index key lower than the record before it")
                     }
+                };
+                if !report(Some(next), what) {
+                    return;
                 }
             }
             chain.push(next);
@@ -1061,46 +1104,13 @@ fn rid_names_a_row(db: &Database, unit: i64, rid: &[u8]) -> std::result::Result<
     }
 }
 
-/// One key column's value, comparable; descending columns compare reversed. NULL sorts first.
-#[derive(Debug, Clone, PartialEq)]
-enum KeyPart {
-    Null,
-    Number(f64),
-    Text(String),
-    Reversed(Box<KeyPart>),
-}
-
-impl PartialOrd for KeyPart {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        use std::cmp::Ordering::*;
-        match (self, other) {
-            (KeyPart::Reversed(a), KeyPart::Reversed(b)) => b.partial_cmp(a),
-            (KeyPart::Null, KeyPart::Null) => Some(Equal),
-            (KeyPart::Null, _) => Some(Less),
-            (_, KeyPart::Null) => Some(Greater),
-            (KeyPart::Number(a), KeyPart::Number(b)) => a.partial_cmp(b),
-            (KeyPart::Text(a), KeyPart::Text(b)) => a.partial_cmp(b),
-            _ => None,
-        }
-    }
-}
-
-impl KeyPart {
-    fn of(value: &crate::value::Value, descending: bool) -> Self {
-        use crate::value::Value;
-        let part = match value {
-            Value::Null => KeyPart::Null,
-            Value::Int(i) => KeyPart::Number(*i as f64),
-            Value::DateTime { days, ticks } => KeyPart::Number(f64::from(*days) * 1e8 + f64::from(*ticks)),
-            Value::Text(t) => t.parse::<f64>().map_or_else(|_| KeyPart::Text(t.clone()), KeyPart::Number),
-            other => KeyPart::Text(other.to_string()),
-        };
-        if descending {
-            KeyPart::Reversed(Box::new(part))
-        } else {
-            part
-        }
-    }
+/// What one record of an index page showed, told in slot order once the page's keys are
+/// compared.
+enum IndexEvent {
+    /// A problem, in words.
+    Problem(String),
+    /// A leaf record read whole, and its row in the page's batch when its key is compared.
+    LeafRecord { slot: u16, row: Option<usize> },
 }
 
 /// What the check of one allocation unit found, in report order: its IAM chain, its pages'
