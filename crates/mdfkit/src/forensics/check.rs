@@ -717,7 +717,7 @@ fn check_catalog_after(db: &Database, threads: usize, checked: &CheckedPages) ->
         problems.extend(found.iam.into_iter().chain(found.pages).chain(found.chain));
     }
     problems.extend(row_checks.finish(threads, checked, &mut stats));
-    check_nonclustered(db, checked, &mut problems, &mut stats);
+    check_nonclustered(db, threads, checked, &mut problems, &mut stats);
     Ok((problems, stats))
 }
 
@@ -733,8 +733,16 @@ const INDEX_PROBLEMS_NAMED: usize = 8;
 /// their types order plainly, as [`RowCheck`]: each leaf page's records also go into an Arrow
 /// batch whose key columns [`KeyPlan`] compares exactly); each leaf record's row locator is a row of the
 /// table (a heap RID names a live record or forwarding stub of the table; a clustered key is a
-/// row's key), and the table has as many rows as the index leaf records.
-fn check_nonclustered(db: &Database, checked: &CheckedPages, problems: &mut Vec<Problem>, stats: &mut CheckStats) {
+/// row's key), and the table has as many rows as the index leaf records. The table's rows are
+/// read once on this thread; its index trees are then walked on up to `threads` threads, one a
+/// task, their problems put back in index order.
+fn check_nonclustered(
+    db: &Database,
+    threads: usize,
+    checked: &CheckedPages,
+    problems: &mut Vec<Problem>,
+    stats: &mut CheckStats,
+) {
     let catalog = db.catalog();
     for table in catalog.tables(false) {
         let indexes = catalog.indexes(table.object_id);
@@ -744,8 +752,10 @@ fn check_nonclustered(db: &Database, checked: &CheckedPages, problems: &mut Vec<
             .map(|i| i.key_columns.iter().map(|(n, _)| n.clone()).collect())
             .unwrap_or_default();
         let rowsets = catalog.rows_where("sysrowsets", "idmajor", i64::from(table.object_id));
-        // Each partition's rows, read once for all the table's indexes.
+        // Each partition's rows, read once for all the table's indexes (on this thread), then
+        // the index trees walked, one a task.
         let mut base: HashMap<i64, Result<(BaseRows, u64)>> = HashMap::new();
+        let mut walks = Vec::new();
         for index in indexes.iter().filter(|i| i.index_type == 2 && !i.is_disabled) {
             let object = format!("{} index {}", table.qualified_name(), index.name);
             for rs in rowsets.iter().filter(|r| r.int("idminor") == i64::from(index.index_id)) {
@@ -757,33 +767,46 @@ fn check_nonclustered(db: &Database, checked: &CheckedPages, problems: &mut Vec<
                 else {
                     continue;
                 };
-                let mut found = Vec::new();
-                let mut report = |page: Option<PageId>, what: String| {
-                    found.push(Problem { page, object: Some(object.clone()), what });
-                    found.len() < INDEX_PROBLEMS_NAMED
-                };
-                match crate::index_rows::IndexRows::new(catalog, db.reader(), &table, index, rs.int("rowsetid")) {
-                    Ok(rows) => {
-                        let rows_of_table = base
-                            .entry(partition.partition_id)
-                            .or_insert_with(|| base_rows(db, &table, partition, &clustered_key));
-                        match rows_of_table {
-                            Ok(base) => {
-                                let pages = (db, checked);
-                                check_index_tree(pages, &clustered_key, &rows, base.clone(), &mut report, stats)
-                            }
-                            Err(e) => {
-                                report(e.page(), format!("the table's rows cannot be read: {}", e.message()));
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        report(e.page(), e.message().to_string());
-                    }
+                let rows = crate::index_rows::IndexRows::new(catalog, db.reader(), &table, index, rs.int("rowsetid"));
+                if rows.is_ok() {
+                    base.entry(partition.partition_id)
+                        .or_insert_with(|| base_rows(db, &table, partition, &clustered_key));
                 }
-                problems.extend(found);
+                walks.push((object.clone(), partition.partition_id, rows));
             }
         }
+        let work = |(object, partition, rows): (String, i64, Result<crate::index_rows::IndexRows>)| {
+            let mut found = Vec::new();
+            let mut report = |page: Option<PageId>, what: String| {
+                found.push(Problem { page, object: Some(object.clone()), what });
+                found.len() < INDEX_PROBLEMS_NAMED
+            };
+            let mut walked = CheckStats::default();
+            match (rows, base.get(&partition)) {
+                (Ok(rows), Some(Ok(base))) => {
+                    let pages = (db, checked);
+                    check_index_tree(pages, &clustered_key, &rows, base.clone(), &mut report, &mut walked);
+                }
+                (Ok(_), Some(Err(e))) => {
+                    report(e.page(), format!("the table's rows cannot be read: {}", e.message()));
+                }
+                (Ok(_), None) => {}
+                (Err(e), _) => {
+                    report(e.page(), e.message().to_string());
+                }
+            }
+            (found, walked.index_records_checked)
+        };
+        let threads = threads_for(walks.len(), 1, threads);
+        in_task_order(
+            threads,
+            move |send| walks.into_iter().for_each(send),
+            work,
+            |(found, records)| {
+                problems.extend(found);
+                stats.index_records_checked += records;
+            },
+        );
     }
 }
 
