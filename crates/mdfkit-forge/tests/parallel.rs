@@ -160,7 +160,7 @@ fn a_damaged_forged_database_checks_the_same_on_one_thread_and_on_four() {
 /// The catalog pass of a forged database with a byte flipped in every 37th page holding rows:
 /// each damaged page is named by its allocation unit's owner check, the leaf chain and each
 /// table's rows stop at its first damaged page in scan order (key order, IAM order), on one
-/// thread and on four alike.
+/// thread and on four alike; the whole check (`check_on`) finds the same as the two passes.
 #[test]
 fn a_damaged_forged_database_checks_its_catalog_the_same_on_one_thread_and_on_four() {
     let spec = many_task_tables();
@@ -213,6 +213,14 @@ fn a_damaged_forged_database_checks_its_catalog_the_same_on_one_thread_and_on_fo
         assert_eq!(rows.len(), 1, "{table}: {rows:?}");
         assert_eq!(rows[0].page.map(|id| id.page as usize), Some(pages[5]), "{table}: {rows:?}");
         assert!(rows[0].what.starts_with("checksum mismatch"), "{rows:?}");
+    }
+    // The whole check, each page read once for both passes, finds what the two passes find.
+    let (pages, page_stats) = mdfkit::check::check_pages_on(db.reader().source(), 1, |_| {});
+    assert_eq!(pages.len(), damaged.len(), "{pages:?}");
+    for threads in [1, 4] {
+        let (whole, stats) = mdfkit::check::check_on(&db, threads, &|_| {}).expect("whole check");
+        assert_eq!(whole, pages.iter().chain(&one).cloned().collect::<Vec<_>>(), "{threads} threads");
+        assert_eq!((stats.pages_checked, stats.rows_checked), (page_stats.pages_checked, one_stats.rows_checked));
     }
 }
 

@@ -322,6 +322,42 @@ fn a_damaged_index_record_is_named_by_page_and_slot() {
     assert!(named(bad_rid.page, bad_rid.slot, "row locator not found"), "{problems:#?}");
 }
 
+/// Two neighbouring leaf records of a bigint index swapped on their page (their slot entries
+/// exchanged): keys past 2^53 and one apart, equal as doubles, are compared exactly and the
+/// reversal is named, and nothing else is.
+#[test]
+fn index_keys_out_of_order_are_found_past_the_precision_of_doubles() {
+    let table = TableSpec::new("dbo", "Big", Layout::Heap, 300)
+        .column(col("big", ColType::BigInt, Gen::Sequence { start: 1 << 60, step: 1 }, Nulls::Never))
+        .index(index("IX_big", &[0], &[], true, Compression::Row));
+    let spec = Spec::new("bigkeys", Version::V904, 7).table(table);
+    let db = open(forge(&spec).unwrap());
+    let table = db.catalog().find_table("dbo.Big").unwrap();
+    let (_, rows) = index_rows(&db, &table, "IX_big");
+    let (leaves, _) = leaf_records(&db, &rows);
+    let at = leaves.windows(2).position(|w| w[0].page == w[1].page && w[0].slot > 0).unwrap();
+    let (first, second) = (&leaves[at], &leaves[at + 1]);
+    let (Value::Int(a), Value::Int(b)) = (&first.values[0], &second.values[0]) else { panic!("{:?}", first.values) };
+    assert_eq!((*b - *a, *a as f64), (1, *b as f64), "one apart, equal as doubles");
+    drop(db);
+    let mut files = forge(&spec).unwrap();
+    damage(&mut files, first.page, |p| {
+        let entry = |slot: u16| 8192 - 2 * (usize::from(slot) + 1);
+        let (x, y) = (entry(first.slot), entry(second.slot));
+        let (one, other) = ([p[x], p[x + 1]], [p[y], p[y + 1]]);
+        p[x..x + 2].copy_from_slice(&other);
+        p[y..y + 2].copy_from_slice(&one);
+    });
+    let db = open(files);
+    let (problems, _) = mdfkit::check::check_catalog(&db).unwrap();
+    let problems: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+    let expected = format!(
+        "page {}: dbo.Big index IX_big: slot {}: index key lower than the record before it",
+        first.page, second.slot
+    );
+    assert_eq!(problems, [expected]);
+}
+
 #[test]
 fn anatomy_decodes_every_index_record_into_its_columns() {
     let spec = spec();

@@ -4,13 +4,16 @@
 //! interval is then checked as allocated, the junk pages past the last allocation included, so problems come
 //! from most tasks). So does the catalog pass (allocation, chains, rows, key order), on every data
 //! file as it is and with bytes flipped in half the pages holding its tables' rows, checksums left
-//! wrong or recomputed (then rows fail to decode and keys go out of order instead).
+//! wrong or recomputed (then rows fail to decode and keys go out of order instead). And the whole
+//! check (`check_on`, each page read once for both passes) finds on those copies exactly what the
+//! page pass then the catalog pass find, on one thread and on four, its progress reaching every
+//! page of the file.
 
 mod common;
 
 use common::Rng;
 
-use mdfkit::check::{check_catalog_on, check_pages_on, CheckStats, Problem};
+use mdfkit::check::{check_catalog_on, check_on, check_pages_on, CheckStats, Problem};
 use mdfkit::page::{FLAG_CHECKSUM, PAGE_SIZE};
 use mdfkit::source::DataFiles;
 
@@ -97,6 +100,24 @@ fn the_catalog_pass_finds_the_same_on_one_thread_and_on_four() {
             let one = check_catalog_on(&db, 1).map_err(|e| e.to_string());
             let four = check_catalog_on(&db, 4).map_err(|e| e.to_string());
             assert_eq!(one, four, "{file} ({what}): catalog pass on 1 thread and on 4");
+            let (mut passes, mut pass_stats) = check_pages_on(db.reader().source(), 1, |_| {});
+            if let Ok((catalog, catalog_stats)) = &one {
+                passes.extend(catalog.iter().cloned());
+                pass_stats.allocation_units_checked = catalog_stats.allocation_units_checked;
+                pass_stats.rows_checked = catalog_stats.rows_checked;
+                pass_stats.index_records_checked = catalog_stats.index_records_checked;
+            }
+            let pages: u64 = db.reader().source().files().iter().map(|f| u64::from(f.page_count)).sum();
+            for threads in [1, 4] {
+                let progress = std::sync::atomic::AtomicU64::new(0);
+                let whole = check_on(&db, threads, &|n| {
+                    progress.fetch_max(n, std::sync::atomic::Ordering::Relaxed);
+                });
+                let whole = whole.map_err(|e| e.to_string());
+                let expected = one.clone().map(|_| (passes.clone(), pass_stats));
+                assert_eq!(whole, expected, "{file} ({what}): the whole check on {threads} threads and the two passes");
+                assert_eq!(progress.into_inner(), pages, "{file} ({what}): progress ends at every page");
+            }
             let problems = one.map(|(p, _)| p).unwrap_or_default();
             if what == "clean" {
                 assert!(problems.is_empty(), "{file}: {problems:?}");

@@ -33,7 +33,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mdfkit::check::{check_catalog, check_pages};
+use mdfkit::check::{check_on, check_pages};
 use mdfkit::page::allocation::pfs_says_allocated;
 use mdfkit::page::protection::page_checksum;
 use mdfkit::page::{PageId, FLAG_CHECKSUM, PAGE_SIZE};
@@ -179,18 +179,22 @@ fn check(name: &str, bytes: Vec<u8>) -> Outcome {
             return outcome;
         }
     };
-    let (problems, _) = check_pages(source.as_ref(), |_| {});
-    outcome.problems += problems.len();
-    outcome.flagged.extend(problems.iter().filter_map(|p| p.page));
-    match Database::from_source(source) {
-        Ok(db) => match check_catalog(&db) {
-            Ok((problems, _)) => {
-                outcome.problems += problems.len();
-                outcome.flagged.extend(problems.iter().filter_map(|p| p.page));
+    let mut add = |problems: &[mdfkit::check::Problem]| {
+        outcome.problems += problems.len();
+        outcome.flagged.extend(problems.iter().filter_map(|p| p.page));
+    };
+    match Database::from_source(source.clone()) {
+        Ok(db) => match check_on(&db, 1, &|_| {}) {
+            Ok((problems, _)) => add(&problems),
+            Err(e) => {
+                add(&check_pages(source.as_ref(), |_| {}).0);
+                outcome.refused = Some(e.to_string());
             }
-            Err(e) => outcome.refused = Some(e.to_string()),
         },
-        Err(e) => outcome.refused = Some(e.to_string()),
+        Err(e) => {
+            add(&check_pages(source.as_ref(), |_| {}).0);
+            outcome.refused = Some(e.to_string());
+        }
     }
     outcome
 }

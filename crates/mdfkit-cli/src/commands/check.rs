@@ -1,4 +1,4 @@
-//! `mdfkit check`: the physical consistency check, pages first, then the catalog's structures.
+//! `mdfkit check`: the physical consistency check of pages and of the catalog's structures.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
@@ -19,27 +19,33 @@ pub fn check(files: &[PathBuf], position: Option<u16>, format: Format, threads: 
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    let (mut problems, stats) = mdfkit::check::check_pages_on(source.as_ref(), threads, |n| bar.set_position(n));
+    // The catalog first: with it, each page is read once for both passes (`check_on`); without
+    // it, the pages alone are checked.
+    let mut catalog_note = String::new();
+    let (problems, stats) = match Database::from_source(source.clone()) {
+        Ok(db) => {
+            let (problems, stats) = mdfkit::check::check_on(&db, threads, &|n| bar.set_position(n))?;
+            catalog_note = format!(
+                ", {} allocation units, {} rows, {} nonclustered index records",
+                stats.allocation_units_checked, stats.rows_checked, stats.index_records_checked
+            );
+            (problems, stats)
+        }
+        Err(e) => {
+            let (mut problems, stats) =
+                mdfkit::check::check_pages_on(source.as_ref(), threads, |n| bar.set_position(n));
+            problems.push(mdfkit::check::Problem {
+                page: e.page(),
+                object: None,
+                what: format!("the catalog cannot be read, allocation and B-tree checks skipped: {}", e.message()),
+            });
+            (problems, stats)
+        }
+    };
     bar.finish_and_clear();
     // How a backup's data stream was placed where it did not follow its allocation maps.
     for note in source.notes() {
         eprintln!("note: {note}");
-    }
-    let mut catalog_note = String::new();
-    match Database::from_source(source) {
-        Ok(db) => {
-            let (more, catalog_stats) = mdfkit::check::check_catalog_on(&db, threads)?;
-            problems.extend(more);
-            catalog_note = format!(
-                ", {} allocation units, {} rows, {} nonclustered index records",
-                catalog_stats.allocation_units_checked, catalog_stats.rows_checked, catalog_stats.index_records_checked
-            );
-        }
-        Err(e) => problems.push(mdfkit::check::Problem {
-            page: e.page(),
-            object: None,
-            what: format!("the catalog cannot be read, allocation and B-tree checks skipped: {}", e.message()),
-        }),
     }
     let columns: Vec<String> = ["page", "object", "problem"].iter().map(|s| s.to_string()).collect();
     let rows: Vec<Vec<Value>> = problems

@@ -29,6 +29,12 @@
 //!
 //! Every field carries its declared SQL type in the metadata key `mdfkit.sql_type`
 //! (e.g. `decimal(18,2)`, `nvarchar(max)`), so front ends can show what the column was.
+//!
+//! A check reads rows to verify them, not to keep them ([`BatchBuilder::verifying`]): text and
+//! binary columns are read as a scan reads them (LOB and row-overflow links
+//! followed, sizes checked) but not spelled into Arrow strings; they come out as `Null` columns
+//! of the batch's length. Text that could not be spelled is refused the same way either way
+//! (`TextCodec::check`), so a check finds what an export of the rows would.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -42,7 +48,7 @@ use arrow_array::types::{
     Time64MicrosecondType, Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType,
     TimestampNanosecondType, TimestampSecondType, UInt8Type,
 };
-use arrow_array::{ArrayRef, BooleanArray, PrimitiveArray, RecordBatch};
+use arrow_array::{ArrayRef, BooleanArray, NullArray, PrimitiveArray, RecordBatch};
 use arrow_buffer::{BooleanBufferBuilder, NullBufferBuilder};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
@@ -198,6 +204,8 @@ enum ColumnBuilder {
     Text(StringBuilder),
     Bin(BinaryBuilder),
     Fixed(FixedSizeBinaryBuilder),
+    /// Text or binary values verified and counted, not kept ([`BatchBuilder::verifying`]).
+    Unkept(usize),
 }
 
 /// A fixed-width column's values in a plain `Vec` and its validity bits, appended a run at a time
@@ -348,7 +356,29 @@ impl BatchBuilder {
     /// A builder of batches of the decoder's columns, room for `capacity` rows to start with,
     /// datetime2(7) / datetimeoffset(7) in `unit`.
     pub fn new(decoder: &RowDecoder, capacity: usize, unit: TimestampUnit) -> Self {
-        let schema = schema(decoder, unit);
+        Self::of_schema(decoder, capacity, schema(decoder, unit))
+    }
+
+    /// A builder for a check: as [`Self::new`], except that text and binary columns are verified
+    /// without being spelled, and come out as `Null` columns (see the module documentation).
+    pub fn verifying(decoder: &RowDecoder, capacity: usize, unit: TimestampUnit) -> Self {
+        let full = schema(decoder, unit);
+        let fields = full.fields().iter().zip(decoder.columns()).map(|(field, plan)| {
+            // xml and CLR values are checked by decoding them: they stay.
+            let plain = matches!(field.data_type(), DataType::Utf8 | DataType::Binary)
+                && !matches!(plan.column.type_info.sql_type, SqlType::Xml | SqlType::Clr);
+            let field = field.as_ref().clone();
+            if plain {
+                field.with_data_type(DataType::Null)
+            } else {
+                field
+            }
+        });
+        Self::of_schema(decoder, capacity, Arc::new(Schema::new(fields.collect::<Vec<_>>())))
+    }
+
+    /// A builder of batches of `schema`, the decoder's columns as their fields' types say.
+    fn of_schema(decoder: &RowDecoder, capacity: usize, schema: SchemaRef) -> Self {
         let columns: Vec<ColumnInfo> = decoder.columns().iter().map(|c| c.column.clone()).collect();
         let builders =
             columns.iter().zip(schema.fields()).map(|(c, f)| ColumnBuilder::new(c, f.data_type(), capacity)).collect();
@@ -517,6 +547,7 @@ impl ColumnBuilder {
             }
             DataType::Struct(fields) => ColumnBuilder::Offset(StructBuilder::from_fields(fields, capacity)),
             DataType::Utf8 => ColumnBuilder::Text(StringBuilder::with_capacity(capacity, capacity * 16)),
+            DataType::Null => ColumnBuilder::Unkept(0),
             DataType::FixedSizeBinary(n) => ColumnBuilder::Fixed(FixedSizeBinaryBuilder::with_capacity(capacity, n)),
             _ if matches!(t.sql_type, Binary | VarBinary | Image | Clr | SqlVariant | Unknown(_)) => {
                 ColumnBuilder::Bin(BinaryBuilder::with_capacity(capacity, capacity * 16))
@@ -557,6 +588,7 @@ impl ColumnBuilder {
             ColumnBuilder::Text(b) => b.append_null(),
             ColumnBuilder::Bin(b) => b.append_null(),
             ColumnBuilder::Fixed(b) => b.append_null(),
+            ColumnBuilder::Unkept(rows) => *rows += 1,
         }
     }
 
@@ -657,6 +689,19 @@ impl ColumnBuilder {
                 }
             }
             ColumnBuilder::Bin(b) => each_cell!(b, |bytes| Some(bytes)),
+            // UTF-16 reads lossily whatever its bytes; char/varchar as `Text` would spell it.
+            ColumnBuilder::Unkept(rows) => {
+                let code_page = matches!(t.sql_type, SqlType::Char | SqlType::VarChar | SqlType::Text);
+                for cell in cells {
+                    *rows += 1;
+                    if let Some(bytes) = cell {
+                        total += bytes.len();
+                        if code_page {
+                            plan.text_codec().check(bytes)?;
+                        }
+                    }
+                }
+            }
             ColumnBuilder::Fixed(b) => {
                 for cell in cells {
                     let Some(bytes) = cell else {
@@ -740,6 +785,7 @@ impl ColumnBuilder {
             ColumnBuilder::Text(b) => Arc::new(b.finish()),
             ColumnBuilder::Bin(b) => Arc::new(b.finish()),
             ColumnBuilder::Fixed(b) => Arc::new(b.finish()),
+            ColumnBuilder::Unkept(rows) => Arc::new(NullArray::new(std::mem::take(rows))),
         })
     }
 }
@@ -923,6 +969,24 @@ mod tests {
             DataType::Struct(offset_fields(TimeUnit::Microsecond))
         );
         assert_eq!(arrow_type(&t(SqlType::Time, 16, 7), us), DataType::Time64(TimeUnit::Nanosecond));
+    }
+
+    #[test]
+    fn unkept_columns_count_and_verify_their_values_without_spelling_them() {
+        use arrow_array::Array;
+        let plan = |sql_type| {
+            ColumnPlan::declared(1, "c", TypeInfo { sql_type, max_length: -1, precision: 0, scale: 0 }, -1, 1)
+        };
+        for plan in [plan(SqlType::VarChar), plan(SqlType::NVarChar), plan(SqlType::VarBinary)] {
+            let mut builder = ColumnBuilder::new(&plan.column, &DataType::Null, 4);
+            let mut spelled = String::new();
+            let cells = [Some(&b"caf\xe9"[..]), None, Some(&b"ab"[..])];
+            assert_eq!(builder.append_cells(&plan, cells.into_iter(), &mut spelled).unwrap(), 6, "stored bytes");
+            builder.append_null();
+            let array = builder.finish().unwrap();
+            assert_eq!((array.data_type(), array.len()), (&DataType::Null, 4));
+            assert!(spelled.is_empty(), "{spelled}");
+        }
     }
 
     fn clr_plan(user_type_id: i32) -> ColumnPlan {

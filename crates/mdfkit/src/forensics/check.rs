@@ -22,7 +22,14 @@
 //! tasks of 64 pages (a heap's for their owner and rows together, a clustered index's along its
 //! leaf chain, walked on one thread and handed on in chain order), its rows decoded by the scan's
 //! own column decoders into Arrow batches (`table_scan::PageRows`) rather than built as values,
-//! keys compared on the batches' columns (exact integers: unscaled decimals, days, time units).
+//! keys compared on the batches' columns (exact integers: unscaled decimals, days, time units;
+//! text and binary columns verified without being spelled, `BatchBuilder::verifying`); so are
+//! the keys of nonclustered indexes, a leaf page's records in one batch.
+//!
+//! A whole check ([`check_on`]) reads a page once where both passes need it: the catalog pass
+//! checks, as the page pass would, every page it reads that the page pass checks, and the page
+//! pass takes what it found there and reads only the others (system pages, pages of no unit).
+//! LOB pages are still read twice: for their owner, and by the rows whose values they hold.
 //!
 //! The work and the report are bounded by what the source holds, not by what its pages claim: a
 //! PFS interval whose PFS page the source cannot serve is one problem (a backup's file list can
@@ -32,6 +39,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, RecordBatch};
@@ -118,6 +126,17 @@ pub fn check_pages(source: &dyn PageSource, progress: impl FnMut(u64)) -> (Vec<P
 pub fn check_pages_on(
     source: &dyn PageSource,
     threads: usize,
+    progress: impl FnMut(u64),
+) -> (Vec<Problem>, CheckStats) {
+    check_pages_after(source, threads, &CheckedPages::none(), progress)
+}
+
+/// [`check_pages_on`], the pages in `checked` taken as checked already, with what was found
+/// (`progress` then counts only the other pages).
+fn check_pages_after(
+    source: &dyn PageSource,
+    threads: usize,
+    checked: &CheckedPages,
     mut progress: impl FnMut(u64),
 ) -> (Vec<Problem>, CheckStats) {
     let tasks = std::sync::Mutex::new(PageTasks::new(source));
@@ -128,7 +147,7 @@ pub fn check_pages_on(
     if threads <= 1 {
         let mut buf = vec![0u8; PAGE_SIZE];
         while let Some(task) = next_task(&tasks) {
-            let findings = task.check(source, &mut buf);
+            let findings = task.check(source, checked, &mut buf);
             done += findings.pages_done;
             progress(done);
             keep(task.index, findings, &mut stats, &mut found);
@@ -141,7 +160,7 @@ pub fn check_pages_on(
                 scope.spawn(move || {
                     let mut buf = vec![0u8; PAGE_SIZE];
                     while let Some(task) = next_task(tasks) {
-                        if tx.send((task.index, task.check(source, &mut buf))).is_err() {
+                        if tx.send((task.index, task.check(source, checked, &mut buf))).is_err() {
                             break;
                         }
                     }
@@ -200,20 +219,22 @@ struct TaskFindings {
 }
 
 impl PageTask {
-    fn check(&self, source: &dyn PageSource, buf: &mut [u8]) -> TaskFindings {
+    /// Checks the task's pages, those in `checked` excepted (what was found there is taken).
+    fn check(&self, source: &dyn PageSource, checked: &CheckedPages, buf: &mut [u8]) -> TaskFindings {
         let mut problems = self.before.clone();
         let mut stats = CheckStats::default();
+        let mut taken = 0;
         for page in self.pages.clone() {
             let id = PageId::new(self.file_id, page);
-            let allocation = self.pfs.get((page % PFS_INTERVAL) as usize).copied();
-            // The file header, PFS, GAM and SGAM pages are always in use (pages 4 and 5 are
-            // not: they are all zero in every corpus file); the PFS tells about the rest.
-            let allocated = page < 4 || allocation.is_some_and(|b| b & 0x40 != 0);
-            if !allocated {
+            if !is_checked_in(page, &self.pfs) {
                 stats.pages_skipped_unallocated += 1;
                 continue;
             }
             stats.pages_checked += 1;
+            if checked.take_findings(id, &mut problems) {
+                taken += 1;
+                continue;
+            }
             if let Err(e) = source.read_raw(id, buf) {
                 problems.push(Problem {
                     page: Some(id),
@@ -224,9 +245,16 @@ impl PageTask {
             }
             check_one_page(id, buf, &mut problems);
         }
-        let pages_done = self.pages_not_held + u64::from(self.pages.end - self.pages.start);
+        let pages_done = self.pages_not_held + u64::from(self.pages.end - self.pages.start) - taken;
         TaskFindings { problems, stats, pages_done }
     }
+}
+
+/// Whether the page check looks at page `page` of a PFS interval whose PFS bytes are `pfs`: the
+/// file header, PFS, GAM and SGAM pages are always in use (pages 4 and 5 are not: they are all
+/// zero in every corpus file); the PFS tells about the rest.
+fn is_checked_in(page: u32, pfs: &[u8]) -> bool {
+    page < 4 || pfs.get((page % PFS_INTERVAL) as usize).is_some_and(|b| b & 0x40 != 0)
 }
 
 /// The tasks of a page check in file order, made one at a time under a lock: each PFS page is read
@@ -341,9 +369,145 @@ fn pfs_bytes(source: &dyn PageSource, id: PageId, problems: &mut Vec<Problem>) -
     }))
 }
 
+/// The whole check of a database: what [`check_pages_on`] then [`check_catalog_on`] find, the
+/// same problems in the same order and the same counts, with each page read once where both
+/// passes need it. The catalog pass runs first and checks, as the page pass would, each page it
+/// reads that the page pass checks (its table, index and LOB pages: most of a database); the
+/// page pass then reads only the others and takes what was found on those. `progress` is called
+/// with the pages done so far, of every page of the files, from any of the threads.
+pub fn check_on(db: &Database, threads: usize, progress: &(dyn Fn(u64) + Sync)) -> Result<(Vec<Problem>, CheckStats)> {
+    let source = db.reader().source();
+    let checked = CheckedPages::new(source, progress);
+    let (catalog_problems, catalog_stats) = check_catalog_after(db, threads, &checked)?;
+    let before = checked.count.load(AtomicOrdering::Relaxed);
+    let (mut problems, mut stats) = check_pages_after(source, threads, &checked, |n| progress(before + n));
+    problems.extend(catalog_problems);
+    stats.allocation_units_checked += catalog_stats.allocation_units_checked;
+    stats.rows_checked += catalog_stats.rows_checked;
+    stats.index_records_checked += catalog_stats.index_records_checked;
+    Ok((problems, stats))
+}
+
+/// The progress of a check nobody follows.
+fn no_progress(_: u64) {}
+
+/// Pages checked between [`CheckedPages`] progress calls.
+const PROGRESS_EVERY: u64 = 64;
+
+/// The pages the page pass checks (allocated in their PFS, in an interval the source holds),
+/// those of them the catalog pass checked already as it read them, and what it found there. Its
+/// size is bounded by the files: two bits a page, and the problems found.
+struct CheckedPages<'p> {
+    /// File id → one bit per page the page pass checks.
+    to_check: HashMap<u16, Vec<u64>>,
+    /// File id → one bit per page checked already.
+    checked: HashMap<u16, Vec<AtomicU64>>,
+    /// The problems of the pages checked already that have any.
+    found: std::sync::Mutex<HashMap<PageId, Vec<Problem>>>,
+    /// Pages checked already.
+    count: AtomicU64,
+    progress: &'p (dyn Fn(u64) + Sync),
+}
+
+impl<'p> CheckedPages<'p> {
+    /// Nothing to check on the way: the catalog pass reads pages as it always does.
+    fn none() -> Self {
+        CheckedPages {
+            to_check: HashMap::new(),
+            checked: HashMap::new(),
+            found: Default::default(),
+            count: AtomicU64::new(0),
+            progress: &no_progress,
+        }
+    }
+
+    /// The pages of `source` the page pass checks, each PFS page read once (as the page pass
+    /// reads them: the same pages are checked).
+    fn new(source: &dyn PageSource, progress: &'p (dyn Fn(u64) + Sync)) -> Self {
+        let words = |f: &crate::source::SourceFile| (f.page_count as usize).div_ceil(64);
+        let mut to_check: HashMap<u16, Vec<u64>> =
+            source.files().iter().map(|f| (f.file_id, vec![0; words(f)])).collect();
+        let checked = source.files().iter().map(|f| (f.file_id, (0..words(f)).map(|_| AtomicU64::new(0)).collect()));
+        for task in PageTasks::new(source) {
+            let Some(bits) = to_check.get_mut(&task.file_id) else { continue };
+            for page in task.pages.clone().filter(|&page| is_checked_in(page, &task.pfs)) {
+                if let Some(word) = bits.get_mut(page as usize / 64) {
+                    *word |= 1 << (page % 64);
+                }
+            }
+        }
+        CheckedPages {
+            to_check,
+            checked: checked.collect(),
+            found: Default::default(),
+            count: AtomicU64::new(0),
+            progress,
+        }
+    }
+
+    /// Reads page `id` as `reader` does; a page the page pass checks, and nobody checked yet, is
+    /// checked on the way, from the same bytes.
+    fn read(&self, reader: &PageReader, id: PageId) -> Result<Page> {
+        if !self.claim(id) {
+            return reader.read(id);
+        }
+        let mut buf = vec![0u8; PAGE_SIZE].into_boxed_slice();
+        if reader.source().read_raw(id, &mut buf).is_err() {
+            // The page pass reads it again and says why it cannot.
+            if let Some((word, bit)) = self.bit(id) {
+                word.fetch_and(!bit, AtomicOrdering::Relaxed);
+            }
+            return reader.read(id);
+        }
+        let verdict = protection::verify_and_restore(&mut buf);
+        let mut problems = Vec::new();
+        check_verified_page(id, verdict, &buf, &mut problems);
+        if !problems.is_empty() {
+            if let Ok(mut found) = self.found.lock() {
+                found.insert(id, problems);
+            }
+        }
+        let count = self.count.fetch_add(1, AtomicOrdering::Relaxed) + 1;
+        if count.is_multiple_of(PROGRESS_EVERY) {
+            (self.progress)(count);
+        }
+        reader.validate(id, buf, verdict)
+    }
+
+    /// Page `id`'s word and bit in `checked`.
+    fn bit(&self, id: PageId) -> Option<(&AtomicU64, u64)> {
+        let word = self.checked.get(&id.file)?.get(id.page as usize / 64)?;
+        Some((word, 1 << (id.page % 64)))
+    }
+
+    /// True when the page pass checks page `id` and nobody has checked it yet: the caller does.
+    fn claim(&self, id: PageId) -> bool {
+        let word = self.to_check.get(&id.file).and_then(|bits| bits.get(id.page as usize / 64));
+        word.is_some_and(|word| word & (1 << (id.page % 64)) != 0)
+            && self.bit(id).is_some_and(|(word, bit)| word.fetch_or(bit, AtomicOrdering::Relaxed) & bit == 0)
+    }
+
+    /// True when page `id` was checked already; what was found there goes into `problems`.
+    fn take_findings(&self, id: PageId, problems: &mut Vec<Problem>) -> bool {
+        if self.bit(id).is_none_or(|(word, bit)| word.load(AtomicOrdering::Relaxed) & bit == 0) {
+            return false;
+        }
+        if let Some(found) = self.found.lock().ok().and_then(|mut found| found.remove(&id)) {
+            problems.extend(found);
+        }
+        true
+    }
+}
+
 fn check_one_page(id: PageId, buf: &mut [u8], problems: &mut Vec<Problem>) {
+    let verdict = protection::verify_and_restore(buf);
+    check_verified_page(id, verdict, buf, problems);
+}
+
+/// [`check_one_page`] once the page's protection gave `verdict` (torn bits restored in `buf`).
+fn check_verified_page(id: PageId, verdict: Verdict, buf: &[u8], problems: &mut Vec<Problem>) {
     let mut report = |what: String| problems.push(Problem { page: Some(id), object: None, what });
-    match protection::verify_and_restore(buf) {
+    match verdict {
         Verdict::ChecksumMismatch { stored, computed } => {
             report(format!("checksum mismatch: stored {stored:#010x}, computed {computed:#010x}"));
             return;
@@ -488,6 +652,11 @@ pub fn check_catalog(db: &Database) -> Result<(Vec<Problem>, CheckStats)> {
 /// the report is the same, problem for problem and in the same order, whatever the number of
 /// threads; at most `2 × threads` tasks are in flight, so memory does not grow with the files.
 pub fn check_catalog_on(db: &Database, threads: usize) -> Result<(Vec<Problem>, CheckStats)> {
+    check_catalog_after(db, threads, &CheckedPages::none())
+}
+
+/// [`check_catalog_on`], the pages it reads read through `checked`.
+fn check_catalog_after(db: &Database, threads: usize, checked: &CheckedPages) -> Result<(Vec<Problem>, CheckStats)> {
     let threads = threads.max(1);
     let mut stats = CheckStats::default();
     let reader = db.reader();
@@ -515,7 +684,7 @@ pub fn check_catalog_on(db: &Database, threads: usize) -> Result<(Vec<Problem>, 
             .map(|(n, _)| format!("{n} (allocation unit {})", unit.id))
             .unwrap_or_else(|| format!("allocation unit {}", unit.id));
         let mut found = UnitFindings { object: &object, iam: Vec::new(), pages: Vec::new(), chain: Vec::new() };
-        check_iam_chain(reader, unit, &mut extent_owner, &mut found);
+        check_iam_chain(reader, checked, unit, &mut extent_owner, &mut found);
         let clustered = unit.kind == 1 && names.get(&unit.owner_id).is_some_and(|(_, index)| *index == 1);
         let mut rows = row_checks.take(unit.id);
         let pages = scan::heap_pages(reader, unit).unwrap_or_else(|e| {
@@ -529,28 +698,31 @@ pub fn check_catalog_on(db: &Database, threads: usize) -> Result<(Vec<Problem>, 
         let mut read = PageSet::new(reader);
         match rows {
             Some(mut rows) if rows.table.is_heap => {
-                rows.check_heap(&pages, threads, &mut found, &mut stats);
+                rows.check_heap(&pages, threads, checked, &mut found, &mut stats);
                 row_checks.done(rows);
             }
             Some(mut rows) => {
                 let chain = clustered.then_some(&mut found);
-                rows.check_leaf_chain(threads, chain, &mut read, &mut stats);
-                check_unit_pages(reader, unit, &pages, &read, threads, &mut found);
+                rows.check_leaf_chain(threads, checked, chain, &mut read, &mut stats);
+                check_unit_pages(reader, checked, unit, &pages, &read, threads, &mut found);
                 row_checks.done(rows);
             }
             None => {
                 if clustered {
-                    walk_leaf_chain(reader, unit, &mut found, &mut read, None);
+                    walk_leaf_chain(reader, checked, unit, &mut found, &mut read, None);
                 }
-                check_unit_pages(reader, unit, &pages, &read, threads, &mut found);
+                check_unit_pages(reader, checked, unit, &pages, &read, threads, &mut found);
             }
         }
         problems.extend(found.iam.into_iter().chain(found.pages).chain(found.chain));
     }
-    problems.extend(row_checks.finish(threads, &mut stats));
-    check_nonclustered(db, &mut problems, &mut stats);
+    problems.extend(row_checks.finish(threads, checked, &mut stats));
+    check_nonclustered(db, threads, checked, &mut problems, &mut stats);
     Ok((problems, stats))
 }
+
+/// Rows an index page's batch is sized for up front (a page of 8-byte keys holds about 500).
+const INDEX_BATCH_ROWS: usize = 512;
 
 /// Problems named one by one for an index; more end its check.
 const INDEX_PROBLEMS_NAMED: usize = 8;
@@ -558,10 +730,19 @@ const INDEX_PROBLEMS_NAMED: usize = 8;
 /// Every nonclustered index is walked from its root (its records' columns as `index_rows` says,
 /// CD or FixedVar): each level's page chain is the pages the level above points at,
 /// in order, each once; every record parses and decodes; leaf keys never go backwards (where
-/// their types order plainly, as [`RowCheck`]); each leaf record's row locator is a row of the
+/// their types order plainly, as [`RowCheck`]: each leaf page's records also go into an Arrow
+/// batch whose key columns [`KeyPlan`] compares exactly); each leaf record's row locator is a row of the
 /// table (a heap RID names a live record or forwarding stub of the table; a clustered key is a
-/// row's key), and the table has as many rows as the index leaf records.
-fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut CheckStats) {
+/// row's key), and the table has as many rows as the index leaf records. The table's rows are
+/// read once on this thread; its index trees are then walked on up to `threads` threads, one a
+/// task, their problems put back in index order.
+fn check_nonclustered(
+    db: &Database,
+    threads: usize,
+    checked: &CheckedPages,
+    problems: &mut Vec<Problem>,
+    stats: &mut CheckStats,
+) {
     let catalog = db.catalog();
     for table in catalog.tables(false) {
         let indexes = catalog.indexes(table.object_id);
@@ -571,8 +752,10 @@ fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut Ch
             .map(|i| i.key_columns.iter().map(|(n, _)| n.clone()).collect())
             .unwrap_or_default();
         let rowsets = catalog.rows_where("sysrowsets", "idmajor", i64::from(table.object_id));
-        // Each partition's rows, read once for all the table's indexes.
+        // Each partition's rows, read once for all the table's indexes (on this thread), then
+        // the index trees walked, one a task.
         let mut base: HashMap<i64, Result<(BaseRows, u64)>> = HashMap::new();
+        let mut walks = Vec::new();
         for index in indexes.iter().filter(|i| i.index_type == 2 && !i.is_disabled) {
             let object = format!("{} index {}", table.qualified_name(), index.name);
             for rs in rowsets.iter().filter(|r| r.int("idminor") == i64::from(index.index_id)) {
@@ -584,32 +767,46 @@ fn check_nonclustered(db: &Database, problems: &mut Vec<Problem>, stats: &mut Ch
                 else {
                     continue;
                 };
-                let mut found = Vec::new();
-                let mut report = |page: Option<PageId>, what: String| {
-                    found.push(Problem { page, object: Some(object.clone()), what });
-                    found.len() < INDEX_PROBLEMS_NAMED
-                };
-                match crate::index_rows::IndexRows::new(catalog, db.reader(), &table, index, rs.int("rowsetid")) {
-                    Ok(rows) => {
-                        let rows_of_table = base
-                            .entry(partition.partition_id)
-                            .or_insert_with(|| base_rows(db, &table, partition, &clustered_key));
-                        match rows_of_table {
-                            Ok((base, count)) => {
-                                check_index_tree(db, &clustered_key, &rows, base.clone(), *count, &mut report, stats)
-                            }
-                            Err(e) => {
-                                report(e.page(), format!("the table's rows cannot be read: {}", e.message()));
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        report(e.page(), e.message().to_string());
-                    }
+                let rows = crate::index_rows::IndexRows::new(catalog, db.reader(), &table, index, rs.int("rowsetid"));
+                if rows.is_ok() {
+                    base.entry(partition.partition_id)
+                        .or_insert_with(|| base_rows(db, &table, partition, &clustered_key));
                 }
-                problems.extend(found);
+                walks.push((object.clone(), partition.partition_id, rows));
             }
         }
+        let work = |(object, partition, rows): (String, i64, Result<crate::index_rows::IndexRows>)| {
+            let mut found = Vec::new();
+            let mut report = |page: Option<PageId>, what: String| {
+                found.push(Problem { page, object: Some(object.clone()), what });
+                found.len() < INDEX_PROBLEMS_NAMED
+            };
+            let mut walked = CheckStats::default();
+            match (rows, base.get(&partition)) {
+                (Ok(rows), Some(Ok(base))) => {
+                    let pages = (db, checked);
+                    check_index_tree(pages, &clustered_key, &rows, base.clone(), &mut report, &mut walked);
+                }
+                (Ok(_), Some(Err(e))) => {
+                    report(e.page(), format!("the table's rows cannot be read: {}", e.message()));
+                }
+                (Ok(_), None) => {}
+                (Err(e), _) => {
+                    report(e.page(), e.message().to_string());
+                }
+            }
+            (found, walked.index_records_checked)
+        };
+        let threads = threads_for(walks.len(), 1, threads);
+        in_task_order(
+            threads,
+            move |send| walks.into_iter().for_each(send),
+            work,
+            |(found, records)| {
+                problems.extend(found);
+                stats.index_records_checked += records;
+            },
+        );
     }
 }
 
@@ -622,15 +819,14 @@ enum BaseRows {
     Keys(HashMap<String, usize>),
 }
 
-/// [`check_nonclustered`] for one index partition over the table's rows (`base`, `base_rows` of
-/// them; `clustered_key` names the table's clustered key columns, none for a heap); `report`
-/// returns false when enough was said.
+/// [`check_nonclustered`] for one index partition of a table of `db` (its pages read through
+/// `checked`) over the table's rows (`base`, and how many there are; `clustered_key` names the
+/// table's clustered key columns, none for a heap); `report` returns false when enough was said.
 fn check_index_tree(
-    db: &Database,
+    (db, checked): (&Database, &CheckedPages),
     clustered_key: &[String],
     rows: &crate::index_rows::IndexRows,
-    mut base: BaseRows,
-    base_rows: u64,
+    (mut base, base_rows): (BaseRows, u64),
     report: &mut impl FnMut(Option<PageId>, String) -> bool,
     stats: &mut CheckStats,
 ) {
@@ -654,7 +850,10 @@ fn check_index_tree(
             _ => None,
         })
         .collect();
-    let compare_keys = key_positions.len() == rows.index.key_columns.len();
+    // The key plan and a builder of each leaf page's batch, when every key column orders plainly.
+    let mut keys = (key_positions.len() == rows.index.key_columns.len()).then(|| {
+        (KeyPlan(key_positions), BatchBuilder::verifying(leaf, INDEX_BATCH_ROWS, crate::TimestampUnit::Microsecond))
+    });
     // Where each clustered key column is in a leaf record.
     let locator_positions: Vec<Option<usize>> = clustered_key
         .iter()
@@ -664,7 +863,7 @@ fn check_index_tree(
     let mut expected = vec![unit.root_page];
     let mut level: Option<u8> = None;
     let mut seen = HashSet::new();
-    let (mut leaf_records, mut previous) = (0u64, None::<Vec<KeyPart>>);
+    let (mut leaf_records, mut previous) = (0u64, None::<Vec<KeyCell>>);
     let mut values = Vec::new();
     while let Some(&first) = expected.first() {
         let mut children = Vec::new();
@@ -676,7 +875,7 @@ fn check_index_tree(
                 report(Some(next), "the index's page chain returns to this page: a cycle".into());
                 return;
             }
-            let page = match reader.read(next) {
+            let page = match checked.read(reader, next) {
                 Ok(p) => p,
                 Err(e) => {
                     report(Some(next), e.message().to_string());
@@ -698,10 +897,10 @@ fn check_index_tree(
                 );
                 return;
             }
-            if h.prev_page != prev {
-                if !report(Some(next), format!("previous-page link is {}, the chain came from {prev}", h.prev_page)) {
-                    return;
-                }
+            if h.prev_page != prev
+                && !report(Some(next), format!("previous-page link is {}, the chain came from {prev}", h.prev_page))
+            {
+                return;
             }
             let ci = if h.type_flag_bits & PAGE_HAS_CI_STRUCTURE != 0 {
                 match CompressionInfo::parse(page.bytes()) {
@@ -714,14 +913,16 @@ fn check_index_tree(
             } else {
                 None
             };
+            // What the page's records show, in slot order: told once the page's keys are
+            // compared (on its batch), so that the report keeps that order.
+            let mut events = Vec::new();
+            let mut keys_lost = false;
             for slot in 0..h.slot_count {
                 let bytes = match page.slot_bytes(slot) {
                     Ok(Some(b)) => b,
                     Ok(None) => continue,
                     Err(e) => {
-                        if !report(Some(next), format!("slot {slot}: {}", e.message())) {
-                            return;
-                        }
+                        events.push(IndexEvent::Problem(format!("slot {slot}: {}", e.message())));
                         continue;
                     }
                 };
@@ -738,47 +939,39 @@ fn check_index_tree(
                     Ok(r) if r.record_type() == RecordType::GhostIndex => continue,
                     Ok(r) if r.record_type() == RecordType::Index => r,
                     Ok(r) => {
-                        if !report(Some(next), format!("slot {slot}: a {:?} record on an index page", r.record_type()))
-                        {
-                            return;
-                        }
+                        let what = format!("slot {slot}: a {:?} record on an index page", r.record_type());
+                        events.push(IndexEvent::Problem(what));
                         continue;
                     }
                     Err(e) => {
-                        if !report(Some(next), format!("slot {slot}: {e}")) {
-                            return;
-                        }
+                        events.push(IndexEvent::Problem(format!("slot {slot}: {e}")));
                         continue;
                     }
                 };
                 if let Err(e) = rows.decoder(this_level).decode(&record, &mut values) {
-                    if !report(Some(next), format!("slot {slot}: {e}")) {
-                        return;
-                    }
+                    events.push(IndexEvent::Problem(format!("slot {slot}: {e}")));
                     continue;
                 }
                 if this_level > 0 {
                     match record.cd().map_or_else(|| record.down_page(), |cd| cd.down_page()) {
                         Some(child) => children.push(child),
-                        None => {
-                            if !report(Some(next), format!("slot {slot}: a non-leaf index record with no child page")) {
-                                return;
-                            }
-                        }
+                        None => events.push(IndexEvent::Problem(format!(
+                            "slot {slot}: a non-leaf index record with no child page"
+                        ))),
                     }
                     continue;
                 }
-                leaf_records += 1;
-                stats.index_records_checked += 1;
-                if compare_keys {
-                    let key: Vec<KeyPart> = key_positions.iter().map(|&(i, d)| KeyPart::of(&values[i], d)).collect();
-                    if previous.as_ref().is_some_and(|p| key < *p)
-                        && !report(Some(next), format!("slot {slot}: index key lower than the record before it"))
-                    {
-                        return;
+                let row = match keys.as_mut() {
+                    Some((_, batch)) if !keys_lost => {
+                        let row = batch.len();
+                        // A value the text path read and Arrow refuses: the page's keys are
+                        // not compared (the builder holds part of the row).
+                        keys_lost = batch.append(leaf, &record).is_err();
+                        (!keys_lost).then_some(row)
                     }
-                    previous = Some(key);
-                }
+                    _ => None,
+                };
+                events.push(IndexEvent::LeafRecord { slot, row });
                 let found = match (&mut base, rid_position) {
                     (BaseRows::Heap(heap), Some(i)) => match &values[i] {
                         Value::Binary(rid) => rid_names_a_row(db, *heap, rid),
@@ -801,9 +994,44 @@ fn check_index_tree(
                     (BaseRows::Heap(_), None) => Err("no RID column".into()),
                 };
                 if let Err(why) = found {
-                    if !report(Some(next), format!("slot {slot}: row locator not found: {why}")) {
-                        return;
+                    events.push(IndexEvent::Problem(format!("slot {slot}: row locator not found: {why}")));
+                }
+            }
+            // The leaf records' keys, on the page's batch, each compared with the one before it.
+            let mut columns = None;
+            if let Some((plan, batch)) = keys.as_mut().filter(|_| this_level == 0) {
+                if keys_lost {
+                    *batch = BatchBuilder::verifying(leaf, INDEX_BATCH_ROWS, crate::TimestampUnit::Microsecond);
+                } else {
+                    columns = batch.finish().ok().map(|batch| plan.columns(&batch));
+                }
+            }
+            // Keys not compared on this page: the next page's first key has nothing to follow.
+            if columns.is_none() {
+                previous = None;
+            }
+            for event in events {
+                let what = match event {
+                    IndexEvent::Problem(what) => what,
+                    IndexEvent::LeafRecord { slot, row } => {
+                        leaf_records += 1;
+                        stats.index_records_checked += 1;
+                        let (Some(plan), Some(columns), Some(row)) =
+                            (keys.as_ref().map(|(plan, _)| plan), columns.as_ref(), row)
+                        else {
+                            continue;
+                        };
+                        let key = KeyPlan::key(columns, row);
+                        let lower = previous.as_ref().is_some_and(|p| plan.compare(&key, p) == Ordering::Less);
+                        previous = Some(key);
+                        if !lower {
+                            continue;
+                        }
+                        format!("slot {slot}: index key lower than the record before it")
                     }
+                };
+                if !report(Some(next), what) {
+                    return;
                 }
             }
             chain.push(next);
@@ -899,46 +1127,13 @@ fn rid_names_a_row(db: &Database, unit: i64, rid: &[u8]) -> std::result::Result<
     }
 }
 
-/// One key column's value, comparable; descending columns compare reversed. NULL sorts first.
-#[derive(Debug, Clone, PartialEq)]
-enum KeyPart {
-    Null,
-    Number(f64),
-    Text(String),
-    Reversed(Box<KeyPart>),
-}
-
-impl PartialOrd for KeyPart {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        use std::cmp::Ordering::*;
-        match (self, other) {
-            (KeyPart::Reversed(a), KeyPart::Reversed(b)) => b.partial_cmp(a),
-            (KeyPart::Null, KeyPart::Null) => Some(Equal),
-            (KeyPart::Null, _) => Some(Less),
-            (_, KeyPart::Null) => Some(Greater),
-            (KeyPart::Number(a), KeyPart::Number(b)) => a.partial_cmp(b),
-            (KeyPart::Text(a), KeyPart::Text(b)) => a.partial_cmp(b),
-            _ => None,
-        }
-    }
-}
-
-impl KeyPart {
-    fn of(value: &crate::value::Value, descending: bool) -> Self {
-        use crate::value::Value;
-        let part = match value {
-            Value::Null => KeyPart::Null,
-            Value::Int(i) => KeyPart::Number(*i as f64),
-            Value::DateTime { days, ticks } => KeyPart::Number(f64::from(*days) * 1e8 + f64::from(*ticks)),
-            Value::Text(t) => t.parse::<f64>().map_or_else(|_| KeyPart::Text(t.clone()), KeyPart::Number),
-            other => KeyPart::Text(other.to_string()),
-        };
-        if descending {
-            KeyPart::Reversed(Box::new(part))
-        } else {
-            part
-        }
-    }
+/// What one record of an index page showed, told in slot order once the page's keys are
+/// compared.
+enum IndexEvent {
+    /// A problem, in words.
+    Problem(String),
+    /// A leaf record read whole, and its row in the page's batch when its key is compared.
+    LeafRecord { slot: u16, row: Option<usize> },
 }
 
 /// What the check of one allocation unit found, in report order: its IAM chain, its pages'
@@ -960,6 +1155,7 @@ impl UnitFindings<'_> {
 /// owns them (`extent_owner`: the owner of every extent met so far).
 fn check_iam_chain(
     reader: &PageReader,
+    checked: &CheckedPages,
     unit: &AllocationUnit,
     extent_owner: &mut HashMap<PageId, i64>,
     found: &mut UnitFindings,
@@ -971,7 +1167,7 @@ fn check_iam_chain(
             found.iam.push(found.problem(Some(next), "IAM chain returns to this page: a cycle".into()));
             break;
         }
-        match reader.read(next).and_then(|p| Ok((IamPage::parse(&p)?, p.header().next_page))) {
+        match checked.read(reader, next).and_then(|p| Ok((IamPage::parse(&p)?, p.header().next_page))) {
             Ok((iam, following)) => {
                 // Extents outside the files are reported once per IAM page, never kept: the map
                 // of owners stays within the files' real size.
@@ -1005,10 +1201,10 @@ fn check_iam_chain(
 /// Pages one task of the catalog pass reads (512 KB), as a parallel scan's.
 const PAGES_PER_CATALOG_TASK: usize = 64;
 
-/// Threads for a piece of work of `pages` pages: one when it is a single task (a thread would
-/// cost more than it saves; most catalog units are a page or two).
-fn threads_for(pages: usize, threads: usize) -> usize {
-    if pages > PAGES_PER_CATALOG_TASK {
+/// Threads for a piece of work of `pages` pages in tasks of `per_task`: one when it is a single
+/// task (a thread would cost more than it saves; most catalog units are a page or two).
+fn threads_for(pages: usize, per_task: usize, threads: usize) -> usize {
+    if pages > per_task {
         threads
     } else {
         1
@@ -1019,6 +1215,7 @@ fn threads_for(pages: usize, threads: usize) -> usize {
 /// the pages in `read` were read and found the unit's already.
 fn check_unit_pages(
     reader: &PageReader,
+    checked: &CheckedPages,
     unit: &AllocationUnit,
     pages: &[PageId],
     read: &PageSet,
@@ -1027,18 +1224,21 @@ fn check_unit_pages(
 ) {
     let work = |task: &[PageId]| -> Vec<(PageId, String)> {
         let unread = task.iter().filter(|&&id| !read.contains(id));
-        unread.filter_map(|&id| Some((id, owner_problem(&reader.read(id), unit)?))).collect()
+        unread.filter_map(|&id| Some((id, owner_problem(&checked.read(reader, id), unit)?))).collect()
     };
     let mut problems = Vec::new();
-    in_task_order(threads_for(pages.len(), threads), each_task(pages), work, |task| problems.extend(task));
+    let per_task = PAGES_PER_CATALOG_TASK;
+    in_task_order(threads_for(pages.len(), per_task, threads), each_task(pages, per_task), work, |task| {
+        problems.extend(task)
+    });
     for (id, what) in problems {
         found.pages.push(found.problem(Some(id), what));
     }
 }
 
-/// Hands over `pages` in tasks.
-fn each_task<'p>(pages: &'p [PageId]) -> impl FnOnce(&mut dyn FnMut(&'p [PageId])) + Send + 'p {
-    move |send| pages.chunks(PAGES_PER_CATALOG_TASK).for_each(send)
+/// Hands over `pages` in tasks of `per_task` pages.
+fn each_task<'p>(pages: &'p [PageId], per_task: usize) -> impl FnOnce(&mut dyn FnMut(&'p [PageId])) + Send + 'p {
+    move |send| pages.chunks(per_task.max(1)).for_each(send)
 }
 
 /// Why a page an allocation unit's IAM chain owns is not the unit's, if it is not.
@@ -1157,6 +1357,7 @@ struct LeafTask {
 /// data page of the unit); the chain is followed on past a page that is not a leaf page.
 fn walk_leaf_chain(
     reader: &PageReader,
+    checked: &CheckedPages,
     unit: &AllocationUnit,
     found: &mut UnitFindings,
     read: &mut PageSet,
@@ -1187,7 +1388,7 @@ fn walk_leaf_chain(
             task.then = Some(crate::Error::corrupt(format!("leaf page chain returns to page {id}: a cycle")));
             break;
         }
-        let page = match reader.read(id) {
+        let page = match checked.read(reader, id) {
             Ok(page) => page,
             Err(e) => {
                 found.chain.push(found.problem(Some(id), e.message().to_string()));
@@ -1290,18 +1491,18 @@ impl<'a> RowChecks<'a> {
 
     /// Runs the checks not taken (their unit has no IAM chain: an empty partition), then returns
     /// every partition's problems in table order.
-    fn finish(mut self, threads: usize, stats: &mut CheckStats) -> Vec<Problem> {
+    fn finish(mut self, threads: usize, checked: &CheckedPages, stats: &mut CheckStats) -> Vec<Problem> {
         for i in 0..self.checks.len() {
             let Some(mut check) = self.checks[i].take() else { continue };
             let reader = check.db.reader();
             let mut found = UnitFindings { object: "", iam: Vec::new(), pages: Vec::new(), chain: Vec::new() };
             if check.table.is_heap {
                 match scan::heap_pages(reader, check.unit) {
-                    Ok(pages) => check.check_heap(&pages, threads, &mut found, stats),
+                    Ok(pages) => check.check_heap(&pages, threads, checked, &mut found, stats),
                     Err(e) => check.progress.fail(check.table, e),
                 }
             } else {
-                check.check_leaf_chain(threads, None, &mut PageSet::new(reader), stats);
+                check.check_leaf_chain(threads, checked, None, &mut PageSet::new(reader), stats);
             }
             self.found[i] = check.problems();
         }
@@ -1378,8 +1579,16 @@ impl RowProgress {
 impl RowCheck<'_> {
     /// A heap's pages (`pages`, IAM order), each read once: its owner (into `found.pages`), then
     /// its rows.
-    fn check_heap(&mut self, pages: &[PageId], threads: usize, found: &mut UnitFindings, stats: &mut CheckStats) {
-        let capacity = self.task_capacity();
+    fn check_heap(
+        &mut self,
+        pages: &[PageId],
+        threads: usize,
+        checked: &CheckedPages,
+        found: &mut UnitFindings,
+        stats: &mut CheckStats,
+    ) {
+        let per_task = self.heap_task_pages();
+        let capacity = self.task_capacity(per_task);
         let RowCheck { db, table, partition, unit, decoder, progress, .. } = self;
         let (reader, unit, table) = (db.reader(), *unit, *table);
         let Some(rows) = page_rows(db, table, partition, decoder, progress) else { return };
@@ -1387,7 +1596,7 @@ impl RowCheck<'_> {
             let mut decoder = TaskDecoder::new(&rows, None, capacity);
             let mut owners = Vec::new();
             for &id in task {
-                let page = reader.read(id);
+                let page = checked.read(reader, id);
                 if let Some(what) = owner_problem(&page, unit) {
                     owners.push((id, what));
                 }
@@ -1401,7 +1610,8 @@ impl RowCheck<'_> {
             (owners, decoder.finish())
         };
         let mut owners = Vec::new();
-        in_task_order(threads_for(pages.len(), threads), each_task(pages), work, |(task_owners, task)| {
+        let threads = threads_for(pages.len(), per_task, threads);
+        in_task_order(threads, each_task(pages, per_task), work, |(task_owners, task)| {
             owners.extend(task_owners);
             progress.take(table, task, None, stats);
         });
@@ -1415,18 +1625,19 @@ impl RowCheck<'_> {
     fn check_leaf_chain(
         &mut self,
         threads: usize,
+        checked: &CheckedPages,
         chain: Option<&mut UnitFindings>,
         read: &mut PageSet,
         stats: &mut CheckStats,
     ) {
-        let capacity = self.task_capacity();
+        let capacity = self.task_capacity(PAGES_PER_CATALOG_TASK);
         let RowCheck { db, table, partition, unit, decoder, keys, progress } = self;
         let (reader, unit, table) = (db.reader(), *unit, *table);
         let mut quiet = UnitFindings { object: "", iam: Vec::new(), pages: Vec::new(), chain: Vec::new() };
         let chain = chain.unwrap_or(&mut quiet);
         let plan = KeyPlan::of(decoder, keys);
         let Some(rows) = page_rows(db, table, partition, decoder, progress) else {
-            return walk_leaf_chain(reader, unit, chain, read, None);
+            return walk_leaf_chain(reader, checked, unit, chain, read, None);
         };
         let work = |task: LeafTask| {
             let mut decoder = TaskDecoder::new(&rows, plan.as_ref(), capacity);
@@ -1438,16 +1649,27 @@ impl RowCheck<'_> {
             }
             decoder.finish()
         };
-        let threads = threads_for(usize::try_from(unit.used_pages).unwrap_or(0), threads);
-        let produce = |send: &mut dyn FnMut(LeafTask)| walk_leaf_chain(reader, unit, chain, read, Some(send));
+        let threads = threads_for(usize::try_from(unit.used_pages).unwrap_or(0), PAGES_PER_CATALOG_TASK, threads);
+        let produce = |send: &mut dyn FnMut(LeafTask)| walk_leaf_chain(reader, checked, unit, chain, read, Some(send));
         in_task_order(threads, produce, work, |task| progress.take(table, task, plan.as_ref(), stats));
     }
 
+    /// In-row pages one task of a heap's check reads: fewer than [`PAGES_PER_CATALOG_TASK`] where
+    /// its rows hold LOB or row-overflow values in other units (the catalog's page counts say how
+    /// many pages a task's rows then reach), so that the work spreads over the threads: 187
+    /// pages whose rows hold 44,672 LOB pages were three tasks, the last on one thread alone.
+    fn heap_task_pages(&self) -> usize {
+        let in_row = u128::try_from(self.unit.used_pages.max(1)).unwrap_or(1);
+        let all = u128::try_from(self.partition.used_pages).unwrap_or(0).max(in_row);
+        let pages = PAGES_PER_CATALOG_TASK as u128 * in_row / all;
+        usize::try_from(pages).unwrap_or(PAGES_PER_CATALOG_TASK).clamp(1, PAGES_PER_CATALOG_TASK)
+    }
+
     /// Rows one task's batch is sized for up front: the catalog's rows per page times a task's pages.
-    fn task_capacity(&self) -> usize {
+    fn task_capacity(&self, per_task: usize) -> usize {
         let rows = usize::try_from(self.partition.rows.max(0)).unwrap_or(0);
         let pages = usize::try_from(self.unit.data_pages.max(1)).unwrap_or(1);
-        (rows / pages + 1).saturating_mul(PAGES_PER_CATALOG_TASK).min(BATCH_ROWS)
+        (rows / pages + 1).saturating_mul(per_task).min(BATCH_ROWS)
     }
 
     /// The partition's problems: the one that ended its scan, then the first key out of order.
@@ -1534,7 +1756,7 @@ impl<'r> TaskDecoder<'r> {
             rows,
             plan,
             capacity,
-            batch: BatchBuilder::new(rows.decoder(), capacity, crate::TimestampUnit::Microsecond),
+            batch: BatchBuilder::verifying(rows.decoder(), capacity, crate::TimestampUnit::Microsecond),
             stats: ScanStats::default(),
             whole_row: Vec::new(),
             in_batch: Vec::new(),
@@ -1562,7 +1784,8 @@ impl<'r> TaskDecoder<'r> {
             Err(e) => {
                 self.error = Some(e.at_page(page.id()));
                 // The builder holds part of the failed page: it is built again without it.
-                self.batch = BatchBuilder::new(self.rows.decoder(), self.capacity, crate::TimestampUnit::Microsecond);
+                self.batch =
+                    BatchBuilder::verifying(self.rows.decoder(), self.capacity, crate::TimestampUnit::Microsecond);
                 if self.plan.is_some() && at >= self.in_batch.len() {
                     for page in &pages[at - self.in_batch.len()..at] {
                         let _ = self.rows.append(page, &mut self.batch, &mut ScanStats::default(), &mut self.whole_row);

@@ -221,7 +221,15 @@ impl PageReader {
     pub fn read(&self, id: PageId) -> Result<Page> {
         let mut buf = vec![0u8; PAGE_SIZE].into_boxed_slice();
         self.source.read_raw(id, &mut buf).map_err(|e| self.locate(e, id))?;
-        match protection::verify_and_restore(&mut buf) {
+        let verdict = protection::verify_and_restore(&mut buf);
+        self.validate(id, buf, verdict)
+    }
+
+    /// What [`Self::read`] returns for page `id` once its raw bytes are in `buf`, torn bits
+    /// restored, and `verdict` is what [`protection::verify_and_restore`] said of them: for a
+    /// caller that looked at the raw bytes itself (a check), so that the page is read once.
+    pub fn validate(&self, id: PageId, buf: Box<[u8]>, verdict: Verdict) -> Result<Page> {
+        match verdict {
             Verdict::ChecksumMismatch { stored, computed } => {
                 return Err(self.locate(
                     Error::corrupt(format!(

@@ -355,20 +355,39 @@ impl TextCodec {
             out.push_str(ascii);
             return Ok(());
         }
-        let id = self.collation_id;
         match self.code_page {
             Some(CodePage::Ansi(cp)) if push_code_page(cp, bytes, out) => Ok(()),
-            Some(CodePage::Ansi(cp)) => Err(Error::unsupported(format!(
+            _ => Err(self.refusal()),
+        }
+    }
+
+    /// Whether [`Self::decode_into`] reads `bytes`, without decoding them: ASCII always, other
+    /// bytes where the collation's code page has a decoder (every decoder reads every byte, so
+    /// the code page alone decides). A check verifies text this way where nothing needs it
+    /// spelled.
+    pub fn check(&self, bytes: &[u8]) -> Result<()> {
+        match self.code_page {
+            Some(CodePage::Ansi(cp)) if has_code_page_decoder(cp) => Ok(()),
+            _ if bytes.is_ascii() => Ok(()),
+            _ => Err(self.refusal()),
+        }
+    }
+
+    /// The error for non-ASCII text this codec has no decoder for.
+    fn refusal(&self) -> Error {
+        let id = self.collation_id;
+        match self.code_page {
+            Some(CodePage::Ansi(cp)) => Error::unsupported(format!(
                 "text in collation {} (code page {cp}), which mdfkit cannot decode",
                 name(id)
-            ))),
-            Some(CodePage::UnicodeOnly) => Err(Error::unsupported(format!(
+            )),
+            Some(CodePage::UnicodeOnly) => Error::unsupported(format!(
                 "text in collation {}, which is Unicode-only: it has no code page for char/varchar bytes",
                 name(id)
-            ))),
-            None => Err(Error::unsupported(format!(
+            )),
+            None => Error::unsupported(format!(
                 "text in collation id {id}, which is not in SQL Server's list of collations known to mdfkit"
-            ))),
+            )),
         }
     }
 }
@@ -386,6 +405,11 @@ pub fn decode_code_page(cp: u32, bytes: &[u8]) -> Option<String> {
         }
     }
     Some(text)
+}
+
+/// Whether [`push_code_page`] has a decoder for code page `cp` (it then reads any bytes).
+fn has_code_page_decoder(cp: u16) -> bool {
+    matches!(cp, 1252 | 437 | 850) || encoding_of(cp).is_some()
 }
 
 /// Appends `bytes` decoded in Windows code page `cp`; false when mdfkit has no decoder for it.
@@ -722,5 +746,19 @@ mod tests {
         assert!(e.contains("Assamese_100_CI_AS") && e.contains("Unicode-only"), "{e}");
         let e = decode_text(0x400 | 8, b"\xe9").unwrap_err().to_string();
         assert!(e.contains("collation id 1032"), "{e}");
+    }
+    #[test]
+    fn a_check_of_text_refuses_what_decoding_refuses_without_decoding() {
+        let by_name = |name: &str| all().into_iter().find(|(_, n)| n == name).unwrap().0;
+        let (assamese, latin) = (by_name("Assamese_100_CI_AS"), by_name("Latin1_General_CI_AS"));
+        for id in [assamese, latin, 0x400 | 8] {
+            let codec = TextCodec::new(id);
+            for bytes in [&b"plain"[..], b"caf\xe9", b"\x81\xff"] {
+                let decoded = codec.decode(bytes).map(|_| ()).map_err(|e| e.to_string());
+                assert_eq!(codec.check(bytes).map_err(|e| e.to_string()), decoded, "collation {id}, {bytes:?}");
+            }
+        }
+        assert!(TextCodec::new(latin).check(b"caf\xe9").is_ok(), "code page 1252 reads every byte");
+        assert!(TextCodec::new(assamese).check(b"caf\xe9").is_err(), "a Unicode-only collation has no code page");
     }
 }
