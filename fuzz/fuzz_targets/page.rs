@@ -3,6 +3,7 @@
 #![no_main]
 
 use std::collections::BTreeMap;
+use std::fmt::Write;
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
@@ -47,8 +48,15 @@ fn exercise(page: &Page) {
     }
     if let Ok(pfs) = PfsMap::parse(page) {
         assert!(pfs.bytes.len() <= 8088);
-        assert_eq!(pfs.runs().iter().map(|r| (r.1 - r.0) as usize + 1).sum::<usize>(), pfs.bytes.len());
-        let _ = pfs.runs().iter().map(|r| r.2.describe()).count();
+        // One pass over the runs: they tile the bytes, and each is spelled (into one buffer, as
+        // `mdfkit page` writes them to its output).
+        let (mut pages, mut spelled) = (0, String::new());
+        for (first, last, byte) in pfs.runs() {
+            pages += (last - first) as usize + 1;
+            spelled.clear();
+            let _ = write!(spelled, "{byte}");
+        }
+        assert_eq!(pages, pfs.bytes.len());
     }
     let _ = BootPage::parse(page).map(|b| (b.recovery_model(), b.page_verify()));
     let _ = FileHeader::parse(page);

@@ -61,7 +61,11 @@ fn header_conventions(db: &Database, pages: u32) -> BTreeMap<String, BTreeSet<(u
     for page in 0..pages {
         let Some(h) = header(db, page) else { continue };
         let level = if h.page_type == PageType::Index { 0 } else { h.level };
-        seen.entry(h.page_type.name()).or_default().insert((h.header_version, h.flag_bits & FLAG_CHECKSUM != 0, level));
+        seen.entry(h.page_type.name().into_owned()).or_default().insert((
+            h.header_version,
+            h.flag_bits & FLAG_CHECKSUM != 0,
+            level,
+        ));
     }
     seen
 }
@@ -166,7 +170,7 @@ impl UserConventions {
             }
             let Some((_, record)) = &pfs_record else { continue };
             let byte = record.get(4 + (page % PFS_INTERVAL) as usize).copied().unwrap_or(0);
-            self.pfs.insert((h.page_type.name(), byte & PFS_ALLOCATION_BITS));
+            self.pfs.insert((h.page_type.name().into_owned(), byte & PFS_ALLOCATION_BITS));
         }
     }
 

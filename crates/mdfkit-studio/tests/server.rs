@@ -237,7 +237,7 @@ fn page_and_record_json_are_the_anatomy() {
         let expected = mdfkit::anatomy::read_database_page(&s.db, id).unwrap().to_json();
         assert_eq!(got, expected, "{id}");
         assert_eq!(got["page"], id.to_string());
-        assert_eq!(got["type"], summary.page_type.name());
+        assert_eq!(got["type"], summary.page_type.name().as_ref());
         assert_eq!(got["slots"], summary.slots);
         assert_eq!(got["free_bytes"], summary.free_bytes);
         assert_eq!(got["prev"], summary.prev.to_string());

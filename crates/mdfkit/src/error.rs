@@ -5,6 +5,7 @@
 //! `shop.mdf: page 1:153 slot 4: record is 12 bytes, its header needs at least 4`.
 //! Front ends map [`ErrorKind`] to exit codes: input problems are 2, everything else 1.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,7 @@ impl ErrorKind {
 #[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
-    message: String,
+    message: Cow<'static, str>,
     file: Option<PathBuf>,
     page: Option<PageId>,
     slot: Option<u16>,
@@ -52,27 +53,27 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// An error of `kind` saying `message`, with no location yet (added by `in_file`, `at_page`,
     /// ...).
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+    pub fn new(kind: ErrorKind, message: impl Into<Cow<'static, str>>) -> Self {
         Error { kind, message: message.into(), file: None, page: None, slot: None, object: None, source: None }
     }
 
     /// A damaged or inconsistent structure ([`ErrorKind::Corrupt`]).
-    pub fn corrupt(message: impl Into<String>) -> Self {
+    pub fn corrupt(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorKind::Corrupt, message)
     }
 
     /// Not a SQL Server data file ([`ErrorKind::NotADatabase`]).
-    pub fn not_a_database(message: impl Into<String>) -> Self {
+    pub fn not_a_database(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorKind::NotADatabase, message)
     }
 
     /// A feature this version does not read, named in `message` ([`ErrorKind::Unsupported`]).
-    pub fn unsupported(message: impl Into<String>) -> Self {
+    pub fn unsupported(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorKind::Unsupported, message)
     }
 
     /// Something asked for that does not exist ([`ErrorKind::NotFound`]).
-    pub fn not_found(message: impl Into<String>) -> Self {
+    pub fn not_found(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorKind::NotFound, message)
     }
 

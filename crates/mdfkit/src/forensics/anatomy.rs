@@ -1170,7 +1170,12 @@ fn data_record(
 ) {
     let b = rec.bytes();
     out.len = b.len();
-    let mut fields = vec![status_field(at, b[0])];
+    let fixed: &[(usize, usize, usize)] = layout.map_or(&[], |l| &l.fixed);
+    // Room for every part at once (the header's and tag's 10 at most, a fixed column and the
+    // unused bytes before it, a variable column's end offset, bytes and the gap before them):
+    // the list is not regrown part by part on pages of thousands of records.
+    let mut fields = Vec::with_capacity(10 + 2 * fixed.len() + 3 * rec.var_entry_count());
+    fields.push(status_field(at, b[0]));
     // A data record's status B and fixed end; an index record has neither.
     if rec.fixed_start() == 4 {
         fields.push(field(
@@ -1194,7 +1199,6 @@ fn data_record(
     // a non-leaf index record's ends with its child page.
     let down_page = rec.down_page().filter(|_| level > 0);
     let fixed_end = rec.fixed_end() - if down_page.is_some() { 6 } else { 0 };
-    let fixed: &[(usize, usize, usize)] = layout.map_or(&[], |l| &l.fixed);
     let mut cursor = rec.fixed_start();
     let mut i = 0;
     while i < fixed.len() {
@@ -1443,7 +1447,7 @@ impl PageAnatomy {
             PfsMap::parse(&page).map(|m| AllocationBitmap::Pfs {
                 start: m.start,
                 pages: m.bytes.len() as u32,
-                runs: m.runs(),
+                runs: m.runs().collect(),
             })
         } else {
             ExtentMap::parse(&page).map(AllocationBitmap::Extents)

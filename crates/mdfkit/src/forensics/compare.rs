@@ -436,7 +436,9 @@ impl PageDifference {
         match (self.held[side], &self.headers[side]) {
             (false, _) => ("not held".into(), None),
             (true, None) => ("no page header".into(), None),
-            (true, Some(h)) => (h.page_type.name(), db.catalog().owners().of_page(h).map(|o| o.object.clone())),
+            (true, Some(h)) => {
+                (h.page_type.name().into_owned(), db.catalog().owners().of_page(h).map(|o| o.object.clone()))
+            }
         }
     }
 }

@@ -94,6 +94,9 @@ const PFS_MIXED: u8 = 0x20;
 const PFS_IAM: u8 = 0x10;
 const PFS_GHOSTS: u8 = 0x08;
 const PFS_FULLNESS: u8 = 0x07;
+/// The flag bits a PFS byte spells after its fullness, in order.
+const PFS_BIT_WORDS: [(u8, &str); 3] =
+    [(PFS_MIXED, ", mixed extent"), (PFS_IAM, ", IAM page"), (PFS_GHOSTS, ", ghost records")];
 
 /// The extent bitmap of a GAM, SGAM or IAM page: slot 1 after its 4-byte record header, as long
 /// as the record says (at most 63,904 bits).
@@ -107,19 +110,24 @@ fn extent_bitmap_bytes(page: &Page) -> Result<&[u8]> {
 }
 
 /// The extents whose bit is set in `bitmap` (least significant bit first), as runs of extent
-/// numbers; all-zero words are skipped a word at a time.
+/// numbers: taken a run of set bits at a time (`trailing_zeros`, then `trailing_ones`), so a word
+/// all set or all clear is one step, not 64.
 pub fn set_runs(bitmap: &[u8]) -> Vec<std::ops::Range<u32>> {
     let mut runs: Vec<std::ops::Range<u32>> = Vec::new();
     for (word_index, word) in bitmap.chunks(8).enumerate() {
         let mut bits = word.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+        let mut extent = word_index as u32 * 64;
         while bits != 0 {
-            let bit = bits.trailing_zeros();
-            bits &= bits - 1;
-            let extent = word_index as u32 * 64 + bit;
+            let clear = bits.trailing_zeros();
+            bits >>= clear;
+            let set = bits.trailing_ones();
+            extent += clear;
             match runs.last_mut() {
-                Some(run) if run.end == extent => run.end += 1,
-                _ => runs.push(extent..extent + 1),
+                Some(run) if run.end == extent => run.end += set,
+                _ => runs.push(extent..extent + set),
             }
+            extent += set;
+            bits = bits.checked_shr(set).unwrap_or(0);
         }
     }
     runs
@@ -201,29 +209,38 @@ impl PfsByte {
     }
     /// How full: `empty`, `1-50%`, `51-80%`, `81-95%`, `96-100%` (or `fullness N` for 5 to 7).
     pub fn fullness(self) -> std::borrow::Cow<'static, str> {
-        match self.0 & PFS_FULLNESS {
-            0 => "empty".into(),
-            1 => "1-50%".into(),
-            2 => "51-80%".into(),
-            3 => "81-95%".into(),
-            4 => "96-100%".into(),
-            n => format!("fullness {n}").into(),
+        match self.fullness_word() {
+            Some(word) => word.into(),
+            None => format!("fullness {}", self.0 & PFS_FULLNESS).into(),
         }
     }
+
+    /// The fullness bits in words, `None` for the values 5 to 7 that have none.
+    fn fullness_word(self) -> Option<&'static str> {
+        ["empty", "1-50%", "51-80%", "81-95%", "96-100%"].get(usize::from(self.0 & PFS_FULLNESS)).copied()
+    }
+
     /// The byte in words (what DBCC PAGE spells `ALLOCATED 50_PCT_FULL Mixed Ext IAM Pg`):
-    /// `allocated, 1-50%, mixed extent, IAM page, ghost records`.
+    /// `allocated, 1-50%, mixed extent, IAM page, ghost records`; its [`std::fmt::Display`]
+    /// spelling, which writes the same words without a string of its own.
     pub fn describe(self) -> String {
-        let mut out = String::from(if self.allocated() { "allocated" } else { "not allocated" });
-        out.push_str(", ");
-        out.push_str(&self.fullness());
-        for (yes, word) in
-            [(self.mixed(), ", mixed extent"), (self.iam(), ", IAM page"), (self.ghosts(), ", ghost records")]
-        {
-            if yes {
-                out.push_str(word);
+        self.to_string()
+    }
+}
+
+impl std::fmt::Display for PfsByte {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.allocated() { "allocated, " } else { "not allocated, " })?;
+        match self.fullness_word() {
+            Some(word) => f.write_str(word)?,
+            None => write!(f, "fullness {}", self.0 & PFS_FULLNESS)?,
+        }
+        for (bit, word) in PFS_BIT_WORDS {
+            if self.0 & bit != 0 {
+                f.write_str(word)?;
             }
         }
-        out
+        Ok(())
     }
 }
 
@@ -259,18 +276,30 @@ impl<'a> PfsMap<'a> {
         self.bytes.get(index).map(|&b| PfsByte(b))
     }
 
-    /// Runs of consecutive pages holding the same byte: (first page number, last, byte).
-    pub fn runs(&self) -> Vec<(u32, u32, PfsByte)> {
-        let mut runs: Vec<(u32, u32, PfsByte)> = Vec::new();
-        for (i, &b) in self.bytes.iter().enumerate() {
-            let page = self.start.page.saturating_add(i as u32);
-            match runs.last_mut() {
-                // A page number saturates at the largest: its bytes join no run after it.
-                Some(run) if run.2 .0 == b && run.1.checked_add(1) == Some(page) => run.1 = page,
-                _ => runs.push((page, page, PfsByte(b))),
+    /// Runs of consecutive pages holding the same byte: (first page number, last, byte), made as
+    /// they are asked for (a damaged page has thousands); a run is measured eight bytes at a time.
+    pub fn runs(&self) -> impl Iterator<Item = (u32, u32, PfsByte)> + '_ {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let rest = self.bytes.get(at..).filter(|r| !r.is_empty())?;
+            let byte = rest[0];
+            let word = u64::from_ne_bytes([byte; 8]);
+            let mut len = 1;
+            while let Some(eight) = rest.get(len..len + 8) {
+                if u64::from_ne_bytes(eight.try_into().unwrap_or_default()) != word {
+                    break;
+                }
+                len += 8;
             }
-        }
-        runs
+            while rest.get(len) == Some(&byte) {
+                len += 1;
+            }
+            let first = self.start.page.saturating_add(at as u32);
+            // A page number saturates at the largest: its bytes join no run after it.
+            let len = len.min((u32::MAX - first) as usize + 1);
+            at += len;
+            Some((first, first + (len - 1) as u32, PfsByte(byte)))
+        })
     }
 }
 
@@ -454,6 +483,30 @@ mod tests {
         let top = PfsMap { start: PageId::new(1, u32::MAX - 1), bytes: &[0x44, 0x44, 0x44, 0x44] };
         let runs: Vec<(u32, u32)> = top.runs().into_iter().map(|(a, b, _)| (a, b)).collect();
         assert_eq!(runs, vec![(u32::MAX - 1, u32::MAX), (u32::MAX, u32::MAX), (u32::MAX, u32::MAX)]);
+    }
+
+    #[test]
+    fn runs_span_words_and_whole_words() {
+        // Bits set: 0-2, 63-64 (across the first word's end), all of the third word (128-191),
+        // 200, and the last bit of a short tail word (bit 7 of byte 26: extent 215).
+        let mut bitmap = vec![0u8; 27];
+        bitmap[0] = 0b0000_0111;
+        bitmap[7] = 0x80;
+        bitmap[8] = 0x01;
+        bitmap[16..24].fill(0xff);
+        bitmap[25] = 0x01;
+        bitmap[26] = 0x80;
+        assert_eq!(set_runs(&bitmap), vec![0..3, 63..65, 128..192, 200..201, 215..216]);
+        assert_eq!(set_runs(&[0xff; 24]), vec![0..192], "whole words join one run");
+        assert!(set_runs(&[0; 16]).is_empty());
+
+        // PFS runs longer than a word, ending inside and at a word's edge, and a last short run.
+        let mut bytes = vec![0x44u8; 21];
+        bytes.extend([0x60; 8]);
+        bytes.extend([0x64, 0x70, 0x70]);
+        let pfs = PfsMap { start: PageId::new(1, 8088), bytes: &bytes };
+        let runs: Vec<(u32, u32, u8)> = pfs.runs().map(|(a, b, p)| (a, b, p.0)).collect();
+        assert_eq!(runs, vec![(8088, 8108, 0x44), (8109, 8116, 0x60), (8117, 8117, 0x64), (8118, 8119, 0x70)]);
     }
 
     #[test]

@@ -109,7 +109,7 @@ impl PageType {
     }
 
     /// Lower-case name for messages (`data`, `IAM`, `text mix`).
-    pub fn name(self) -> String {
+    pub fn name(self) -> std::borrow::Cow<'static, str> {
         match self {
             PageType::Data => "data".into(),
             PageType::Index => "index".into(),
@@ -124,7 +124,7 @@ impl PageType {
             PageType::FileHeader => "file header".into(),
             PageType::DiffMap => "differential map".into(),
             PageType::MlMap => "minimally logged map".into(),
-            PageType::Other(b) => format!("unknown type {b}"),
+            PageType::Other(b) => format!("unknown type {b}").into(),
         }
     }
 }

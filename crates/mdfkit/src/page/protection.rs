@@ -64,9 +64,12 @@ pub fn page_checksum(page: &[u8]) -> u32 {
         // sector instead of 128, vectorised or not (instrumented builds, such as the fuzzers',
         // pay for every loop iteration).
         let mut lanes = [0u64; 8];
-        for block in sector.chunks_exact(64) {
-            for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-                *lane ^= u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
+        // Blocks of eight 8-byte words as arrays (`as_chunks`): no index checked word by word,
+        // the lanes unrolled.
+        let (blocks, _) = sector.as_chunks::<8>().0.as_chunks::<8>();
+        for block in blocks {
+            for (lane, word) in lanes.iter_mut().zip(block) {
+                *lane ^= u64::from_le_bytes(*word);
             }
         }
         let wide = lanes.iter().fold(0u64, |x, lane| x ^ lane);

@@ -90,6 +90,23 @@ pub enum RecordType {
     GhostVersion,
 }
 
+/// `expected EXPECTED, found a TYPE record` (the type as `Debug` spells it), as a static
+/// message: a page of thousands of slots of another kind is refused without a string each.
+macro_rules! found_instead {
+    ($expected:literal, $found:expr) => {
+        match $found {
+            RecordType::Primary => concat!("expected ", $expected, ", found a Primary record"),
+            RecordType::Forwarded => concat!("expected ", $expected, ", found a Forwarded record"),
+            RecordType::ForwardingStub => concat!("expected ", $expected, ", found a ForwardingStub record"),
+            RecordType::Index => concat!("expected ", $expected, ", found a Index record"),
+            RecordType::BlobFragment => concat!("expected ", $expected, ", found a BlobFragment record"),
+            RecordType::GhostIndex => concat!("expected ", $expected, ", found a GhostIndex record"),
+            RecordType::GhostData => concat!("expected ", $expected, ", found a GhostData record"),
+            RecordType::GhostVersion => concat!("expected ", $expected, ", found a GhostVersion record"),
+        }
+    };
+}
+
 impl RecordType {
     /// The type in bits 1-3 of status byte A.
     pub fn from_status(a: u8) -> Self {
@@ -183,7 +200,7 @@ impl<'a> Record<'a> {
         let status = *b.first().ok_or_else(|| Error::corrupt("empty record"))?;
         let record_type = RecordType::from_status(status);
         if !matches!(record_type, RecordType::Primary | RecordType::Forwarded | RecordType::GhostData) {
-            return Err(Error::corrupt(format!("expected a data record, found a {record_type:?} record")));
+            return Err(Error::corrupt(found_instead!("a data record", record_type)));
         }
         let fixed_end = read_u16(b, 2).ok_or_else(|| Error::corrupt("record ends inside its 4-byte header"))?;
         if fixed_end < 4 {
@@ -198,7 +215,7 @@ impl<'a> Record<'a> {
         let status = *b.first().ok_or_else(|| Error::corrupt("empty record"))?;
         let record_type = RecordType::from_status(status);
         if !matches!(record_type, RecordType::Index | RecordType::GhostIndex) {
-            return Err(Error::corrupt(format!("expected an index record, found a {record_type:?} record")));
+            return Err(Error::corrupt(found_instead!("an index record", record_type)));
         }
         if fixed_end < 1 {
             return Err(Error::corrupt("the page's pminlen 0 leaves no room for an index record's status byte"));
@@ -433,6 +450,27 @@ impl<'a> Record<'a> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn refuses_other_record_types_by_their_name() {
+        // Each type in bits 1-3 of status byte A, named as `Debug` spells it.
+        for code in 0u8..8 {
+            let t = RecordType::from_status(code << 1);
+            let bytes = [code << 1, 0, 4, 0, 0, 0];
+            let is_data = matches!(t, RecordType::Primary | RecordType::Forwarded | RecordType::GhostData);
+            match Record::parse(&bytes) {
+                Err(e) => assert_eq!(e.message(), format!("expected a data record, found a {t:?} record")),
+                Ok(_) => assert!(is_data, "{t:?} read as a data record"),
+            }
+            let is_index = matches!(t, RecordType::Index | RecordType::GhostIndex);
+            match Record::parse_index(&bytes, 1) {
+                Err(e) if !is_index => {
+                    assert_eq!(e.message(), format!("expected an index record, found a {t:?} record"))
+                }
+                other => assert!(is_index && other.is_ok(), "{t:?} as an index record: {:?}", other.err()),
+            }
+        }
+    }
 
     /// Builds a primary record: fixed bytes, a null bitmap over `columns` and variable columns.
     pub(crate) fn build_record(fixed: &[u8], columns: u16, nulls: &[usize], vars: &[&[u8]]) -> Vec<u8> {

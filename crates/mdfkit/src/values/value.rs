@@ -254,6 +254,9 @@ pub fn push_scaled(out: &mut String, value: i128, scale: u8) {
         Err(_) => digits.format(value.unsigned_abs()),
     };
     let scale = usize::from(scale);
+    // Sign, digits, point and leading zeros at once: one allocation for a value spelled into a
+    // string of its own, not one a part.
+    out.reserve(3 + digits.len().max(scale));
     if value < 0 {
         out.push('-');
     }
