@@ -118,7 +118,7 @@ impl IndexRows {
                 })
                 .collect::<Vec<_>>()
         } else {
-            nonclustered_roles(catalog, table, index, &physical).map_err(|why| bad(why))?
+            nonclustered_roles(catalog, table, index, &physical).map_err(&bad)?
         };
         let mut leaf = Vec::new();
         let mut included = index.included_columns.iter();

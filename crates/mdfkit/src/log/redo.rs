@@ -1350,7 +1350,7 @@ fn layout(page: &[u8]) -> std::result::Result<Layout, String> {
     let slot_count = usize::from(read_u16(page, 22).ok_or("page too short")?);
     let free_data = usize::from(read_u16(page, 30).ok_or("page too short")?);
     // A slot array longer than the page (up to 65,535 entries) is damage, not a subtraction.
-    let slots_end = PAGE_SIZE.checked_sub(2 * slot_count).unwrap_or(0);
+    let slots_end = PAGE_SIZE.saturating_sub(2 * slot_count);
     if page.len() != PAGE_SIZE || free_data < HEADER_SIZE || free_data > slots_end {
         return Err(format!("finds a damaged page (slot count {slot_count}, free data at {free_data})"));
     }

@@ -356,7 +356,7 @@ pub struct CdLongParts {
 #[inline]
 fn nibble(b: &[u8], i: usize) -> u8 {
     let byte = b[CD_ARRAY + i / 2];
-    if i % 2 == 0 {
+    if i.is_multiple_of(2) {
         byte & 0x0f
     } else {
         byte >> 4
