@@ -19,21 +19,39 @@ pub fn check(files: &[PathBuf], position: Option<u16>, format: Format, threads: 
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
     );
-    // The catalog first: with it, each page is read once for both passes (`check_on`); without
-    // it, the pages alone are checked.
+    // A local file: the catalog first, so that each page is read once for both passes
+    // (`check_on`). Over a network, the pages in file order first, where read-ahead keeps ranges
+    // in flight and fills the block cache that opening the catalog and its pass then read from
+    // (opened first, the catalog costs a round trip a page: 6.8 s against 1.3 s on a 40 ms link).
+    // The same report either way; without a catalog, the pages alone are checked.
+    let remote = files.iter().any(|f| f.to_str().and_then(mdfkit::location::url_scheme).is_some());
+    let mut pages_checked = None;
+    if remote {
+        pages_checked = Some(mdfkit::check::check_pages_on(source.as_ref(), threads, |n| bar.set_position(n)));
+    }
     let mut catalog_note = String::new();
-    let (problems, stats) = match Database::from_source(source.clone()) {
-        Ok(db) => {
-            let (problems, stats) = mdfkit::check::check_on(&db, threads, &|n| bar.set_position(n))?;
+    let (problems, stats) = match (Database::from_source(source.clone()), pages_checked) {
+        (Ok(db), pages_checked) => {
+            let (problems, stats) = match pages_checked {
+                Some((mut problems, mut stats)) => {
+                    let (more, catalog) = mdfkit::check::check_catalog_on(&db, threads)?;
+                    problems.extend(more);
+                    stats.allocation_units_checked += catalog.allocation_units_checked;
+                    stats.rows_checked += catalog.rows_checked;
+                    stats.index_records_checked += catalog.index_records_checked;
+                    (problems, stats)
+                }
+                None => mdfkit::check::check_on(&db, threads, &|n| bar.set_position(n))?,
+            };
             catalog_note = format!(
                 ", {} allocation units, {} rows, {} nonclustered index records",
                 stats.allocation_units_checked, stats.rows_checked, stats.index_records_checked
             );
             (problems, stats)
         }
-        Err(e) => {
-            let (mut problems, stats) =
-                mdfkit::check::check_pages_on(source.as_ref(), threads, |n| bar.set_position(n));
+        (Err(e), pages_checked) => {
+            let (mut problems, stats) = pages_checked
+                .unwrap_or_else(|| mdfkit::check::check_pages_on(source.as_ref(), threads, |n| bar.set_position(n)));
             problems.push(mdfkit::check::Problem {
                 page: e.page(),
                 object: None,
