@@ -68,6 +68,16 @@
 //! - past the end of every map, an extent is taken only where its votes name an extent after the
 //!   last one placed (the type-101 blocks have none and are skipped).
 //!
+//! **Placed by the maps alone** ([`locate_by_maps`]): a single stripe's main stream is first
+//! placed without reading its headers. Each file's map pages are read where the maps before them
+//! put their interval's first extent (file after file, interval after interval); when they are
+//! the map pages they should be, and the stream holds exactly as many page extents as they list
+//! (the extents past that count all blocks that are not pages), the stream is the maps' list and
+//! the rules above would place every extent there too (slack 0). Otherwise every header is read
+//! and the rules above apply. This spares a read of every page of the backup (the page headers):
+//! every full backup of the corpus is placed so, and `backup_extent_census` checks on the pages
+//! served that each extent's headers agree with its place as the votes would require.
+//!
 //! In a striped backup no stripe holds all the extents, so each stripe's stream is placed by its
 //! votes, in order: of the extents voted for after the previous one, the nearest the map lists
 //! (so stale pages naming an extent further on lose to the page naming the extent itself), else
@@ -361,7 +371,7 @@ fn read_maps(
     read_page: &mut dyn FnMut(usize, u64) -> Option<Vec<u8>>,
     notes: &mut Vec<String>,
 ) {
-    let (map_page, map_type) = map.page();
+    let (map_page, _) = map.page();
     let map_name = match map {
         ExtentMap::Gam => "GAM",
         ExtentMap::Dcm => "DCM",
@@ -387,20 +397,9 @@ fn read_maps(
         for i in 0..intervals {
             let start = i * GAM_INTERVAL;
             let map_id = PageId::new(*id, start + map_page);
-            let list = starts.get(&PageId::new(*id, start)).and_then(|&(stripe, at)| read_page(stripe, at)).and_then(
-                |mut page| {
-                    // The page must be the map page it is expected to be (its type, its own address),
-                    // undamaged where it carries a checksum or torn-page bits.
-                    let verdict = verify_and_restore(&mut page);
-                    if matches!(verdict, Verdict::ChecksumMismatch { .. } | Verdict::Torn { .. }) {
-                        return None;
-                    }
-                    let named = PageId::new(read_u16(&page, 36)?, read_u32(&page, 32)?);
-                    (page.get(1) == Some(&map_type) && named == map_id)
-                        .then(|| mapped_extents(map, &page, start, m.pages))
-                        .flatten()
-                },
-            );
+            let list = starts
+                .get(&PageId::new(*id, start))
+                .and_then(|&(stripe, at)| map_page_extents(map, read_page(stripe, at)?, map_id, start, m.pages));
             match list {
                 Some(l) => all.extend(l),
                 None => {
@@ -413,6 +412,90 @@ fn read_maps(
         }
         m.extents = Some(all);
     }
+}
+
+/// The extents a map page lists, when `page` is the map page `map_id` it should be (its type, its
+/// own address), undamaged where it carries a checksum or torn-page bits.
+fn map_page_extents(map: ExtentMap, mut page: Vec<u8>, map_id: PageId, start: u32, pages: u32) -> Option<Vec<u32>> {
+    let verdict = verify_and_restore(&mut page);
+    if matches!(verdict, Verdict::ChecksumMismatch { .. } | Verdict::Torn { .. }) {
+        return None;
+    }
+    let named = PageId::new(read_u16(&page, 36)?, read_u32(&page, 32)?);
+    (page.get(1) == Some(&map.page().1) && named == map_id).then(|| mapped_extents(map, &page, start, pages)).flatten()
+}
+
+/// Places a single-stripe backup set by its allocation maps alone, without reading the headers
+/// of its main stream: only the map pages (each in the first extent of its GAM interval, at the
+/// place the maps before it put that extent) and the headers of the extents past the maps' count,
+/// which must all be blocks that are not pages. Re-sent extents (the streams after the main one)
+/// are placed by their votes, as [`locate`] places them. `None` when anything does not fit (a map
+/// page not where the maps say or unreadable, an interval's first extent not listed, the main
+/// stream holding more or fewer page extents than the maps list, a file of unknown size): then
+/// every header is read and voted on ([`locate`]). Where the maps account for every extent,
+/// [`locate`] too places each extent where the map says (slack 0: a vote only confirms the next
+/// expected extent), so the placement is the same; reading every header costs a read of every
+/// page of the backup, which this spares (an 884 MB backup: 113,251 reads, 16.7 s from a cold
+/// disk). The main stream's extents need not have their headers read; `read_headers` reads them
+/// for one extent.
+pub fn locate_by_maps(
+    streams: &[DataStream],
+    files: &[(u16, u32)],
+    map: ExtentMap,
+    read_page: &mut dyn FnMut(usize, u64) -> Option<Vec<u8>>,
+    read_headers: &mut dyn FnMut(usize, &StreamExtent) -> Option<StreamExtent>,
+) -> Option<Located> {
+    let mut mains = streams.iter().filter(|s| s.main);
+    let (Some(main), None) = (mains.next(), mains.next()) else { return None };
+    let (map_page, _) = map.page();
+    let mut maps = BTreeMap::new();
+    let mut out = Located::default();
+    for &(id, pages) in files {
+        if pages == 0 {
+            return None;
+        }
+        maps.insert(id, pages);
+    }
+    let mut lists = BTreeMap::new();
+    for (&id, &pages) in &maps {
+        let mut all = Vec::new();
+        for start in (0..pages.div_ceil(GAM_INTERVAL)).map(|i| i * GAM_INTERVAL) {
+            let at = out.placed.len();
+            let e = main.extents.get(at)?;
+            if u32::from(e.pages) <= map_page {
+                return None;
+            }
+            let page = read_page(main.stripe, e.offset.checked_add(u64::from(map_page) * PAGE_SIZE as u64)?)?;
+            let listed = map_page_extents(map, page, PageId::new(id, start + map_page), start, pages)?;
+            if listed.first() != Some(&start) {
+                return None;
+            }
+            for (k, &first) in listed.iter().enumerate() {
+                push(&mut out, main.extents.get(at + k)?, main.stripe, PageId::new(id, first));
+            }
+            all.extend(listed);
+        }
+        lists.insert(id, all);
+    }
+    // Past the maps' count, only blocks that are not pages (the type-101 extents of 2008 R2).
+    for e in &main.extents[out.placed.len()..] {
+        let read = read_headers(main.stripe, e)?;
+        if read.blocks < read.pages {
+            return None;
+        }
+    }
+    let mut file_maps: BTreeMap<u16, FileMap> = lists
+        .into_iter()
+        .map(|(id, extents)| {
+            let pages = maps[&id];
+            let cursor = extents.len();
+            (id, FileMap { pages, extents: Some(extents), cursor, last: None })
+        })
+        .collect();
+    for stream in streams.iter().filter(|s| !s.main) {
+        place_by_votes(stream, &mut file_maps, false, &mut out);
+    }
+    Some(out)
 }
 
 /// The extent most voted for and its vote count, when it is strong enough to move an extent off

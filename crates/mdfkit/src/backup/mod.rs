@@ -524,7 +524,10 @@ impl BackupMedia {
             .then(|| known_placement(&set.backup_set_guid, position))
             .flatten()
             .and_then(|known| known.pages(&self.stripes, &data_files));
+        let striped = self.stripes.len() > 1 || set.family_count > 1;
         let mut streams = Vec::new();
+        // The main stream whose headers were not read: where it is in `streams`, and its block.
+        let mut unread = None;
         for (index, (stripe, scan)) in self.stripes.iter().zip(&self.scans).enumerate() {
             let path = stripe.path.as_path();
             let Some(s) = scan.sets.iter().enumerate().find(|(i, s)| s.position(*i) == position).map(|(_, s)| s) else {
@@ -550,26 +553,38 @@ impl BackupMedia {
             }
             // With a known placement, the stream's extents are not read at all.
             for (i, block) in s.data_blocks.iter().enumerate().filter(|_| known.is_none()) {
-                let extents = read_stream_extents(stripe.bytes.as_ref(), path, block).map_err(|e| {
-                    if stripe.compressed {
-                        in_decompressed_stream(e)
-                    } else {
-                        e
-                    }
-                })?;
-                streams.push(DataStream { stripe: index, main: i == 0, extents });
+                // A single stripe's main stream is placed by its maps first: its headers are read
+                // only if they are needed ([`extents::locate_by_maps`]).
+                let main = i == 0;
+                if main && !striped {
+                    unread = Some((streams.len(), block));
+                }
+                let extents = stream_extents(stripe, block, !(main && !striped))?;
+                streams.push(DataStream { stripe: index, main, extents });
             }
         }
-        let striped = self.stripes.len() > 1 || set.family_count > 1;
         let stripes = &self.stripes;
+        let mut read_page = |stripe: usize, offset: u64| {
+            let s: &Stripe = stripes.get(stripe)?;
+            let mut page = vec![0u8; PAGE_SIZE];
+            (offset.checked_add(PAGE_SIZE as u64)? <= s.bytes.len()).then_some(())?;
+            s.bytes.read_exact_at(&mut page, offset).ok().map(|()| page)
+        };
         let located = match known {
             Some(_) => extents::Located::default(),
-            None => extents::locate(&streams, &data_files, map, striped, &mut |stripe, offset| {
+            None => match extents::locate_by_maps(&streams, &data_files, map, &mut read_page, &mut |stripe, e| {
                 let s = stripes.get(stripe)?;
-                let mut page = vec![0u8; PAGE_SIZE];
-                (offset.checked_add(PAGE_SIZE as u64)? <= s.bytes.len()).then_some(())?;
-                s.bytes.read_exact_at(&mut page, offset).ok().map(|()| page)
-            }),
+                extent_headers(s.bytes.as_ref(), &s.path, e.offset, e.pages).ok()
+            }) {
+                Some(located) if !striped => located,
+                _ => {
+                    if let Some((at, block)) = unread {
+                        let stream = &mut streams[at];
+                        stream.extents = stream_extents(&self.stripes[stream.stripe], block, true)?;
+                    }
+                    extents::locate(&streams, &data_files, map, striped, &mut read_page)
+                }
+            },
         };
         let (mut pages, mut copies) = known.unwrap_or_default();
         // Later copies win (the re-sent extents of 2019+ backups come after the main stream).
@@ -1155,8 +1170,32 @@ fn parse_sfin(r: &[u8]) -> Option<BackupFile> {
     })
 }
 
-/// The extents of the MQDA pieces of an MSDA block, in stream order, with their page headers.
-fn read_stream_extents(src: &dyn ByteSource, path: &Path, block: &Block) -> Result<Vec<StreamExtent>> {
+/// [`read_stream_extents`] of a stripe, with the page headers read or not (`headers`), errors in a
+/// compressed stripe said to be in its decompressed stream.
+fn stream_extents(stripe: &Stripe, block: &Block, headers: bool) -> Result<Vec<StreamExtent>> {
+    read_stream_extents(stripe.bytes.as_ref(), &stripe.path, block, headers).map_err(|e| {
+        if stripe.compressed {
+            in_decompressed_stream(e)
+        } else {
+            e
+        }
+    })
+}
+
+/// The extent of `pages` pages at `offset` of a stream, with its page headers read.
+fn extent_headers(src: &dyn ByteSource, path: &Path, offset: u64, pages: u8) -> Result<StreamExtent> {
+    let mut headers = [[0u8; PAGE_HEADER_PREFIX]; EXTENT_PAGES as usize];
+    let count = usize::from(pages).min(headers.len());
+    for (k, h) in headers.iter_mut().take(count).enumerate() {
+        read_exact(src, path, offset + k as u64 * PAGE_SIZE as u64, h, "a page header")?;
+    }
+    let prefixes: Vec<&[u8]> = headers[..count].iter().map(|h| h.as_slice()).collect();
+    Ok(StreamExtent::from_headers(offset, &prefixes))
+}
+
+/// The extents of the MQDA pieces of an MSDA block, in stream order, with their page headers
+/// (`headers`; else only where each extent is and how many pages it holds).
+fn read_stream_extents(src: &dyn ByteSource, path: &Path, block: &Block, headers: bool) -> Result<Vec<StreamExtent>> {
     let mut extents = Vec::new();
     for stream in block.streams.iter().filter(|s| s.header.is(b"MQDA")) {
         let len = stream.header.length;
@@ -1180,19 +1219,19 @@ fn read_stream_extents(src: &dyn ByteSource, path: &Path, block: &Block) -> Resu
         let start = stream.data + MQDA_PREFIX;
         let page_total = (len - MQDA_PREFIX) / page;
         let mut first = 0u64;
-        let mut headers = [[0u8; PAGE_HEADER_PREFIX]; EXTENT_PAGES as usize];
         while first < page_total {
+            let count = EXTENT_PAGES.min(page_total - first) as usize;
+            let at = start + first * page;
+            if !headers {
+                extents.push(StreamExtent { offset: at, pages: count as u8, named: [None; 8], blocks: 0 });
+                first += EXTENT_PAGES;
+                continue;
+            }
             if first.is_multiple_of(PREFETCH_PAGES) {
                 let end = (first + PREFETCH_PAGES).min(page_total);
                 src.prefetch_ranges(&(first..end).map(|k| (start + k * page, PAGE_HEADER_PREFIX)).collect::<Vec<_>>());
             }
-            let count = EXTENT_PAGES.min(page_total - first) as usize;
-            let at = start + first * page;
-            for (k, h) in headers.iter_mut().take(count).enumerate() {
-                read_exact(src, path, at + k as u64 * page, h, "a page header")?;
-            }
-            let prefixes: Vec<&[u8]> = headers[..count].iter().map(|h| h.as_slice()).collect();
-            extents.push(StreamExtent::from_headers(at, &prefixes));
+            extents.push(extent_headers(src, path, at, count as u8)?);
             first += EXTENT_PAGES;
         }
     }
