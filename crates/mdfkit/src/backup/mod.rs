@@ -556,10 +556,11 @@ impl BackupMedia {
                 // A single stripe's main stream is placed by its maps first: its headers are read
                 // only if they are needed ([`extents::locate_by_maps`]).
                 let main = i == 0;
-                if main && !striped {
+                let by_maps = main && !striped;
+                if by_maps {
                     unread = Some((streams.len(), block));
                 }
-                let extents = stream_extents(stripe, block, !(main && !striped))?;
+                let extents = stream_extents(stripe, block, !by_maps)?;
                 streams.push(DataStream { stripe: index, main, extents });
             }
         }
