@@ -33,14 +33,7 @@ pub fn check(files: &[PathBuf], position: Option<u16>, format: Format, threads: 
     let (problems, stats) = match (Database::from_source(source.clone()), pages_checked) {
         (Ok(db), pages_checked) => {
             let (problems, stats) = match pages_checked {
-                Some((mut problems, mut stats)) => {
-                    let (more, catalog) = mdfkit::check::check_catalog_on(&db, threads)?;
-                    problems.extend(more);
-                    stats.allocation_units_checked += catalog.allocation_units_checked;
-                    stats.rows_checked += catalog.rows_checked;
-                    stats.index_records_checked += catalog.index_records_checked;
-                    (problems, stats)
-                }
+                Some(pages) => mdfkit::check::joined(pages, mdfkit::check::check_catalog_on(&db, threads)?),
                 None => mdfkit::check::check_on(&db, threads, &|n| bar.set_position(n))?,
             };
             catalog_note = format!(

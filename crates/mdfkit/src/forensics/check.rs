@@ -380,12 +380,19 @@ pub fn check_on(db: &Database, threads: usize, progress: &(dyn Fn(u64) + Sync)) 
     let checked = CheckedPages::new(source, progress);
     let (catalog_problems, catalog_stats) = check_catalog_after(db, threads, &checked)?;
     let before = checked.count.load(AtomicOrdering::Relaxed);
-    let (mut problems, mut stats) = check_pages_after(source, threads, &checked, |n| progress(before + n));
+    let pages = check_pages_after(source, threads, &checked, |n| progress(before + n));
+    Ok(joined(pages, (catalog_problems, catalog_stats)))
+}
+
+/// The report of [`check_pages_on`] followed by [`check_catalog_on`]: the page pass's problems
+/// then the catalog pass's, the page pass's counts with the catalog pass's added.
+pub fn joined(pages: (Vec<Problem>, CheckStats), catalog: (Vec<Problem>, CheckStats)) -> (Vec<Problem>, CheckStats) {
+    let ((mut problems, mut stats), (catalog_problems, catalog_stats)) = (pages, catalog);
     problems.extend(catalog_problems);
     stats.allocation_units_checked += catalog_stats.allocation_units_checked;
     stats.rows_checked += catalog_stats.rows_checked;
     stats.index_records_checked += catalog_stats.index_records_checked;
-    Ok((problems, stats))
+    (problems, stats)
 }
 
 /// The progress of a check nobody follows.
