@@ -571,21 +571,24 @@ impl BackupMedia {
             (offset.checked_add(PAGE_SIZE as u64)? <= s.bytes.len()).then_some(())?;
             s.bytes.read_exact_at(&mut page, offset).ok().map(|()| page)
         };
-        let located = match known {
-            Some(_) => extents::Located::default(),
-            None => match extents::locate_by_maps(&streams, &data_files, map, &mut read_page, &mut |stripe, e| {
-                let s = stripes.get(stripe)?;
-                extent_headers(s.bytes.as_ref(), &s.path, e.offset, e.pages).ok()
-            }) {
-                Some(located) if !striped => located,
-                _ => {
-                    if let Some((at, block)) = unread {
-                        let stream = &mut streams[at];
-                        stream.extents = stream_extents(&self.stripes[stream.stripe], block, true)?;
-                    }
-                    extents::locate(&streams, &data_files, map, striped, &mut read_page)
+        let mut read_headers = |stripe: usize, e: &StreamExtent| {
+            let s = stripes.get(stripe)?;
+            extent_headers(s.bytes.as_ref(), &s.path, e.offset, e.pages).ok()
+        };
+        // Only a single stripe's main stream, with no placement given, is tried by its maps.
+        let by_maps =
+            unread.and_then(|_| extents::locate_by_maps(&streams, &data_files, map, &mut read_page, &mut read_headers));
+        let located = match (&known, by_maps) {
+            (Some(_), _) => extents::Located::default(),
+            (None, Some(located)) => located,
+            (None, None) => {
+                // The maps did not account for the stream: every header is read and voted on.
+                if let Some((at, block)) = unread {
+                    let stream = &mut streams[at];
+                    stream.extents = stream_extents(&self.stripes[stream.stripe], block, true)?;
                 }
-            },
+                extents::locate(&streams, &data_files, map, striped, &mut read_page)
+            }
         };
         let (mut pages, mut copies) = known.unwrap_or_default();
         // Later copies win (the re-sent extents of 2019+ backups come after the main stream).
