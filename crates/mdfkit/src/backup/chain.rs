@@ -99,7 +99,7 @@ pub struct LogTail {
     /// Where the backups' log ends (the last LSN of the full or differential, or of the last log
     /// backup before any gap): the tail's records are those from this LSN on.
     pub follows: Lsn,
-    /// The LSN of the file's first and last records (`None`: the file holds no log).
+    /// The LSN of the file's first record (`None`: the file holds no log).
     pub first_lsn: Option<Lsn>,
     /// The LSN of the file's last record.
     pub last_lsn: Option<Lsn>,
