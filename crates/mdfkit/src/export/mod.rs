@@ -555,7 +555,8 @@ fn write_table(
                         chunk.rows += 1;
                         Ok(chunk.lines.text.len() >= TEXT_CHUNK_BYTES)
                     };
-                scan.chunks(new_chunk, append, |chunk| {
+                let weigh = |chunk: &TextChunk| chunk.lines.text.capacity();
+                scan.chunks(new_chunk, append, weigh, |chunk| {
                     out.write_all(chunk.lines.text.as_bytes()).map_err(io)?;
                     rows += chunk.rows;
                     progress(rows);
