@@ -3,7 +3,6 @@
 //! memory. It knows threads and channels only; what a task does is the caller's
 //! ([`crate::table_scan`]).
 
-use crate::catalog::model::TableInfo;
 use crate::error::{Error, Result};
 use crate::page::PageId;
 use crate::scan::ScanStats;
@@ -64,7 +63,7 @@ impl Drop for Closing<'_> {
     }
 }
 
-/// Runs `work` over `tasks` (pages of `table`) on up to `threads` threads (no more than there are
+/// Runs `work` over `tasks` (pages of the table called `table`, `schema.name`) on up to `threads` threads (no more than there are
 /// tasks: an idle thread costs more than it saves) and hands what it sends to `deliver`, in task
 /// order; adds each task's statistics to `total`, and names the table in a task's error. Returns
 /// false when `deliver` wanted no more.
@@ -78,7 +77,7 @@ impl Drop for Closing<'_> {
 /// With one worker (a single task: most small tables) the tasks run on this thread, without a
 /// thread and a channel.
 pub(crate) fn run_in_task_order<T: Send>(
-    table: &TableInfo,
+    table: &str,
     tasks: &[&[PageId]],
     threads: usize,
     work: &TaskWork<'_, T>,
@@ -97,7 +96,7 @@ pub(crate) fn run_in_task_order<T: Send>(
             if !wanted? {
                 return Ok(false);
             }
-            *total += result.map_err(|e| e.in_object(table.qualified_name()))?;
+            *total += result.map_err(|e| e.in_object(table))?;
         }
         return Ok(true);
     }
@@ -135,7 +134,7 @@ pub(crate) fn run_in_task_order<T: Send>(
                         }
                     }
                     Ok(TaskMessage::Done(result)) => {
-                        *total += result.map_err(|e| e.in_object(table.qualified_name()))?;
+                        *total += result.map_err(|e| e.in_object(table))?;
                         break;
                     }
                     Err(_) => return Err(Error::corrupt("a scan thread stopped without a result")),
@@ -153,21 +152,6 @@ pub(crate) const PAGES_PER_TASK: usize = 64;
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicI64, Ordering};
-
-    fn table() -> TableInfo {
-        TableInfo {
-            object_id: 1,
-            schema: "dbo".into(),
-            name: "t".into(),
-            object_type: "U".into(),
-            is_ms_shipped: false,
-            is_heap: true,
-            partitions: Vec::new(),
-            has_lob: false,
-            has_row_overflow: false,
-            has_vardecimal: false,
-        }
-    }
 
     /// One page a task, numbered by task.
     fn pages(tasks: u32) -> Vec<PageId> {
@@ -200,7 +184,7 @@ mod tests {
         };
         let mut total = ScanStats::default();
         let weigh = |_: &u32| weight;
-        assert!(run_in_task_order(&table(), &tasks, 2, &work, &weigh, &mut deliver, &mut total).unwrap());
+        assert!(run_in_task_order("dbo.t", &tasks, 2, &work, &weigh, &mut deliver, &mut total).unwrap());
         assert_eq!(got, (0..120).collect::<Vec<_>>());
         assert_eq!(total.rows, 120);
         // Two a worker, and the piece the consumer is taking (counted here until `deliver` runs).
@@ -224,9 +208,9 @@ mod tests {
             taken += 1;
             Ok(taken < 5)
         };
-        assert!(!run_in_task_order(&table(), &tasks, 3, &work, &weigh, &mut enough, &mut total).unwrap());
+        assert!(!run_in_task_order("dbo.t", &tasks, 3, &work, &weigh, &mut enough, &mut total).unwrap());
         let mut failing = |_| Err(Error::corrupt("the consumer failed"));
-        let e = run_in_task_order(&table(), &tasks, 3, &work, &weigh, &mut failing, &mut total).unwrap_err();
+        let e = run_in_task_order("dbo.t", &tasks, 3, &work, &weigh, &mut failing, &mut total).unwrap_err();
         assert!(e.to_string().contains("the consumer failed"), "{e}");
     }
 }

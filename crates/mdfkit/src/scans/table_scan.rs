@@ -431,7 +431,7 @@ impl<'a> TableScan<'a> {
         };
         let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| shared.decode_pages(pages, send);
         let weigh = |batch: &RecordBatch| batch.get_array_memory_size();
-        run_in_task_order(table, &tasks, self.threads, &work, &weigh, deliver, total)
+        run_in_task_order(&table.qualified_name(), &tasks, self.threads, &work, &weigh, deliver, total)
     }
 
     /// Visits the live records of the table on the scan's threads, for outputs built row by row
@@ -481,7 +481,15 @@ impl<'a> TableScan<'a> {
                 Ok(stats)
             };
             let mut deliver = |chunk: C| Ok(each(chunk)? == Flow::Continue);
-            if !run_in_task_order(table, &tasks, self.threads, &work, &weigh, &mut deliver, &mut total)? {
+            if !run_in_task_order(
+                &table.qualified_name(),
+                &tasks,
+                self.threads,
+                &work,
+                &weigh,
+                &mut deliver,
+                &mut total,
+            )? {
                 break;
             }
         }
