@@ -122,7 +122,11 @@ pub fn spell_column(
     let ty = &column.type_info;
     if column.clr_kind().is_none() {
         if let Some(v) = integer_value(ty, bytes, bit_position)? {
-            out.push_str(itoa::Buffer::new().format(v));
+            match u8::try_from(v) {
+                // Bits and small counts: one digit, without copying it out of a buffer.
+                Ok(digit @ 0..=9) => out.push(char::from(b'0' + digit)),
+                _ => out.push_str(itoa::Buffer::new().format(v)),
+            }
             return Ok(Spelled::Number);
         }
         if push_fixed_text(ty, bytes, out)? {

@@ -187,22 +187,12 @@ impl PlainLayout {
         }
         for (i, (plan, column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
             let appended = match *column {
-                // `takes` checked that the fixed part holds the column (`offset + len` cannot
-                // overflow: `of` added them): the empty fallback, which no conversion accepts,
-                // cannot be reached.
-                PlainColumn::Fixed { offset, len, null } => batch.append_column(
-                    i,
-                    plan,
-                    run.iter()
-                        .map(|r| (!null.is_set(r)).then(|| r.bytes().get(offset..offset + len).unwrap_or_default())),
-                ),
-                // A variable-length column not stored but not NULL either is empty (`rows.rs`).
-                PlainColumn::Variable { index, null } => batch.append_column(
-                    i,
-                    plan,
-                    run.iter()
-                        .map(|r| (!null.is_set(r)).then(|| r.var(index).ok().flatten().map_or(&[][..], |v| v.bytes))),
-                ),
+                PlainColumn::Fixed { offset, len, null } => {
+                    batch.append_column(i, plan, run.iter().map(|r| fixed_cell(r, offset, len, null)))
+                }
+                PlainColumn::Variable { index, null } => {
+                    batch.append_column(i, plan, run.iter().map(|r| variable_cell(r, index, null)))
+                }
             };
             appended.map_err(|e| decoder.in_column(e, plan))?;
         }
@@ -210,6 +200,32 @@ impl PlainLayout {
         stats.rows += run.len() as u64;
         Ok(())
     }
+
+    /// The stored bytes of output column `column` in a record this layout [`takes`](Self::takes)
+    /// (`None` for NULL, or past the last column): what the row-by-row path's
+    /// [`RowDecoder::stored`] returns for it, without working out again where the value is.
+    #[inline]
+    pub fn stored<'r>(&self, column: usize, record: &Record<'r>) -> Option<&'r [u8]> {
+        match *self.columns.get(column)? {
+            PlainColumn::Fixed { offset, len, null } => fixed_cell(record, offset, len, null),
+            PlainColumn::Variable { index, null } => variable_cell(record, index, null),
+        }
+    }
+}
+
+/// A fixed-length column's bytes in a record a layout takes, `None` for NULL. `takes` checked
+/// that the fixed part holds the column (`offset + len` cannot overflow: `of` added them): the
+/// empty fallback, which no conversion accepts, cannot be reached.
+#[inline]
+fn fixed_cell<'r>(record: &Record<'r>, offset: usize, len: usize, null: NullBit) -> Option<&'r [u8]> {
+    (!null.is_set(record)).then(|| record.bytes().get(offset..offset + len).unwrap_or_default())
+}
+
+/// A variable-length column's bytes in a record a layout takes, `None` for NULL; a value not
+/// stored but not NULL either is empty (`rows.rs`).
+#[inline]
+fn variable_cell<'r>(record: &Record<'r>, index: usize, null: NullBit) -> Option<&'r [u8]> {
+    (!null.is_set(record)).then(|| record.var(index).ok().flatten().map_or(&[][..], |v| v.bytes))
 }
 
 #[cfg(test)]

@@ -430,19 +430,22 @@ impl<'a> TableScan<'a> {
             rows_per_page,
         };
         let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| shared.decode_pages(pages, send);
-        run_in_task_order(table, &tasks, self.threads, &work, deliver, total)
+        let weigh = |batch: &RecordBatch| batch.get_array_memory_size();
+        run_in_task_order(&table.qualified_name(), &tasks, self.threads, &work, &weigh, deliver, total)
     }
 
     /// Visits the live records of the table on the scan's threads, for outputs built row by row
     /// (CSV, JSON Lines): each worker gathers its task's records into chunks, `new_chunk` making
     /// one for a partition's decoder and `append` adding a record to it (answering true when the
     /// chunk is full). `each` receives the chunks on the calling thread, in page allocation order
-    /// (for a clustered index: not key order). Use [`TableScan::records`] for key order, ghosts or
-    /// salvage.
+    /// (for a clustered index: not key order); `weigh` says the bytes a chunk holds (a worker
+    /// holds a few MB of chunks at most that `each` has not taken). Use [`TableScan::records`]
+    /// for key order, ghosts or salvage.
     pub fn chunks<C: Send>(
         &self,
         new_chunk: impl Fn(&RowDecoder) -> C + Sync,
         append: impl Fn(&mut C, &RowDecoder, &Record) -> Result<bool> + Sync,
+        weigh: impl Fn(&C) -> usize + Sync,
         mut each: impl FnMut(C) -> Result<Flow>,
     ) -> Result<ScanStats> {
         let (db, table) = (self.db, self.table);
@@ -478,7 +481,15 @@ impl<'a> TableScan<'a> {
                 Ok(stats)
             };
             let mut deliver = |chunk: C| Ok(each(chunk)? == Flow::Continue);
-            if !run_in_task_order(table, &tasks, self.threads, &work, &mut deliver, &mut total)? {
+            if !run_in_task_order(
+                &table.qualified_name(),
+                &tasks,
+                self.threads,
+                &work,
+                &weigh,
+                &mut deliver,
+                &mut total,
+            )? {
                 break;
             }
         }
