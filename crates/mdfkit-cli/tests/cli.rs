@@ -1336,3 +1336,51 @@ fn splits_read_one_by_one_return_every_row_as_arrow_streams() {
     assert_eq!(unknown.status.code(), Some(1));
     assert!(text(&unknown.stderr).contains("no table named SalesLT.Nope"), "{}", text(&unknown.stderr));
 }
+
+/// `read-split --socket PATH` (the JVM data source's way): the same stream as on stdout, written to
+/// the Unix socket its reader listens at; a socket nobody listens at fails naming it.
+#[cfg(unix)]
+#[test]
+fn read_split_writes_to_a_unix_socket_what_it_writes_to_stdout() {
+    let Some(dir) = corpus() else { return };
+    let aw = dir.join("big/jdhj-edx__adventureworkslt2012_data.mdf");
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("expected/jdhj-edx__adventureworkslt2012_data.mdf.expected.json")).unwrap(),
+    )
+    .unwrap();
+    let products = expected["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["schema"] == "SalesLT" && t["name"] == "Product")
+        .unwrap();
+    let plan = mdfkit(&["splits", aw.to_str().unwrap(), "--table", "SalesLT.Product"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan.stderr));
+    let split = text(&plan.stdout).lines().next().unwrap().to_string();
+    let on_stdout = read_split(&split, &["--spark-types"]);
+    assert_eq!(on_stdout.status.code(), Some(0), "{}", text(&on_stdout.stderr));
+
+    let folder = std::env::temp_dir().join(format!("mdfkit-cli-socket-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("s");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let reading = std::thread::spawn(move || {
+        let mut stream = Vec::new();
+        std::io::Read::read_to_end(&mut listener.accept().unwrap().0, &mut stream).unwrap();
+        stream
+    });
+    let run = read_split(&split, &["--spark-types", "--socket", path.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert!(run.stdout.is_empty());
+    let stream = reading.join().unwrap();
+    assert!(stream == on_stdout.stdout, "the socket's stream differs from stdout's");
+    let reader = arrow_ipc::reader::StreamReader::try_new(stream.as_slice(), None).unwrap();
+    let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(serde_json::json!(rows), products["row_count"]);
+
+    let nobody = folder.join("nobody");
+    let run = read_split(&split, &["--socket", nobody.to_str().unwrap()]);
+    std::fs::remove_dir_all(&folder).unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("cannot connect to the socket") && text(&run.stderr).contains("nobody"));
+}
