@@ -1,6 +1,6 @@
 //! The `mdfkit` binary as a user runs it: output, exit codes, help.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn corpus() -> Option<PathBuf> {
@@ -1283,20 +1283,22 @@ fn read_split(split: &str, options: &[&str]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// AdventureWorksLT's data file in the corpus and SQL Server's row count of its table SalesLT.`name`.
+fn adventureworks_and_row_count(corpus: &Path, name: &str) -> (PathBuf, serde_json::Value) {
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(corpus.join("expected/jdhj-edx__adventureworkslt2012_data.mdf.expected.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let table =
+        expected["tables"].as_array().unwrap().iter().find(|t| t["schema"] == "SalesLT" && t["name"] == name).unwrap();
+    (corpus.join("big/jdhj-edx__adventureworkslt2012_data.mdf"), table["row_count"].clone())
+}
+
 #[test]
 fn splits_read_one_by_one_return_every_row_as_arrow_streams() {
     let Some(dir) = corpus() else { return };
-    let aw = dir.join("big/jdhj-edx__adventureworkslt2012_data.mdf");
-    let expected: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("expected/jdhj-edx__adventureworkslt2012_data.mdf.expected.json")).unwrap(),
-    )
-    .unwrap();
-    let customers = expected["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["schema"] == "SalesLT" && t["name"] == "Customer")
-        .unwrap();
+    let (aw, customers) = adventureworks_and_row_count(&dir, "Customer");
     let plan = mdfkit(&[
         "splits",
         aw.to_str().unwrap(),
@@ -1325,7 +1327,7 @@ fn splits_read_one_by_one_return_every_row_as_arrow_streams() {
         );
         rows += reader.map(|b| b.unwrap().num_rows()).sum::<usize>();
     }
-    assert_eq!(serde_json::json!(rows), customers["row_count"]);
+    assert_eq!(serde_json::json!(rows), customers);
 
     // A split whose pages lie past the end of the file is refused, naming the table.
     let past_end = splits[0].replacen("\"pages\":[[1,", "\"pages\":[[1,99999", 1);
@@ -1343,17 +1345,7 @@ fn splits_read_one_by_one_return_every_row_as_arrow_streams() {
 #[test]
 fn read_split_writes_to_a_unix_socket_what_it_writes_to_stdout() {
     let Some(dir) = corpus() else { return };
-    let aw = dir.join("big/jdhj-edx__adventureworkslt2012_data.mdf");
-    let expected: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("expected/jdhj-edx__adventureworkslt2012_data.mdf.expected.json")).unwrap(),
-    )
-    .unwrap();
-    let products = expected["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["schema"] == "SalesLT" && t["name"] == "Product")
-        .unwrap();
+    let (aw, products) = adventureworks_and_row_count(&dir, "Product");
     let plan = mdfkit(&["splits", aw.to_str().unwrap(), "--table", "SalesLT.Product"]);
     assert_eq!(plan.status.code(), Some(0), "{}", text(&plan.stderr));
     let split = text(&plan.stdout).lines().next().unwrap().to_string();
@@ -1376,7 +1368,7 @@ fn read_split_writes_to_a_unix_socket_what_it_writes_to_stdout() {
     assert!(stream == on_stdout.stdout, "the socket's stream differs from stdout's");
     let reader = arrow_ipc::reader::StreamReader::try_new(stream.as_slice(), None).unwrap();
     let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
-    assert_eq!(serde_json::json!(rows), products["row_count"]);
+    assert_eq!(serde_json::json!(rows), products);
 
     let nobody = folder.join("nobody");
     let run = read_split(&split, &["--socket", nobody.to_str().unwrap()]);
