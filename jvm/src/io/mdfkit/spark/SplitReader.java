@@ -56,8 +56,18 @@ final class SplitReader implements PartitionReader<ColumnarBatch> {
         } catch (IOException e) {
             throw new IllegalStateException("mdfkit: " + split.label + ": cannot listen at a Unix socket: " + e.getMessage(), e);
         }
-        process = Commands.start(Arrays.asList(command, "read-split", "--spark-types", "--socket", socket.path()),
-                split.json, split.label);
+        try {
+            process = Commands.start(Arrays.asList(command, "read-split", "--spark-types", "--socket", socket.path()),
+                    split.json, split.label);
+        } catch (RuntimeException e) {
+            // No tool, so no reader to close the socket's folder later.
+            try {
+                socket.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
         stderr = Commands.Drain.start(process.getErrorStream());
         allocator = ArrowUtils.rootAllocator().newChildAllocator(split.label, 0, Long.MAX_VALUE);
     }
