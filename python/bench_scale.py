@@ -16,7 +16,9 @@ The engines' runs start warm (cluster and session up, one read done). The Spark 
 are split by part: the JVM's task threads, its JIT compilers, its garbage collector, its other
 threads, and the `mdfkit` processes it ran (Linux /proc). `--no-python-reads` leaves
 out the runs that read with the wheel (this process's, Dask's and the Python data source's: for a
-debug wheel).
+debug wheel); `--no-python-source` leaves out the Python data source only (minutes on 8 GB). The
+CPU-seconds of this process's reads and of Dask's worker processes are measured too: on a shared
+machine they compare where wall-clock times do not.
 """
 
 import argparse
@@ -36,9 +38,9 @@ import mdfkit  # noqa: E402
 
 
 def timed(what, rows, run, repeat, cpu=None):
-    """The best of `repeat` runs; with `cpu` (a function giving CPU-seconds so far, or a Counter
-    of them by part), the CPU time of that run too, by part: on a shared machine, what the work
-    cost whatever the others took."""
+    """The best of `repeat` runs, as (seconds, CPU-seconds); with `cpu` (a function giving
+    CPU-seconds so far, or a Counter of them by part), the CPU time of that run too, by part: on a
+    shared machine, what the work cost whatever the others took (else 0)."""
     runs = []
     for _ in range(repeat):
         before = _parts(cpu)
@@ -52,7 +54,7 @@ def timed(what, rows, run, repeat, cpu=None):
     print(f"{what:<46} {best:8.2f} s {rows / best / 1e6:8.2f} M rows/s{used}", flush=True)
     if len(spent) > 1:
         print(" " * 8 + ", ".join(f"{part} {seconds:.2f}" for part, seconds in spent.most_common()), flush=True)
-    return best
+    return best, total
 
 
 def _parts(cpu):
@@ -113,6 +115,8 @@ def main():
                         help="the mdfkit tool the JVM data source runs (a release build)")
     parser.add_argument("--no-python-reads", action="store_true",
                         help="leave out the reads through the wheel (this process, Dask, the Python data source)")
+    parser.add_argument("--no-python-source", action="store_true",
+                        help="leave out Spark's Python data source (the slowest run)")
     args = parser.parse_args()
     db = mdfkit.open(args.db)
     table = db.table(args.table)
@@ -130,7 +134,7 @@ def main():
     def splits_in_turn():
         assert sum(mdfkit.read_split(s).read_all().num_rows for s in splits) == rows
 
-    single = None
+    singles = []  # (name, (seconds, CPU-seconds)) of the one-process references
     if args.jar:
         whole = subprocess.run([args.mdfkit_bin, "splits", args.db, "--table", args.table, "--target-bytes",
                                 str(1 << 60)], check=True, capture_output=True, text=True).stdout
@@ -139,25 +143,27 @@ def main():
             subprocess.run([args.mdfkit_bin, "read-split", "--spark-types"], input=whole.encode(), check=True,
                            stdout=subprocess.DEVNULL)
 
-        single = timed("one process, one thread (mdfkit read-split)", rows, one_tool_process, args.repeat,
-                       children_cpu)
+        singles.append(("mdfkit read-split", timed("one process, one thread (mdfkit read-split)", rows,
+                                                   one_tool_process, args.repeat, children_cpu)))
     engines = []
     if not args.no_python_reads:
-        single = timed("one process, one thread (Table.iter_batches)", rows, one_process, args.repeat)
-        timed("its splits in turn, one process", rows, splits_in_turn, args.repeat)
+        singles.append(("Table.iter_batches", timed("one process, one thread (Table.iter_batches)", rows,
+                                                    one_process, args.repeat, time.process_time)))
+        timed("its splits in turn, one process", rows, splits_in_turn, args.repeat, time.process_time)
 
         import distributed
 
         from mdfkit import dask as mdfkit_dask
 
         with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster):
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
             def dask_run():
                 frame = mdfkit_dask.read_table(args.db, args.table, target_bytes=target, source_column=None)
                 assert frame.map_partitions(len).sum().compute() == rows
 
             dask_run()
-            engines.append(("Dask", timed(f"Dask, {args.workers} worker processes", rows, dask_run, args.repeat)))
+            engines.append(("Dask", timed(f"Dask, {args.workers} worker processes", rows, dask_run, args.repeat,
+                                          lambda: sum(client.run(time.process_time).values()))))
 
     from pyspark.sql import SparkSession, functions
 
@@ -178,7 +184,7 @@ def main():
         frame.write.format("noop").mode("overwrite").save()
 
     sources = [("Spark JVM source", "mdfkit")] if jvm else []
-    if not args.no_python_reads:
+    if not (args.no_python_reads or args.no_python_source):
         sources.append(("Spark Python source", "mdfkit_python"))
     # The JVM (driver and executors: local mode) and the tools it ran.
     spark_cpu = jvm_cpu(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
@@ -187,14 +193,17 @@ def main():
         engines.append((name, timed(f"{name} local[{args.workers}]", rows, lambda: spark_run(source), args.repeat,
                                     spark_cpu)))
     spark.stop()
-    if single is None:
-        return
-    ideal = single / args.workers
-    for name, seconds in engines:
-        print(f"{name}: {rows / seconds / (rows / single):.2f}x one process's rows/s on {args.workers} cores "
-              f"({rows / seconds / (args.workers * rows / single):.0%} of {args.workers} x one process); "
-              f"overhead over a perfect split of one process's time: "
-              f"{(seconds - ideal) / len(splits) * 1000:.0f} ms per split")
+    for name, (seconds, cpu) in engines:
+        for reference, (single, single_cpu) in singles:
+            ideal = single / args.workers
+            print(f"{name} against {reference}: {rows / seconds / (rows / single):.2f}x one process's rows/s on "
+                  f"{args.workers} cores ({rows / seconds / (args.workers * rows / single):.0%} of {args.workers} x "
+                  f"one process); overhead over a perfect split of one process's time: "
+                  f"{(seconds - ideal) / len(splits) * 1000:.0f} ms per split")
+            if cpu and single_cpu:
+                # On free cores an engine's wall time is at least its CPU time over the workers.
+                print(f"    CPU: {(cpu - single_cpu) / len(splits) * 1000:.0f} ms per split over one process; at most "
+                      f"{args.workers * single_cpu / cpu:.2f}x one process's rows/s on {args.workers} free cores")
 
 
 if __name__ == "__main__":

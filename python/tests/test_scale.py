@@ -410,10 +410,11 @@ def test_the_jvm_source_reads_every_demo_table_as_one_process(mdfkit_bin, spark,
 
 
 # A stand-in for the `mdfkit` tool (option `command`): one split, whose rows are the Arrow stream
-# in the file named by $EDGE_STREAM, so that the JVM source's reading of each type from Arrow's
-# buffers is checked against values chosen here.
+# in the file named below, so that the JVM source's reading of each type from Arrow's buffers is
+# checked against values chosen here; written where `read-split` writes (stdout, or the Unix
+# socket of `--socket PATH`).
 STAND_IN_TOOL = """#!{python}
-import sys
+import socket, sys
 if sys.argv[1] == "splits":
     print("{{}}")
 else:
@@ -424,7 +425,12 @@ else:
         sink = pa.BufferOutputStream()
         pa.ipc.new_stream(sink, schema).close()
         data = sink.getvalue().to_pybytes()
-    sys.stdout.buffer.write(data)
+    if "--socket" in sys.argv:
+        with socket.socket(socket.AF_UNIX) as out:
+            out.connect(sys.argv[sys.argv.index("--socket") + 1])
+            out.sendall(data)
+    else:
+        sys.stdout.buffer.write(data)
 """
 
 
@@ -478,6 +484,41 @@ def test_the_jvm_source_reads_every_type_from_arrow_buffers_exactly(spark, tmp_p
             expected = [v if v is None else v.replace(tzinfo=None) for v in expected]
             values = [v if v is None else v.astimezone(timezone.utc).replace(tzinfo=None) for v in values]
         assert values == expected, name
+
+
+# A stand-in `mdfkit` whose `read-split` ends without connecting to the task's socket, as the
+# real one does when it cannot open the split's database: its exit status and stderr below.
+QUITTING_TOOL = """#!{python}
+import sys
+if sys.argv[1] == "splits":
+    print("{{}}")
+elif "--schema-only" in sys.argv:
+    import pyarrow as pa
+    sink = pa.BufferOutputStream()
+    pa.ipc.new_stream(sink, pa.schema([("id", pa.int32())])).close()
+    sys.stdout.buffer.write(sink.getvalue().to_pybytes())
+else:
+    sys.stderr.write({said!r})
+    sys.exit({status})
+"""
+
+
+@pytest.mark.parametrize("status, said, expected", [
+    (2, "mdfkit: /x/shop.mdf: page 1:9 is damaged (checksum)\n", "/x/shop.mdf: page 1:9 is damaged (checksum)"),
+    (0, "", "the tool ended without writing its rows"),
+])
+def test_the_jvm_source_fails_naming_the_split_when_the_tool_ends_before_writing(spark, tmp_path, status, said,
+                                                                                 expected):
+    if not SPARK["jvm"]:
+        loud_skip("the JVM data source is not loaded (scripts/spark-jar.sh builds its jar; MDFKIT_SPARK_JAR)")
+    tool = tmp_path / "mdfkit"
+    tool.write_text(QUITTING_TOOL.format(python=sys.executable, said=said, status=status))
+    tool.chmod(0o755)
+    with pytest.raises(Exception) as caught:
+        spark.read.format("mdfkit").option("table", "dbo.T").option("command", str(tool)).load(
+            str(tmp_path / "shop.mdf")).collect()
+    message = str(caught.value)
+    assert f"mdfkit: split 1 of 1 of dbo.T in {tmp_path / 'shop.mdf'}: {expected}" in message, message[:3000]
 
 
 def test_delta_export_of_two_databases_reads_back_equal(corpus_here, tmp_path):

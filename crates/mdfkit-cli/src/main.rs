@@ -578,6 +578,10 @@ enum Command {
         /// Rows per Arrow batch
         #[arg(long, default_value_t = 65_536)]
         batch_size: usize,
+        /// Write the stream to the Unix socket listening at PATH instead of stdout (the JVM data
+        /// source reads it there straight into its Arrow buffers, a copy fewer than a pipe)
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
     },
     /// Measurements of the machine's links
     #[command(subcommand)]
@@ -762,8 +766,8 @@ fn main() -> ExitCode {
                 commands::SplitPlan { table: &table, columns, target_bytes, timestamps: timestamps.into(), salvage };
             commands::splits(&files.files, position, &plan)
         }
-        Command::ReadSplit { spark_types, schema_only, batch_size } => {
-            commands::read_split(&commands::SplitRead { spark_types, schema_only, batch_size })
+        Command::ReadSplit { spark_types, schema_only, batch_size, socket } => {
+            commands::read_split(&commands::SplitRead { spark_types, schema_only, batch_size, socket })
         }
         Command::Export { files, tables, all, format, output, columns, threads, salvage, compression, timestamps } => {
             let options = mdfkit::export::ExportOptions {

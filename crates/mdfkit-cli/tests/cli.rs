@@ -1,6 +1,6 @@
 //! The `mdfkit` binary as a user runs it: output, exit codes, help.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn corpus() -> Option<PathBuf> {
@@ -1283,20 +1283,22 @@ fn read_split(split: &str, options: &[&str]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// AdventureWorksLT's data file in the corpus and SQL Server's row count of its table SalesLT.`name`.
+fn adventureworks_and_row_count(corpus: &Path, name: &str) -> (PathBuf, serde_json::Value) {
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(corpus.join("expected/jdhj-edx__adventureworkslt2012_data.mdf.expected.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let table =
+        expected["tables"].as_array().unwrap().iter().find(|t| t["schema"] == "SalesLT" && t["name"] == name).unwrap();
+    (corpus.join("big/jdhj-edx__adventureworkslt2012_data.mdf"), table["row_count"].clone())
+}
+
 #[test]
 fn splits_read_one_by_one_return_every_row_as_arrow_streams() {
     let Some(dir) = corpus() else { return };
-    let aw = dir.join("big/jdhj-edx__adventureworkslt2012_data.mdf");
-    let expected: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("expected/jdhj-edx__adventureworkslt2012_data.mdf.expected.json")).unwrap(),
-    )
-    .unwrap();
-    let customers = expected["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["schema"] == "SalesLT" && t["name"] == "Customer")
-        .unwrap();
+    let (aw, customers) = adventureworks_and_row_count(&dir, "Customer");
     let plan = mdfkit(&[
         "splits",
         aw.to_str().unwrap(),
@@ -1325,7 +1327,7 @@ fn splits_read_one_by_one_return_every_row_as_arrow_streams() {
         );
         rows += reader.map(|b| b.unwrap().num_rows()).sum::<usize>();
     }
-    assert_eq!(serde_json::json!(rows), customers["row_count"]);
+    assert_eq!(serde_json::json!(rows), customers);
 
     // A split whose pages lie past the end of the file is refused, naming the table.
     let past_end = splits[0].replacen("\"pages\":[[1,", "\"pages\":[[1,99999", 1);
@@ -1335,4 +1337,42 @@ fn splits_read_one_by_one_return_every_row_as_arrow_streams() {
     let unknown = mdfkit(&["splits", aw.to_str().unwrap(), "--table", "SalesLT.Nope"]);
     assert_eq!(unknown.status.code(), Some(1));
     assert!(text(&unknown.stderr).contains("no table named SalesLT.Nope"), "{}", text(&unknown.stderr));
+}
+
+/// `read-split --socket PATH` (the JVM data source's way): the same stream as on stdout, written to
+/// the Unix socket its reader listens at; a socket nobody listens at fails naming it.
+#[cfg(unix)]
+#[test]
+fn read_split_writes_to_a_unix_socket_what_it_writes_to_stdout() {
+    let Some(dir) = corpus() else { return };
+    let (aw, products) = adventureworks_and_row_count(&dir, "Product");
+    let plan = mdfkit(&["splits", aw.to_str().unwrap(), "--table", "SalesLT.Product"]);
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan.stderr));
+    let split = text(&plan.stdout).lines().next().unwrap().to_string();
+    let on_stdout = read_split(&split, &["--spark-types"]);
+    assert_eq!(on_stdout.status.code(), Some(0), "{}", text(&on_stdout.stderr));
+
+    let folder = std::env::temp_dir().join(format!("mdfkit-cli-socket-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("s");
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let reading = std::thread::spawn(move || {
+        let mut stream = Vec::new();
+        std::io::Read::read_to_end(&mut listener.accept().unwrap().0, &mut stream).unwrap();
+        stream
+    });
+    let run = read_split(&split, &["--spark-types", "--socket", path.to_str().unwrap()]);
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert!(run.stdout.is_empty());
+    let stream = reading.join().unwrap();
+    assert!(stream == on_stdout.stdout, "the socket's stream differs from stdout's");
+    let reader = arrow_ipc::reader::StreamReader::try_new(stream.as_slice(), None).unwrap();
+    let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(serde_json::json!(rows), products);
+
+    let nobody = folder.join("nobody");
+    let run = read_split(&split, &["--socket", nobody.to_str().unwrap()]);
+    std::fs::remove_dir_all(&folder).unwrap();
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("cannot connect to the socket") && text(&run.stderr).contains("nobody"));
 }

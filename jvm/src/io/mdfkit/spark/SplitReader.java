@@ -1,7 +1,7 @@
 package io.mdfkit.spark;
 
-import java.io.BufferedInputStream;
 import java.io.IOException;
+import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -24,23 +24,23 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One split's rows: {@code mdfkit read-split --spark-types} with the split's JSON on stdin, its
- * Arrow IPC stream read batch by batch into vectors Spark reads in place ({@link BufferColumn}:
- * from the buffers' memory). A failed read throws
+ * Arrow IPC stream read batch by batch from a {@link ToolSocket} into vectors Spark reads in place
+ * ({@link BufferColumn}: from the buffers' memory). A failed read throws
  * with the split named and what the tool said (file, table, page); a salvage read's skipped pages
  * are logged as warnings.
  */
 final class SplitReader implements PartitionReader<ColumnarBatch> {
     private static final Logger LOG = LoggerFactory.getLogger(SplitReader.class);
-    /** Bytes read from the tool's stdout at a time. */
-    private static final int PIPE_BUFFER = 1 << 20;
 
     private final SplitPartition split;
     private final StructType schema;
     private final String sourceColumn;
+    private final ToolSocket socket;
     private final Process process;
     private final Commands.Drain stderr;
     private final BufferAllocator allocator;
-    private final ArrowStreamReader reader;
+    /** Null until the tool connects. */
+    private ArrowStreamReader reader;
     private ColumnVector[] columns;
     /** The columns read from memory, given each batch's buffers. */
     private final List<BufferColumn> buffers = new ArrayList<>();
@@ -51,15 +51,43 @@ final class SplitReader implements PartitionReader<ColumnarBatch> {
         this.split = split;
         this.schema = schema;
         this.sourceColumn = sourceColumn;
-        process = Commands.start(Arrays.asList(command, "read-split", "--spark-types"), split.json, split.label);
+        try {
+            socket = new ToolSocket();
+        } catch (IOException e) {
+            throw new IllegalStateException("mdfkit: " + split.label + ": cannot listen at a Unix socket: " + e.getMessage(), e);
+        }
+        try {
+            process = Commands.start(Arrays.asList(command, "read-split", "--spark-types", "--socket", socket.path()),
+                    split.json, split.label);
+        } catch (RuntimeException e) {
+            // No tool, so no reader to close the socket's folder later.
+            try {
+                socket.close();
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
         stderr = Commands.Drain.start(process.getErrorStream());
         allocator = ArrowUtils.rootAllocator().newChildAllocator(split.label, 0, Long.MAX_VALUE);
-        reader = new ArrowStreamReader(new BufferedInputStream(process.getInputStream(), PIPE_BUFFER), allocator);
+    }
+
+    /** Waits for the tool's connection; a tool that ended without one failed before writing. */
+    private void connect() throws IOException {
+        SocketChannel channel = socket.accept(process);
+        socket.close();
+        if (channel == null) {
+            throw new IOException("the tool ended without writing its rows");
+        }
+        reader = new ArrowStreamReader(channel, allocator);
     }
 
     @Override
     public boolean next() throws IOException {
         try {
+            if (reader == null) {
+                connect();
+            }
             if (columns == null) {
                 bind(reader.getVectorSchemaRoot());
             }
@@ -145,9 +173,15 @@ final class SplitReader implements PartitionReader<ColumnarBatch> {
     public void close() throws IOException {
         process.destroy();
         try {
-            reader.close();
+            if (reader != null) {
+                reader.close();
+            }
         } finally {
-            allocator.close();
+            try {
+                socket.close();
+            } finally {
+                allocator.close();
+            }
         }
     }
 }
