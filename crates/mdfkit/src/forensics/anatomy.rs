@@ -44,7 +44,10 @@
 //! all, for the CLI, the studio and Python.
 //!
 //! Every offset is checked: a damaged page gives an anatomy with the damage named in it, never a
-//! panic, and every field lies inside the page.
+//! panic, and every field lies inside the page. A page's records are taken apart into one list
+//! of fields and one of decoded columns (each record holds a range of each, and text is spelled
+//! when shown), at most [`MAX_FIELDS`] fields a page: a page of thousands of slots costs a few
+//! allocations, not a few a record.
 
 use std::borrow::Cow;
 use std::ops::Range;
