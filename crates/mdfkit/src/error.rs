@@ -97,13 +97,18 @@ impl Error {
 
     /// The one-line rendering ([`std::fmt::Display`]), without a copy of the message when the
     /// error names no place: a caller keeping many errors' text (one a record of a damaged page)
-    /// allocates nothing for a fixed message.
+    /// allocates nothing for a fixed message, and one string, sized once, for the others.
     pub fn into_text(self) -> Cow<'static, str> {
         if self.file.is_none() && self.object.is_none() && self.page.is_none() {
-            self.message
-        } else {
-            self.to_string().into()
+            return self.message;
         }
+        // The places' text: the file's path, the object's name, `page 1:153 slot 4: ` (40 at most).
+        let places = self.file.as_ref().map_or(0, |f| f.as_os_str().len() + 2)
+            + self.object.as_ref().map_or(0, |o| o.len() + 2)
+            + 40;
+        let mut text = String::with_capacity(places + self.message.len());
+        let _ = fmt::Write::write_fmt(&mut text, format_args!("{self}"));
+        text.into()
     }
 
     /// The file the problem is in, when known.

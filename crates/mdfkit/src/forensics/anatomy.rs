@@ -1099,7 +1099,7 @@ fn cd_columns(decoder: &RowDecoder, cd: &CdRecord, ci: Option<&CompressionInfo>,
             span: index.and_then(|i| cd.stored_span(i)).map(|r| (at + r.start, r.len())),
             off_row,
             links,
-            value: decoder.decode_one(&record, plan, scratch).map_err(|e| e.to_string()),
+            value: decoder.decode_one(&record, plan, scratch).map_err(|e| e.into_text().into_owned()),
         }
     }));
 }
@@ -1464,7 +1464,7 @@ fn columns(d: &RowDecoder, rec: &Record, at: usize, parts: &mut Parts) {
         };
         let is_null = p.null_bit > 0 && rec.is_null(usize::from(p.null_bit));
         let span = stored.filter(|_| !is_null).map(|(s, _)| (at + offset_in(rec.bytes(), s), s.len()));
-        let value = d.decode_one(rec, plan, scratch).map_err(|e| e.to_string());
+        let value = d.decode_one(rec, plan, scratch).map_err(|e| e.into_text().into_owned());
         let links = match stored {
             Some((bytes, complex)) if !is_null => {
                 let text_pointer = crate::lob::is_text_pointer(plan.column.type_info.sql_type, complex, bytes.len());
