@@ -35,10 +35,10 @@ thread_local! {
 /// fuzzer's time goes to taking pages apart.
 fn assert_inside(a: &PageAnatomy) {
     for r in &a.records {
-        for f in &r.fields {
+        for f in a.record_fields(r) {
             assert!(f.offset + f.len <= PAGE_SIZE, "field {:?} past the page", f.name);
         }
-        for c in &r.columns {
+        for c in a.record_columns(r) {
             assert!(c.span.is_none_or(|(o, l)| o + l <= PAGE_SIZE));
         }
     }
@@ -54,7 +54,7 @@ fn assert_inside(a: &PageAnatomy) {
         .header_fields
         .iter()
         .map(|f| (f, None))
-        .chain(first.into_iter().flat_map(|r| r.fields.iter().map(move |f| (f, Some(r)))));
+        .chain(first.into_iter().flat_map(|r| a.record_fields(r).iter().map(move |f| (f, Some(r)))));
     for (f, r) in fields {
         let _ = (a.field_name(f), a.field_value(f, r));
     }

@@ -468,7 +468,7 @@ fn byte_map(p: &PageAnatomy) -> ByteMap {
     }
     for r in &p.records {
         let mut columns = 0;
-        for (i, f) in r.fields.iter().enumerate() {
+        for (i, f) in p.record_fields(r).iter().enumerate() {
             let mut class = format!("p-{}", f.part.name());
             if is_column(f.part) {
                 class.push_str(&column_class(columns));
@@ -601,7 +601,7 @@ fn page_view(s: &Studio, id: PageId, json_only: bool) -> mdfkit::Result<View> {
                 text(r.offset),
                 text(r.len),
                 text(kind),
-                text(r.error.clone().unwrap_or_default()),
+                text(r.error.as_ref().map(ToString::to_string).unwrap_or_default()),
             ]
         })
         .collect();
@@ -794,7 +794,7 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
         verdict_badge(&p)
     );
     if let Some(e) = &r.error {
-        let _ = write!(body, "<p class=\"badge warn\">{}</p>", esc(e));
+        let _ = write!(body, "<p class=\"badge warn\">{}</p>", esc(&e.to_string()));
     }
     if let Some((page, slot)) = r.forwarded_to {
         let _ = write!(body, "<p>Forwarded to {}</p>", a(&format!("/record/{page}:{slot}"), &format!("{page}:{slot}")));
@@ -803,13 +803,14 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
     let lob = lob_html(&p.bytes[r.offset..r.offset + r.len], r.record_type);
     body.push_str(&lob.0);
     body.push_str("<h2>Parts</h2>");
-    body.push_str(&fields_table(&p, &r.fields, Some(r), &format!("s{}f", r.slot), r.offset));
-    if !r.columns.is_empty() {
+    let (fields, columns) = (p.record_fields(r), p.record_columns(r));
+    body.push_str(&fields_table(&p, fields, Some(r), &format!("s{}f", r.slot), r.offset));
+    if !columns.is_empty() {
         body.push_str("<h2>Columns</h2><table class=\"columns\"><thead><tr><th>column</th><th>type</th><th>storage</th><th>null bit</th><th>offset</th><th>length</th><th>value</th></tr></thead><tbody>");
-        for (c, layout) in r.columns.iter().zip(&p.columns) {
+        for (c, layout) in columns.iter().zip(&p.columns) {
             // The field holding the column's bytes, for highlighting.
             let field =
-                c.span.and_then(|(o, _)| r.fields.iter().position(|f| f.offset <= o && o < f.offset + f.len.max(1)));
+                c.span.and_then(|(o, _)| fields.iter().position(|f| f.offset <= o && o < f.offset + f.len.max(1)));
             let (offset, len) =
                 c.span.map_or((String::new(), String::new()), |(o, l)| ((o - r.offset).to_string(), l.to_string()));
             let value = match &c.value {

@@ -95,6 +95,22 @@ impl Error {
         &self.message
     }
 
+    /// The one-line rendering ([`std::fmt::Display`]), without a copy of the message when the
+    /// error names no place: a caller keeping many errors' text (one a record of a damaged page)
+    /// allocates nothing for a fixed message, and one string, sized once, for the others.
+    pub fn into_text(self) -> Cow<'static, str> {
+        if self.file.is_none() && self.object.is_none() && self.page.is_none() {
+            return self.message;
+        }
+        // The places' text: the file's path, the object's name, `page 1:153 slot 4: ` (40 at most).
+        let places = self.file.as_ref().map_or(0, |f| f.as_os_str().len() + 2)
+            + self.object.as_ref().map_or(0, |o| o.len() + 2)
+            + 40;
+        let mut text = String::with_capacity(places + self.message.len());
+        let _ = fmt::Write::write_fmt(&mut text, format_args!("{self}"));
+        text.into()
+    }
+
     /// The file the problem is in, when known.
     pub fn file(&self) -> Option<&Path> {
         self.file.as_deref()
@@ -195,7 +211,10 @@ mod tests {
             .in_object("dbo.Orders")
             .in_file(Path::new("shop.mdf"));
         assert_eq!(e.to_string(), "shop.mdf: dbo.Orders: page 1:153 slot 4: record is 2 bytes, its header needs 4");
+        let bare = Error::corrupt("record is 2 bytes, its header needs 4").at_slot(4);
+        assert!(matches!(bare.into_text(), Cow::Borrowed("record is 2 bytes, its header needs 4")));
         assert!(e.kind().is_bad_input());
+        assert_eq!(e.into_text(), "shop.mdf: dbo.Orders: page 1:153 slot 4: record is 2 bytes, its header needs 4");
     }
 
     #[test]

@@ -72,23 +72,23 @@ fn anatomy_agrees_with_the_page_list_and_the_scan() {
             assert_eq!(a.records.len(), usize::from(s.slots), "{at}");
             for r in &a.records {
                 let mut end = r.offset;
-                for f in &r.fields {
+                for f in a.record_fields(r) {
                     assert_eq!(f.offset, end, "{at} slot {}: {} starts at {}", r.slot, a.field_name(f), f.offset);
                     end += f.len;
                 }
                 assert_eq!(end - r.offset, r.len, "{at} slot {}: parts add up to the record's length", r.slot);
-                if r.fields.is_empty() {
+                if a.record_fields(r).is_empty() {
                     continue;
                 }
                 records_checked += 1;
                 assert!(
-                    r.fields.iter().all(|f| f.part != Part::Undecoded) || !is_data || s.level > 0,
+                    a.record_fields(r).iter().all(|f| f.part != Part::Undecoded) || !is_data || s.level > 0,
                     "{at} slot {}",
                     r.slot
                 );
                 if let Some(expected) = scanned.get(&(s.id, r.slot)) {
-                    let got: Vec<String> = r
-                        .columns
+                    let got: Vec<String> = a
+                        .record_columns(r)
                         .iter()
                         .map(|c| c.value.as_ref().map_or_else(Clone::clone, Value::to_string))
                         .collect();
@@ -100,7 +100,7 @@ fn anatomy_agrees_with_the_page_list_and_the_scan() {
                         format!("{expected:?}")
                     );
                     values_checked += got.len();
-                    for (c, layout) in r.columns.iter().zip(&a.columns) {
+                    for (c, layout) in a.record_columns(r).iter().zip(&a.columns) {
                         let name = &layout.name;
                         if let Some((o, len)) = c.span {
                             assert!(o >= r.offset && o + len <= r.offset + r.len, "{at} slot {} {name}", r.slot);

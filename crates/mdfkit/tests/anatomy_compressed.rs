@@ -87,17 +87,17 @@ fn spec() -> Spec {
 /// The fields of `r` follow each other from its first byte to its last, none left undecoded.
 fn assert_covered(what: &str, r: &RecordAnatomy, a: &PageAnatomy) {
     let mut at = r.offset;
-    for f in &r.fields {
+    for f in a.record_fields(r) {
         assert_eq!(f.offset, at, "{what}: {} starts at {}, expected {at}", a.field_name(f), f.offset);
         assert_ne!(f.part, Part::Undecoded, "{what}: {} ({} bytes) left undecoded", a.field_name(f), f.len);
         at += f.len;
     }
     assert_eq!(at, r.offset + r.len, "{what}: the fields add up to the record");
-    for (c, layout) in r.columns.iter().zip(&a.columns) {
+    for (c, layout) in a.record_columns(r).iter().zip(&a.columns) {
         // A column's stored bytes are exactly one field's.
         if let Some((offset, len)) = c.span {
             assert!(
-                r.fields.iter().any(|f| f.offset == offset && f.len == len),
+                a.record_fields(r).iter().any(|f| f.offset == offset && f.len == len),
                 "{what}: column {}'s bytes {offset}+{len} are no field's",
                 layout.name
             );
@@ -155,11 +155,11 @@ fn compressed_pages_are_taken_apart_byte_by_byte_into_the_forges_rows() {
                     stubs += 1;
                     continue;
                 }
-                assert_eq!(a.field_name(&r.fields[0]), "header", "{what}: a CD record's header byte first");
-                let codes = r.fields.iter().filter(|f| f.part == Part::CdArray).count();
+                assert_eq!(a.field_name(&a.record_fields(r)[0]), "header", "{what}: a CD record's header byte first");
+                let codes = a.record_fields(r).iter().filter(|f| f.part == Part::CdArray).count();
                 assert_eq!(codes, t.columns.len().div_ceil(2), "{what}: a CD array byte for every two columns");
-                let row: Vec<String> = r
-                    .columns
+                let row: Vec<String> = a
+                    .record_columns(r)
                     .iter()
                     .map(|c| c.value.as_ref().map(Value::to_string).unwrap_or_else(|e| panic!("{what}: {e}")))
                     .collect();
@@ -232,8 +232,8 @@ fn real_compressed_pages_are_taken_apart_as_the_scan_reads_them() {
                         assert_covered(&what, r, &a);
                         records_seen += 1;
                         if let Some(scan) = scanned.get(&(s.id, r.slot)) {
-                            let row: Vec<String> = r
-                                .columns
+                            let row: Vec<String> = a
+                                .record_columns(r)
                                 .iter()
                                 .map(|c| c.value.as_ref().map_or_else(Clone::clone, Value::to_string))
                                 .collect();
@@ -304,7 +304,7 @@ fn compressed_index_levels_hold_the_forges_keys_and_child_pages() {
         let mut next = unit.first_page;
         while !next.is_null() {
             let a = read_database_page(&db, next).unwrap();
-            let key = a.records[0].columns[0].value.clone().unwrap();
+            let key = a.record_columns(&a.records[0])[0].value.clone().unwrap();
             let Value::Int(key) = key else { panic!("{name} {next}: key {key:?}") };
             let Some(mdfkit_forge::cd::CdCell::Bytes(stored)) =
                 mdfkit_forge::cd::compress(&mdfkit_forge::Val::Int(key), ColType::Int)
@@ -331,12 +331,16 @@ fn compressed_index_levels_hold_the_forges_keys_and_child_pages() {
                     assert!(r.error.is_none(), "{what}: {:?}", r.error);
                     assert_eq!(r.record_type, Some(RecordType::Index), "{what}");
                     assert_covered(&what, r, &a);
-                    let down = r.fields.iter().find(|f| a.field_name(f) == "down page").expect("a down page");
+                    let down = a.record_fields(r).iter().find(|f| a.field_name(f) == "down page").expect("a down page");
                     let mdfkit::anatomy::FieldValue::Page(child) = down.value else { panic!("{what}") };
                     // The key, named and decoded as the clustered key column.
-                    let key = r.fields.iter().find(|f| a.field_name(f) == "ItemID").expect("a key");
+                    let key = a.record_fields(r).iter().find(|f| a.field_name(f) == "ItemID").expect("a key");
                     if let Some(id) = first_ids.get(&child) {
-                        assert_eq!(r.columns[0].value, Ok(Value::Int(*id)), "{what}: the key of child {child}");
+                        assert_eq!(
+                            a.record_columns(r)[0].value,
+                            Ok(Value::Int(*id)),
+                            "{what}: the key of child {child}"
+                        );
                     }
                     let key_bytes = a.bytes[key.offset..key.offset + key.len].to_vec();
                     // The child's first key: a leaf's first row, or the first record of an index page.
@@ -344,7 +348,8 @@ fn compressed_index_levels_hold_the_forges_keys_and_child_pages() {
                         Some(k) => k.clone(),
                         None => {
                             let c = read_database_page(&db, child).unwrap();
-                            let f = c.records[0].fields.iter().find(|f| c.field_name(f) == "ItemID").unwrap();
+                            let f =
+                                c.record_fields(&c.records[0]).iter().find(|f| c.field_name(f) == "ItemID").unwrap();
                             c.bytes[f.offset..f.offset + f.len].to_vec()
                         }
                     };

@@ -393,18 +393,18 @@ fn assert_anatomy_covers(db: &Database, what: &str, root: PageId, keys: &[&str])
         for r in &a.records {
             // Every byte of the record is one field's, none left undecoded.
             let mut at = r.offset;
-            for f in &r.fields {
+            for f in a.record_fields(r) {
                 assert_eq!(f.offset, at, "{what}: page {id} slot {}", r.slot);
                 assert_ne!(f.part, Part::Undecoded, "{what}: page {id} slot {}", r.slot);
                 at += f.len;
             }
             assert_eq!(at, r.offset + r.len, "{what}: page {id} slot {}", r.slot);
-            assert_eq!(r.columns.len(), names.len(), "{what}: page {id} slot {}", r.slot);
-            for (c, name) in r.columns.iter().zip(&names) {
+            assert_eq!(a.record_columns(r).len(), names.len(), "{what}: page {id} slot {}", r.slot);
+            for (c, name) in a.record_columns(r).iter().zip(&names) {
                 assert!(c.value.is_ok(), "{what}: page {id} slot {} column {name}: {:?}", r.slot, c.value);
             }
             if level > 0 {
-                let down = r.fields.iter().find(|f| a.field_name(f) == "down page");
+                let down = a.record_fields(r).iter().find(|f| a.field_name(f) == "down page");
                 let child = match down.map(|f| &f.value) {
                     Some(mdfkit::anatomy::FieldValue::Page(p)) => *p,
                     other => panic!("{what}: page {id} slot {}: down page {other:?}", r.slot),

@@ -95,14 +95,14 @@ fn write_record(out: &mut impl Write, page: &PageAnatomy, r: &RecordAnatomy) -> 
         writeln!(out, "{:016X}:   {:<44} {text}", i * 20, words.join(" "))?;
     }
     writeln!(out)?;
-    for f in &r.fields {
+    for f in page.record_fields(r) {
         let (name, value) = (page.field_name(f), page.field_value(f, Some(r)));
         writeln!(out, "  [{:>4} +{:<4}] {:<22} {value}", f.offset - r.offset, f.len, name)?;
     }
     if let Some((p, s)) = r.forwarded_to {
         writeln!(out, "Forwarded to page {p} slot {s}")?;
     }
-    for (n, (c, layout)) in r.columns.iter().zip(&page.columns).enumerate() {
+    for (n, (c, layout)) in page.record_columns(r).iter().zip(&page.columns).enumerate() {
         let (offset, len) = c.span.map_or((0, 0), |(o, l)| (o - r.offset, l));
         writeln!(out)?;
         writeln!(out, "Slot {} Column {} Offset 0x{offset:x} Length {len}", r.slot, n + 1)?;

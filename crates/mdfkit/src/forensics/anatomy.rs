@@ -44,9 +44,13 @@
 //! all, for the CLI, the studio and Python.
 //!
 //! Every offset is checked: a damaged page gives an anatomy with the damage named in it, never a
-//! panic, and every field lies inside the page.
+//! panic, and every field lies inside the page. A page's records are taken apart into one list
+//! of fields and one of decoded columns (each record holds a range of each, and text is spelled
+//! when shown), at most [`MAX_FIELDS`] fields a page: a page of thousands of slots costs a few
+//! allocations, not a few a record.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
 use crate::backup::Lsn;
 use crate::bytes::{read_u16, read_u32};
@@ -179,8 +183,9 @@ pub enum FieldName {
     VariableColumn(usize),
     /// The bytes of one column: its index in [`PageAnatomy::columns`].
     Column(usize),
-    /// The byte bit columns share: their indexes in [`PageAnatomy::columns`], names joined by `, `.
-    Columns(Vec<usize>),
+    /// The byte bit columns share: a run of [`PageAnatomy::fixed_columns`] (indexes in
+    /// [`PageAnatomy::columns`]), names joined by `, `.
+    Columns(Range<usize>),
     /// `what n`: one of a numbered run (`column 3` of a CD record read without a layout,
     /// `short cluster 1`, `long end 2`, `dictionary entry 0`...).
     Numbered(&'static str, usize),
@@ -219,8 +224,8 @@ pub enum FieldValue {
     Hex,
     /// The field's bytes as bits, last byte first, a space between bytes (a null bitmap).
     Bits,
-    /// The decoded value of a column: its index in the record's [`RecordAnatomy::columns`]
-    /// (nothing when it could not be decoded).
+    /// The decoded value of a column: its index in the record's columns
+    /// ([`PageAnatomy::record_columns`]; nothing when it could not be decoded).
     Column(usize),
     /// A CD record's header byte: its hex value, record type and the bits naming what follows.
     CdHeader(u8),
@@ -251,8 +256,8 @@ pub struct ColumnLayout {
     pub null_bit: u16,
 }
 
-/// One column of a decoded record; its name, type and storage are those of the same index in
-/// [`PageAnatomy::columns`].
+/// One column of a decoded record ([`PageAnatomy::record_columns`]); its name, type and storage are
+/// those of the same index in [`PageAnatomy::columns`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct ColumnAnatomy {
     /// The record's null bitmap marks the column NULL.
@@ -269,8 +274,10 @@ pub struct ColumnAnatomy {
     pub value: std::result::Result<Value, String>,
 }
 
-/// One slot and the record it points at.
-#[derive(Debug, Clone, PartialEq)]
+/// One slot and the record it points at. Its fields and columns are ranges of the page's lists
+/// ([`PageAnatomy::record_fields`], [`PageAnatomy::record_columns`]): a page of thousands of
+/// records is taken apart into two lists, not two a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordAnatomy {
     /// The slot number, from 0 as DBCC PAGE counts.
     pub slot: u16,
@@ -281,16 +288,66 @@ pub struct RecordAnatomy {
     /// The record type in bits 1-3 of status byte A (`None`: a deleted slot, or one pointing
     /// outside the record area).
     pub record_type: Option<RecordType>,
-    /// The parts of the record, in order, covering its `len` bytes exactly.
-    pub fields: Vec<Field>,
+    /// The parts of the record, in order, covering its `len` bytes exactly: a range of
+    /// [`PageAnatomy::fields`].
+    pub fields: Range<usize>,
     /// The table's columns, as [`PageAnatomy::columns`] lists them (empty when the page's owner
-    /// is unknown or the record is not a row).
-    pub columns: Vec<ColumnAnatomy>,
+    /// is unknown or the record is not a row): a range of [`PageAnatomy::column_values`].
+    pub columns: Range<usize>,
     /// For a forwarding stub: the row it points at.
     pub forwarded_to: Option<(PageId, u16)>,
     /// Why the record could not be taken apart.
-    pub error: Option<String>,
+    pub error: Option<RecordError>,
 }
+
+/// Why a slot's record could not be taken apart; its `Display` is the text `mdfkit page` and the
+/// JSON show. Kept as what it is, spelled when shown: a damaged page of thousands of slots
+/// allocates no text a slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordError {
+    /// The slot's offset is 0: its record was deleted.
+    DeletedSlot,
+    /// The slot's offset lies outside the record area, between the page header and the slot
+    /// array (which starts at `array_start`).
+    OutsideRecordArea {
+        /// The slot's record offset.
+        offset: usize,
+        /// Where the slot array starts.
+        array_start: usize,
+    },
+    /// The page's records already hold [`MAX_FIELDS`] fields: only records that overlap each
+    /// other (damage) take so many, and this one is not taken apart.
+    TooManyFields,
+    /// What the record's parser found wrong with its bytes.
+    Damaged(Cow<'static, str>),
+}
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RecordError::DeletedSlot => f.write_str("deleted slot"),
+            RecordError::OutsideRecordArea { offset, array_start } => {
+                write!(f, "slot points at offset {offset}, outside the record area {HEADER_SIZE}..{array_start}")
+            }
+            RecordError::TooManyFields => {
+                write!(f, "not taken apart: the records before it already hold {MAX_FIELDS} fields (records overlap)")
+            }
+            RecordError::Damaged(message) => f.write_str(message),
+        }
+    }
+}
+
+impl From<Error> for RecordError {
+    fn from(e: Error) -> Self {
+        RecordError::Damaged(e.into_text())
+    }
+}
+
+/// Most fields the records of one page are taken apart into. Records that do not overlap hold
+/// at most about one field a byte (an empty variable-length column is a field of no bytes after
+/// its 2-byte end offset), so a page holds fewer than [`PAGE_SIZE`]; damaged slots pointing into
+/// each other's records could make thousands of records of thousands of fields each (gigabytes).
+pub const MAX_FIELDS: usize = 4 * PAGE_SIZE;
 
 /// A page taken apart.
 #[derive(Debug, Clone)]
@@ -307,8 +364,16 @@ pub struct PageAnatomy {
     pub header_fields: Vec<Field>,
     /// The row layout the records were decoded with (empty: not decoded).
     pub columns: Vec<ColumnLayout>,
+    /// The layout's fixed-length columns (their indexes in `columns`) by offset, then length: the
+    /// bit columns sharing a byte are a run of it ([`FieldName::Columns`]).
+    pub fixed_columns: Vec<usize>,
     /// One entry a slot, in slot order.
     pub records: Vec<RecordAnatomy>,
+    /// The fields of every record, record after record ([`PageAnatomy::record_fields`]).
+    pub fields: Vec<Field>,
+    /// The decoded columns of every record, record after record
+    /// ([`PageAnatomy::record_columns`]).
+    pub column_values: Vec<ColumnAnatomy>,
     /// The free space between the records and the slot array (offset, length), from the header.
     pub free_space: Option<(usize, usize)>,
     /// The object owning the page, as `schema.table`, when the catalog says: the table for its
@@ -335,6 +400,17 @@ impl PageAnatomy {
             }
             Verdict::Torn { sector } => format!("torn (sector {sector})"),
         }
+    }
+
+    /// The parts of record `r` of this page, in order, covering its bytes.
+    pub fn record_fields(&self, r: &RecordAnatomy) -> &[Field] {
+        self.fields.get(r.fields.clone()).unwrap_or_default()
+    }
+
+    /// The decoded columns of record `r` of this page, as [`PageAnatomy::columns`] lists them
+    /// (empty when the record was not decoded).
+    pub fn record_columns(&self, r: &RecordAnatomy) -> &[ColumnAnatomy] {
+        self.column_values.get(r.columns.clone()).unwrap_or_default()
     }
 
     /// The slot array, one field a slot in slot order (none when the page has no header, or a
@@ -365,7 +441,10 @@ impl PageAnatomy {
             FieldName::VariableEnd(n) => format!("variable end {n}").into(),
             FieldName::VariableColumn(n) => format!("variable column {n}").into(),
             FieldName::Column(i) => Cow::Borrowed(column(*i)),
-            FieldName::Columns(list) => list.iter().map(|&i| column(i)).collect::<Vec<_>>().join(", ").into(),
+            FieldName::Columns(run) => {
+                let names = self.fixed_columns.get(run.clone()).unwrap_or_default().iter().map(|&i| column(i));
+                names.collect::<Vec<_>>().join(", ").into()
+            }
             FieldName::Numbered(what, n) => format!("{what} {n}").into(),
         }
     }
@@ -393,7 +472,7 @@ impl PageAnatomy {
             }
             FieldValue::Hex => hex(bytes).into(),
             FieldValue::Bits => bits(bytes).into(),
-            FieldValue::Column(i) => match record.and_then(|r| r.columns.get(i)).map(|c| &c.value) {
+            FieldValue::Column(i) => match record.and_then(|r| self.record_columns(r).get(i)).map(|c| &c.value) {
                 Some(Ok(v)) => v.to_string().into(),
                 _ => Cow::Borrowed(""),
             },
@@ -559,7 +638,10 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         error: None,
         header_fields: Vec::new(),
         columns: Vec::new(),
+        fixed_columns: Vec::new(),
         records: Vec::new(),
+        fields: Vec::new(),
+        column_values: Vec::new(),
         free_space: None,
         owner: None,
         owner_unit: None,
@@ -591,6 +673,7 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
     let layout = decoder.map(Layout::new);
     if let Some(layout) = &layout {
         anatomy.columns = layout.columns();
+        anatomy.fixed_columns = layout.fixed.iter().map(|&(_, _, column)| column).collect();
     }
     let ci = if header.page_type == PageType::Data && header.type_flag_bits & PAGE_HAS_CI_STRUCTURE != 0 {
         match CompressionInfo::parse(&anatomy.bytes) {
@@ -618,20 +701,30 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         offsets.iter().map(|&o| usize::from(o)).filter(|&o| o >= HEADER_SIZE && o < array_start).collect();
     starts.push(free_data.clamp(HEADER_SIZE, array_start));
     starts.sort_unstable();
-    let mut scratch = Vec::new();
+    // Room for the records' fields and columns at once, as many as records of the layout take
+    // (within what a page holds): a page-long list regrown record by record is copied each time.
+    let records = starts.len() - 1;
+    let (fields_a_record, columns_a_record) =
+        layout.as_ref().map_or((8, 0), |l| (8 + 2 * l.fixed.len() + 3 * l.variable.len(), l.decoder.columns().len()));
+    let mut parts = Parts {
+        fields: Vec::with_capacity((records * fields_a_record).min(PAGE_SIZE)),
+        columns: Vec::with_capacity((records * columns_a_record).min(PAGE_SIZE)),
+        ..Parts::default()
+    };
     anatomy.records.reserve_exact(slots);
     for (slot, &offset) in offsets.iter().enumerate() {
         let (slot, offset) = (slot as u16, usize::from(offset));
         if offset == 0 {
-            anatomy.records.push(RecordAnatomy::empty(slot, 0, Some("deleted slot".into())));
+            anatomy.records.push(RecordAnatomy::empty(slot, 0, Some(RecordError::DeletedSlot)));
             continue;
         }
         if offset < HEADER_SIZE || offset >= array_start {
-            anatomy.records.push(RecordAnatomy::empty(
-                slot,
-                offset,
-                Some(format!("slot points at offset {offset}, outside the record area {HEADER_SIZE}..{array_start}")),
-            ));
+            let error = RecordError::OutsideRecordArea { offset, array_start };
+            anatomy.records.push(RecordAnatomy::empty(slot, offset, Some(error)));
+            continue;
+        }
+        if parts.fields.len() >= MAX_FIELDS {
+            anatomy.records.push(RecordAnatomy::empty(slot, offset, Some(RecordError::TooManyFields)));
             continue;
         }
         // `starts` is sorted: a binary search keeps a page of thousands of slots linear.
@@ -644,20 +737,34 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
             ci: ci.as_ref(),
             layout: layout.as_ref(),
         };
-        anatomy.records.push(record(page, slot, offset, end, &context, &mut scratch));
+        anatomy.records.push(record(page, slot, offset, end, &context, &mut parts));
     }
+    anatomy.fields = parts.fields;
+    anatomy.column_values = parts.columns;
     anatomy
 }
 
+/// What a page's records are taken apart into: one list of fields and one of columns for the
+/// whole page (each record holds a range of each), and scratch reused from record to record.
+#[derive(Default)]
+struct Parts {
+    fields: Vec<Field>,
+    columns: Vec<ColumnAnatomy>,
+    /// A CD record's fields before they are put in offset order.
+    unsorted: Vec<Field>,
+    /// Off-row values read while decoding.
+    scratch: Vec<u8>,
+}
+
 impl RecordAnatomy {
-    fn empty(slot: u16, offset: usize, error: Option<String>) -> Self {
+    fn empty(slot: u16, offset: usize, error: Option<RecordError>) -> Self {
         RecordAnatomy {
             slot,
             offset,
             len: 0,
             record_type: None,
-            fields: Vec::new(),
-            columns: Vec::new(),
+            fields: 0..0,
+            columns: 0..0,
             forwarded_to: None,
             error,
         }
@@ -730,15 +837,16 @@ struct RecordContext<'p, 'l> {
     layout: Option<&'l Layout<'l>>,
 }
 
-/// Takes apart the record at page offset `offset`; `page` ends at the slot array and `end` is
-/// where the next record starts (the length of records not taken apart).
+/// Takes apart the record at page offset `offset`, its fields and columns added to `parts`;
+/// `page` ends at the slot array and `end` is where the next record starts (the length of records
+/// not taken apart).
 fn record(
     page: &[u8],
     slot: u16,
     offset: usize,
     end: usize,
     context: &RecordContext,
-    scratch: &mut Vec<u8>,
+    parts: &mut Parts,
 ) -> RecordAnatomy {
     let status = page[offset];
     let is_data_page = context.page_type == PageType::Data;
@@ -748,6 +856,7 @@ fn record(
     let record_type = if is_cd { RecordType::from_cd_header(status) } else { RecordType::from_status(status) };
     let mut out = RecordAnatomy::empty(slot, offset, None);
     out.record_type = Some(record_type);
+    let (first_field, first_column) = (parts.fields.len(), parts.columns.len());
     match record_type {
         RecordType::ForwardingStub if is_data_page => {
             let stub = &page[offset..];
@@ -755,7 +864,7 @@ fn record(
                 Ok(target) => {
                     out.len = 9;
                     out.forwarded_to = Some((target.page, target.slot));
-                    out.fields = vec![
+                    parts.fields.extend([
                         if is_cd { cd_header_field(offset, status) } else { status_field(offset, status) },
                         field(
                             offset + 1,
@@ -773,9 +882,9 @@ fn record(
                             "slot of the forwarded record",
                             FieldValue::Number(target.slot.into()),
                         ),
-                    ];
+                    ]);
                 }
-                Err(e) => out.error = Some(e.to_string()),
+                Err(e) => out.error = Some(e.into()),
             }
         }
         RecordType::Primary
@@ -787,83 +896,85 @@ fn record(
             if is_cd =>
         {
             match CdRecord::parse(&page[offset..]) {
-                Ok(cd) => cd_record(&mut out, &cd, offset, context, scratch),
+                Ok(cd) => cd_record(&mut out, &cd, offset, context, parts),
                 Err(e) => {
-                    out.error = Some(e.to_string());
-                    whole(&mut out, end, record_type);
+                    out.error = Some(e.into());
+                    whole(&mut out, end, record_type, parts);
                 }
             }
         }
         RecordType::Primary | RecordType::Forwarded | RecordType::GhostData if is_data_page => {
             match Record::parse(&page[offset..]) {
-                Ok(rec) => data_record(&mut out, &rec, offset, 0, context.layout, scratch),
-                Err(e) => out.error = Some(e.to_string()),
+                Ok(rec) => data_record(&mut out, &rec, offset, 0, context.layout, parts),
+                Err(e) => out.error = Some(e.into()),
             }
         }
         RecordType::Index | RecordType::GhostIndex if context.page_type == PageType::Index => {
             match Record::parse_index(&page[offset..], context.pminlen) {
-                Ok(rec) => data_record(&mut out, &rec, offset, context.level, context.layout, scratch),
+                Ok(rec) => data_record(&mut out, &rec, offset, context.level, context.layout, parts),
                 Err(e) => {
-                    out.error = Some(e.to_string());
-                    whole(&mut out, end, record_type);
+                    out.error = Some(e.into());
+                    whole(&mut out, end, record_type, parts);
                 }
             }
         }
-        other => whole(&mut out, end, other),
+        other => whole(&mut out, end, other, parts),
     }
+    out.fields = first_field..parts.fields.len();
+    out.columns = first_column..parts.columns.len();
     out
 }
 
 /// Shows a record not taken apart as one field, up to `end` (the next record's start).
-fn whole(out: &mut RecordAnatomy, end: usize, record_type: RecordType) {
+fn whole(out: &mut RecordAnatomy, end: usize, record_type: RecordType, parts: &mut Parts) {
     out.len = end.saturating_sub(out.offset);
-    out.fields = vec![field(
+    parts.fields.push(field(
         out.offset,
         out.len,
         Part::Undecoded,
         FieldName::Record(record_type),
         "not taken apart by this version: shown up to the next record",
         FieldValue::Empty,
-    )];
+    ));
 }
 
 /// A CD record at page offset `at`: its parts, and its columns decoded when a layout is given.
-fn cd_record(out: &mut RecordAnatomy, cd: &CdRecord, at: usize, context: &RecordContext, scratch: &mut Vec<u8>) {
+fn cd_record(out: &mut RecordAnatomy, cd: &CdRecord, at: usize, context: &RecordContext, parts: &mut Parts) {
     out.len = cd.bytes().len();
     let layout = context.layout;
     // A non-leaf index record's last column: the child page (a leaf index record's last column is
     // one of the index's).
     let down_page = cd.down_page().filter(|_| context.page_type == PageType::Index && context.level > 0);
     let last = cd.column_count().saturating_sub(1);
-    out.fields = cd_fields(at, cd, &|i| match (layout.and_then(|l| l.cd_column(i)), down_page) {
+    let column = |i| match (layout.and_then(|l| l.cd_column(i)), down_page) {
         (_, Some(child)) if i == last => (FieldName::Fixed("down page"), FieldValue::Page(child)),
         (Some(c), _) => (FieldName::Column(c), FieldValue::Column(c)),
         (None, _) => (FieldName::Numbered("column", i + 1), FieldValue::Hex),
-    });
+    };
+    cd_fields(at, cd, &column, &mut parts.unsorted);
+    tile(&mut parts.unsorted, at, at + cd.bytes().len(), &mut parts.fields);
     if let Some(layout) = layout {
-        out.columns = cd_columns(layout.decoder, cd, context.ci, at, scratch);
+        cd_columns(layout.decoder, cd, context.ci, at, parts);
     }
 }
 
-/// The fields of CD record `cd` at page offset `at`, in offset order and covering it: header,
-/// column count, CD array, cluster arrays, each column's stored bytes (named and valued by
-/// `column`, given the column's index in the record), the long data region's flags, count, end
-/// offsets and back pointer, the versioning tag.
-fn cd_fields(at: usize, cd: &CdRecord, column: &dyn Fn(usize) -> (FieldName, FieldValue)) -> Vec<Field> {
+/// Adds to `fields` the fields of CD record `cd` at page offset `at`, in no order and with no gap
+/// between them named ([`tile`] does both): header, column count, CD array, cluster arrays, each
+/// column's stored bytes (named and valued by `column`, given the column's index in the record),
+/// the long data region's flags, count, end offsets and back pointer, the versioning tag.
+fn cd_fields(at: usize, cd: &CdRecord, column: &dyn Fn(usize) -> (FieldName, FieldValue), fields: &mut Vec<Field>) {
     use FieldName::{Fixed, Numbered};
     let b = cd.bytes();
     let parts = cd.parts();
-    let mut fields = vec![
-        cd_header_field(at, b[0]),
-        field(
-            at + parts.column_count,
-            1,
-            Part::ColumnCount,
-            Fixed("column count"),
-            "columns in the CD array",
-            FieldValue::Number(cd.column_count() as i64),
-        ),
-    ];
+    fields.push(cd_header_field(at, b[0]));
+    fields.push(field(
+        at + parts.column_count,
+        1,
+        Part::ColumnCount,
+        Fixed("column count"),
+        "columns in the CD array",
+        FieldValue::Number(cd.column_count() as i64),
+    ));
     for (k, o) in parts.cd_array.clone().enumerate() {
         let first = 2 * k;
         fields.push(field(
@@ -945,62 +1056,52 @@ fn cd_fields(at: usize, cd: &CdRecord, column: &dyn Fn(usize) -> (FieldName, Fie
         let meaning = "row versioning (snapshot isolation)";
         fields.push(field(at + tag.start, tag.len(), Part::VersionTag, Fixed("version tag"), meaning, FieldValue::Hex));
     }
-    tile(fields, at, at + b.len())
 }
 
-/// `fields` in offset order, bytes between them that no part claims named as gaps, up to `end`.
-fn tile(mut fields: Vec<Field>, start: usize, end: usize) -> Vec<Field> {
+/// Moves `fields` (left empty) to the end of `out` in offset order, bytes between them that no
+/// part claims named as gaps, from `start` up to `end`.
+fn tile(fields: &mut Vec<Field>, start: usize, end: usize, out: &mut Vec<Field>) {
     fields.sort_by_key(|f| f.offset);
-    let mut tiled = Vec::with_capacity(fields.len() + 1);
+    out.reserve(fields.len() + 1);
     let mut cursor = start;
-    for f in fields {
+    for f in fields.drain(..) {
         if f.offset > cursor {
-            tiled.push(gap(cursor, f.offset - cursor));
+            out.push(gap(cursor, f.offset - cursor));
         }
         cursor = cursor.max(f.offset + f.len);
-        tiled.push(f);
+        out.push(f);
     }
     if end > cursor {
-        tiled.push(gap(cursor, end - cursor));
+        out.push(gap(cursor, end - cursor));
     }
-    tiled
 }
 
-/// The columns of `decoder` in CD record `cd` at page offset `at` (on a page with CI structure
-/// `ci`): where each one's stored bytes lie, and its value as the scan decodes it.
-fn cd_columns(
-    decoder: &RowDecoder,
-    cd: &CdRecord,
-    ci: Option<&CompressionInfo>,
-    at: usize,
-    scratch: &mut Vec<u8>,
-) -> Vec<ColumnAnatomy> {
+/// Adds to `parts` the columns of `decoder` in CD record `cd` at page offset `at` (on a page with
+/// CI structure `ci`): where each one's stored bytes lie, and its value as the scan decodes it.
+fn cd_columns(decoder: &RowDecoder, cd: &CdRecord, ci: Option<&CompressionInfo>, at: usize, parts: &mut Parts) {
     let record = Record::from_cd(cd, ci);
-    decoder
-        .columns()
-        .iter()
-        .map(|plan| {
-            let index = match plan.physical.location() {
-                ColumnLocation::Variable(i) => Some(i),
-                ColumnLocation::Fixed(_) => None,
-            };
-            let links = match index.and_then(|i| cd.value(i)) {
-                Some(CdValue::Complex(bytes)) => {
-                    let text_pointer = crate::lob::is_text_pointer(plan.column.type_info.sql_type, true, bytes.len());
-                    crate::lob::pointer_links(bytes, text_pointer).unwrap_or_default()
-                }
-                _ => Vec::new(),
-            };
-            let off_row = index.is_some_and(|i| matches!(cd.value(i), Some(CdValue::Complex(_))));
-            ColumnAnatomy {
-                is_null: index.and_then(|i| cd.code(i)) == Some(CdCode::Null),
-                span: index.and_then(|i| cd.stored_span(i)).map(|r| (at + r.start, r.len())),
-                off_row,
-                links,
-                value: decoder.decode_one(&record, plan, scratch).map_err(|e| e.to_string()),
+    let scratch = &mut parts.scratch;
+    parts.columns.extend(decoder.columns().iter().map(|plan| {
+        let index = match plan.physical.location() {
+            ColumnLocation::Variable(i) => Some(i),
+            ColumnLocation::Fixed(_) => None,
+        };
+        let links = match index.and_then(|i| cd.value(i)) {
+            Some(CdValue::Complex(bytes)) => {
+                let text_pointer = crate::lob::is_text_pointer(plan.column.type_info.sql_type, true, bytes.len());
+                crate::lob::pointer_links(bytes, text_pointer).unwrap_or_default()
             }
-        })
-        .collect()
+            _ => Vec::new(),
+        };
+        let off_row = index.is_some_and(|i| matches!(cd.value(i), Some(CdValue::Complex(_))));
+        ColumnAnatomy {
+            is_null: index.and_then(|i| cd.code(i)) == Some(CdCode::Null),
+            span: index.and_then(|i| cd.stored_span(i)).map(|r| (at + r.start, r.len())),
+            off_row,
+            links,
+            value: decoder.decode_one(&record, plan, scratch).map_err(|e| e.into_text().into_owned()),
+        }
+    }));
 }
 
 /// The fields of a page's CI structure: its header, its anchor record (each column's prefix,
@@ -1034,10 +1135,17 @@ fn ci_fields(ci: &CompressionInfo, page: &[u8], layout: Option<&Layout>) -> Vec<
         fields.push(field(r.start, 2, Part::CiHeader, Fixed("dictionary offset"), meaning, number(start)));
     }
     if let (Some(anchor), Some(r)) = (ci.anchor(), &p.anchor) {
-        fields.extend(cd_fields(r.start, anchor, &|i| {
-            let name = layout.and_then(|l| l.cd_column(i)).map_or(Numbered("column", i + 1), FieldName::Column);
-            (name, FieldValue::Hex)
-        }));
+        let mut unsorted = Vec::new();
+        cd_fields(
+            r.start,
+            anchor,
+            &|i| {
+                let name = layout.and_then(|l| l.cd_column(i)).map_or(Numbered("column", i + 1), FieldName::Column);
+                (name, FieldValue::Hex)
+            },
+            &mut unsorted,
+        );
+        tile(&mut unsorted, r.start, r.start + anchor.bytes().len(), &mut fields);
     }
     if let Some(r) = &p.dictionary_count {
         let count = number(p.dictionary_entries.len());
@@ -1068,7 +1176,9 @@ fn ci_fields(ci: &CompressionInfo, page: &[u8], layout: Option<&Layout>) -> Vec<
             FieldValue::Hex,
         ));
     }
-    tile(fields, HEADER_SIZE, HEADER_SIZE + ci.size)
+    let mut tiled = Vec::new();
+    tile(&mut fields, HEADER_SIZE, HEADER_SIZE + ci.size, &mut tiled);
+    tiled
 }
 
 /// DBCC PAGE's spelling of a record type.
@@ -1166,15 +1276,15 @@ fn data_record(
     at: usize,
     level: u8,
     layout: Option<&Layout>,
-    scratch: &mut Vec<u8>,
+    parts: &mut Parts,
 ) {
     let b = rec.bytes();
     out.len = b.len();
     let fixed: &[(usize, usize, usize)] = layout.map_or(&[], |l| &l.fixed);
     // Room for every part at once (the header's and tag's 10 at most, a fixed column and the
-    // unused bytes before it, a variable column's end offset, bytes and the gap before them):
-    // the list is not regrown part by part on pages of thousands of records.
-    let mut fields = Vec::with_capacity(10 + 2 * fixed.len() + 3 * rec.var_entry_count());
+    // unused bytes before it, a variable column's end offset, bytes and the gap before them).
+    let fields = &mut parts.fields;
+    fields.reserve(10 + 2 * fixed.len() + 3 * rec.var_entry_count());
     fields.push(status_field(at, b[0]));
     // A data record's status B and fixed end; an index record has neither.
     if rec.fixed_start() == 4 {
@@ -1223,7 +1333,7 @@ fn data_record(
         let (name, value) = if n == 1 {
             (FieldName::Column(column), FieldValue::Column(column))
         } else {
-            (FieldName::Columns(fixed[i..i + n].iter().map(|(_, _, c)| *c).collect()), FieldValue::Empty)
+            (FieldName::Columns(i..i + n), FieldValue::Empty)
         };
         fields.push(field(at + o, len, Part::FixedColumn, name, "fixed-length column", value));
         cursor = o + len;
@@ -1292,7 +1402,8 @@ fn data_record(
         let variable: &[(usize, usize)] = layout.map_or(&[], |l| &l.variable);
         for i in 0..entries {
             let Ok(v) = rec.var_entry(i) else {
-                out.error = Some(format!("variable column {} lies outside the record", i + 1));
+                out.error =
+                    Some(RecordError::Damaged(format!("variable column {} lies outside the record", i + 1).into()));
                 break;
             };
             let start = offset_in(b, v.bytes);
@@ -1337,44 +1448,42 @@ fn data_record(
         ));
     }
     if let Some(layout) = layout {
-        out.columns = columns(layout.decoder, rec, at, scratch);
+        columns(layout.decoder, rec, at, parts);
     }
-    out.fields = fields;
 }
 
-fn columns(d: &RowDecoder, rec: &Record, at: usize, scratch: &mut Vec<u8>) -> Vec<ColumnAnatomy> {
-    d.columns()
-        .iter()
-        .map(|plan| {
-            let p = &plan.physical;
-            let stored = match p.location() {
-                ColumnLocation::Fixed(o) => plan.fixed_len().and_then(|len| rec.fixed(o, len)).map(|s| (s, false)),
-                ColumnLocation::Variable(i) => rec.var(i).ok().flatten().map(|v| (v.bytes, v.complex)),
-            };
-            let is_null = p.null_bit > 0 && rec.is_null(usize::from(p.null_bit));
-            let span = stored.filter(|_| !is_null).map(|(s, _)| (at + offset_in(rec.bytes(), s), s.len()));
-            let value = d.decode_one(rec, plan, scratch).map_err(|e| e.to_string());
-            let links = match stored {
-                Some((bytes, complex)) if !is_null => {
-                    let text_pointer =
-                        crate::lob::is_text_pointer(plan.column.type_info.sql_type, complex, bytes.len());
-                    if complex || text_pointer {
-                        crate::lob::pointer_links(bytes, text_pointer).unwrap_or_default()
-                    } else {
-                        Vec::new()
-                    }
+/// Adds to `parts` the columns of `d` in FixedVar record `rec` at page offset `at`: where each
+/// one's stored bytes lie, and its value as the scan decodes it.
+fn columns(d: &RowDecoder, rec: &Record, at: usize, parts: &mut Parts) {
+    let scratch = &mut parts.scratch;
+    parts.columns.extend(d.columns().iter().map(|plan| {
+        let p = &plan.physical;
+        let stored = match p.location() {
+            ColumnLocation::Fixed(o) => plan.fixed_len().and_then(|len| rec.fixed(o, len)).map(|s| (s, false)),
+            ColumnLocation::Variable(i) => rec.var(i).ok().flatten().map(|v| (v.bytes, v.complex)),
+        };
+        let is_null = p.null_bit > 0 && rec.is_null(usize::from(p.null_bit));
+        let span = stored.filter(|_| !is_null).map(|(s, _)| (at + offset_in(rec.bytes(), s), s.len()));
+        let value = d.decode_one(rec, plan, scratch).map_err(|e| e.into_text().into_owned());
+        let links = match stored {
+            Some((bytes, complex)) if !is_null => {
+                let text_pointer = crate::lob::is_text_pointer(plan.column.type_info.sql_type, complex, bytes.len());
+                if complex || text_pointer {
+                    crate::lob::pointer_links(bytes, text_pointer).unwrap_or_default()
+                } else {
+                    Vec::new()
                 }
-                _ => Vec::new(),
-            };
-            ColumnAnatomy {
-                is_null,
-                span,
-                off_row: stored.is_some_and(|(_, complex)| complex) || !links.is_empty(),
-                links,
-                value,
             }
-        })
-        .collect()
+            _ => Vec::new(),
+        };
+        ColumnAnatomy {
+            is_null,
+            span,
+            off_row: stored.is_some_and(|(_, complex)| complex) || !links.is_empty(),
+            links,
+            value,
+        }
+    }));
 }
 
 /// Where `part` (a sub-slice of `whole`) starts within `whole`.
@@ -1559,10 +1668,10 @@ impl PageAnatomy {
             "offset": r.offset,
             "length": r.len,
             "record_type": r.record_type.map(record_type_name),
-            "fields": r.fields.iter().map(|f| self.field_to_json(f, Some(r))).collect::<Vec<_>>(),
-            "columns": r.columns.iter().zip(&self.columns).map(column).collect::<Vec<_>>(),
+            "fields": self.record_fields(r).iter().map(|f| self.field_to_json(f, Some(r))).collect::<Vec<_>>(),
+            "columns": self.record_columns(r).iter().zip(&self.columns).map(column).collect::<Vec<_>>(),
             "forwarded_to": r.forwarded_to.map(|(p, s)| format!("{p}:{s}")),
-            "error": r.error,
+            "error": r.error.as_ref().map(ToString::to_string),
         })
     }
 }
@@ -1584,9 +1693,9 @@ mod tests {
     }
 
     /// Every record's fields tile it: in order, no gap, no overlap, summing to its length.
-    fn assert_tiles(r: &RecordAnatomy) {
+    fn assert_tiles(a: &PageAnatomy, r: &RecordAnatomy) {
         let mut at = r.offset;
-        for f in &r.fields {
+        for f in a.record_fields(r) {
             assert_eq!(f.offset, at, "slot {} field {:?} starts at {}, expected {at}", r.slot, f.name, f.offset);
             at += f.len;
         }
@@ -1615,19 +1724,19 @@ mod tests {
         assert_eq!(a.records.len(), 2);
         let r = &a.records[0];
         assert_eq!((r.offset, r.len), (96, row1.len()));
-        assert_tiles(r);
+        assert_tiles(&a, r);
         let value = |c: &ColumnAnatomy| c.value.as_ref().map(Value::to_string).map_err(Clone::clone);
-        assert_eq!(value(&r.columns[0]), Ok("7".into()));
-        assert_eq!(r.columns[0].span, Some((96 + 4, 4)));
-        assert_eq!(value(&r.columns[1]), Ok("abc".into()));
-        assert_eq!(r.columns[1].span, Some((96 + row1.len() - 3, 3)));
-        let id_field = r.fields.iter().find(|f| f.part == Part::FixedColumn).unwrap();
+        assert_eq!(value(&a.record_columns(r)[0]), Ok("7".into()));
+        assert_eq!(a.record_columns(r)[0].span, Some((96 + 4, 4)));
+        assert_eq!(value(&a.record_columns(r)[1]), Ok("abc".into()));
+        assert_eq!(a.record_columns(r)[1].span, Some((96 + row1.len() - 3, 3)));
+        let id_field = a.record_fields(r).iter().find(|f| f.part == Part::FixedColumn).unwrap();
         assert_eq!((a.field_name(id_field), a.field_value(id_field, Some(r))), ("id".into(), "7".into()));
         let r = &a.records[1];
         assert_eq!(r.offset, 96 + row1.len());
-        assert_tiles(r);
-        assert!(r.columns[1].is_null && r.columns[1].span.is_none());
-        assert_eq!(value(&r.columns[1]), Ok("NULL".into()));
+        assert_tiles(&a, r);
+        assert!(a.record_columns(r)[1].is_null && a.record_columns(r)[1].span.is_none());
+        assert_eq!(value(&a.record_columns(r)[1]), Ok("NULL".into()));
         assert_eq!(a.free_space, Some((96 + row1.len() + row2.len(), PAGE_SIZE - 4 - (96 + row1.len() + row2.len()))));
         assert_eq!(a.slot_array().nth(1).map(|f| f.offset), Some(PAGE_SIZE - 4));
     }
@@ -1638,7 +1747,7 @@ mod tests {
         // Ten columns, 1 and 10 NULL: bit 0 of the first byte, bit 1 of the second.
         let row = build_record(&7i32.to_le_bytes(), 10, &[1, 10], &[]);
         let a = take_apart(build_page(id, 1, &[&row]).into_boxed_slice(), id, Verdict::Unprotected, None);
-        let bitmap = a.records[0].fields.iter().find(|f| f.part == Part::NullBitmap).unwrap();
+        let bitmap = a.record_fields(&a.records[0]).iter().find(|f| f.part == Part::NullBitmap).unwrap();
         assert_eq!((bitmap.len, a.field_value(bitmap, None).as_ref()), (2, "00000010 00000001"));
         assert_eq!(hex(&[0x0a, 0xff, 0x00]), "0x0AFF00");
     }
@@ -1653,10 +1762,11 @@ mod tests {
         b[22] = 3; // a third slot, deleted
         let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
         assert_eq!(a.records[0].forwarded_to, Some((PageId::new(1, 292), 3)));
-        assert_tiles(&a.records[0]);
-        assert_eq!(a.field_name(&a.records[1].fields[0]), "INDEX_RECORD record");
+        assert_tiles(&a, &a.records[0]);
+        assert_eq!(a.field_name(&a.record_fields(&a.records[1])[0]), "INDEX_RECORD record");
         assert_eq!(a.records[1].len, index.len());
-        assert_eq!(a.records[2].error.as_deref(), Some("deleted slot"));
+        assert_eq!(a.records[2].error, Some(RecordError::DeletedSlot));
+        assert_eq!(RecordError::DeletedSlot.to_string(), "deleted slot");
     }
 
     #[test]
@@ -1671,7 +1781,7 @@ mod tests {
                 b[at] = x;
                 let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, Some(&d));
                 for r in &a.records {
-                    for f in &r.fields {
+                    for f in a.record_fields(r) {
                         assert!(f.offset + f.len <= PAGE_SIZE);
                     }
                 }
@@ -1679,6 +1789,38 @@ mod tests {
         }
         let a = take_apart(vec![0u8; PAGE_SIZE].into_boxed_slice(), id, Verdict::Unprotected, Some(&d));
         assert!(a.error.unwrap().contains("says it is page 0:0"));
+    }
+
+    #[test]
+    fn bounds_the_fields_of_records_that_overlap() {
+        let id = PageId::new(1, 7);
+        // A record of 2,000 empty variable-length columns: 4,003 fields (status A and B, fixed
+        // end, count, then an end offset and a column of no bytes each).
+        let columns = 2000u16;
+        let mut row = vec![0x20, 0, 4, 0];
+        row.extend_from_slice(&columns.to_le_bytes());
+        let table_end = 6 + 2 * columns;
+        for _ in 0..columns {
+            row.extend_from_slice(&table_end.to_le_bytes());
+        }
+        let mut b = build_page(id, 1, &[&row]);
+        // 100 slots, all pointing at it: a damaged slot array.
+        let slots = 100;
+        b[22..24].copy_from_slice(&(slots as u16).to_le_bytes());
+        for s in 0..slots {
+            b[PAGE_SIZE - 2 * (s + 1)..PAGE_SIZE - 2 * s].copy_from_slice(&96u16.to_le_bytes());
+        }
+        let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
+        let per_record = 4 + 2 * usize::from(columns);
+        let taken = MAX_FIELDS.div_ceil(per_record);
+        assert_eq!(a.record_fields(&a.records[0]).len(), per_record);
+        assert_tiles(&a, &a.records[taken - 1]);
+        assert_eq!(a.fields.len(), taken * per_record, "the records taken apart before the bound");
+        for r in &a.records[taken..] {
+            assert_eq!(r.error, Some(RecordError::TooManyFields), "slot {}", r.slot);
+            assert!(a.record_fields(r).is_empty());
+        }
+        assert_eq!(a.records.len(), slots);
     }
 
     /// A PAGE compressed data page: the CI structure `ci` at offset 96, then `records`.
@@ -1747,31 +1889,37 @@ mod tests {
 
         let r = &a.records[0];
         assert_eq!((r.offset, r.len, r.record_type), (120, row.len(), Some(RecordType::Primary)));
-        assert_tiles(r);
-        assert_eq!(named(&r.fields, "header").2, "0x01: PRIMARY_RECORD");
-        assert_eq!(named(&r.fields, "CD codes of column 1").2, "column 1: dictionary symbol, column 2: 2 bytes");
-        assert_eq!(named(&r.fields, "CD codes of column 3").2, "column 3: NULL");
-        assert_eq!(named(&r.fields, "column 1"), (124, 1, "0x00".into()), "symbol 0's byte");
-        assert_eq!(named(&r.fields, "column 2"), (125, 2, "0x6B6B".into()));
+        assert_tiles(&a, r);
+        assert_eq!(named(a.record_fields(r), "header").2, "0x01: PRIMARY_RECORD");
+        assert_eq!(
+            named(a.record_fields(r), "CD codes of column 1").2,
+            "column 1: dictionary symbol, column 2: 2 bytes"
+        );
+        assert_eq!(named(a.record_fields(r), "CD codes of column 3").2, "column 3: NULL");
+        assert_eq!(named(a.record_fields(r), "column 1"), (124, 1, "0x00".into()), "symbol 0's byte");
+        assert_eq!(named(a.record_fields(r), "column 2"), (125, 2, "0x6B6B".into()));
 
         let r = &a.records[1];
         assert_eq!((r.len, r.record_type), (moved.len(), Some(RecordType::Forwarded)));
-        assert_tiles(r);
-        assert_eq!(named(&r.fields, "header").2, "0x33: FORWARDED_RECORD | LONG_DATA_REGION | VERSIONING_INFO");
-        assert_eq!(named(&r.fields, "long data count").2, "2");
-        assert_eq!(named(&r.fields, "long end 1").2, "3 (complex: a pointer)");
-        let column_2 = r.fields.iter().find(|f| a.field_name(f) == "column 2").unwrap();
+        assert_tiles(&a, r);
+        assert_eq!(
+            named(a.record_fields(r), "header").2,
+            "0x33: FORWARDED_RECORD | LONG_DATA_REGION | VERSIONING_INFO"
+        );
+        assert_eq!(named(a.record_fields(r), "long data count").2, "2");
+        assert_eq!(named(a.record_fields(r), "long end 1").2, "3 (complex: a pointer)");
+        let column_2 = a.record_fields(r).iter().find(|f| a.field_name(f) == "column 2").unwrap();
         assert_eq!((column_2.part, column_2.len), (Part::Pointer, 3));
-        assert_eq!(named(&r.fields, "back pointer").2, "1:9 slot 3");
-        assert_eq!(named(&r.fields, "version tag").1, 14);
+        assert_eq!(named(a.record_fields(r), "back pointer").2, "1:9 slot 3");
+        assert_eq!(named(a.record_fields(r), "version tag").1, 14);
 
         // The Business Central row (84 columns, three clusters: `record/cd.rs`).
         let r = &a.records[2];
         assert_eq!(r.len, 867);
-        assert_tiles(r);
-        assert_eq!(named(&r.fields, "short cluster 1").2, "50");
-        assert_eq!(named(&r.fields, "short cluster 2").2, "50");
-        assert!(r.fields.iter().all(|f| f.part != Part::Undecoded), "no gap in a real record");
+        assert_tiles(&a, r);
+        assert_eq!(named(a.record_fields(r), "short cluster 1").2, "50");
+        assert_eq!(named(a.record_fields(r), "short cluster 2").2, "50");
+        assert!(a.record_fields(r).iter().all(|f| f.part != Part::Undecoded), "no gap in a real record");
         assert_eq!(a.records.len(), 3);
         let json = a.to_json();
         assert_eq!(json["compression_info"][0]["value"], "0x06: ANCHOR_RECORD | DICTIONARY");
@@ -1795,9 +1943,9 @@ mod tests {
                     cursor += f.len;
                 }
                 for r in &a.records {
-                    assert_tiles(r);
-                    assert!(r.fields.iter().all(|f| f.offset + f.len <= PAGE_SIZE));
-                    for f in &r.fields {
+                    assert_tiles(&a, r);
+                    assert!(a.record_fields(r).iter().all(|f| f.offset + f.len <= PAGE_SIZE));
+                    for f in a.record_fields(r) {
                         let _ = (a.field_name(f), a.field_value(f, Some(r)));
                     }
                 }
@@ -1815,9 +1963,9 @@ mod tests {
         let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
         let r = &a.records[0];
         assert_eq!((r.record_type, r.len), (Some(RecordType::Index), index.len()));
-        assert_tiles(r);
+        assert_tiles(&a, r);
         let value = |name: &str| {
-            let f = r.fields.iter().find(|f| a.field_name(f) == name).unwrap_or_else(|| panic!("{name}"));
+            let f = a.record_fields(r).iter().find(|f| a.field_name(f) == name).unwrap_or_else(|| panic!("{name}"));
             a.field_value(f, Some(r)).into_owned()
         };
         assert_eq!(value("header"), "0x19: INDEX_RECORD");
@@ -1833,8 +1981,8 @@ mod tests {
         let a = take_apart(compressed_page(id, &ci, &[&row]).into_boxed_slice(), id, Verdict::Unprotected, None);
         assert!(a.error.as_deref().unwrap_or("").contains("compression information structure"), "{:?}", a.error);
         let r = &a.records[0];
-        assert!(r.error.as_deref().unwrap_or("").contains("CD code 13"), "{:?}", r.error);
-        assert_tiles(r);
+        assert!(r.error.as_ref().is_some_and(|e| e.to_string().contains("CD code 13")), "{:?}", r.error);
+        assert_tiles(&a, r);
     }
 
     #[test]
