@@ -26,7 +26,7 @@ use crate::catalog::rowset::ColumnLocation;
 use crate::columnar::BatchBuilder;
 use crate::error::Result;
 use crate::page::Page;
-use crate::record::{Record, RecordFormat, RecordType, VarField};
+use crate::record::{PrimaryParts, Record, RecordFormat, RecordType, VarField, VarSpan};
 use crate::rows::RowDecoder;
 use crate::scan::{self, Flow, ScanMode, ScanStats};
 use crate::source::PageReader;
@@ -79,12 +79,35 @@ impl NullBit {
     fn new(bit: usize) -> Self {
         NullBit { byte: (bit - 1) / 8, mask: 1 << ((bit - 1) % 8) }
     }
+}
 
-    /// Whether the column is NULL in a record that `PlainLayout::takes`: its bitmap covers the
-    /// column, so this is `Record::is_null` without the checks.
+/// A record the run takes: where it starts in the page's record area, and its parts.
+#[derive(Debug, Clone, Copy)]
+struct PlainRow {
+    start: u32,
+    /// Where its null bitmap starts.
+    nulls: u32,
+    parts: PrimaryParts,
+}
+
+impl PlainRow {
+    /// The record's bytes up to the page's slot array.
     #[inline]
-    fn is_set(self, record: &Record) -> bool {
-        record.null_bits_set(self.byte, self.mask)
+    fn bytes<'a>(&self, area: &'a [u8]) -> &'a [u8] {
+        area.get(self.start as usize..).unwrap_or_default()
+    }
+
+    /// The `len` bytes at `offset` of the record.
+    #[inline]
+    fn fixed<'a>(&self, area: &'a [u8], offset: usize, len: usize) -> &'a [u8] {
+        let at = self.start as usize + offset;
+        area.get(at..at + len).unwrap_or_default()
+    }
+
+    /// Whether the column of `null` is NULL: the record's bitmap covers it (`PlainLayout::takes`).
+    #[inline]
+    fn is_null(&self, area: &[u8], null: NullBit) -> bool {
+        area.get(self.nulls as usize + null.byte).is_some_and(|b| b & null.mask != 0)
     }
 }
 
@@ -138,40 +161,63 @@ impl PlainLayout {
                 .all(|&index| matches!(record.var(index), Ok(None | Some(VarField { complex: false, .. }))))
     }
 
+    /// [`Self::takes`] for the record starting at `b[0]`, found without a [`Record`]: its parts
+    /// when it is taken.
+    #[inline]
+    fn parts_taken(&self, b: &[u8]) -> Option<PrimaryParts> {
+        let parts = Record::primary_parts(b)?;
+        let taken = usize::from(parts.column_count) >= self.null_bits
+            && usize::from(parts.fixed_end) >= self.fixed_end
+            && self
+                .var_indexes
+                .iter()
+                .all(|&index| matches!(parts.var(b, index), Some(None | Some(VarSpan { complex: false, .. }))));
+        taken.then_some(parts)
+    }
+
     /// Appends the rows of the slots `slots` names (in `slots.decoder`'s columns) to `batch`, counting them (and ghosts,
     /// forwarded rows) in `stats`; returns the slot to continue from (the slot count once the
     /// page is done).
     pub fn append_slots(&self, slots: PageSlots, batch: &mut BatchBuilder, stats: &mut ScanStats) -> Result<u16> {
         let PageSlots { decoder, reader, page, is_heap, first_slot, max_rows } = slots;
-        let mut run: Vec<Record> = Vec::with_capacity(usize::from(page.slot_count()));
+        // The buffer of the thread's previous page, reused.
+        let mut run = PLAIN_ROWS.take();
+        run.clear();
+        let area = page.record_area();
         let mut appended = 0usize;
         let mut slot = first_slot;
-        while slot < page.slot_count() && appended < max_rows {
-            if let Ok(Some(bytes)) = page.slot_bytes(slot) {
-                if bytes.first().is_some_and(|&b| RecordType::from_status(b) == RecordType::Primary) {
-                    if let Ok(record) = Record::parse(bytes) {
-                        if self.takes(&record) {
-                            run.push(record);
-                            appended += 1;
-                            slot += 1;
-                            continue;
-                        }
-                    }
+        let result = loop {
+            if slot >= page.slot_count() || appended >= max_rows {
+                break self.append_run(decoder, batch, area, &run, stats).map(|()| slot);
+            }
+            if let Ok(Some(start)) = page.live_slot_offset(slot) {
+                if let Some(parts) = self.parts_taken(&area[start..]) {
+                    // Offsets in a page fit 32 bits.
+                    let start32 = start as u32;
+                    run.push(PlainRow { start: start32, nulls: start32 + parts.null_bitmap() as u32, parts });
+                    appended += 1;
+                    slot += 1;
+                    continue;
                 }
             }
             // Rows keep their slot order: the run so far goes first.
-            self.append_run(decoder, batch, &run, stats)?;
+            if let Err(e) = self.append_run(decoder, batch, area, &run, stats) {
+                break Err(e);
+            }
             run.clear();
             let mut append = |record: &Record, _| {
                 batch.append(decoder, record)?;
                 appended += 1;
                 Ok(Flow::Continue)
             };
-            scan::visit_slot(reader, page, None, slot, is_heap, ScanMode::default(), stats, &mut append)?;
+            if let Err(e) = scan::visit_slot(reader, page, None, slot, is_heap, ScanMode::default(), stats, &mut append)
+            {
+                break Err(e);
+            }
             slot += 1;
-        }
-        self.append_run(decoder, batch, &run, stats)?;
-        Ok(slot)
+        };
+        PLAIN_ROWS.set(run);
+        result
     }
 
     /// Appends plain records to `batch`, one column at a time.
@@ -179,7 +225,8 @@ impl PlainLayout {
         &self,
         decoder: &RowDecoder,
         batch: &mut BatchBuilder,
-        run: &[Record],
+        area: &[u8],
+        run: &[PlainRow],
         stats: &mut ScanStats,
     ) -> Result<()> {
         if run.is_empty() {
@@ -187,21 +234,27 @@ impl PlainLayout {
         }
         for (i, (plan, column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
             let appended = match *column {
-                // `takes` checked that the fixed part holds the column (`offset + len` cannot
-                // overflow: `of` added them): the empty fallback, which no conversion accepts,
-                // cannot be reached.
+                // `parts_taken` checked that the fixed part holds the column (`offset + len`
+                // cannot overflow: `of` added them): the empty fallback, which no conversion
+                // accepts, cannot be reached.
                 PlainColumn::Fixed { offset, len, null } => batch.append_column(
                     i,
                     plan,
-                    run.iter()
-                        .map(|r| (!null.is_set(r)).then(|| r.bytes().get(offset..offset + len).unwrap_or_default())),
+                    run.iter().map(|r| (!r.is_null(area, null)).then(|| r.fixed(area, offset, len))),
                 ),
                 // A variable-length column not stored but not NULL either is empty (`rows.rs`).
                 PlainColumn::Variable { index, null } => batch.append_column(
                     i,
                     plan,
-                    run.iter()
-                        .map(|r| (!null.is_set(r)).then(|| r.var(index).ok().flatten().map_or(&[][..], |v| v.bytes))),
+                    run.iter().map(|r| {
+                        (!r.is_null(area, null)).then(|| {
+                            let b = r.bytes(area);
+                            match r.parts.var(b, index) {
+                                Some(Some(span)) => b.get(span.start..span.end).unwrap_or_default(),
+                                _ => &[][..],
+                            }
+                        })
+                    }),
                 ),
             };
             appended.map_err(|e| decoder.in_column(e, plan))?;
@@ -210,6 +263,12 @@ impl PlainLayout {
         stats.rows += run.len() as u64;
         Ok(())
     }
+}
+
+thread_local! {
+    /// The records of the thread's page taken so far: the layout is shared by the threads of a
+    /// scan, its buffer is not.
+    static PLAIN_ROWS: std::cell::Cell<Vec<PlainRow>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 #[cfg(test)]
