@@ -269,8 +269,11 @@ where
         self.values.extend(values);
     }
 
-    fn push_validity(&mut self, valid: impl Iterator<Item = bool>) {
-        valid.for_each(|v| self.nulls.append(v));
+    fn push_validity(&mut self, valid: impl Iterator<Item = bool>) -> usize {
+        valid.fold(0, |set, v| {
+            self.nulls.append(v);
+            set + usize::from(v)
+        })
     }
 
     #[inline]
@@ -290,49 +293,45 @@ trait Runs<V: Default> {
     /// [`Self::push_valid`] adds next: one plain loop over the run's values.
     fn extend_values(&mut self, values: impl Iterator<Item = V>);
 
-    /// The validity bits of the values [`Self::extend_values`] appended, in order.
-    fn push_validity(&mut self, valid: impl Iterator<Item = bool>);
+    /// The validity bits of the values [`Self::extend_values`] appended, in order; returns how
+    /// many are set.
+    fn push_validity(&mut self, valid: impl Iterator<Item = bool>) -> usize;
 
     /// `n` values [`Self::extend_values`] appended are all valid.
     fn push_valid(&mut self, n: usize);
 
-    /// Appends a run of cells, converting the non-NULL ones with `convert`; returns the stored
-    /// bytes appended. The values go in one pass (NULL ones as zero), their validity in a second
-    /// pass over the cells only when the run has a NULL. After an error the builder is not
-    /// used again (its batch is dropped or built anew).
+    /// Appends a run of cells, converting the non-NULL ones with `convert`; returns how many
+    /// were not NULL. The values go in one pass (NULL ones as zero) that keeps no count in
+    /// memory (a count carried from value to value through memory would bound the loop), their
+    /// validity in a second pass over the cells only when the run has a NULL. After an error
+    /// the builder is not used again (its batch is dropped or built anew).
     #[inline]
     fn append_cells<'a>(
         &mut self,
-        cells: impl Iterator<Item = Option<&'a [u8]>> + Clone,
+        cells: impl ExactSizeIterator<Item = Option<&'a [u8]>> + Clone,
         convert: impl Fn(&[u8]) -> Option<V>,
         bad: impl Fn(&[u8]) -> Error,
     ) -> Result<usize> {
-        let (mut total, mut count, mut has_null, mut failure) = (0usize, 0usize, false, None);
-        self.extend_values(cells.clone().map(|cell| {
-            count += 1;
-            match cell {
-                None => {
-                    has_null = true;
-                    V::default()
-                }
-                Some(bytes) => {
-                    total += bytes.len();
-                    convert(bytes).unwrap_or_else(|| {
-                        failure.get_or_insert(bytes);
-                        V::default()
-                    })
-                }
+        let (mut has_null, mut failure) = (false, None);
+        self.extend_values(cells.clone().map(|cell| match cell {
+            None => {
+                has_null = true;
+                V::default()
             }
+            Some(bytes) => convert(bytes).unwrap_or_else(|| {
+                failure.get_or_insert(bytes);
+                V::default()
+            }),
         }));
         if let Some(bytes) = failure {
             return Err(bad(bytes));
         }
         if has_null {
-            self.push_validity(cells.map(|cell| cell.is_some()));
+            Ok(self.push_validity(cells.map(|cell| cell.is_some())))
         } else {
-            self.push_valid(count);
+            self.push_valid(cells.len());
+            Ok(cells.len())
         }
-        Ok(total)
     }
 }
 
@@ -390,8 +389,11 @@ impl Runs<bool> for Bits {
         pack_bits(&mut self.values, values);
     }
 
-    fn push_validity(&mut self, valid: impl Iterator<Item = bool>) {
-        valid.for_each(|v| self.nulls.append(v));
+    fn push_validity(&mut self, valid: impl Iterator<Item = bool>) -> usize {
+        valid.fold(0, |set, v| {
+            self.nulls.append(v);
+            set + usize::from(v)
+        })
     }
 
     fn push_valid(&mut self, n: usize) {
@@ -503,7 +505,7 @@ impl BatchBuilder {
         &mut self,
         index: usize,
         plan: &ColumnPlan,
-        cells: impl Iterator<Item = Option<&'a [u8]>> + Clone,
+        cells: impl ExactSizeIterator<Item = Option<&'a [u8]>> + Clone,
     ) -> Result<()> {
         self.bytes += builder_at(&mut self.builders, index)?.append_cells(plan, cells, &mut self.text)?;
         Ok(())
@@ -665,12 +667,14 @@ impl ColumnBuilder {
     pub(crate) fn append_cells<'a>(
         &mut self,
         plan: &ColumnPlan,
-        cells: impl Iterator<Item = Option<&'a [u8]>> + Clone,
+        cells: impl ExactSizeIterator<Item = Option<&'a [u8]>> + Clone,
         text: &mut String,
     ) -> Result<usize> {
         let t = &plan.column.type_info;
         let bad = |bytes: &[u8]| unconvertible(plan, bytes);
         let mut total = 0usize;
+        // Fixed-width values count their type's storage length (as `append_integers` does).
+        let width = t.fixed_length().unwrap_or(1);
         // One typed loop per builder: NULL cells append a null, the others convert with `$convert`.
         macro_rules! each_cell {
             ($builder:expr, |$bytes:ident| $convert:expr) => {
@@ -688,41 +692,47 @@ impl ColumnBuilder {
         match self {
             ColumnBuilder::Bool(b) => {
                 let bit = plan.bit_position();
-                total = b.append_cells(cells, |bytes| bytes.first().map(|byte| byte >> bit & 1 == 1), bad)?
+                total = width * b.append_cells(cells, |bytes| bytes.first().map(|byte| byte >> bit & 1 == 1), bad)?
             }
-            ColumnBuilder::U8(b) => total = b.append_cells(cells, |bytes| bytes.first().copied(), bad)?,
-            ColumnBuilder::I16(b) => total = b.append_cells(cells, |bytes| read_i16(bytes, 0), bad)?,
-            ColumnBuilder::I32(b) => total = b.append_cells(cells, |bytes| read_i32(bytes, 0), bad)?,
-            ColumnBuilder::I64(b) => total = b.append_cells(cells, |bytes| read_i64(bytes, 0), bad)?,
+            ColumnBuilder::U8(b) => total = width * b.append_cells(cells, |bytes| bytes.first().copied(), bad)?,
+            ColumnBuilder::I16(b) => total = width * b.append_cells(cells, |bytes| read_i16(bytes, 0), bad)?,
+            ColumnBuilder::I32(b) => total = width * b.append_cells(cells, |bytes| read_i32(bytes, 0), bad)?,
+            ColumnBuilder::I64(b) => total = width * b.append_cells(cells, |bytes| read_i64(bytes, 0), bad)?,
             ColumnBuilder::F32(b) => {
                 let f32_of = |bytes: &[u8]| bytes.get(..4).and_then(|v| v.try_into().ok()).map(f32::from_le_bytes);
-                total = b.append_cells(cells, f32_of, bad)?
+                total = width * b.append_cells(cells, f32_of, bad)?
             }
             ColumnBuilder::F64(b) => {
                 let f64_of = |bytes: &[u8]| bytes.get(..8).and_then(|v| v.try_into().ok()).map(f64::from_le_bytes);
-                total = b.append_cells(cells, f64_of, bad)?
+                total = width * b.append_cells(cells, f64_of, bad)?
             }
             ColumnBuilder::Decimal(b) => match t.sql_type {
-                SqlType::Money => total = b.append_cells(cells, |bytes| read_i64(bytes, 0).map(i128::from), bad)?,
-                SqlType::SmallMoney => {
-                    total = b.append_cells(cells, |bytes| read_i32(bytes, 0).map(i128::from), bad)?
+                SqlType::Money => {
+                    total = width * b.append_cells(cells, |bytes| read_i64(bytes, 0).map(i128::from), bad)?
                 }
-                _ => total = b.append_cells(cells, decimal_value, bad)?,
+                SqlType::SmallMoney => {
+                    total = width * b.append_cells(cells, |bytes| read_i32(bytes, 0).map(i128::from), bad)?
+                }
+                _ => total = width * b.append_cells(cells, decimal_value, bad)?,
             },
             ColumnBuilder::Date(b) => {
                 let days = |bytes: &[u8]| three_byte(bytes).map(|days| (days as i64 - DAYS_0001_TO_1970) as i32);
-                total = b.append_cells(cells, days, bad)?
+                total = width * b.append_cells(cells, days, bad)?
             }
             ColumnBuilder::TimeUs(b) => {
-                total = b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 6)), bad)?
+                total = width * b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 6)), bad)?
             }
             ColumnBuilder::TimeNs(b) => {
-                total = b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 9)), bad)?
+                total = width * b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 9)), bad)?
             }
-            ColumnBuilder::TsS(b) => total = b.append_cells(cells, smalldatetime_seconds, bad)?,
-            ColumnBuilder::TsMs(b) => total = b.append_cells(cells, datetime_millis, bad)?,
-            ColumnBuilder::TsUs(b) => total = b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 6), bad)?,
-            ColumnBuilder::TsNs(b) => total = b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 9), bad)?,
+            ColumnBuilder::TsS(b) => total = width * b.append_cells(cells, smalldatetime_seconds, bad)?,
+            ColumnBuilder::TsMs(b) => total = width * b.append_cells(cells, datetime_millis, bad)?,
+            ColumnBuilder::TsUs(b) => {
+                total = width * b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 6), bad)?
+            }
+            ColumnBuilder::TsNs(b) => {
+                total = width * b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 9), bad)?
+            }
             ColumnBuilder::Text(b) => {
                 for cell in cells {
                     let Some(bytes) = cell else {
