@@ -27,7 +27,7 @@ use crate::columnar::BatchBuilder;
 use crate::error::Result;
 use crate::page::Page;
 use crate::record::{PrimaryParts, Record, RecordFormat, RecordType, VarField, VarSpan};
-use crate::rows::RowDecoder;
+use crate::rows::{ColumnPlan, RowDecoder};
 use crate::scan::{self, Flow, ScanMode, ScanStats};
 use crate::source::PageReader;
 use crate::types::SqlType;
@@ -237,11 +237,25 @@ impl PlainLayout {
                 // `parts_taken` checked that the fixed part holds the column (`offset + len`
                 // cannot overflow: `of` added them): the empty fallback, which no conversion
                 // accepts, cannot be reached.
-                PlainColumn::Fixed { offset, len, null } => batch.append_column(
-                    i,
-                    plan,
-                    run.iter().map(|r| (!r.is_null(area, null)).then(|| r.fixed(area, offset, len))),
-                ),
+                // The common lengths as constants: the conversions' length checks fold away.
+                PlainColumn::Fixed { offset, len, null } => {
+                    let column = FixedColumn { area, run, offset, null };
+                    match len {
+                        1 => column.append::<1>(batch, i, plan),
+                        2 => column.append::<2>(batch, i, plan),
+                        3 => column.append::<3>(batch, i, plan),
+                        4 => column.append::<4>(batch, i, plan),
+                        5 => column.append::<5>(batch, i, plan),
+                        8 => column.append::<8>(batch, i, plan),
+                        9 => column.append::<9>(batch, i, plan),
+                        16 => column.append::<16>(batch, i, plan),
+                        _ => batch.append_column(
+                            i,
+                            plan,
+                            run.iter().map(|r| (!r.is_null(area, null)).then(|| r.fixed(area, offset, len))),
+                        ),
+                    }
+                }
                 // A variable-length column not stored but not NULL either is empty (`rows.rs`).
                 PlainColumn::Variable { index, null } => batch.append_column(
                     i,
@@ -262,6 +276,24 @@ impl PlainLayout {
         batch.add_rows(run.len());
         stats.rows += run.len() as u64;
         Ok(())
+    }
+}
+
+/// One fixed-length column of a run of records.
+#[derive(Clone, Copy)]
+struct FixedColumn<'a> {
+    area: &'a [u8],
+    run: &'a [PlainRow],
+    offset: usize,
+    null: NullBit,
+}
+
+impl FixedColumn<'_> {
+    /// Appends the column's `N`-byte values to output column `index` of `batch`.
+    #[inline]
+    fn append<const N: usize>(self, batch: &mut BatchBuilder, index: usize, plan: &ColumnPlan) -> Result<()> {
+        let FixedColumn { area, run, offset, null } = self;
+        batch.append_column(index, plan, run.iter().map(|r| (!r.is_null(area, null)).then(|| r.fixed(area, offset, N))))
     }
 }
 
