@@ -360,13 +360,6 @@ impl<'a> Record<'a> {
         self.bytes.get(start..start + len).unwrap_or_default()
     }
 
-    /// Whether the null bitmap's byte `byte` has any bit of `mask` set: `is_null` for a caller that
-    /// already knows the bitmap covers the column (`column_count`), without the checks.
-    #[inline]
-    pub fn null_bits_set(&self, byte: usize, mask: u8) -> bool {
-        self.bytes.get(usize::from(self.fixed_end) + 2 + byte).is_some_and(|b| b & mask != 0)
-    }
-
     /// Number of columns the record was written with (columns added later are not counted).
     #[inline]
     pub fn column_count(&self) -> usize {

@@ -1,9 +1,12 @@
 //! Whole pages into Arrow batches, column by column, for partitions with a plain layout.
 //!
 //! The row-by-row path ([`RowDecoder::stored`] then [`BatchBuilder::append`]) works out where each
-//! value is and what type it has once per cell. Here a page's records are parsed once, then each
-//! output column is appended for all of them in one typed loop
-//! (`ColumnBuilder::append_cells`, the same conversion the row-by-row path uses).
+//! value is and what type it has once per cell. Here a page's records are located once (where
+//! each starts and where its null bitmap and variable-length offsets lie,
+//! [`Record::primary_parts`], into a run reused from page to page), then each output column is
+//! appended for all of them in one typed loop (`ColumnBuilder::append_cells`, the same
+//! conversion the row-by-row path uses; fixed-length values of the common lengths read with
+//! their length as a constant).
 //!
 //! Eligibility is decided in two places, both explicit:
 //! - [`PlainLayout::of`], once per partition: the rows are uncompressed (FixedVar records), the
@@ -12,7 +15,8 @@
 //!   straight from its bytes (no column set, no text/ntext/image, whose in-row bytes are a
 //!   text pointer), has a null bit, and a fixed-length one has a known length at an offset
 //!   within the fixed part.
-//! - [`PlainLayout::takes`], once per record: a primary record whose null bitmap covers every
+//! - [`PlainLayout::takes`], once per record (checked on the record's `PrimaryParts`, without a
+//!   [`Record`]): a primary record whose null bitmap covers every
 //!   output column, whose fixed part holds every fixed-length one, and whose variable-length
 //!   columns read are well-formed and in-row (no row-overflow or LOB pointer).
 //!
@@ -191,7 +195,7 @@ impl PlainLayout {
                 break self.append_run(decoder, batch, area, &run, stats).map(|()| slot);
             }
             if let Ok(Some(start)) = page.live_slot_offset(slot) {
-                if let Some(parts) = self.parts_taken(&area[start..]) {
+                if let Some(parts) = area.get(start..).and_then(|b| self.parts_taken(b)) {
                     // Offsets in a page fit 32 bits.
                     let start32 = start as u32;
                     run.push(PlainRow { start: start32, nulls: start32 + parts.null_bitmap() as u32, parts });
