@@ -52,7 +52,7 @@ use arrow_array::{ArrayRef, BooleanArray, NullArray, PrimitiveArray, RecordBatch
 use arrow_buffer::{BooleanBufferBuilder, NullBufferBuilder};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 
-use crate::bytes::{read_i16, read_i32, read_i64, read_u16, read_u32};
+use crate::bytes::{read_i16, read_i32, read_i64, read_u16, read_u32, read_u64};
 use crate::catalog::model::ColumnInfo;
 use crate::clrtypes::ClrKind;
 use crate::error::{Error, Result};
@@ -236,7 +236,10 @@ impl<T: ArrowPrimitiveType> Prim<T> {
     }
 }
 
-impl<T: ArrowPrimitiveType> Runs<T::Native> for Prim<T> {
+impl<T: ArrowPrimitiveType> Runs<T::Native> for Prim<T>
+where
+    T::Native: Default,
+{
     /// Valid values are counted and their bits set once per run of them.
     #[inline]
     fn extend(&mut self, values: impl Iterator<Item = Option<T::Native>>) -> usize {
@@ -260,37 +263,75 @@ impl<T: ArrowPrimitiveType> Runs<T::Native> for Prim<T> {
         self.nulls.append_n_non_nulls(valid);
         all_valid + valid
     }
+
+    #[inline]
+    fn extend_values(&mut self, values: impl Iterator<Item = T::Native>) {
+        self.values.extend(values);
+    }
+
+    fn push_validity(&mut self, valid: impl Iterator<Item = bool>) -> usize {
+        valid.fold(0, |set, v| {
+            self.nulls.append(v);
+            set + usize::from(v)
+        })
+    }
+
+    #[inline]
+    fn push_valid(&mut self, n: usize) {
+        self.nulls.append_n_non_nulls(n);
+    }
 }
 
 /// A builder of fixed-width values appended a run at a time.
-trait Runs<V> {
+trait Runs<V: Default> {
     /// Appends a run of values (`None`: NULL); returns how many were not NULL. The values are
     /// small (an error stops the run where the caller keeps it): no large `Result` moves per
     /// value.
     fn extend(&mut self, values: impl Iterator<Item = Option<V>>) -> usize;
 
-    /// Appends a run of cells, converting the non-NULL ones with `convert`; returns the stored
-    /// bytes appended.
+    /// Appends a run of values without their validity bits, which [`Self::push_validity`] or
+    /// [`Self::push_valid`] adds next: one plain loop over the run's values.
+    fn extend_values(&mut self, values: impl Iterator<Item = V>);
+
+    /// The validity bits of the values [`Self::extend_values`] appended, in order; returns how
+    /// many are set.
+    fn push_validity(&mut self, valid: impl Iterator<Item = bool>) -> usize;
+
+    /// `n` values [`Self::extend_values`] appended are all valid.
+    fn push_valid(&mut self, n: usize);
+
+    /// Appends a run of cells, converting the non-NULL ones with `convert`; returns how many
+    /// were not NULL. The values go in one pass (NULL ones as zero) that keeps no count in
+    /// memory (a count carried from value to value through memory would bound the loop), their
+    /// validity in a second pass over the cells only when the run has a NULL. After an error
+    /// the builder is not used again (its batch is dropped or built anew).
     #[inline]
     fn append_cells<'a>(
         &mut self,
-        cells: impl Iterator<Item = Option<&'a [u8]>>,
+        cells: impl ExactSizeIterator<Item = Option<&'a [u8]>> + Clone,
         convert: impl Fn(&[u8]) -> Option<V>,
         bad: impl Fn(&[u8]) -> Error,
     ) -> Result<usize> {
-        let (mut total, mut failure) = (0usize, None);
-        self.extend(cells.map_while(|cell| match cell {
-            None => Some(None),
-            Some(bytes) => {
-                total += bytes.len();
-                let value = convert(bytes);
-                if value.is_none() {
-                    failure = Some(bad(bytes));
-                }
-                value.map(Some)
+        let (mut has_null, mut failure) = (false, None);
+        self.extend_values(cells.clone().map(|cell| match cell {
+            None => {
+                has_null = true;
+                V::default()
             }
+            Some(bytes) => convert(bytes).unwrap_or_else(|| {
+                failure.get_or_insert(bytes);
+                V::default()
+            }),
         }));
-        failure.map_or(Ok(total), Err)
+        if let Some(bytes) = failure {
+            return Err(bad(bytes));
+        }
+        if has_null {
+            Ok(self.push_validity(cells.map(|cell| cell.is_some())))
+        } else {
+            self.push_valid(cells.len());
+            Ok(cells.len())
+        }
     }
 }
 
@@ -320,36 +361,59 @@ impl Bits {
 }
 
 impl Runs<bool> for Bits {
-    /// Values are gathered 64 bits at a time.
     #[inline]
     fn extend(&mut self, values: impl Iterator<Item = Option<bool>>) -> usize {
         let (mut valid, mut all_valid) = (0usize, 0usize);
-        let (mut word, mut bits) = (0u64, 0usize);
-        for value in values {
-            let value = match value {
+        let nulls = &mut self.nulls;
+        pack_bits(
+            &mut self.values,
+            values.map(|value| match value {
                 None => {
-                    self.nulls.append_n_non_nulls(valid);
+                    nulls.append_n_non_nulls(valid);
                     all_valid += valid;
                     valid = 0;
-                    self.nulls.append_null();
+                    nulls.append_null();
                     false
                 }
                 Some(value) => {
                     valid += 1;
                     value
                 }
-            };
-            word |= u64::from(value) << bits;
-            bits += 1;
-            if bits == 64 {
-                self.values.append_packed_range(0..64, &word.to_le_bytes());
-                (word, bits) = (0, 0);
-            }
-        }
-        self.values.append_packed_range(0..bits, &word.to_le_bytes());
+            }),
+        );
         self.nulls.append_n_non_nulls(valid);
         all_valid + valid
     }
+
+    fn extend_values(&mut self, values: impl Iterator<Item = bool>) {
+        pack_bits(&mut self.values, values);
+    }
+
+    fn push_validity(&mut self, valid: impl Iterator<Item = bool>) -> usize {
+        valid.fold(0, |set, v| {
+            self.nulls.append(v);
+            set + usize::from(v)
+        })
+    }
+
+    fn push_valid(&mut self, n: usize) {
+        self.nulls.append_n_non_nulls(n);
+    }
+}
+
+/// Appends `values` to `bits` 64 at a time.
+#[inline]
+fn pack_bits(bits: &mut BooleanBufferBuilder, values: impl Iterator<Item = bool>) {
+    let (mut word, mut n) = (0u64, 0usize);
+    for value in values {
+        word |= u64::from(value) << n;
+        n += 1;
+        if n == 64 {
+            bits.append_packed_range(0..64, &word.to_le_bytes());
+            (word, n) = (0, 0);
+        }
+    }
+    bits.append_packed_range(0..n, &word.to_le_bytes());
 }
 
 impl BatchBuilder {
@@ -441,7 +505,7 @@ impl BatchBuilder {
         &mut self,
         index: usize,
         plan: &ColumnPlan,
-        cells: impl Iterator<Item = Option<&'a [u8]>>,
+        cells: impl ExactSizeIterator<Item = Option<&'a [u8]>> + Clone,
     ) -> Result<()> {
         self.bytes += builder_at(&mut self.builders, index)?.append_cells(plan, cells, &mut self.text)?;
         Ok(())
@@ -603,12 +667,14 @@ impl ColumnBuilder {
     pub(crate) fn append_cells<'a>(
         &mut self,
         plan: &ColumnPlan,
-        cells: impl Iterator<Item = Option<&'a [u8]>>,
+        cells: impl ExactSizeIterator<Item = Option<&'a [u8]>> + Clone,
         text: &mut String,
     ) -> Result<usize> {
         let t = &plan.column.type_info;
         let bad = |bytes: &[u8]| unconvertible(plan, bytes);
         let mut total = 0usize;
+        // Fixed-width values count their type's storage length (as `append_integers` does).
+        let width = t.fixed_length().unwrap_or(1);
         // One typed loop per builder: NULL cells append a null, the others convert with `$convert`.
         macro_rules! each_cell {
             ($builder:expr, |$bytes:ident| $convert:expr) => {
@@ -626,41 +692,47 @@ impl ColumnBuilder {
         match self {
             ColumnBuilder::Bool(b) => {
                 let bit = plan.bit_position();
-                total = b.append_cells(cells, |bytes| bytes.first().map(|byte| byte >> bit & 1 == 1), bad)?
+                total = width * b.append_cells(cells, |bytes| bytes.first().map(|byte| byte >> bit & 1 == 1), bad)?
             }
-            ColumnBuilder::U8(b) => total = b.append_cells(cells, |bytes| bytes.first().copied(), bad)?,
-            ColumnBuilder::I16(b) => total = b.append_cells(cells, |bytes| read_i16(bytes, 0), bad)?,
-            ColumnBuilder::I32(b) => total = b.append_cells(cells, |bytes| read_i32(bytes, 0), bad)?,
-            ColumnBuilder::I64(b) => total = b.append_cells(cells, |bytes| read_i64(bytes, 0), bad)?,
+            ColumnBuilder::U8(b) => total = width * b.append_cells(cells, |bytes| bytes.first().copied(), bad)?,
+            ColumnBuilder::I16(b) => total = width * b.append_cells(cells, |bytes| read_i16(bytes, 0), bad)?,
+            ColumnBuilder::I32(b) => total = width * b.append_cells(cells, |bytes| read_i32(bytes, 0), bad)?,
+            ColumnBuilder::I64(b) => total = width * b.append_cells(cells, |bytes| read_i64(bytes, 0), bad)?,
             ColumnBuilder::F32(b) => {
                 let f32_of = |bytes: &[u8]| bytes.get(..4).and_then(|v| v.try_into().ok()).map(f32::from_le_bytes);
-                total = b.append_cells(cells, f32_of, bad)?
+                total = width * b.append_cells(cells, f32_of, bad)?
             }
             ColumnBuilder::F64(b) => {
                 let f64_of = |bytes: &[u8]| bytes.get(..8).and_then(|v| v.try_into().ok()).map(f64::from_le_bytes);
-                total = b.append_cells(cells, f64_of, bad)?
+                total = width * b.append_cells(cells, f64_of, bad)?
             }
             ColumnBuilder::Decimal(b) => match t.sql_type {
-                SqlType::Money => total = b.append_cells(cells, |bytes| read_i64(bytes, 0).map(i128::from), bad)?,
-                SqlType::SmallMoney => {
-                    total = b.append_cells(cells, |bytes| read_i32(bytes, 0).map(i128::from), bad)?
+                SqlType::Money => {
+                    total = width * b.append_cells(cells, |bytes| read_i64(bytes, 0).map(i128::from), bad)?
                 }
-                _ => total = b.append_cells(cells, decimal_value, bad)?,
+                SqlType::SmallMoney => {
+                    total = width * b.append_cells(cells, |bytes| read_i32(bytes, 0).map(i128::from), bad)?
+                }
+                _ => total = width * b.append_cells(cells, decimal_value, bad)?,
             },
             ColumnBuilder::Date(b) => {
                 let days = |bytes: &[u8]| three_byte(bytes).map(|days| (days as i64 - DAYS_0001_TO_1970) as i32);
-                total = b.append_cells(cells, days, bad)?
+                total = width * b.append_cells(cells, days, bad)?
             }
             ColumnBuilder::TimeUs(b) => {
-                total = b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 6)), bad)?
+                total = width * b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 6)), bad)?
             }
             ColumnBuilder::TimeNs(b) => {
-                total = b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 9)), bad)?
+                total = width * b.append_cells(cells, |bytes| time_units(bytes).map(|u| scaled(u, t.scale, 9)), bad)?
             }
-            ColumnBuilder::TsS(b) => total = b.append_cells(cells, smalldatetime_seconds, bad)?,
-            ColumnBuilder::TsMs(b) => total = b.append_cells(cells, datetime_millis, bad)?,
-            ColumnBuilder::TsUs(b) => total = b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 6), bad)?,
-            ColumnBuilder::TsNs(b) => total = b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 9), bad)?,
+            ColumnBuilder::TsS(b) => total = width * b.append_cells(cells, smalldatetime_seconds, bad)?,
+            ColumnBuilder::TsMs(b) => total = width * b.append_cells(cells, datetime_millis, bad)?,
+            ColumnBuilder::TsUs(b) => {
+                total = width * b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 6), bad)?
+            }
+            ColumnBuilder::TsNs(b) => {
+                total = width * b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 9), bad)?
+            }
             ColumnBuilder::Text(b) => {
                 for cell in cells {
                     let Some(bytes) = cell else {
@@ -837,11 +909,17 @@ fn set_utf16(bytes: &[u8], out: &mut String) {
 /// Sign byte (1 positive, 0 negative), then a little-endian magnitude of up to 16 bytes.
 fn decimal_value(bytes: &[u8]) -> Option<i128> {
     let (&sign, magnitude) = bytes.split_first()?;
-    if magnitude.len() > 16 {
-        return None;
-    }
-    // Byte by byte: a copy into a 16-byte buffer of a variable length costs more than the value.
-    let v = magnitude.iter().rev().fold(0u128, |v, &b| v << 8 | u128::from(b)) as i128;
+    // SQL Server stores 4, 8, 12 or 16 bytes (precision 1-9, 10-19, 20-28, 29-38): read as words;
+    // any other length byte by byte (a copy into a 16-byte buffer of a variable length costs
+    // more than the value).
+    let v = match magnitude.len() {
+        4 => u128::from(read_u32(magnitude, 0)?),
+        8 => u128::from(read_u64(magnitude, 0)?),
+        12 => u128::from(read_u64(magnitude, 0)?) | u128::from(read_u32(magnitude, 8)?) << 64,
+        16 => u128::from_le_bytes(magnitude.try_into().ok()?),
+        n if n > 16 => return None,
+        _ => magnitude.iter().rev().fold(0u128, |v, &b| v << 8 | u128::from(b)),
+    } as i128;
     Some(if sign == 0 { -v } else { v })
 }
 

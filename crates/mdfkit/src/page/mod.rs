@@ -307,10 +307,17 @@ impl Page {
 
     /// [`Self::slot_offset`], `Ok(None)` for a deleted slot (offset 0): where
     /// [`Self::slot_bytes`] starts in [`Self::record_area`].
+    #[inline]
     pub fn live_slot_offset(&self, slot: u16) -> Result<Option<usize>> {
-        let at = PAGE_SIZE.saturating_sub(2 * (slot as usize + 1));
-        if slot < self.header.slot_count && read_u16(&self.bytes, at) == Some(0) {
-            return Ok(None);
+        if slot < self.header.slot_count {
+            // One read for the common case; `slot_offset` words the error.
+            let at = PAGE_SIZE - 2 * (usize::from(slot) + 1);
+            let array_start = PAGE_SIZE - 2 * usize::from(self.header.slot_count);
+            match read_u16(&self.bytes, at).map(usize::from) {
+                Some(0) => return Ok(None),
+                Some(offset) if (HEADER_SIZE..array_start).contains(&offset) => return Ok(Some(offset)),
+                _ => {}
+            }
         }
         self.slot_offset(slot).map(Some)
     }

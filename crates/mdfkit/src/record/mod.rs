@@ -360,13 +360,6 @@ impl<'a> Record<'a> {
         self.bytes.get(start..start + len).unwrap_or_default()
     }
 
-    /// Whether the null bitmap's byte `byte` has any bit of `mask` set: `is_null` for a caller that
-    /// already knows the bitmap covers the column (`column_count`), without the checks.
-    #[inline]
-    pub fn null_bits_set(&self, byte: usize, mask: u8) -> bool {
-        self.bytes.get(usize::from(self.fixed_end) + 2 + byte).is_some_and(|b| b & mask != 0)
-    }
-
     /// Number of columns the record was written with (columns added later are not counted).
     #[inline]
     pub fn column_count(&self) -> usize {
@@ -429,21 +422,130 @@ impl<'a> Record<'a> {
         if index >= usize::from(self.var_entries) {
             return Err(Error::corrupt(format!("no variable column entry {index}")));
         }
-        let data_start = self.var_table + 2 * usize::from(self.var_entries);
-        let start = if index == 0 {
-            data_start
-        } else {
-            (read_u16(self.bytes, self.var_table + 2 * (index - 1)).unwrap_or(0) & !COMPLEX_COLUMN) as usize
-        };
-        let raw_end = read_u16(self.bytes, self.var_table + 2 * index).unwrap_or(0);
-        let end = (raw_end & !COMPLEX_COLUMN) as usize;
-        if start < data_start || end < start || end > self.bytes.len() {
-            return Err(Error::corrupt(format!(
-                "variable column {index} spans {start}..{end}, outside the record's data {data_start}..{}",
-                self.bytes.len()
-            )));
+        let entries = usize::from(self.var_entries);
+        match var_span(self.bytes, self.var_table, entries, index, self.bytes.len()) {
+            Some(VarSpan { start, end, complex }) => Ok(VarField { bytes: &self.bytes[start..end], complex }),
+            None => {
+                let data_start = self.var_table + 2 * entries;
+                let end_of =
+                    |i: usize| usize::from(read_u16(self.bytes, self.var_table + 2 * i).unwrap_or(0) & !COMPLEX_COLUMN);
+                let start = if index == 0 { data_start } else { end_of(index - 1) };
+                Err(Error::corrupt(format!(
+                    "variable column {index} spans {start}..{}, outside the record's data {data_start}..{}",
+                    end_of(index),
+                    self.bytes.len()
+                )))
+            }
         }
-        Ok(VarField { bytes: &self.bytes[start..end], complex: raw_end & COMPLEX_COLUMN != 0 })
+    }
+}
+
+/// Where a variable-length column's bytes lie in its record, and whether they are a pointer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VarSpan {
+    /// Its first byte, from the record's start.
+    pub start: usize,
+    /// One past its last byte.
+    pub end: usize,
+    /// The end offset's top bit: the bytes are a row-overflow or LOB pointer.
+    pub complex: bool,
+}
+
+/// Entry `index` of the variable-length offset table at `var_table` (`entries` entries) of the
+/// record starting at `b[0]`, `len` bytes long: `None` unless it lies in the record's variable
+/// data (from the table's end to the record's end, not before the entry before it ends).
+#[inline]
+fn var_span(b: &[u8], var_table: usize, entries: usize, index: usize, len: usize) -> Option<VarSpan> {
+    let data_start = var_table + 2 * entries;
+    let start =
+        if index == 0 { data_start } else { usize::from(read_u16(b, var_table + 2 * (index - 1))? & !COMPLEX_COLUMN) };
+    let raw_end = read_u16(b, var_table + 2 * index)?;
+    let end = usize::from(raw_end & !COMPLEX_COLUMN);
+    (start >= data_start && end >= start && end <= len).then_some(VarSpan {
+        start,
+        end,
+        complex: raw_end & COMPLEX_COLUMN != 0,
+    })
+}
+
+/// Where the parts of a primary data record lie, from its first byte: what [`Record::parse`]
+/// works out for one, with the same checks ([`Record::primary_parts`]) but no [`Record`] and no
+/// error message, for scans that read a page's records column by column and leave every other
+/// record to [`Record::parse`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrimaryParts {
+    /// Where the fixed part ends: the column count, then the null bitmap, follow.
+    pub fixed_end: u16,
+    /// Columns covered by the null bitmap (0: no bitmap).
+    pub column_count: u16,
+    /// Where the variable-length offset table starts.
+    pub var_table: u16,
+    /// Variable-length columns stored (the table's entries).
+    pub var_count: u16,
+    /// The record's length, its versioning tag included.
+    pub len: u16,
+}
+
+impl PrimaryParts {
+    /// Where the null bitmap starts.
+    #[inline]
+    pub fn null_bitmap(&self) -> usize {
+        usize::from(self.fixed_end) + 2
+    }
+
+    /// The `index`-th (0-based) variable-length column of the record starting at `b[0]`, as
+    /// [`Record::var`] finds it: `Some(None)` when not stored, `None` when its offsets are bad.
+    #[inline]
+    pub fn var(&self, b: &[u8], index: usize) -> Option<Option<VarSpan>> {
+        let entries = usize::from(self.var_count);
+        if index >= entries {
+            return Some(None);
+        }
+        var_span(b, usize::from(self.var_table), entries, index, usize::from(self.len)).map(Some)
+    }
+}
+
+impl Record<'_> {
+    /// The parts of the primary record starting at `b[0]` (`b` may run past its end), when
+    /// [`Record::parse`] would read it as one; `None` for any other record, one `parse` refuses,
+    /// and one longer than 64 KiB (no page holds one).
+    #[inline]
+    pub fn primary_parts(b: &[u8]) -> Option<PrimaryParts> {
+        let status = *b.first()?;
+        if RecordType::from_status(status) != RecordType::Primary {
+            return None;
+        }
+        let fixed_end = read_u16(b, 2)?;
+        if fixed_end < 4 {
+            return None;
+        }
+        let mut at = usize::from(fixed_end);
+        let mut column_count = 0;
+        if status & HAS_NULL_BITMAP != 0 {
+            column_count = read_u16(b, at)?;
+            at += 2 + usize::from(column_count).div_ceil(8);
+        }
+        let (var_count, var_table, mut end) = if status & HAS_VAR_COLUMNS != 0 {
+            let count = read_u16(b, at)?;
+            let table_end = at + 2 + 2 * usize::from(count);
+            let last = if count == 0 { table_end } else { usize::from(read_u16(b, table_end - 2)? & !COMPLEX_COLUMN) };
+            (count, at + 2, last.max(table_end))
+        } else {
+            (0, at, at)
+        };
+        if status & HAS_VERSION_TAG != 0 {
+            end += VERSION_TAG_SIZE;
+        }
+        if end > b.len() {
+            return None;
+        }
+        Some(PrimaryParts {
+            fixed_end,
+            column_count,
+            var_table: u16::try_from(var_table).ok()?,
+            var_count,
+            len: u16::try_from(end).ok()?,
+        })
     }
 }
 
@@ -595,5 +697,59 @@ pub(crate) mod tests {
         back.resize(120, 0);
         let rec = Record::parse(&back).unwrap();
         assert!(rec.var(1).is_err());
+    }
+
+    /// What [`Record::parse`] reads of `b` where it is a primary record, as `primary_parts`
+    /// gives it: the fixed end, column count, length and every variable column.
+    type Reading<'a> = (usize, usize, usize, Vec<Option<Option<(&'a [u8], bool)>>>);
+
+    fn by_parse(b: &[u8]) -> Option<Reading<'_>> {
+        let r = Record::parse(b).ok().filter(|r| r.record_type() == RecordType::Primary)?;
+        let vars = (0..r.var_column_count() + 2).map(|i| r.var(i).ok().map(|v| v.map(|f| (f.bytes, f.complex))));
+        Some((r.fixed_end(), r.column_count(), r.bytes().len(), vars.collect()))
+    }
+
+    fn by_parts(b: &[u8]) -> Option<Reading<'_>> {
+        let p = Record::primary_parts(b)?;
+        let vars = (0..usize::from(p.var_count) + 2)
+            .map(|i| p.var(b, i).map(|v| v.map(|span| (&b[span.start..span.end], span.complex))));
+        Some((usize::from(p.fixed_end), usize::from(p.column_count), usize::from(p.len), vars.collect()))
+    }
+
+    #[test]
+    fn primary_parts_read_what_parse_reads_and_refuse_what_it_refuses() {
+        let plain = build_record(&[1, 2, 3, 4, 5], 4, &[2], &[b"ab", b"", b"xyz"]);
+        let no_vars = build_record(&7i32.to_le_bytes(), 1, &[], &[]);
+        let mut complex = plain.clone();
+        let last_offset = complex.len() - 5 - 2;
+        complex[last_offset] |= 0x80; // the last column's end offset marks a pointer
+        let mut tagged = plain.clone();
+        tagged[0] |= HAS_VERSION_TAG;
+        tagged.extend_from_slice(&[9; VERSION_TAG_SIZE]);
+        let mut cases = vec![plain.clone(), no_vars, complex, tagged.clone()];
+        // Every other record type, and every bad offset a single byte can make.
+        for base in [&plain, &tagged] {
+            for at in 0..base.len() {
+                for value in [0u8, 1, 3, 0x0e, 0x10, 0x7f, 0x80, 0xff] {
+                    let mut b = base.clone();
+                    b[at] = value;
+                    cases.push(b);
+                }
+            }
+        }
+        // Records cut short, and records followed by other bytes (a page's next record).
+        for len in 0..plain.len() {
+            cases.push(plain[..len].to_vec());
+        }
+        let mut padded = plain.clone();
+        padded.extend_from_slice(&[0xee; 30]);
+        cases.push(padded);
+        let mut read = 0;
+        for b in &cases {
+            let parsed = by_parse(b);
+            assert_eq!(by_parts(b), parsed, "{b:02x?}");
+            read += usize::from(parsed.is_some());
+        }
+        assert!(read > 100 && read < cases.len(), "{read} of {} cases read", cases.len());
     }
 }

@@ -1,9 +1,12 @@
 //! Whole pages into Arrow batches, column by column, for partitions with a plain layout.
 //!
 //! The row-by-row path ([`RowDecoder::stored`] then [`BatchBuilder::append`]) works out where each
-//! value is and what type it has once per cell. Here a page's records are parsed once, then each
-//! output column is appended for all of them in one typed loop
-//! (`ColumnBuilder::append_cells`, the same conversion the row-by-row path uses).
+//! value is and what type it has once per cell. Here a page's records are located once (where
+//! each starts and where its null bitmap and variable-length offsets lie,
+//! [`Record::primary_parts`], into a run reused from page to page), then each output column is
+//! appended for all of them in one typed loop (`ColumnBuilder::append_cells`, the same
+//! conversion the row-by-row path uses; fixed-length values of the common lengths read with
+//! their length as a constant).
 //!
 //! Eligibility is decided in two places, both explicit:
 //! - [`PlainLayout::of`], once per partition: the rows are uncompressed (FixedVar records), the
@@ -12,7 +15,8 @@
 //!   straight from its bytes (no column set, no text/ntext/image, whose in-row bytes are a
 //!   text pointer), has a null bit, and a fixed-length one has a known length at an offset
 //!   within the fixed part.
-//! - [`PlainLayout::takes`], once per record: a primary record whose null bitmap covers every
+//! - [`PlainLayout::takes`], once per record (checked on the record's `PrimaryParts`, without a
+//!   [`Record`]): a primary record whose null bitmap covers every
 //!   output column, whose fixed part holds every fixed-length one, and whose variable-length
 //!   columns read are well-formed and in-row (no row-overflow or LOB pointer).
 //!
@@ -26,8 +30,8 @@ use crate::catalog::rowset::ColumnLocation;
 use crate::columnar::BatchBuilder;
 use crate::error::Result;
 use crate::page::Page;
-use crate::record::{Record, RecordFormat, RecordType, VarField};
-use crate::rows::RowDecoder;
+use crate::record::{PrimaryParts, Record, RecordFormat, RecordType, VarField, VarSpan};
+use crate::rows::{ColumnPlan, RowDecoder};
 use crate::scan::{self, Flow, ScanMode, ScanStats};
 use crate::source::PageReader;
 use crate::types::SqlType;
@@ -80,11 +84,41 @@ impl NullBit {
         NullBit { byte: (bit - 1) / 8, mask: 1 << ((bit - 1) % 8) }
     }
 
-    /// Whether the column is NULL in a record that `PlainLayout::takes`: its bitmap covers the
-    /// column, so this is `Record::is_null` without the checks.
+    /// Whether the column is NULL in a record that `PlainLayout::takes` (its bitmap covers the
+    /// column): `Record::is_null` without working out the byte and mask again.
     #[inline]
     fn is_set(self, record: &Record) -> bool {
-        record.null_bits_set(self.byte, self.mask)
+        record.null_bitmap().get(self.byte).is_some_and(|b| b & self.mask != 0)
+    }
+}
+
+/// A record the run takes: where it starts in the page's record area, and its parts.
+#[derive(Debug, Clone, Copy)]
+struct PlainRow {
+    start: u32,
+    /// Where its null bitmap starts.
+    nulls: u32,
+    parts: PrimaryParts,
+}
+
+impl PlainRow {
+    /// The record's bytes up to the page's slot array.
+    #[inline]
+    fn bytes<'a>(&self, area: &'a [u8]) -> &'a [u8] {
+        area.get(self.start as usize..).unwrap_or_default()
+    }
+
+    /// The `len` bytes at `offset` of the record.
+    #[inline]
+    fn fixed<'a>(&self, area: &'a [u8], offset: usize, len: usize) -> &'a [u8] {
+        let at = self.start as usize + offset;
+        area.get(at..at + len).unwrap_or_default()
+    }
+
+    /// Whether the column of `null` is NULL: the record's bitmap covers it (`PlainLayout::takes`).
+    #[inline]
+    fn is_null(&self, area: &[u8], null: NullBit) -> bool {
+        area.get(self.nulls as usize + null.byte).is_some_and(|b| b & null.mask != 0)
     }
 }
 
@@ -138,40 +172,63 @@ impl PlainLayout {
                 .all(|&index| matches!(record.var(index), Ok(None | Some(VarField { complex: false, .. }))))
     }
 
+    /// [`Self::takes`] for the record starting at `b[0]`, found without a [`Record`]: its parts
+    /// when it is taken.
+    #[inline]
+    fn parts_taken(&self, b: &[u8]) -> Option<PrimaryParts> {
+        let parts = Record::primary_parts(b)?;
+        let taken = usize::from(parts.column_count) >= self.null_bits
+            && usize::from(parts.fixed_end) >= self.fixed_end
+            && self
+                .var_indexes
+                .iter()
+                .all(|&index| matches!(parts.var(b, index), Some(None | Some(VarSpan { complex: false, .. }))));
+        taken.then_some(parts)
+    }
+
     /// Appends the rows of the slots `slots` names (in `slots.decoder`'s columns) to `batch`, counting them (and ghosts,
     /// forwarded rows) in `stats`; returns the slot to continue from (the slot count once the
     /// page is done).
     pub fn append_slots(&self, slots: PageSlots, batch: &mut BatchBuilder, stats: &mut ScanStats) -> Result<u16> {
         let PageSlots { decoder, reader, page, is_heap, first_slot, max_rows } = slots;
-        let mut run: Vec<Record> = Vec::with_capacity(usize::from(page.slot_count()));
+        // The buffer of the thread's previous page, reused.
+        let mut run = PLAIN_ROWS.take();
+        run.clear();
+        let area = page.record_area();
         let mut appended = 0usize;
         let mut slot = first_slot;
-        while slot < page.slot_count() && appended < max_rows {
-            if let Ok(Some(bytes)) = page.slot_bytes(slot) {
-                if bytes.first().is_some_and(|&b| RecordType::from_status(b) == RecordType::Primary) {
-                    if let Ok(record) = Record::parse(bytes) {
-                        if self.takes(&record) {
-                            run.push(record);
-                            appended += 1;
-                            slot += 1;
-                            continue;
-                        }
-                    }
+        let result = loop {
+            if slot >= page.slot_count() || appended >= max_rows {
+                break self.append_run(decoder, batch, area, &run, stats).map(|()| slot);
+            }
+            if let Ok(Some(start)) = page.live_slot_offset(slot) {
+                if let Some(parts) = area.get(start..).and_then(|b| self.parts_taken(b)) {
+                    // Offsets in a page fit 32 bits.
+                    let start32 = start as u32;
+                    run.push(PlainRow { start: start32, nulls: start32 + parts.null_bitmap() as u32, parts });
+                    appended += 1;
+                    slot += 1;
+                    continue;
                 }
             }
             // Rows keep their slot order: the run so far goes first.
-            self.append_run(decoder, batch, &run, stats)?;
+            if let Err(e) = self.append_run(decoder, batch, area, &run, stats) {
+                break Err(e);
+            }
             run.clear();
             let mut append = |record: &Record, _| {
                 batch.append(decoder, record)?;
                 appended += 1;
                 Ok(Flow::Continue)
             };
-            scan::visit_slot(reader, page, None, slot, is_heap, ScanMode::default(), stats, &mut append)?;
+            if let Err(e) = scan::visit_slot(reader, page, None, slot, is_heap, ScanMode::default(), stats, &mut append)
+            {
+                break Err(e);
+            }
             slot += 1;
-        }
-        self.append_run(decoder, batch, &run, stats)?;
-        Ok(slot)
+        };
+        PLAIN_ROWS.set(run);
+        result
     }
 
     /// Appends plain records to `batch`, one column at a time.
@@ -179,7 +236,8 @@ impl PlainLayout {
         &self,
         decoder: &RowDecoder,
         batch: &mut BatchBuilder,
-        run: &[Record],
+        area: &[u8],
+        run: &[PlainRow],
         stats: &mut ScanStats,
     ) -> Result<()> {
         if run.is_empty() {
@@ -187,12 +245,42 @@ impl PlainLayout {
         }
         for (i, (plan, column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
             let appended = match *column {
+                // `parts_taken` checked that the fixed part holds the column (`offset + len`
+                // cannot overflow: `of` added them): the empty fallback, which no conversion
+                // accepts, cannot be reached.
+                // The common lengths as constants: the conversions' length checks fold away.
                 PlainColumn::Fixed { offset, len, null } => {
-                    batch.append_column(i, plan, run.iter().map(|r| fixed_cell(r, offset, len, null)))
+                    let column = FixedColumn { area, run, offset, null };
+                    match len {
+                        1 => column.append::<1>(batch, i, plan),
+                        2 => column.append::<2>(batch, i, plan),
+                        3 => column.append::<3>(batch, i, plan),
+                        4 => column.append::<4>(batch, i, plan),
+                        5 => column.append::<5>(batch, i, plan),
+                        8 => column.append::<8>(batch, i, plan),
+                        9 => column.append::<9>(batch, i, plan),
+                        16 => column.append::<16>(batch, i, plan),
+                        _ => batch.append_column(
+                            i,
+                            plan,
+                            run.iter().map(|r| (!r.is_null(area, null)).then(|| r.fixed(area, offset, len))),
+                        ),
+                    }
                 }
-                PlainColumn::Variable { index, null } => {
-                    batch.append_column(i, plan, run.iter().map(|r| variable_cell(r, index, null)))
-                }
+                // A variable-length column not stored but not NULL either is empty (`rows.rs`).
+                PlainColumn::Variable { index, null } => batch.append_column(
+                    i,
+                    plan,
+                    run.iter().map(|r| {
+                        (!r.is_null(area, null)).then(|| {
+                            let b = r.bytes(area);
+                            match r.parts.var(b, index) {
+                                Some(Some(span)) => b.get(span.start..span.end).unwrap_or_default(),
+                                _ => &[][..],
+                            }
+                        })
+                    }),
+                ),
             };
             appended.map_err(|e| decoder.in_column(e, plan))?;
         }
@@ -204,28 +292,44 @@ impl PlainLayout {
     /// The stored bytes of output column `column` in a record this layout [`takes`](Self::takes)
     /// (`None` for NULL, or past the last column): what the row-by-row path's
     /// [`RowDecoder::stored`] returns for it, without working out again where the value is.
+    /// `takes` checked that the fixed part holds every fixed column (`offset + len` cannot
+    /// overflow: `of` added them), so the empty fallback, which no conversion accepts, cannot be
+    /// reached; a variable-length value not stored but not NULL either is empty (`rows.rs`).
     #[inline]
     pub fn stored<'r>(&self, column: usize, record: &Record<'r>) -> Option<&'r [u8]> {
         match *self.columns.get(column)? {
-            PlainColumn::Fixed { offset, len, null } => fixed_cell(record, offset, len, null),
-            PlainColumn::Variable { index, null } => variable_cell(record, index, null),
+            PlainColumn::Fixed { offset, len, null } => {
+                (!null.is_set(record)).then(|| record.bytes().get(offset..offset + len).unwrap_or_default())
+            }
+            PlainColumn::Variable { index, null } => {
+                (!null.is_set(record)).then(|| record.var(index).ok().flatten().map_or(&[][..], |v| v.bytes))
+            }
         }
     }
 }
 
-/// A fixed-length column's bytes in a record a layout takes, `None` for NULL. `takes` checked
-/// that the fixed part holds the column (`offset + len` cannot overflow: `of` added them): the
-/// empty fallback, which no conversion accepts, cannot be reached.
-#[inline]
-fn fixed_cell<'r>(record: &Record<'r>, offset: usize, len: usize, null: NullBit) -> Option<&'r [u8]> {
-    (!null.is_set(record)).then(|| record.bytes().get(offset..offset + len).unwrap_or_default())
+/// One fixed-length column of a run of records.
+#[derive(Clone, Copy)]
+struct FixedColumn<'a> {
+    area: &'a [u8],
+    run: &'a [PlainRow],
+    offset: usize,
+    null: NullBit,
 }
 
-/// A variable-length column's bytes in a record a layout takes, `None` for NULL; a value not
-/// stored but not NULL either is empty (`rows.rs`).
-#[inline]
-fn variable_cell<'r>(record: &Record<'r>, index: usize, null: NullBit) -> Option<&'r [u8]> {
-    (!null.is_set(record)).then(|| record.var(index).ok().flatten().map_or(&[][..], |v| v.bytes))
+impl FixedColumn<'_> {
+    /// Appends the column's `N`-byte values to output column `index` of `batch`.
+    #[inline]
+    fn append<const N: usize>(self, batch: &mut BatchBuilder, index: usize, plan: &ColumnPlan) -> Result<()> {
+        let FixedColumn { area, run, offset, null } = self;
+        batch.append_column(index, plan, run.iter().map(|r| (!r.is_null(area, null)).then(|| r.fixed(area, offset, N))))
+    }
+}
+
+thread_local! {
+    /// The records of the thread's page taken so far: the layout is shared by the threads of a
+    /// scan, its buffer is not.
+    static PLAIN_ROWS: std::cell::Cell<Vec<PlainRow>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 #[cfg(test)]
