@@ -474,14 +474,14 @@ mod tests {
         assert_eq!(pfs.get(PageId::new(1, 6)).unwrap().describe(), "not allocated, 51-80%, ghost records");
         assert_eq!(pfs.get(PageId::new(1, 7)), None, "past the record");
         assert_eq!(pfs.get(PageId::new(2, 0)), None, "another file");
-        let runs: Vec<(u32, u32, u8)> = pfs.runs().into_iter().map(|(a, b, p)| (a, b, p.0)).collect();
+        let runs: Vec<(u32, u32, u8)> = pfs.runs().map(|(a, b, p)| (a, b, p.0)).collect();
         assert_eq!(runs, vec![(0, 1, 0x44), (2, 2, 0), (3, 3, 0x60), (4, 4, 0x64), (5, 5, 0x70), (6, 6, 0x0a)]);
         assert!(pfs_says_allocated(&page, PageId::new(1, 1)).unwrap());
         assert!(!pfs_says_allocated(&page, PageId::new(1, 2)).unwrap());
         assert!(PfsMap::parse(&gam_page(PageId::new(1, 2), 8, &[])).is_err());
         // A PFS page near the largest page id (found by fuzzing): its runs end there, no overflow.
         let top = PfsMap { start: PageId::new(1, u32::MAX - 1), bytes: &[0x44, 0x44, 0x44, 0x44] };
-        let runs: Vec<(u32, u32)> = top.runs().into_iter().map(|(a, b, _)| (a, b)).collect();
+        let runs: Vec<(u32, u32)> = top.runs().map(|(a, b, _)| (a, b)).collect();
         assert_eq!(runs, vec![(u32::MAX - 1, u32::MAX), (u32::MAX, u32::MAX), (u32::MAX, u32::MAX)]);
     }
 

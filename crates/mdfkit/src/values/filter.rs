@@ -4,6 +4,10 @@
 //!
 //! The text is `COLUMN=VALUE`, `COLUMN<VALUE`, `COLUMN>VALUE` or `COLUMN contains VALUE`: the first
 //! ` contains ` (any ASCII case) splits it, else the first `=`, `<` or `>`; both sides are trimmed.
+//! A column written in brackets, as T-SQL quotes names (`[a=b]`, `]]` for a `]` in it), is taken
+//! whole, whatever it holds; a filter prints its column so whenever the plain form would not read
+//! back as the same filter (an operator or a leading `[` or outer spaces in the column, a
+//! ` contains ` before the filter's own operator).
 //! Values compare as numbers when both sides read as numbers, otherwise as their SQL Server
 //! spellings (so ISO dates and times order by time); NULL matches nothing, as in SQL.
 
@@ -46,9 +50,26 @@ impl Filter {
                 format!("filter {text:?}: write COLUMN=VALUE, COLUMN<VALUE, COLUMN>VALUE or COLUMN contains VALUE"),
             )
         };
+        if let Some(quoted) = text.trim_start().strip_prefix('[') {
+            let (column, rest) = unquote(quoted).ok_or_else(bad)?;
+            let rest = rest.trim_start();
+            let (op, value) = match rest.as_bytes().first() {
+                Some(b'=') => (Op::Eq, &rest[1..]),
+                Some(b'<') => (Op::Lt, &rest[1..]),
+                Some(b'>') => (Op::Gt, &rest[1..]),
+                _ => match rest.get(..CONTAINS.len()) {
+                    Some(word) if word.eq_ignore_ascii_case(CONTAINS) => (Op::Contains, &rest[CONTAINS.len()..]),
+                    _ => return Err(bad()),
+                },
+            };
+            if column.is_empty() {
+                return Err(bad());
+            }
+            return Ok(Filter { column, op, value: value.trim().to_string() });
+        }
         let lower = text.to_ascii_lowercase();
-        let (column, op, value) = if let Some(at) = lower.find(" contains ") {
-            (&text[..at], Op::Contains, &text[at + " contains ".len()..])
+        let (column, op, value) = if let Some(at) = lower.find(SPACED_CONTAINS) {
+            (&text[..at], Op::Contains, &text[at + SPACED_CONTAINS.len()..])
         } else {
             let at = text.find(['=', '<', '>']).ok_or_else(bad)?;
             let op = match text.as_bytes()[at] {
@@ -98,11 +119,50 @@ impl Filter {
 
 impl std::fmt::Display for Filter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.op {
-            Op::Contains => write!(f, "{} contains {}", self.column, self.value),
-            Op::Eq => write!(f, "{}={}", self.column, self.value),
-            Op::Lt => write!(f, "{}<{}", self.column, self.value),
-            Op::Gt => write!(f, "{}>{}", self.column, self.value),
+        let (column, op) = (&self.column, self.op);
+        let op_text = match op {
+            Op::Contains => SPACED_CONTAINS,
+            Op::Eq => "=",
+            Op::Lt => "<",
+            Op::Gt => ">",
+        };
+        // The plain form reads back as this filter when nothing in it splits earlier than its
+        // operator: the first ` contains ` of the whole text is its own, or there is none.
+        let plain = format!("{column}{op_text}{}", self.value);
+        let first_contains = plain.to_ascii_lowercase().find(SPACED_CONTAINS);
+        let reads_back = !column.starts_with('[')
+            && column.trim() == column
+            && !column.contains(['=', '<', '>'])
+            && first_contains == (op == Op::Contains).then_some(column.len());
+        if reads_back {
+            f.write_str(&plain)
+        } else {
+            write!(f, "[{}]{op_text}{}", column.replace(']', "]]"), self.value)
+        }
+    }
+}
+
+/// The word that makes a filter a `contains` one, after a bracketed column.
+const CONTAINS: &str = "contains ";
+
+/// The same word between a plain column and the value.
+const SPACED_CONTAINS: &str = " contains ";
+
+/// The column name of `text` after its opening `[`, up to the `]` that closes it (`]]` stands
+/// for one `]`), and the text after it; `None` when no `]` closes it.
+fn unquote(text: &str) -> Option<(String, &str)> {
+    let mut name = String::new();
+    let mut rest = text;
+    loop {
+        let at = rest.find(']')?;
+        name.push_str(&rest[..at]);
+        rest = &rest[at + 1..];
+        match rest.strip_prefix(']') {
+            Some(after) => {
+                name.push(']');
+                rest = after;
+            }
+            None => return Some((name, rest)),
         }
     }
 }
@@ -129,6 +189,26 @@ mod tests {
         assert!(Filter::parse("Code=a=b").unwrap().matches("a=b"), "the first operator splits");
         assert!(Filter::parse("no operator").is_err() && Filter::parse("=5").is_err());
         assert_eq!(Filter::parse("Name contains x y").unwrap().to_string(), "Name contains x y");
+    }
+
+    #[test]
+    fn bracketed_columns_hold_anything_and_every_filter_prints_back_to_itself() {
+        let f = Filter::parse("[a=b] > 5").unwrap();
+        assert_eq!((f.column.as_str(), f.op, f.value.as_str()), ("a=b", Op::Gt, "5"));
+        let f = Filter::parse(" [x]]y contains z] CONTAINS  q ").unwrap();
+        assert_eq!((f.column.as_str(), f.op, f.value.as_str()), ("x]y contains z", Op::Contains, "q"));
+        assert!(
+            Filter::parse("[open=5").is_err() && Filter::parse("[] =5").is_err() && Filter::parse("[a] 5").is_err()
+        );
+        // Columns the plain form would split elsewhere (found by the studio_input fuzz target:
+        // a column ending in "contains" before " contains ").
+        for column in ["a contains", "k contains v", "x<y", " pad", "[b]", "Qty"] {
+            for op in [Op::Eq, Op::Lt, Op::Gt, Op::Contains] {
+                let f = Filter { column: column.to_string(), op, value: "v contains w=1".to_string() };
+                assert_eq!(Filter::parse(&f.to_string()).unwrap(), f, "{f}");
+            }
+        }
+        assert_eq!(Filter::parse("Qty>5").unwrap().to_string(), "Qty>5", "plain columns print plain");
     }
 
     #[test]
