@@ -222,7 +222,8 @@ enum Command {
         with_location: bool,
         /// Only rows where one column passes one condition: "COL=VALUE", "COL<VALUE", "COL>VALUE"
         /// or "COL contains TEXT" (numbers compare as numbers, other values by their spelling,
-        /// NULL never matches: the studio's filter); --limit counts matches
+        /// NULL never matches: the studio's filter; "[odd = name]>5" brackets a column name that
+        /// holds an operator); --limit counts matches
         #[arg(long = "where", value_name = "CONDITION", value_parser = commands::parse_filter)]
         where_: Option<mdfkit::filter::Filter>,
     },
