@@ -37,8 +37,10 @@
 //! reads it as declared whatever they say), a container claiming more elements than bytes
 //! remain, a non-empty container of booleans (none in Parquet's structures; the crate would
 //! skip it as holding no bytes), a length past the end, nesting deeper than [`MAX_DEPTH`].
-//! Column chunks whose bytes overlap are refused too: each chunk's pages are walked once, so
-//! the walk of all of them reads each byte of the file once at most.
+//! Also refused: a schema (`FileMetaData.schema`: its tree's elements in depth-first order, a
+//! group's `num_children` elements after it) nesting groups deeper than [`MAX_SCHEMA_DEPTH`],
+//! which the crate follows by recursion; column chunks whose bytes overlap, so that the walk of
+//! their pages, and the crate's reading, takes each byte of the file once at most.
 
 use parquet::arrow::ProjectionMask;
 use parquet::file::metadata::ParquetMetaData;
@@ -46,6 +48,10 @@ use parquet::file::metadata::ParquetMetaData;
 /// The deepest nesting of structs and containers walked: the crate's own limit for skipping
 /// (`DEFAULT_SKIP_DEPTH`); Parquet's structures nest seven deep.
 const MAX_DEPTH: usize = 64;
+/// The deepest nesting of groups in a file's schema: a Delta checkpoint's nest five deep or so,
+/// plus the table's own structs. The crate builds the schema's tree by recursion, several calls
+/// a level: a thousand levels (8 KB of footer) overflow a 2 MB stack in a debug build.
+const MAX_SCHEMA_DEPTH: usize = 64;
 /// Bytes after the footer: its length and `PAR1`.
 const FOOTER_TAIL: usize = 8;
 
@@ -73,16 +79,16 @@ use Declared::{Binary, Bool, Byte, Double, List, Struct, I16, I32, I64};
 
 /// The empty structs of parquet.thrift: unions' variants that hold nothing (`StringType`,
 /// `TypeDefinedOrder`, `IndexPageHeader`, ...).
-const EMPTY: Structure = Structure { name: "an empty struct", fields: &[] };
-const KEY_VALUE: Structure = Structure { name: "KeyValue", fields: &[(1, Binary), (2, Binary)] };
-const STATISTICS: Structure = Structure {
+static EMPTY: Structure = Structure { name: "an empty struct", fields: &[] };
+static KEY_VALUE: Structure = Structure { name: "KeyValue", fields: &[(1, Binary), (2, Binary)] };
+static STATISTICS: Structure = Structure {
     name: "Statistics",
     fields: &[(1, Binary), (2, Binary), (3, I64), (4, I64), (5, Binary), (6, Binary), (7, Bool), (8, Bool), (9, I64)],
 };
-const TIME_UNIT: Structure =
+static TIME_UNIT: Structure =
     Structure { name: "TimeUnit", fields: &[(1, Struct(&EMPTY)), (2, Struct(&EMPTY)), (3, Struct(&EMPTY))] };
-const TIME_TYPE: Structure = Structure { name: "TimeType", fields: &[(1, Bool), (2, Struct(&TIME_UNIT))] };
-const LOGICAL_TYPE: Structure = Structure {
+static TIME_TYPE: Structure = Structure { name: "TimeType", fields: &[(1, Bool), (2, Struct(&TIME_UNIT))] };
+static LOGICAL_TYPE: Structure = Structure {
     name: "LogicalType",
     fields: &[
         (1, Struct(&EMPTY)),
@@ -105,14 +111,14 @@ const LOGICAL_TYPE: Structure = Structure {
         (19, Struct(&EMPTY)),
     ],
 };
-const SCHEMA_ELEMENT: Structure = Structure {
+static SCHEMA_ELEMENT: Structure = Structure {
     name: "SchemaElement",
     fields: &[
         (1, I32),
         (2, I32),
         (3, I32),
         (4, Binary),
-        (5, I32),
+        (NUM_CHILDREN, I32),
         (6, I32),
         (7, I32),
         (8, I32),
@@ -120,7 +126,7 @@ const SCHEMA_ELEMENT: Structure = Structure {
         (10, Struct(&LOGICAL_TYPE)),
     ],
 };
-const COLUMN_METADATA: Structure = Structure {
+static COLUMN_METADATA: Structure = Structure {
     name: "ColumnMetaData",
     fields: &[
         (1, I32),
@@ -166,7 +172,7 @@ const COLUMN_METADATA: Structure = Structure {
         ),
     ],
 };
-const COLUMN_CHUNK: Structure = Structure {
+static COLUMN_CHUNK: Structure = Structure {
     name: "ColumnChunk",
     fields: &[
         (1, Binary),
@@ -195,7 +201,7 @@ const COLUMN_CHUNK: Structure = Structure {
         (9, Binary),
     ],
 };
-const ROW_GROUP: Structure = Structure {
+static ROW_GROUP: Structure = Structure {
     name: "RowGroup",
     fields: &[
         (1, List(&Struct(&COLUMN_CHUNK))),
@@ -207,8 +213,8 @@ const ROW_GROUP: Structure = Structure {
         (7, I16),
     ],
 };
-const AES_GCM: Structure = Structure { name: "AesGcmV1", fields: &[(1, Binary), (2, Binary), (3, Bool)] };
-const FILE_METADATA: Structure = Structure {
+static AES_GCM: Structure = Structure { name: "AesGcmV1", fields: &[(1, Binary), (2, Binary), (3, Bool)] };
+static FILE_METADATA: Structure = Structure {
     name: "FileMetaData",
     fields: &[
         (1, I32),
@@ -231,9 +237,12 @@ const FILE_METADATA: Structure = Structure {
         (9, Binary),
     ],
 };
+/// `SchemaElement.num_children`: the elements after a group's that are its children (the
+/// schema is its tree's elements in depth-first order).
+const NUM_CHILDREN: i16 = 5;
 /// `PageHeader.compressed_page_size`: where the next header starts.
 const COMPRESSED_PAGE_SIZE: i16 = 3;
-const PAGE_HEADER: Structure = Structure {
+static PAGE_HEADER: Structure = Structure {
     name: "PageHeader",
     fields: &[
         (1, I32),
@@ -339,6 +348,8 @@ fn type_name(code: u8) -> &'static str {
 struct Walk<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// The schema's groups open at this element: how many children each still awaits.
+    open_groups: Vec<i64>,
 }
 
 impl Walk<'_> {
@@ -449,13 +460,15 @@ impl Walk<'_> {
                 let length = self.varint()?;
                 self.skip(length, "a binary")
             }
-            wire::STRUCT => {
-                let structure = match declared {
-                    Some(Struct(structure)) => Some(structure),
-                    _ => None,
-                };
-                self.structure(structure, depth + 1, &mut [])
-            }
+            wire::STRUCT => match declared {
+                Some(Struct(structure)) if std::ptr::eq(structure, &SCHEMA_ELEMENT) => {
+                    let mut integers = [None; NUM_CHILDREN as usize + 1];
+                    self.structure(Some(structure), depth + 1, &mut integers)?;
+                    self.schema_element(integers[NUM_CHILDREN as usize])
+                }
+                Some(Struct(structure)) => self.structure(Some(structure), depth + 1, &mut []),
+                _ => self.structure(None, depth + 1, &mut []),
+            },
             wire::LIST | wire::SET => self.list(code, declared, depth + 1),
             wire::MAP => self.map(depth + 1),
             _ => Err(format!("type {code} at byte {} is no Thrift type", self.at)),
@@ -520,6 +533,26 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// Follows the schema's tree past an element with `num_children`, refusing it deeper than
+    /// [`MAX_SCHEMA_DEPTH`].
+    fn schema_element(&mut self, num_children: Option<i64>) -> Result<(), String> {
+        if let Some(awaited) = self.open_groups.last_mut() {
+            *awaited -= 1;
+        }
+        // The crate reads the field as an i32; a group of none (or fewer) has no children.
+        let children = num_children.map_or(0, |n| n as i32);
+        if children > 0 {
+            if self.open_groups.len() == MAX_SCHEMA_DEPTH {
+                return Err(format!("the schema nests deeper than {MAX_SCHEMA_DEPTH} at byte {}", self.at));
+            }
+            self.open_groups.push(i64::from(children));
+        }
+        while self.open_groups.last() == Some(&0) {
+            self.open_groups.pop();
+        }
+        Ok(())
+    }
+
     /// Refuses `size` elements of `bytes_each` bytes at least where fewer bytes remain.
     fn elements(&self, what: &str, size: u64, bytes_each: u64) -> Result<(), String> {
         if size.saturating_mul(bytes_each) > self.remaining() as u64 {
@@ -532,7 +565,7 @@ impl Walk<'_> {
 /// Walks the struct `structure` at the start of `bytes`: the bytes it takes, and the values of
 /// its integer fields with ids below `integers.len()`.
 fn walk(bytes: &[u8], structure: &'static Structure, integers: &mut [Option<i64>]) -> Result<usize, String> {
-    let mut walk = Walk { bytes, at: 0 };
+    let mut walk = Walk { bytes, at: 0, open_groups: Vec::new() };
     walk.structure(Some(structure), 0, integers)?;
     Ok(walk.at)
 }
@@ -692,6 +725,43 @@ mod tests {
         assert_eq!(error, format!("nests deeper than {MAX_DEPTH} at byte {}", MAX_DEPTH + 1));
     }
 
+    /// A footer whose schema is `groups` groups, each the only child of the one before, then
+    /// a leaf.
+    fn nested_schema(groups: usize) -> Vec<u8> {
+        let mut footer = vec![
+            0x15, 0x04, // field 1 (i32) version: 2
+            0x19, 0xfc, // field 2 (list) schema: size follows, elements struct
+        ];
+        // The size (the groups and the leaf), a one-byte varint below 128.
+        footer.push(u8::try_from(groups + 1).ok().filter(|&size| size < 0x80).unwrap());
+        footer.extend([0x48, 0x01, b'r', 0x15, 0x02, 0x00]); // root: name (field 4) "r", num_children 1, stop
+        for _ in 1..groups {
+            // repetition_type (field 3) OPTIONAL, name "g", num_children 1, stop
+            footer.extend([0x35, 0x02, 0x18, 0x01, b'g', 0x15, 0x02, 0x00]);
+        }
+        // the leaf: type (field 1) INT32, repetition_type REQUIRED (field 3, delta 2), name "x", stop
+        footer.extend([0x15, 0x02, 0x25, 0x00, 0x18, 0x01, b'x', 0x00]);
+        footer.extend([0x16, 0x00, 0x19, 0x0c, 0x00]); // num_rows 0, row_groups empty, stop
+        footer
+    }
+
+    #[test]
+    fn a_schema_nesting_past_the_limit_is_refused() {
+        let deepest = nested_schema(MAX_SCHEMA_DEPTH);
+        assert_eq!(walk(&deepest, &FILE_METADATA, &mut []), Ok(deepest.len()));
+        // As the crate reads it: one column, its path through every group.
+        let file = [&b"PAR1"[..], &deepest, &(deepest.len() as u32).to_le_bytes(), b"PAR1"].concat();
+        let metadata =
+            parquet::file::metadata::ParquetMetaDataReader::new().parse_and_finish(&bytes::Bytes::from(file)).unwrap();
+        let column = metadata.file_metadata().schema_descr().column(0);
+        assert_eq!(column.path().parts().len(), MAX_SCHEMA_DEPTH);
+        let deeper = nested_schema(MAX_SCHEMA_DEPTH + 1);
+        // The 65th group's element ends (its stop byte read) after 4 bytes of fields, the size,
+        // the root's 6 bytes and 64 groups of 8.
+        let error = walk(&deeper, &FILE_METADATA, &mut []).unwrap_err();
+        assert_eq!(error, format!("the schema nests deeper than {MAX_SCHEMA_DEPTH} at byte {}", 4 + 1 + 6 + 64 * 8));
+    }
+
     #[test]
     fn truncated_input_is_refused() {
         let unknown = [
@@ -701,6 +771,69 @@ mod tests {
         assert_eq!(page_header(&unknown), Err("a binary of 5 bytes at byte 4 runs past the end (6 bytes)".into()));
         assert_eq!(page_header(&[0x15, 0x80]), Err("ends inside a value at byte 2".into()));
         assert_eq!(page_header(&[0x15, 0x00]), Err("ends inside a value at byte 2".into()));
+    }
+
+    /// A data page of one 4-byte value (17 bytes of header, then the value).
+    const PAGE: [u8; 21] = [
+        0x15, 0x00, // field 1 (i32) type: DATA_PAGE
+        0x15, 0x08, // field 2 (i32) uncompressed_page_size: zigzag 8 = 4
+        0x15, 0x08, // field 3 (i32) compressed_page_size: 4
+        0x2c, // field 5 (delta 2, struct) data_page_header:
+        0x15, 0x02, //   num_values: 1
+        0x15, 0x00, //   encoding: PLAIN
+        0x15, 0x06, //   definition_level_encoding: RLE
+        0x15, 0x06, //   repetition_level_encoding: RLE
+        0x00, //   stop
+        0x00, // stop
+        7, 0, 0, 0, // the value
+    ];
+
+    /// `file`'s metadata with one row group a chunk, each (offset, length), of the one
+    /// column `x`.
+    fn chunks_at(chunks: &[(i64, i64)]) -> ParquetMetaData {
+        use parquet::file::metadata::{ColumnChunkMetaData, FileMetaData, RowGroupMetaData};
+        use parquet::schema::types::SchemaDescriptor;
+        use std::sync::Arc;
+        let schema = parquet::schema::parser::parse_message_type("message m { required int32 x; }").unwrap();
+        let schema = Arc::new(SchemaDescriptor::new(Arc::new(schema)));
+        let row_groups = chunks
+            .iter()
+            .map(|&(offset, length)| {
+                let chunk = ColumnChunkMetaData::builder(schema.column(0))
+                    .set_data_page_offset(offset)
+                    .set_total_compressed_size(length)
+                    .build()
+                    .unwrap();
+                RowGroupMetaData::builder(schema.clone()).set_num_rows(1).add_column_metadata(chunk).build().unwrap()
+            })
+            .collect();
+        ParquetMetaData::new(FileMetaData::new(2, chunks.len() as i64, None, None, schema, None), row_groups)
+    }
+
+    #[test]
+    fn column_chunks_are_walked_page_by_page() {
+        let file: Vec<u8> = [&b"PAR1"[..], &PAGE, &PAGE, &PAGE].concat();
+        let all = ProjectionMask::all();
+        // Two chunks: the first of two pages (4..46), the second of one (46..67).
+        assert_eq!(check_pages(&file, &chunks_at(&[(4, 42), (46, 21)]), &all), Ok(()));
+        assert_eq!(
+            check_pages(&file, &chunks_at(&[(4, 42), (25, 21)]), &all),
+            Err("row group 0 column 0 (to 46) and row group 1 column 0 (from 25) overlap".into())
+        );
+        assert_eq!(
+            check_pages(&file, &chunks_at(&[(4, 20)]), &all),
+            Err("row group 0 column 0: page header at 4: no compressed_page_size within the chunk's 3 bytes".into())
+        );
+        assert_eq!(
+            check_pages(&file, &chunks_at(&[(46, 22)]), &all),
+            Err("row group 0 column 0: pages of 22 bytes at 46 lie outside its 67 bytes".into())
+        );
+        // A chunk cut inside its second page's header.
+        let error = check_pages(&file, &chunks_at(&[(4, 31)]), &all).unwrap_err();
+        assert_eq!(error, "row group 0 column 0: page header at 25: ends inside a value at byte 10");
+        // Chunks the mask leaves out are not read, nor walked.
+        let none = ProjectionMask::leaves(&chunks_at(&[]).file_metadata().schema_descr_ptr(), []);
+        assert_eq!(check_pages(&file, &chunks_at(&[(4, 31)]), &none), Ok(()));
     }
 
     #[test]
