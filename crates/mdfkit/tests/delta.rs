@@ -368,3 +368,82 @@ fn appends_read_the_log_back_only_to_the_newest_checkpoint() {
     assert!(error.contains("another schema"), "{error}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The message an append gives when the table's only log entry is a checkpoint (written here,
+/// as [`write_checkpoint`] lays it out, holding the table's version 0) that `corrupt` changed;
+/// prints how long the append took.
+fn append_after_corrupt_checkpoint(tag: &str, corrupt: impl Fn(&mut Vec<u8>)) -> String {
+    let dir = std::env::temp_dir().join(format!("mdfkit-delta-{tag}-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    let files = mdfkit_forge::forge_to_dir(&spec(), &dir.join("db")).unwrap();
+    let db = Database::open(&files).unwrap();
+    let tables = db.catalog().tables(false);
+    let options = ExportOptions { threads: 1, ..ExportOptions::default() };
+    let lake = LocalFolder::create(&dir.join("lake")).unwrap();
+    export_delta_tables(&db, &tables, &lake, &options, None, |_| {}).unwrap();
+    let table = dir.join("lake/dbo.Readings");
+    let v0 = actions(&table, 0);
+    let data = vec![action(&v0, "add")[0]["path"].as_str().unwrap().to_string()];
+    let checkpoint = table.join(format!("_delta_log/{:020}.checkpoint.parquet", 0));
+    write_checkpoint(&checkpoint, &v0, &data);
+    let mut bytes = std::fs::read(&checkpoint).unwrap();
+    corrupt(&mut bytes);
+    std::fs::write(&checkpoint, bytes).unwrap();
+    std::fs::remove_file(table.join(format!("_delta_log/{:020}.json", 0))).unwrap();
+    let started = std::time::Instant::now();
+    let report = export_delta_tables(&db, &tables, &lake, &options, None, |_| {}).unwrap();
+    let message = report.tables[0].result.as_ref().unwrap_err().to_string();
+    println!("{tag}: the append was refused in {:?}: {message}", started.elapsed());
+    std::fs::remove_dir_all(&dir).ok();
+    message
+}
+
+/// A list header of the compact protocol claiming 2^31 - 1 booleans (the most the parquet
+/// crate's i32 sizes take), which the crate (60.1) skips as holding no bytes, one loop turn each:
+/// 0xf1 (size follows, elements of type 1, bool), then the size as a varint.
+const BOOLEAN_LIST: [u8; 6] = [0xf1, 0xff, 0xff, 0xff, 0xff, 0x07];
+
+#[test]
+fn a_checkpoint_footer_claiming_two_billion_booleans_is_refused() {
+    let message = append_after_corrupt_checkpoint("footer-booleans", |file| {
+        // The footer: FileMetaData, its length (4 bytes LE), "PAR1"; the struct ends in a stop
+        // byte (0), before which goes field 1000 (0x09: id given after, type list; the id as a
+        // zigzag varint, 2000 = 0xd0 0x0f), unknown to Parquet, holding the list.
+        let tail = file.len() - 8;
+        assert_eq!(&file[tail + 4..], b"PAR1");
+        let length = u32::from_le_bytes(file[tail..tail + 4].try_into().unwrap());
+        assert_eq!(file[tail - 1], 0, "FileMetaData's stop byte");
+        let field: Vec<u8> = [0x09, 0xd0, 0x0f].into_iter().chain(BOOLEAN_LIST).collect();
+        file.splice(tail - 1..tail - 1, field.iter().copied());
+        let tail = tail + field.len();
+        file[tail..tail + 4].copy_from_slice(&(length + field.len() as u32).to_le_bytes());
+    });
+    assert!(message.contains("checkpoint.parquet: not a readable checkpoint: footer"), "{message}");
+    assert!(message.contains("a list claims 2147483647 elements in 1 bytes"), "{message}");
+}
+
+#[test]
+fn a_checkpoint_page_header_claiming_two_billion_booleans_is_refused() {
+    let message = append_after_corrupt_checkpoint("page-booleans", |file| {
+        // The first page header of the chunk of protocol.minReaderVersion (a column the append
+        // reads), where the crate's own reading of the footer puts it, starts with field 9
+        // (0x99: delta 9 from 0, type list), unknown to PageHeader, holding the list.
+        let metadata = parquet::file::metadata::ParquetMetaDataReader::new()
+            .parse_and_finish(&bytes::Bytes::from(file.clone()))
+            .unwrap();
+        let column = metadata
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .position(|c| c.path().string() == "protocol.minReaderVersion")
+            .unwrap();
+        let chunk = metadata.row_group(0).column(column);
+        let start = chunk.dictionary_page_offset().unwrap_or(chunk.data_page_offset()) as usize;
+        let header: Vec<u8> = [0x99].into_iter().chain(BOOLEAN_LIST).collect();
+        file[start..start + header.len()].copy_from_slice(&header);
+    });
+    assert!(message.contains("checkpoint.parquet: not a readable checkpoint: row group 0 column"), "{message}");
+    assert!(message.contains(": page header at "), "{message}");
+    assert!(message.contains(": a list claims 2147483647 elements in "), "{message}");
+}

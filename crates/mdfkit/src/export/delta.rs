@@ -48,7 +48,9 @@
 //! file(s) hold them (PROTOCOL.md "Checkpoints": `V.checkpoint.parquet`, or the parts
 //! `V.checkpoint.PART.PARTS.parquet` with 10-digit part numbers; one action per row, in the
 //! columns `protocol` {`minReaderVersion`, `minWriterVersion`, `readerFeatures`,
-//! `writerFeatures`} and `metaData` {`schemaString`, ...}; only those two columns are read).
+//! `writerFeatures`} and `metaData` {`schemaString`, ...}; only those two columns are read, once
+//! `export/parquet_guard.rs` has checked the file's footer and those columns' page headers, and
+//! a file claiming more rows than it has bytes is refused).
 //! The listing names every checkpoint, so `_last_checkpoint` (a hint) is not read. A log
 //! whose commits before its first checkpoint were cleaned up is read from that checkpoint; one
 //! with neither commits nor a complete checkpoint is refused rather than guessed at.
@@ -67,6 +69,7 @@ use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use serde_json::{json, Value as Json};
 
 use super::delta_stats::FileStats;
+use super::parquet_guard;
 use super::{export_each, ExportDestination, ExportEvent, ExportOptions, ExportReport, ExportStats};
 use crate::catalog::model::TableInfo;
 use crate::database::Database;
@@ -331,11 +334,19 @@ fn checkpoint_part(name: &str) -> Option<(u64, u64, u64)> {
 
 /// Takes the `protocol` and `metaData` of checkpoint file `name` into `state` where it has none.
 fn read_checkpoint(destination: &dyn ExportDestination, name: &str, state: &mut LogState) -> Result<()> {
-    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
     use parquet::arrow::ProjectionMask;
+    use parquet::file::metadata::PageIndexPolicy;
     let unreadable = |e: &dyn std::fmt::Display| Error::corrupt(format!("{name}: not a readable checkpoint: {e}"));
     let bytes = bytes::Bytes::from(destination.read(name)?);
-    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes).map_err(|e| unreadable(&e))?;
+    // The crate decodes the footer and page headers of a file from anywhere in time unbounded
+    // by its size unless checked first (`parquet_guard.rs`); it reads no page index (the
+    // guard does not check one) and no embedded Arrow schema (the Parquet types suffice).
+    parquet_guard::check_footer(&bytes).map_err(|e| unreadable(&e))?;
+    let options =
+        ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Skip).with_skip_arrow_metadata(true);
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new_with_options(bytes.clone(), options).map_err(|e| unreadable(&e))?;
     // Only the two actions' columns: the `add` rows are most of a checkpoint.
     let roots: Vec<usize> = builder
         .parquet_schema()
@@ -347,6 +358,14 @@ fn read_checkpoint(destination: &dyn ExportDestination, name: &str, state: &mut 
         .map(|(i, _)| i)
         .collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+    parquet_guard::check_pages(&bytes, builder.metadata(), &mask).map_err(|e| unreadable(&e))?;
+    // The reader's work grows with the rows, and a run of nulls takes a few bytes whatever its
+    // length; a checkpoint row is an action holding strings (an add's path, ...).
+    let row_counts = || builder.metadata().row_groups().iter().map(|group| group.num_rows());
+    let rows: i128 = row_counts().map(i128::from).sum();
+    if row_counts().any(|n| n < 0) || rows > bytes.len() as i128 {
+        return Err(unreadable(&format!("its row groups claim {rows} rows in {} bytes", bytes.len())));
+    }
     for batch in builder.with_projection(mask).build().map_err(|e| unreadable(&e))? {
         let batch = batch.map_err(|e| unreadable(&e))?;
         let action = |column: &str| batch.column_by_name(column).and_then(|a| a.as_struct_opt()).cloned();
@@ -788,6 +807,36 @@ mod tests {
         {
             fuzz_log(data);
         }
+    }
+
+    #[test]
+    fn a_checkpoint_of_more_rows_than_bytes_is_refused() {
+        /// A destination holding one file, whatever its name.
+        struct OneFile(Vec<u8>);
+        impl ExportDestination for OneFile {
+            fn create(&self, name: &str) -> Result<Box<dyn super::super::ExportOutput>> {
+                Err(Error::unsupported(format!("{name}: read-only")))
+            }
+            fn list(&self, _folder: &str) -> Result<Vec<String>> {
+                Ok(Vec::new())
+            }
+            fn read(&self, _name: &str) -> Result<Vec<u8>> {
+                Ok(self.0.clone())
+            }
+        }
+        // 100,000 null protocol versions: a run of nulls, a few bytes in the file.
+        let rows = 100_000;
+        let column: ArrayRef = Arc::new(arrow_array::Int32Array::from(vec![None; rows]));
+        let batch = RecordBatch::try_from_iter([("protocol", column)]).unwrap();
+        let mut file = Vec::new();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(&mut file, batch.schema(), None).unwrap();
+        writer.write(&batch).unwrap();
+        writer.close().unwrap();
+        assert!(file.len() < rows, "{} bytes", file.len());
+        let error = read_checkpoint(&OneFile(file.clone()), "c.parquet", &mut LogState::default()).unwrap_err();
+        let expected =
+            format!("c.parquet: not a readable checkpoint: its row groups claim {rows} rows in {} bytes", file.len());
+        assert_eq!(error.message(), expected);
     }
 
     #[test]

@@ -36,6 +36,7 @@ use crate::value::Value;
 
 pub mod delta;
 mod delta_stats;
+mod parquet_guard;
 
 /// Arrow bytes at which a Parquet row group is written out.
 const ROW_GROUP_BYTES: usize = 32 << 20;
