@@ -240,13 +240,20 @@ static FILE_METADATA: Structure = Structure {
 /// `SchemaElement.num_children`: the elements after a group's that are its children (the
 /// schema is its tree's elements in depth-first order).
 const NUM_CHILDREN: i16 = 5;
+/// `PageHeader.uncompressed_page_size`: what the crate reserves before decompressing the page.
+const UNCOMPRESSED_PAGE_SIZE: i16 = 2;
 /// `PageHeader.compressed_page_size`: where the next header starts.
 const COMPRESSED_PAGE_SIZE: i16 = 3;
+/// The most bytes a page may claim uncompressed. The crate reserves that much before it
+/// decompresses, whatever the page's compressed bytes could give (zstd's ratio has no useful
+/// bound), so a few header bytes could ask for 2 GiB. Writers cut pages at about 1 MiB (the
+/// crate's, parquet-mr's and delta-rs's default page size), larger only for a single large value.
+const MAX_UNCOMPRESSED_PAGE: usize = 64 << 20;
 static PAGE_HEADER: Structure = Structure {
     name: "PageHeader",
     fields: &[
         (1, I32),
-        (2, I32),
+        (UNCOMPRESSED_PAGE_SIZE, I32),
         (COMPRESSED_PAGE_SIZE, I32),
         (4, I32),
         (
@@ -632,6 +639,13 @@ pub(super) fn check_pages(file: &[u8], metadata: &ParquetMetaData, mask: &Projec
                 .ok_or_else(|| {
                     format!("row group {group} column {column}: page header at {at}: no compressed_page_size within the chunk's {} bytes", end - data)
                 })?;
+            // Absent or negative, the crate refuses the page itself.
+            let uncompressed = integers[UNCOMPRESSED_PAGE_SIZE as usize].map_or(0, |size| size as i32);
+            if usize::try_from(uncompressed).is_ok_and(|size| size > MAX_UNCOMPRESSED_PAGE) {
+                return Err(format!(
+                    "row group {group} column {column}: page header at {at}: the page claims {uncompressed} bytes uncompressed (at most {MAX_UNCOMPRESSED_PAGE} read)"
+                ));
+            }
             at = data + size;
         }
     }
@@ -832,6 +846,16 @@ mod tests {
         // A chunk cut inside its second page's header.
         let error = check_pages(&file, &chunks_at(&[(4, 31)]), &all).unwrap_err();
         assert_eq!(error, "row group 0 column 0: page header at 25: ends inside a value at byte 10");
+        // A page claiming 2^30 bytes uncompressed (zigzag 2^31: the varint 80 80 80 80 08, five
+        // bytes where PAGE has one, so the header is 4 bytes longer).
+        let mut huge = PAGE[..2].to_vec();
+        huge.extend([0x15, 0x80, 0x80, 0x80, 0x80, 0x08]);
+        huge.extend(&PAGE[4..]);
+        let huge_file: Vec<u8> = [&b"PAR1"[..], &huge].concat();
+        assert_eq!(
+            check_pages(&huge_file, &chunks_at(&[(4, 25)]), &all),
+            Err(format!("row group 0 column 0: page header at 4: the page claims 1073741824 bytes uncompressed (at most {MAX_UNCOMPRESSED_PAGE} read)"))
+        );
         // Chunks the mask leaves out are not read, nor walked.
         let none = ProjectionMask::leaves(&chunks_at(&[]).file_metadata().schema_descr_ptr(), []);
         assert_eq!(check_pages(&file, &chunks_at(&[(4, 31)]), &none), Ok(()));
