@@ -534,3 +534,51 @@ fn the_studio_s_footer_shows_the_bytes_fetched_of_a_remote_object() {
     assert!(got > 0 && got < size, "{footer}");
     eprintln!("studio overview of {url}: {footer}");
 }
+
+/// A parallel scan of a remote table (threads reading one object, each through its own run of
+/// pages) reads ahead for each thread: its GETs carry many blocks each, where followed as one
+/// scan every read looked like a jump and was a GET of one 16 KiB block. The rows are the local
+/// file's.
+#[test]
+fn parallel_scans_of_a_remote_table_read_ahead_for_each_thread() {
+    use mdfkit_forge::{ColType, ColumnSpec, Gen, Layout, Nulls, Spec, TableSpec, Version};
+    let Some(server) = server(Kind::S3) else { return };
+    let spec = Spec::new("wide", Version::V904, 5).table(
+        TableSpec::new("dbo", "Lines", Layout::Clustered { key: 0 }, 100_000)
+            .column(ColumnSpec::new("id", ColType::Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never))
+            .column(ColumnSpec::new("text", ColType::VarChar(Some(100)), Gen::Length { min: 40, max: 100 }, Nulls::Never)),
+    );
+    let mdf = mdfkit_forge::forge(&spec).unwrap().remove(0).bytes;
+    let local = std::env::temp_dir().join(format!("mdfkit-cloud-parallel-{}.mdf", std::process::id()));
+    std::fs::write(&local, &mdf).unwrap();
+    create_bucket(&server, "parallel");
+    put_object(&server, "parallel", "lines.mdf", &mdf);
+    let url = format!("{}://parallel/lines.mdf", server.scheme());
+    let export = |from: &str, to: &Path| {
+        let to = to.to_str().unwrap();
+        mdfkit(&server, &["export", from, "--table", "dbo.Lines", "--format", "csv", "--threads", "4", "-o", to, "--fetch-report"])
+    };
+    let (remote_out, local_out) = (local.with_extension("remote"), local.with_extension("local"));
+    let remote = export(&url, &remote_out);
+    export(local.to_str().unwrap(), &local_out);
+    let rows = |dir: &Path| std::fs::read(dir.join("dbo.Lines.csv")).unwrap();
+    let (from_remote, from_local) = (rows(&remote_out), rows(&local_out));
+    for path in [&remote_out, &local_out] {
+        std::fs::remove_dir_all(path).unwrap();
+    }
+    std::fs::remove_file(&local).unwrap();
+    assert!(from_remote == from_local, "the remote table's rows differ from the file's");
+    assert_eq!(from_local.iter().filter(|&&b| b == b'\n').count(), 100_001);
+    let (got, size) = fetched(&remote.stderr, &url);
+    let report = String::from_utf8_lossy(&remote.stderr);
+    let requests: u64 = report
+        .lines()
+        .find(|line| line.contains(&format!("{url}: fetched")))
+        .and_then(|line| line.rsplit(" in ").next())
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no request count in {report}"));
+    eprintln!("{url}: {got} of {size} bytes in {requests} GETs, {} KiB a GET", got / requests.max(1) / 1024);
+    assert!(got >= size / 2, "the table is most of the file: fetched {got} of {size}");
+    assert!(got / requests >= 64 << 10, "{requests} GETs for {got} bytes: less than 64 KiB a GET");
+}

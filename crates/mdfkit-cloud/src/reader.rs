@@ -5,10 +5,16 @@
 //! asked for waits for that same request. When a read lands in the block after the one read
 //! before, or a little further within the read-ahead (a forward scan), the next blocks are
 //! fetched ahead; the window starts at 2 blocks and
-//! doubles on each forward step up to the read-ahead ([`READ_AHEAD`] unless set), and falls back
-//! on a jump. The window is cut into GETs of at most [`RANGE`] bytes sent in parallel, so a long
+//! doubles on each forward step up to the read-ahead ([`READ_AHEAD`] unless set); a jump starts
+//! a new scan. The window is cut into GETs of at most [`RANGE`] bytes sent in parallel, so a long
 //! scan keeps read-ahead / range requests in flight: one stream is slow on an object store,
 //! many fill the link (see `tests/transfer.rs`: 16 in flight beat 1 by 5x on a 40 ms link).
+//! Each thread's reads are followed apart (up to [`MAX_SCANS`] threads, the most recent), each
+//! with its own window: a parallel table scan's threads read one object each through its own
+//! run of pages, their reads interleaved (followed as one stream, every read was a jump and
+//! nothing was read ahead: a GET a block). Their windows share half the cache. One thread's
+//! jumps still end its window, so a catalog read hopping between system tables is not read
+//! ahead.
 //! At most [`CACHE_BLOCKS`] blocks are kept (least recently used go first).
 //!
 //! An object is named by a bucket URL (`s3://`, `az://`: `object_store`, credentials from the
@@ -27,6 +33,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread::ThreadId;
 
 use bytes::Bytes;
 use futures::future::{BoxFuture, FutureExt, Shared};
@@ -48,6 +55,8 @@ pub const RANGE: u64 = 256 << 10;
 pub const READ_AHEAD: u64 = 2 << 20;
 /// Blocks kept in memory.
 pub const CACHE_BLOCKS: usize = 1024;
+/// Threads whose scans of one object are followed at once (a parallel scan's workers).
+pub const MAX_SCANS: usize = 8;
 /// Sparse ranges fetched at once.
 pub const SPARSE_CONCURRENCY: usize = 32;
 
@@ -92,13 +101,33 @@ fn stats_for(url: &str, size: u64) -> Arc<FetchStats> {
     s
 }
 
+/// The reads of one thread through an object, as they show a forward scan or not.
+#[derive(Clone, Copy)]
+struct ForwardScan {
+    thread: ThreadId,
+    /// The last block it read.
+    last_block: u64,
+    /// Blocks it reads ahead.
+    window: u64,
+}
+
+impl ForwardScan {
+    /// A read of blocks `first..=last` goes on with this scan: the next block, a skip ahead that
+    /// lands within the read-ahead (a scan passing over unallocated pages or pages of other
+    /// tables), or a read from the last block into the next.
+    fn goes_on_with(&self, first: u64, last: u64) -> bool {
+        let l = self.last_block;
+        (first > l && first <= l + 1 + self.window) || (first == l && last > l)
+    }
+}
+
 struct Cache {
     /// Block index → the fetch holding it and the byte offset that fetch starts at.
     blocks: HashMap<u64, (Fetch, u64)>,
     /// Block indexes, least recently used first.
     order: VecDeque<u64>,
-    last_block: Option<u64>,
-    window: u64,
+    /// Each reading thread's scan, the most recently read first.
+    scans: VecDeque<ForwardScan>,
     sparse: HashMap<u64, Bytes>,
 }
 
@@ -214,8 +243,7 @@ impl RemoteObject {
             cache: Mutex::new(Cache {
                 blocks: HashMap::new(),
                 order: VecDeque::new(),
-                last_block: None,
-                window: 0,
+                scans: VecDeque::new(),
                 sparse: HashMap::new(),
             }),
         });
@@ -255,19 +283,24 @@ impl RemoteObject {
         .shared()
     }
 
-    /// Starts GETs for the blocks `first..end` that are neither cached nor in flight (from the
-    /// first missing one to the last missing one), one per range of `range_blocks`.
+    /// Starts GETs for the blocks `first..end` that are neither cached nor in flight, one per
+    /// range of at most `range_blocks` missing blocks in a row (blocks held are not fetched
+    /// again: scans reading ahead next to each other would otherwise fetch each other's).
     fn fetch_blocks(&self, cache: &mut Cache, first: u64, end: u64) {
         let end = end.min(self.size.div_ceil(BLOCK));
-        let Some(from) = (first..end).find(|i| !cache.blocks.contains_key(i)) else { return };
-        let to = (from..end).rev().find(|i| !cache.blocks.contains_key(i)).map_or(from + 1, |i| i + 1);
-        let mut range_start = from;
-        while range_start < to {
-            let range_end = (range_start + self.range_blocks).min(to);
+        let mut range_start = first;
+        while range_start < end {
+            if cache.blocks.contains_key(&range_start) {
+                range_start += 1;
+                continue;
+            }
+            let range_end = (range_start..end.min(range_start + self.range_blocks))
+                .find(|i| cache.blocks.contains_key(i))
+                .unwrap_or(end.min(range_start + self.range_blocks));
             let start = range_start * BLOCK;
             let f = self.fetch(start..(range_end * BLOCK).min(self.size));
             for i in range_start..range_end {
-                cache.blocks.entry(i).or_insert_with(|| (f.clone(), start));
+                cache.blocks.insert(i, (f.clone(), start));
                 cache.order.push_back(i);
             }
             range_start = range_end;
@@ -297,23 +330,27 @@ impl RemoteObject {
                     return Ok(want);
                 }
             }
-            // Forward: the next block, or a skip ahead that lands within the read-ahead (a scan
-            // passing over unallocated pages or pages of other tables).
-            let forward = cache
-                .last_block
-                .is_some_and(|l| (first > l && first <= l + 1 + cache.window) || (first == l && last > l));
-            let same = cache.last_block == Some(first) && last == first;
+            let thread = std::thread::current().id();
+            let mut scan = match cache.scans.iter().position(|scan| scan.thread == thread) {
+                Some(i) => cache.scans.remove(i).unwrap_or(ForwardScan { thread, last_block: last, window: 0 }),
+                None => ForwardScan { thread, last_block: last, window: 0 },
+            };
+            let forward = scan.goes_on_with(first, last);
+            let same = scan.last_block == first && last == first;
             // A read elsewhere of blocks already held (a PFS or catalog page looked up in the
-            // middle of a scan) leaves the scan's window alone.
+            // middle of a scan) leaves the scan's window alone; a jump ends it.
             let aside = !forward && !same && (first..=last).all(|i| cache.blocks.contains_key(&i));
             if forward {
-                cache.window = (cache.window.max(1) * 2).min(self.read_ahead_blocks);
+                // Windows share half the cache: scans ahead of each other's blocks would
+                // otherwise evict them before they are read.
+                let most = self.read_ahead_blocks.min(CACHE_BLOCKS as u64 / 2 / (cache.scans.len() as u64 + 1));
+                scan.window = (scan.window.max(1) * 2).min(most);
             } else if !same && !aside {
-                cache.window = 0;
+                scan.window = 0;
             }
             self.fetch_blocks(&mut cache, first, last + 1);
             // Read ahead once less than half the window ahead is cached or in flight.
-            let window = cache.window;
+            let window = scan.window;
             if window > 0 && !aside {
                 let ahead = (last + 1..last + 1 + window).take_while(|i| cache.blocks.contains_key(i)).count() as u64;
                 if ahead < window / 2 + 1 {
@@ -321,8 +358,10 @@ impl RemoteObject {
                 }
             }
             if !aside {
-                cache.last_block = Some(last);
+                scan.last_block = last;
             }
+            cache.scans.push_front(scan);
+            cache.scans.truncate(MAX_SCANS);
             (first..=last)
                 .filter_map(|i| {
                     let (f, start) = cache.blocks.get(&i)?.clone();
@@ -493,5 +532,59 @@ mod tests {
         assert!(ranges.iter().all(|&n| n as u64 <= RANGE), "ranges of {ranges:?} bytes");
         assert_eq!(ranges.iter().sum::<usize>(), data.len(), "every byte fetched once");
         assert!(ranges.len() as u64 >= data.len() as u64 / RANGE, "{} GETs", ranges.len());
+    }
+
+    /// One thread hopping between two places (a catalog read going from one system table to
+    /// another and back) is not a forward scan: only the blocks it reads are fetched.
+    #[test]
+    fn a_thread_hopping_between_places_is_not_read_ahead() {
+        let data: Vec<u8> = (0..6_000_000u32).map(|i| (i % 251) as u8).collect();
+        let (link, asked) = web_server(data.clone(), true);
+        let object = RemoteObject::open(&link).unwrap();
+        let mut page = vec![0u8; 8192];
+        for step in 0..50 {
+            for offset in [step * BLOCK, 3_000_000 / BLOCK * BLOCK + step * BLOCK] {
+                let n = object.read(&mut page, offset).unwrap();
+                assert_eq!(&page[..n], &data[offset as usize..offset as usize + n]);
+            }
+        }
+        let fetched: usize = asked.lock().unwrap()[1..].iter().sum();
+        assert_eq!(fetched as u64, 100 * BLOCK, "100 blocks read");
+    }
+
+    /// Scan workers on several threads read one object at once, each forward through its own
+    /// run of pages, their reads interleaved: each run is read ahead as if it were alone (GETs
+    /// of whole ranges, not a block at a time), and every byte is fetched once.
+    #[test]
+    fn interleaved_forward_scans_each_read_ahead() {
+        let data: Vec<u8> = (0..6_000_000u32).map(|i| (i % 251) as u8).collect();
+        let (link, asked) = web_server(data.clone(), true);
+        let object = RemoteObject::open(&link).unwrap();
+        // Four workers, each a quarter of the object, taking turns page by page.
+        let quarter = data.len() / 4 / 8192 * 8192;
+        let turn = std::sync::Barrier::new(4);
+        std::thread::scope(|s| {
+            for worker in 0..4 {
+                let (object, data, turn) = (&object, &data, &turn);
+                s.spawn(move || {
+                    let mut page = vec![0u8; 8192];
+                    for step in (0..quarter).step_by(8192) {
+                        turn.wait();
+                        let offset = worker * quarter + step;
+                        let n = object.read(&mut page, offset as u64).unwrap();
+                        assert_eq!(&page[..n], &data[offset..offset + n], "worker {worker} at {offset}");
+                    }
+                });
+            }
+        });
+        let asked = asked.lock().unwrap().clone();
+        let ranges = &asked[1..];
+        let read = 4 * quarter;
+        let fetched: usize = ranges.iter().sum();
+        assert!(fetched <= read + 4 * READ_AHEAD as usize, "{fetched} bytes fetched for {read} read");
+        // Alone, a forward scan asks for whole ranges once its window has grown: a few
+        // blocks at its start, then RANGE bytes a GET.
+        let most = 4 * (quarter as u64 / RANGE + 8);
+        assert!((ranges.len() as u64) <= most, "{} GETs for 4 runs of {quarter} bytes (at most {most})", ranges.len());
     }
 }
