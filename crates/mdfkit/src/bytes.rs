@@ -28,27 +28,35 @@ pub fn utf16le(b: &[u8]) -> String {
 }
 
 /// Appends the UTF-16LE text in `bytes` to `out`: unpaired surrogates read U+FFFD (as
-/// `char::decode_utf16` reads them), an odd last byte is ignored. One pass, no iterator adapters:
-/// this runs for every nchar/nvarchar value of a scan or a text export.
+/// `char::decode_utf16` reads them), an odd last byte is ignored. This runs for every
+/// nchar/nvarchar value of a scan or a text export: ASCII (most text) is narrowed four units at
+/// a time into a buffer and appended a run at a time; other characters one by one.
 pub fn push_utf16le(bytes: &[u8], out: &mut String) {
+    const NOT_ASCII: u64 = 0xff80_ff80_ff80_ff80;
     out.reserve(bytes.len() / 2 * 3);
     let units = bytes.len() / 2;
     let unit = |i: usize| u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]);
-    // Runs of ASCII (most text) are narrowed into a buffer and appended a run at a time: a
-    // `String::push` per character costs a capacity check and an encoding branch each.
     let mut ascii = [0u8; 64];
     let mut held = 0;
     let mut i = 0;
     while i < units {
+        if held + 4 > ascii.len() {
+            push_ascii(out, &ascii[..held]);
+            held = 0;
+        }
+        if let Some(four) = bytes.get(2 * i..2 * i + 8) {
+            let w = u64::from_le_bytes(four.try_into().unwrap_or_default());
+            if w & NOT_ASCII == 0 {
+                ascii[held..held + 4].copy_from_slice(&[w as u8, (w >> 16) as u8, (w >> 32) as u8, (w >> 48) as u8]);
+                (held, i) = (held + 4, i + 4);
+                continue;
+            }
+        }
         let u = unit(i);
         i += 1;
         if u < 0x80 {
             ascii[held] = u as u8;
             held += 1;
-            if held == ascii.len() {
-                push_ascii(out, &ascii);
-                held = 0;
-            }
             continue;
         }
         push_ascii(out, &ascii[..held]);
@@ -58,7 +66,6 @@ pub fn push_utf16le(bytes: &[u8], out: &mut String) {
                 i += 1;
                 0x10000 + ((u32::from(u) - 0xd800) << 10) + (u32::from(unit(i - 1)) - 0xdc00)
             }
-            0xd800..=0xdfff => 0xfffd,
             _ => u32::from(u),
         };
         out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
@@ -66,9 +73,14 @@ pub fn push_utf16le(bytes: &[u8], out: &mut String) {
     push_ascii(out, &ascii[..held]);
 }
 
-/// Appends bytes known to be ASCII to `out`.
+/// Appends bytes known to be ASCII to `out`: a short run (text between accented letters) a
+/// byte at a time, where the string's UTF-8 check of the run would cost more than the run.
 pub fn push_ascii(out: &mut String, ascii: &[u8]) {
-    out.push_str(std::str::from_utf8(ascii).unwrap_or_default());
+    if ascii.len() < 16 {
+        out.extend(ascii.iter().map(|&b| char::from(b)));
+    } else {
+        out.push_str(std::str::from_utf8(ascii).unwrap_or_default());
+    }
 }
 
 #[cfg(test)]
@@ -106,7 +118,7 @@ mod tests {
                 state ^= state >> 17;
                 state ^= state << 5;
                 let kind = kinds[state as usize % kinds.len()];
-                // Mostly ASCII, in runs that cross the 64-unit buffer.
+                // Mostly ASCII, in runs that cross the 64-unit buffer and the four-unit words.
                 let repeat = if kind[0] < 0x80 { state as usize % 90 } else { 1 };
                 for _ in 0..repeat {
                     units.extend_from_slice(kind);
