@@ -463,11 +463,13 @@ fn parse_args(args: &[String]) -> Options {
 }
 
 fn main() {
-    // The CLI's allocator setting (mdfkit-cli's main.rs), so peak memory is measured as users see it.
+    // The CLI's allocator settings (mdfkit-cli's main.rs), so time and peak memory are measured as
+    // users see them.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: allocator tuning only, before any other thread exists.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 2 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 32 << 20);
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     // A measurement the parent runs: `--child CASE DB TABLE THREADS`.

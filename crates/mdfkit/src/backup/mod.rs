@@ -1252,7 +1252,39 @@ impl PageSource for BackupPages {
             ));
         };
         let stripe = &self.stripes[location.stripe];
-        read_exact(stripe.bytes.as_ref(), &stripe.path, location.offset, &mut buf[..PAGE_SIZE], "a page")
+        let page = buf.get_mut(..PAGE_SIZE).ok_or_else(|| Error::corrupt("a page buffer shorter than a page"))?;
+        read_exact(stripe.bytes.as_ref(), &stripe.path, location.offset, page, "a page")
+    }
+
+    /// One read where the run's pages lie one after another in one stripe (a backup's data
+    /// stream holds a file's allocated extents in page order), page by page otherwise.
+    fn read_raw_run(&self, first: PageId, count: u32, buf: &mut [u8]) -> Result<()> {
+        let run = crate::source::run_bytes(first, count, buf)?;
+        let start = self.pages.get(&first);
+        let in_one_piece = start.is_some_and(|start| {
+            // `run_bytes` checked that the run's page numbers do not overflow.
+            let last = PageId::new(first.file, first.page + (count - 1));
+            let mut held = 0u64;
+            let follow_on = self.pages.range(first..=last).all(|(_, at)| {
+                let next =
+                    at.stripe == start.stripe && at.offset.checked_sub(start.offset) == Some(held * PAGE_SIZE as u64);
+                held += 1;
+                next
+            });
+            follow_on && held == u64::from(count)
+        });
+        match start {
+            Some(start) if in_one_piece => {
+                let stripe = &self.stripes[start.stripe];
+                read_exact(stripe.bytes.as_ref(), &stripe.path, start.offset, run, "pages")
+            }
+            _ => {
+                for (page, bytes) in (first.page..).zip(run.chunks_exact_mut(PAGE_SIZE)) {
+                    self.read_raw(PageId::new(first.file, page), bytes)?;
+                }
+                Ok(())
+            }
+        }
     }
 
     fn files(&self) -> &[SourceFile] {

@@ -791,3 +791,23 @@ fn appended_sets_of_one_file_are_planned_like_files() {
     let diff = plan.skipped.iter().find(|(s, _)| s.set.position == 2).unwrap();
     assert!(diff.1.contains("--position asked for alone"), "{}", diff.1);
 }
+
+#[test]
+fn runs_of_pages_read_as_pages_read_alone() {
+    let pages = open(sample(512)).unwrap();
+    let mut run = vec![0u8; 16 * PAGE_SIZE];
+    // Pages 1:0-1:7 lie one after another in the re-sent extent; 1:8-1:15 elsewhere.
+    for (first, count) in [(0, 8), (2, 5), (0, 16), (6, 4)] {
+        pages.read_raw_run(PageId::new(1, first), count, &mut run).unwrap();
+        for (page, bytes) in (first..first + count).zip(run.chunks_exact(PAGE_SIZE)) {
+            let mut alone = vec![0u8; PAGE_SIZE];
+            pages.read_raw(PageId::new(1, page), &mut alone).unwrap();
+            assert_eq!(bytes, alone, "page 1:{page} of the run from 1:{first}");
+        }
+    }
+    assert_eq!(run[100], 0xb0);
+    assert_eq!(run[PAGE_SIZE * 15 + 100], 0xa8);
+    // A run over a page the backup lacks names that page.
+    let e = pages.read_raw_run(PageId::new(1, 12), 6, &mut run).unwrap_err();
+    assert!(e.to_string().contains("page 1:16 is not in the backup"), "{e}");
+}

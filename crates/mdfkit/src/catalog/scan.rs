@@ -18,6 +18,11 @@
 //!   pointer, so the child pointer is the 6 bytes before `pminlen` whatever the key's types
 //!   (AdventureWorksLT 2012's interior pages: `06 a8020000 08020000 0100` is key 680, child
 //!   1:520, pminlen 11; a 5-byte key page: pminlen 12 with the child at bytes 6..12).
+//! - **Reads**: forward, a heap's pages that follow each other in a file are read as one run
+//!   (up to 32 pages, [`crate::source::PageRun`]); along a leaf chain that lies in file order
+//!   the reader reads ahead twice as far at each page (1, 2, 4 ... 32 pages), back to one page
+//!   where the chain jumps. Pages read ahead are verified only when the walk takes them, and
+//!   the chain's cycle check keeps a bitmap of the pages visited.
 //! - Ghost records (deleted rows not yet cleaned up) are skipped and counted, or returned marked
 //!   as ghosts when asked for (forensics).
 //!
@@ -34,7 +39,7 @@ use crate::page::compression_info::{CompressionInfo, PAGE_HAS_CI_STRUCTURE};
 use crate::page::{Page, PageId, PageType};
 use crate::record::cd::CdRecord;
 use crate::record::{Record, RecordFormat, RecordType};
-use crate::source::PageReader;
+use crate::source::{contiguous_pages, PageReader, PageRun, RUN_PAGES};
 
 /// What a scan met besides the rows it returned.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -371,14 +376,21 @@ fn walk_pages(
     if is_heap {
         let pages = heap_pages(reader, unit)?;
         let at = |start: PageId| pages.iter().position(|&p| p == start);
-        let order: Box<dyn Iterator<Item = &PageId>> = match (direction, start) {
-            (Direction::Forward, Some(s)) => Box::new(pages[at(s).unwrap_or(pages.len())..].iter()),
-            (Direction::Forward, None) => Box::new(pages.iter()),
-            (Direction::Backward, Some(s)) => Box::new(pages[..at(s).map_or(0, |i| i + 1)].iter().rev()),
-            (Direction::Backward, None) => Box::new(pages.iter().rev()),
+        // Indexes into `pages`, in visiting order.
+        let order: Box<dyn Iterator<Item = usize>> = match (direction, start) {
+            (Direction::Forward, Some(s)) => Box::new(at(s).unwrap_or(pages.len())..pages.len()),
+            (Direction::Forward, None) => Box::new(0..pages.len()),
+            (Direction::Backward, Some(s)) => Box::new((0..at(s).map_or(0, |i| i + 1)).rev()),
+            (Direction::Backward, None) => Box::new((0..pages.len()).rev()),
         };
-        for &id in order {
-            let page = reader.read(id)?;
+        let mut run = PageRun::new();
+        for i in order {
+            let page = match direction {
+                // Forward, the pages the IAM chain lists one after another in a file are read
+                // as one run.
+                Direction::Forward => reader.read_in_run(&mut run, pages[i], || contiguous_pages(&pages[i..]))?,
+                Direction::Backward => reader.read(pages[i])?,
+            };
             let h = page.header();
             // Extents also hold pages not (or no longer) formatted for this unit.
             if h.page_type != PageType::Data || !h.belongs_to(unit.id) {
@@ -389,17 +401,28 @@ fn walk_pages(
             }
         }
     } else {
-        let mut seen = HashSet::new();
+        let mut seen = VisitedPages::default();
         let mut next = match (start, direction) {
             (Some(start), _) => start,
             (None, Direction::Forward) => first_leaf(reader, unit)?,
             (None, Direction::Backward) => leaf_end_from_iam(reader, unit, Direction::Backward)?,
         };
+        let (mut run, mut ahead, mut last) = (PageRun::new(), 1u32, PageId::new(0, 0));
         while !next.is_null() {
             if !seen.insert(next) {
                 return Err(Error::corrupt(format!("leaf page chain returns to page {next}: a cycle")));
             }
-            let page = reader.read(next)?;
+            let page = match direction {
+                // A leaf level built in key order lies in file order: while it does, read ahead
+                // twice as far each time (up to a run), and one page again once it does not.
+                Direction::Forward => {
+                    let in_order = next.file == last.file && last.page.checked_add(1) == Some(next.page);
+                    ahead = if in_order { ahead.saturating_mul(2).min(RUN_PAGES) } else { 1 };
+                    last = next;
+                    reader.read_in_run(&mut run, next, || ahead)?
+                }
+                Direction::Backward => reader.read(next)?,
+            };
             let h = page.header();
             if h.page_type != PageType::Data || h.level != 0 || !h.belongs_to(unit.id) {
                 return Err(Error::corrupt(format!(
@@ -421,6 +444,25 @@ fn walk_pages(
         }
     }
     Ok(())
+}
+
+/// The pages a walk along a page chain has visited, to tell a cycle: a bitmap of 65,536 pages
+/// (8 KB) for each stretch of a file the chain enters, so it grows with the pages visited, not
+/// with the files' sizes.
+#[derive(Default)]
+struct VisitedPages {
+    stretches: HashMap<(u16, u32), Box<[u64; 1024]>>,
+}
+
+impl VisitedPages {
+    /// Marks `id` visited; false when it was already.
+    fn insert(&mut self, id: PageId) -> bool {
+        let bits = self.stretches.entry((id.file, id.page >> 16)).or_insert_with(|| Box::new([0; 1024]));
+        let (word, bit) = (((id.page & 0xffff) >> 6) as usize, 1u64 << (id.page & 63));
+        let new = bits[word] & bit == 0;
+        bits[word] |= bit;
+        new
+    }
 }
 
 /// The data pages of a unit for a salvage scan: from the IAM chains, each page whose header is
@@ -732,6 +774,22 @@ pub fn forwarding_target(stub: &[u8]) -> Result<RowLocation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_visited_twice_is_told_in_any_file_and_stretch() {
+        let mut seen = VisitedPages::default();
+        let pages = [(1, 0), (1, 63), (1, 64), (1, 65_535), (1, 65_536), (3, 0), (1, u32::MAX)];
+        for (file, page) in pages {
+            assert!(seen.insert(PageId::new(file, page)), "{file}:{page} first");
+        }
+        for (file, page) in pages {
+            assert!(!seen.insert(PageId::new(file, page)), "{file}:{page} again");
+        }
+        assert!(seen.insert(PageId::new(1, 1)));
+        assert!(seen.insert(PageId::new(2, 63)));
+        // One 8 KB bitmap for each stretch of 65,536 pages entered.
+        assert_eq!(seen.stretches.len(), 5);
+    }
 
     #[test]
     fn reads_the_rid_of_a_forwarding_stub() {

@@ -39,6 +39,10 @@
 //! The slot array at the end of the page holds one 2-byte record offset per slot, slot 0 in the
 //! last two bytes. A page's own address is checked against where it was read from before any of
 //! it is trusted ([`Page::new`]).
+//!
+//! A [`Page`] owns its 8 KB, or shares them with the run of contiguous pages a scan read in one
+//! call (`crate::source::PageRun`): the page is then a view of its part of the run's buffer,
+//! with no copy of its own.
 
 pub mod allocation;
 pub mod boot;
@@ -46,6 +50,7 @@ pub mod file_header;
 pub mod protection;
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::bytes::{read_u16, read_u32};
 use crate::error::{Error, Result};
@@ -219,11 +224,34 @@ impl PageHeader {
     }
 }
 
-/// An owned, validated page: its header is decoded and its address checked.
+/// A validated page: its header is decoded and its address checked.
 #[derive(Clone)]
 pub struct Page {
-    bytes: Box<[u8]>,
+    bytes: PageBytes,
     header: PageHeader,
+}
+
+/// Where a page's 8 KB are.
+#[derive(Clone)]
+enum PageBytes {
+    /// Its own buffer.
+    Owned(Box<[u8]>),
+    /// Bytes `start..start + PAGE_SIZE` of a run's buffer, shared with the run
+    /// (`crate::source::PageRun`), which refills the buffer only once no page of it is held.
+    InRun(Arc<[u8]>, usize),
+}
+
+impl std::ops::Deref for PageBytes {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            PageBytes::Owned(bytes) => bytes,
+            // `Page::in_run` checked that the range lies in the buffer.
+            PageBytes::InRun(run, start) => &run[*start..*start + PAGE_SIZE],
+        }
+    }
 }
 
 impl fmt::Debug for Page {
@@ -240,6 +268,24 @@ impl Page {
                 Error::corrupt(format!("page is {} bytes, expected {PAGE_SIZE}", bytes.len())).at_page(expected)
             );
         }
+        Self::checked(PageBytes::Owned(bytes), expected)
+    }
+
+    /// [`Page::new`] for the page at bytes `start..start + PAGE_SIZE` of a run's buffer, shared
+    /// rather than copied.
+    pub(crate) fn in_run(run: Arc<[u8]>, start: usize, expected: PageId) -> Result<Self> {
+        if start.checked_add(PAGE_SIZE).is_none_or(|end| end > run.len()) {
+            return Err(Error::corrupt(format!(
+                "page at byte {start} of a run of {} bytes does not fit in it",
+                run.len()
+            ))
+            .at_page(expected));
+        }
+        Self::checked(PageBytes::InRun(run, start), expected)
+    }
+
+    /// The checks of [`Page::new`] on 8192 bytes.
+    fn checked(bytes: PageBytes, expected: PageId) -> Result<Self> {
         let header = PageHeader::parse(&bytes).map_err(|e| e.at_page(expected))?;
         if header.this_page != expected {
             return Err(Error::corrupt(format!(

@@ -36,6 +36,7 @@ use crate::record::Record;
 use crate::rows::RowDecoder;
 use crate::scan::{self, Direction, Flow, RowLocation, ScanMode, ScanPosition, ScanStats};
 use crate::scans::parallel::{run_in_task_order, PAGES_PER_TASK};
+use crate::source::{contiguous_pages, PageRun};
 
 /// A scan of one table being set up; see the module documentation.
 #[derive(Clone)]
@@ -460,8 +461,9 @@ impl<'a> TableScan<'a> {
             let work = |pages: &[PageId], send: &mut dyn FnMut(C) -> bool| -> Result<ScanStats> {
                 let mut stats = ScanStats::default();
                 let (mut chunk, mut pending) = (new_chunk(&decoder), false);
-                for &id in pages {
-                    let Some(page) = task_data_page(db, unit, id)? else { continue };
+                let mut run = PageRun::new();
+                for at in 0..pages.len() {
+                    let Some(page) = task_data_page(db, unit, &mut run, &pages[at..])? else { continue };
                     let mut wanted = true;
                     scan::visit_page(db.reader(), &page, table.is_heap, live, &mut stats, &mut |r, _| {
                         pending = true;
@@ -522,8 +524,9 @@ impl TaskShared<'_> {
         let mut batch =
             BatchBuilder::new(rows.decoder, batch_size.min(rows_per_page.saturating_mul(pages.len())), timestamps);
         let mut whole_row = Vec::new();
-        for &id in pages {
-            let page = match task_data_page(db, unit, id) {
+        let mut run = PageRun::new();
+        for at in 0..pages.len() {
+            let page = match task_data_page(db, unit, &mut run, &pages[at..]) {
                 Ok(Some(page)) => page,
                 Ok(None) => continue,
                 Err(e) if rows.live.salvage => {
@@ -629,10 +632,12 @@ impl PageColumns {
     }
 }
 
-/// Page `id` of a task of `unit`, if it is one of the unit's data pages (the other pages of an
-/// allocated extent, and pages not formatted yet, are `None`).
-fn task_data_page(db: &Database, unit: &AllocationUnit, id: PageId) -> Result<Option<Page>> {
-    let page = match db.reader().read(id) {
+/// The first of a task's `pages` of `unit`, if it is one of the unit's data pages (the other
+/// pages of an allocated extent, and pages not formatted yet, are `None`); read in `run` with
+/// the pages that follow it in the file.
+fn task_data_page(db: &Database, unit: &AllocationUnit, run: &mut PageRun, pages: &[PageId]) -> Result<Option<Page>> {
+    let Some(&id) = pages.first() else { return Ok(None) };
+    let page = match db.reader().read_in_run(run, id, || contiguous_pages(pages)) {
         Ok(page) => page,
         // Pages of an allocated extent not formatted yet are all zero.
         Err(e) if e.message().contains("says it is page 0:0") => return Ok(None),
