@@ -13,6 +13,7 @@ pub mod rowset;
 pub mod scan;
 pub mod views;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use base::{BaseTables, RowRef, TableRows};
@@ -188,20 +189,21 @@ impl Catalog {
         names
     }
 
-    /// Reads any system base table by name (`sysschobjs`, `sys.syscolpars`, ...).
-    pub fn read_base_table(&self, name: &str) -> Result<TableRows> {
+    /// Reads any system base table by name (`sysschobjs`, `sys.syscolpars`, ...): those the
+    /// catalog read at open come borrowed (not copied row by row), the others are read now.
+    pub fn read_base_table(&self, name: &str) -> Result<Cow<'_, TableRows>> {
         let key = name.trim_start_matches("sys.").to_ascii_lowercase();
         if key == "sysschobjs" {
-            return Ok(self.objects.clone());
+            return Ok(Cow::Borrowed(&self.objects));
         }
         if let Some(rows) = self.tables.get(&key) {
-            return Ok(rows.clone());
+            return Ok(Cow::Borrowed(rows));
         }
         let id = *self
             .base_table_ids
             .get(&key)
             .ok_or_else(|| Error::not_found(format!("no system base table named {name}")))?;
-        self.base.read_table(id, &format!("sys.{key}"))
+        self.base.read_table(id, &format!("sys.{key}")).map(Cow::Owned)
     }
 }
 

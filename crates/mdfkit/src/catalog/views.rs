@@ -213,7 +213,7 @@ impl Catalog {
             "default_constraints" => self.view_constraints("D"),
             "check_constraints" => self.view_constraints("C"),
             other if other.starts_with("sys") && self.base_table_names().iter().any(|n| n == other) => {
-                table_rows_view(self.read_base_table(other)?)
+                table_rows_view(self.read_base_table(other)?.into_owned())
             }
             _ => {
                 return Err(Error::not_found(format!(
