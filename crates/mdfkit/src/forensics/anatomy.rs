@@ -690,55 +690,44 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         None
     };
     let array_start = PAGE_SIZE - 2 * slots;
-    let offsets: Vec<u16> =
-        (0..slots).map(|s| read_u16(&anatomy.bytes, PAGE_SIZE - 2 * (s + 1)).unwrap_or(0)).collect();
     let free_data = usize::from(header.free_data);
     if (HEADER_SIZE..=array_start).contains(&free_data) {
         anatomy.free_space = Some((free_data, array_start - free_data));
     }
-    // Where a record not taken apart ends: the next record's start, or the free space.
-    let mut starts: Vec<usize> =
-        offsets.iter().map(|&o| usize::from(o)).filter(|&o| o >= HEADER_SIZE && o < array_start).collect();
-    starts.push(free_data.clamp(HEADER_SIZE, array_start));
-    starts.sort_unstable();
-    // Room for the records' fields and columns at once, as many as records of the layout take
-    // (within what a page holds): a page-long list regrown record by record is copied each time.
-    let records = starts.len() - 1;
+    let (page, slot_array) = anatomy.bytes.split_at(array_start);
+    let mut ends = RecordEnds { slot_array, free_data, array_start, starts: None };
+    // Room for the records' fields and columns at once, as many as a record of the layout takes
+    // a slot (within what a page holds): a page-long list regrown record by record is copied each
+    // time. Deleted slots take none, but counting them costs more than the room they leave unused
+    // (never written, it is never paged in).
     let (fields_a_record, columns_a_record) =
         layout.as_ref().map_or((8, 0), |l| (8 + 2 * l.fixed.len() + 3 * l.variable.len(), l.decoder.columns().len()));
     let mut parts = Parts {
-        fields: Vec::with_capacity((records * fields_a_record).min(PAGE_SIZE)),
-        columns: Vec::with_capacity((records * columns_a_record).min(PAGE_SIZE)),
+        fields: Vec::with_capacity((slots * fields_a_record).min(PAGE_SIZE)),
+        columns: Vec::with_capacity((slots * columns_a_record).min(PAGE_SIZE)),
         ..Parts::default()
     };
-    anatomy.records.reserve_exact(slots);
-    for (slot, &offset) in offsets.iter().enumerate() {
-        let (slot, offset) = (slot as u16, usize::from(offset));
+    let context = RecordContext {
+        page_type: header.page_type,
+        level: header.level,
+        pminlen: header.pminlen,
+        ci: ci.as_ref(),
+        layout: layout.as_ref(),
+    };
+    // One entry a slot, in one go (the slot array's length is known: no check a push).
+    anatomy.records.extend(slot_offsets(slot_array).enumerate().map(|(slot, offset)| {
+        let slot = slot as u16;
         if offset == 0 {
-            anatomy.records.push(RecordAnatomy::empty(slot, 0, Some(RecordError::DeletedSlot)));
-            continue;
+            return RecordAnatomy::empty(slot, 0, Some(RecordError::DeletedSlot));
         }
         if offset < HEADER_SIZE || offset >= array_start {
-            let error = RecordError::OutsideRecordArea { offset, array_start };
-            anatomy.records.push(RecordAnatomy::empty(slot, offset, Some(error)));
-            continue;
+            return RecordAnatomy::empty(slot, offset, Some(RecordError::OutsideRecordArea { offset, array_start }));
         }
         if parts.fields.len() >= MAX_FIELDS {
-            anatomy.records.push(RecordAnatomy::empty(slot, offset, Some(RecordError::TooManyFields)));
-            continue;
+            return RecordAnatomy::empty(slot, offset, Some(RecordError::TooManyFields));
         }
-        // `starts` is sorted: a binary search keeps a page of thousands of slots linear.
-        let end = starts.get(starts.partition_point(|&s| s <= offset)).copied().unwrap_or(array_start);
-        let page = &anatomy.bytes[..array_start];
-        let context = RecordContext {
-            page_type: header.page_type,
-            level: header.level,
-            pminlen: header.pminlen,
-            ci: ci.as_ref(),
-            layout: layout.as_ref(),
-        };
-        anatomy.records.push(record(page, slot, offset, end, &context, &mut parts));
-    }
+        record(page, slot, offset, &mut ends, &context, &mut parts)
+    }));
     anatomy.fields = parts.fields;
     anatomy.column_values = parts.columns;
     anatomy
@@ -754,6 +743,67 @@ struct Parts {
     unsorted: Vec<Field>,
     /// Off-row values read while decoding.
     scratch: Vec<u8>,
+}
+
+/// Where the records of a page that are not taken apart end: the next record's start, or the
+/// free space. Worked out on first need (most records are taken apart, and end where their parts
+/// say) and without sorting: the starts are bits of a page-long bitmap, so a record's end is the
+/// start after its own rank among them (the bits set up to its offset).
+struct RecordEnds<'o> {
+    /// The page's slot array.
+    slot_array: &'o [u8],
+    /// The header's `m_freeData`.
+    free_data: usize,
+    array_start: usize,
+    starts: Option<Box<Starts>>,
+}
+
+/// The starts of a page's records (those in the record area) and of its free space.
+struct Starts {
+    /// Bit `o % 64` of word `o / 64`: a record (or the free space) starts at offset `o`.
+    bits: [u64; PAGE_SIZE / 64],
+    /// Starts in the words before each word.
+    before: [u16; PAGE_SIZE / 64],
+    /// The starts in offset order, each once.
+    in_order: Vec<u16>,
+}
+
+impl RecordEnds<'_> {
+    /// Where the record starting at `offset` (in the record area) ends.
+    fn after(&mut self, offset: usize) -> usize {
+        let (slot_array, free_data, array_start) = (self.slot_array, self.free_data, self.array_start);
+        let starts = self.starts.get_or_insert_with(|| {
+            let mut starts =
+                Box::new(Starts { bits: [0; PAGE_SIZE / 64], before: [0; PAGE_SIZE / 64], in_order: Vec::new() });
+            let free = free_data.clamp(HEADER_SIZE, array_start);
+            // The free space starting at the slot array ends nothing before the array.
+            let in_area = slot_offsets(slot_array).chain((free < array_start).then_some(free));
+            for o in in_area.filter(|&o| o >= HEADER_SIZE && o < array_start) {
+                starts.bits[o / 64] |= 1 << (o % 64);
+            }
+            let mut count = 0;
+            for (w, &word) in starts.bits.iter().enumerate() {
+                starts.before[w] = count;
+                let mut rest = word;
+                while rest != 0 {
+                    starts.in_order.push((64 * w) as u16 + rest.trailing_zeros() as u16);
+                    rest &= rest - 1;
+                    count += 1;
+                }
+            }
+            starts
+        });
+        let (word, bit) = (offset / 64, offset % 64);
+        let (Some(&before), Some(&bits)) = (starts.before.get(word), starts.bits.get(word)) else { return array_start };
+        // Starts up to `offset`, itself included: the next one is the first past it.
+        let rank = usize::from(before) + (bits & (2u64 << bit).wrapping_sub(1)).count_ones() as usize;
+        starts.in_order.get(rank).map_or(array_start, |&next| usize::from(next))
+    }
+}
+
+/// The record offsets of a slot array, slot 0 first (the page's last two bytes).
+fn slot_offsets(slot_array: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    slot_array.rchunks_exact(2).map(|o| usize::from(u16::from_le_bytes([o[0], o[1]])))
 }
 
 impl RecordAnatomy {
@@ -838,13 +888,13 @@ struct RecordContext<'p, 'l> {
 }
 
 /// Takes apart the record at page offset `offset`, its fields and columns added to `parts`;
-/// `page` ends at the slot array and `end` is where the next record starts (the length of records
-/// not taken apart).
+/// `page` ends at the slot array and `ends` says where the next record starts (the length of
+/// records not taken apart).
 fn record(
     page: &[u8],
     slot: u16,
     offset: usize,
-    end: usize,
+    ends: &mut RecordEnds,
     context: &RecordContext,
     parts: &mut Parts,
 ) -> RecordAnatomy {
@@ -899,7 +949,7 @@ fn record(
                 Ok(cd) => cd_record(&mut out, &cd, offset, context, parts),
                 Err(e) => {
                     out.error = Some(e.into());
-                    whole(&mut out, end, record_type, parts);
+                    whole(&mut out, ends.after(offset), record_type, parts);
                 }
             }
         }
@@ -914,11 +964,11 @@ fn record(
                 Ok(rec) => data_record(&mut out, &rec, offset, context.level, context.layout, parts),
                 Err(e) => {
                     out.error = Some(e.into());
-                    whole(&mut out, end, record_type, parts);
+                    whole(&mut out, ends.after(offset), record_type, parts);
                 }
             }
         }
-        other => whole(&mut out, end, other, parts),
+        other => whole(&mut out, ends.after(offset), other, parts),
     }
     out.fields = first_field..parts.fields.len();
     out.columns = first_column..parts.columns.len();
@@ -1388,20 +1438,23 @@ fn data_record(
             FieldValue::Number(entries as i64),
         ));
         let table = count_at + 2;
-        for i in 0..entries {
-            fields.push(field(
+        // The end offsets in one go (`Record::parse` checked that the table lies in the record).
+        let ends = b.get(table..table + 2 * entries).unwrap_or_default();
+        fields.extend(ends.chunks_exact(2).enumerate().map(|(i, end)| {
+            field(
                 at + table + 2 * i,
                 2,
                 Part::VarOffset,
                 FieldName::VariableEnd(i + 1),
                 "where variable column n ends, from the record's start",
-                FieldValue::VariableEnd(read_u16(b, table + 2 * i).unwrap_or(0)),
-            ));
-        }
+                FieldValue::VariableEnd(u16::from_le_bytes([end[0], end[1]])),
+            )
+        }));
         pos = table + 2 * entries;
         let variable: &[(usize, usize)] = layout.map_or(&[], |l| &l.variable);
-        for i in 0..entries {
-            let Ok(v) = rec.var_entry(i) else {
+        // The columns' bytes, the table read once more (not twice an entry).
+        for (i, v) in rec.var_entries().enumerate() {
+            let Some(v) = v else {
                 out.error =
                     Some(RecordError::Damaged(format!("variable column {} lies outside the record", i + 1).into()));
                 break;
@@ -1767,6 +1820,33 @@ mod tests {
         assert_eq!(a.records[1].len, index.len());
         assert_eq!(a.records[2].error, Some(RecordError::DeletedSlot));
         assert_eq!(RecordError::DeletedSlot.to_string(), "deleted slot");
+    }
+
+    #[test]
+    fn records_not_taken_apart_end_where_the_next_record_in_offset_order_starts() {
+        let id = PageId::new(1, 11);
+        // Three LOB fragments (type 4, shown whole) of 10, 20 and 5 bytes, their slots out of
+        // offset order, the free space after them.
+        let fragment = |len: usize| vec![4u8 << 1; len];
+        let (a, b, c) = (fragment(10), fragment(20), fragment(5));
+        let mut page = build_page(id, 3, &[&a, &b, &c]);
+        for (slot, offset) in [126u16, 96, 106].into_iter().enumerate() {
+            page[PAGE_SIZE - 2 * (slot + 1)..PAGE_SIZE - 2 * slot].copy_from_slice(&offset.to_le_bytes());
+        }
+        let anatomy = take_apart(page.into_boxed_slice(), id, Verdict::Unprotected, None);
+        let spans: Vec<_> = anatomy.records.iter().map(|r| (r.offset, r.len)).collect();
+        assert_eq!(spans, [(126, 5), (96, 10), (106, 20)]);
+
+        // Starts on both sides of 64-byte words, one twice, a slot outside the record area.
+        let offsets = [0u16, 300, 96, 8100, 127, 128, 300, 50];
+        let slot_array: Vec<u8> = offsets.iter().rev().flat_map(|o| o.to_le_bytes()).collect();
+        let array_start = PAGE_SIZE - slot_array.len();
+        // The free space: after the record at 300, past the slot array, before the header.
+        for (free_data, after_300) in [(5000, 5000), (9000, 8100), (10, 8100)] {
+            let mut ends = RecordEnds { slot_array: &slot_array, free_data, array_start, starts: None };
+            let found: Vec<_> = [96, 127, 128, 300, 8100].into_iter().map(|o| ends.after(o)).collect();
+            assert_eq!(found, [127, 128, 300, after_300, array_start], "free data at {free_data}");
+        }
     }
 
     #[test]

@@ -438,6 +438,25 @@ impl<'a> Record<'a> {
             }
         }
     }
+
+    /// Every entry of the variable-length offset table in order (a forwarded record's back
+    /// pointer last), the table read once: each entry's bytes as [`Self::var_entry`] gives them,
+    /// or `None` where it refuses them (they do not lie in the record's variable data).
+    pub fn var_entries(&self) -> impl Iterator<Item = Option<VarField<'a>>> + 'a {
+        let bytes = self.bytes;
+        let data_start = self.var_table + 2 * usize::from(self.var_entries);
+        // `parse_rest` checked that the table lies inside the record.
+        let table = bytes.get(self.var_table..data_start).unwrap_or_default();
+        let mut start = data_start;
+        table.chunks_exact(2).map(move |entry| {
+            let raw_end = u16::from_le_bytes([entry[0], entry[1]]);
+            let end = usize::from(raw_end & !COMPLEX_COLUMN);
+            let field = (start >= data_start && end >= start && end <= bytes.len())
+                .then(|| VarField { bytes: &bytes[start..end], complex: raw_end & COMPLEX_COLUMN != 0 });
+            start = end;
+            field
+        })
+    }
 }
 
 /// Where a variable-length column's bytes lie in its record, and whether they are a pointer.
@@ -697,6 +716,38 @@ pub(crate) mod tests {
         back.resize(120, 0);
         let rec = Record::parse(&back).unwrap();
         assert!(rec.var(1).is_err());
+    }
+
+    #[test]
+    fn var_entries_read_the_table_once_as_var_entry_reads_each_entry() {
+        // A forwarded record: "ab", then its back pointer (complex), both entries of the table.
+        let back = [0x00, 0x04, 0x24, 0x01, 0, 0, 1, 0, 0x63, 0];
+        let mut forwarded = build_record(&[], 2, &[2], &[b"ab", &back]);
+        forwarded[0] |= 1 << 1;
+        let table = 4 + 2 + 1 + 2;
+        forwarded[table + 3] |= 0x80;
+        let rec = Record::parse(&forwarded).unwrap();
+        let entries: Vec<_> = rec.var_entries().collect();
+        let ab = VarField { bytes: &b"ab"[..], complex: false };
+        assert_eq!(entries, [Some(ab), Some(VarField { bytes: &back[..], complex: true })]);
+        // The first end offset past the record's data: the first entry is refused, the second
+        // (from 100 back to its own end) too, the third starts where the second ends.
+        let mut bad = build_record(&[], 1, &[], &[b"ab", b"cd", b"ef"]);
+        bad[table..table + 2].copy_from_slice(&100u16.to_le_bytes());
+        let rec = Record::parse(&bad).unwrap();
+        let ef = VarField { bytes: &b"ef"[..], complex: false };
+        assert_eq!(rec.var_entries().collect::<Vec<_>>(), [None, None, Some(ef)]);
+        // And every one-byte change of a record: the same as `var_entry` entry by entry.
+        let plain = build_record(&[1, 2, 3, 4], 4, &[2], &[b"ab", b"", b"xyz"]);
+        for at in 0..plain.len() {
+            for value in [0u8, 1, 0x0e, 0x10, 0x80, 0xff] {
+                let mut b = plain.clone();
+                b[at] = value;
+                let Ok(rec) = Record::parse(&b) else { continue };
+                let one_by_one: Vec<_> = (0..rec.var_entry_count()).map(|i| rec.var_entry(i).ok()).collect();
+                assert_eq!(rec.var_entries().collect::<Vec<_>>(), one_by_one, "byte {at} set to {value}");
+            }
+        }
     }
 
     /// What [`Record::parse`] reads of `b` where it is a primary record, as `primary_parts`
