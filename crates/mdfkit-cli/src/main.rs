@@ -670,7 +670,8 @@ impl ExportFormatArg {
 /// fixes the trim threshold at its 128 KiB default, so each batch's buffers freed at the heap's
 /// top went back to the kernel and the next batch faulted them in afresh (Fact's scan on one
 /// thread 0.39 -> 0.35 CPU s, from its .bak 0.45 -> 0.36; Parquet unchanged; 0-11 MB more peak
-/// memory: docs/PERFORMANCE.md, 2026-11-27).
+/// memory: docs/PERFORMANCE.md, 2026-11-27). scripts/fuzz.sh runs the fuzz targets under the same
+/// settings (`GLIBC_TUNABLES`).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn keep_large_buffers_out_of_the_heap() {
     // SAFETY: mallopt only changes allocator tuning; it is called before any other thread exists.

@@ -315,8 +315,8 @@ pub enum RecordError {
         /// Where the slot array starts.
         array_start: usize,
     },
-    /// The page's records already hold [`MAX_FIELDS`] fields: only records that overlap each
-    /// other (damage) take so many, and this one is not taken apart.
+    /// The page's records already hold [`MAX_FIELDS`] fields or decoded columns: only records
+    /// that overlap each other (damage) take so many, and this one is not taken apart.
     TooManyFields,
     /// What the record's parser found wrong with its bytes.
     Damaged(Cow<'static, str>),
@@ -330,7 +330,7 @@ impl std::fmt::Display for RecordError {
                 write!(f, "slot points at offset {offset}, outside the record area {HEADER_SIZE}..{array_start}")
             }
             RecordError::TooManyFields => {
-                write!(f, "not taken apart: the records before it already hold {MAX_FIELDS} fields (records overlap)")
+                write!(f, "not taken apart: the records before it already hold {MAX_FIELDS} fields or columns (records overlap)")
             }
             RecordError::Damaged(message) => f.write_str(message),
         }
@@ -343,11 +343,13 @@ impl From<Error> for RecordError {
     }
 }
 
-/// Most fields the records of one page are taken apart into. Records that do not overlap hold
-/// at most about one field a byte (an empty variable-length column is a field of no bytes after
-/// its 2-byte end offset), so a page holds fewer than [`PAGE_SIZE`]; damaged slots pointing into
-/// each other's records could make thousands of records of thousands of fields each (gigabytes).
-pub const MAX_FIELDS: usize = 4 * PAGE_SIZE;
+/// Most fields (and decoded columns) the records of one page are taken apart into before a
+/// record is refused. Records that do not overlap hold at most about one field a byte (an empty
+/// variable-length column is a field of no bytes after its 2-byte end offset), so a page holds
+/// fewer than [`PAGE_SIZE`]; damaged slots pointing into each other's records could make
+/// thousands of records of thousands of fields each (gigabytes). Twice a page's worth leaves a
+/// margin over any sound page and keeps a damaged one's lists near a megabyte each.
+pub const MAX_FIELDS: usize = 2 * PAGE_SIZE;
 
 /// A page taken apart.
 #[derive(Debug, Clone)]
@@ -723,7 +725,7 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         if offset < HEADER_SIZE || offset >= array_start {
             return RecordAnatomy::empty(slot, offset, Some(RecordError::OutsideRecordArea { offset, array_start }));
         }
-        if parts.fields.len() >= MAX_FIELDS {
+        if parts.fields.len() >= MAX_FIELDS || parts.columns.len() >= MAX_FIELDS {
             return RecordAnatomy::empty(slot, offset, Some(RecordError::TooManyFields));
         }
         record(page, slot, offset, &mut ends, &context, &mut parts)
