@@ -1160,6 +1160,14 @@ mod tests {
         let cells: [Option<&[u8]>; 4] = [Some(b"caf\xe9"), None, Some(b"\x80 \x9f"), Some(b"plain")];
         let expected = [Some("café"), None, Some("€ Ÿ"), Some("plain")].map(|v| v.map(String::from));
         assert_eq!(run(SqlType::VarChar, &cells, &mut text), expected);
+        // A page's worth of mixed values: the run's check goes through SIMD blocks of 64 bytes
+        // that values and multi-byte characters cross.
+        let words = ["Ελλάδα", "Москва", "東京都", "Zürich", "plain", "😀", ""];
+        let values: Vec<String> = (0..60).map(|i| words[i % 7].repeat(i % 5 + 1)).collect();
+        let stored: Vec<Vec<u8>> = values.iter().map(|v| utf16(v)).collect();
+        let cells: Vec<Option<&[u8]>> = stored.iter().map(|v| Some(&v[..])).collect();
+        let expected: Vec<Option<String>> = values.into_iter().map(Some).collect();
+        assert_eq!(run(SqlType::NVarChar, &cells, &mut text), expected);
     }
 
     #[test]
