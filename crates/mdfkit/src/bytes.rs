@@ -1,5 +1,6 @@
 //! Bounds-checked little-endian reads: every accessor returns `None` past the end of the slice,
-//! so a length taken from the file can never cause a panic.
+//! so a length taken from the file can never cause a panic. And UTF-16LE text (nchar/nvarchar)
+//! into UTF-8, as strings or as bytes a caller checks once for many values.
 
 macro_rules! reader {
     ($name:ident, $ty:ty) => {
@@ -27,60 +28,165 @@ pub fn utf16le(b: &[u8]) -> String {
     text
 }
 
-/// Appends the UTF-16LE text in `bytes` to `out`: unpaired surrogates read U+FFFD (as
-/// `char::decode_utf16` reads them), an odd last byte is ignored. This runs for every
-/// nchar/nvarchar value of a scan or a text export: ASCII (most text) is narrowed four units at
-/// a time into a buffer and appended a run at a time; other characters one by one.
+/// Appends the UTF-16LE text in `bytes` to `out`, as [`push_utf16le_utf8`] spells it. The
+/// encoding goes through a buffer on the stack a chunk at a time, checked as UTF-8 once a chunk
+/// (safe code has no other way into a string): short values, most of a CSV or JSON Lines
+/// export's text, fill a single chunk.
 pub fn push_utf16le(bytes: &[u8], out: &mut String) {
-    const NOT_ASCII: u64 = 0xff80_ff80_ff80_ff80;
-    out.reserve(bytes.len() / 2 * 3);
-    let units = bytes.len() / 2;
-    let unit = |i: usize| u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]);
-    let mut ascii = [0u8; 64];
-    let mut held = 0;
-    let mut i = 0;
-    while i < units {
-        if held + 4 > ascii.len() {
-            push_ascii(out, &ascii[..held]);
-            held = 0;
+    const CHUNK_UNITS: usize = 64;
+    let mut chunk = [0u8; 3 * CHUNK_UNITS];
+    let mut rest = bytes;
+    while rest.len() >= 2 {
+        let mut take = rest.len().min(2 * CHUNK_UNITS) & !1;
+        // A surrogate pair is never split between chunks: a high surrogate that ends a chunk
+        // with more units after it waits for the next one.
+        if rest.len() - take >= 2 && take > 2 && (0xd8..=0xdb).contains(&rest[take - 1]) {
+            take -= 2;
         }
-        if let Some(four) = bytes.get(2 * i..2 * i + 8) {
-            let w = u64::from_le_bytes(four.try_into().unwrap_or_default());
-            if w & NOT_ASCII == 0 {
-                ascii[held..held + 4].copy_from_slice(&[w as u8, (w >> 16) as u8, (w >> 32) as u8, (w >> 48) as u8]);
-                (held, i) = (held + 4, i + 4);
+        let written = utf16le_to_utf8(&rest[..take], &mut chunk);
+        push_utf8_chunk(out, &mut chunk, written);
+        rest = &rest[take..];
+    }
+}
+
+/// Appends the UTF-8 encoding of the UTF-16LE text in `bytes` to `out`: unpaired surrogates
+/// read U+FFFD (as `char::decode_utf16` reads them), an odd last byte is ignored. The bytes are
+/// UTF-8 by construction; a caller checks them once for many values (a scan's page of
+/// nvarchar values) to take them as text.
+pub fn push_utf16le_utf8(bytes: &[u8], out: &mut Utf8Writer) {
+    let written = utf16le_to_utf8(bytes, out.spare(bytes.len() / 2 * 3));
+    out.commit(written);
+}
+
+/// Appends the first `len` bytes of `chunk`, UTF-8 written by this crate's encoders, to `out`,
+/// checked as safe code must check them (they never fail it). `simdutf8` checks 64 bytes and
+/// more with SIMD but hands a shorter slice to the standard library's byte-by-byte check, which
+/// runs slower than the encoding on non-ASCII text: a shorter value is checked padded with NULs
+/// (ASCII) to 64 bytes, and only its own bytes appended.
+pub fn push_utf8_chunk(out: &mut String, chunk: &mut [u8], len: usize) {
+    const SIMD_BLOCK: usize = 64;
+    let checked = len.max(SIMD_BLOCK).min(chunk.len());
+    if let Some(padding) = chunk.get_mut(len..checked) {
+        padding.fill(0);
+    }
+    let text = chunk.get(..checked).and_then(|c| simdutf8::basic::from_utf8(c).ok()).and_then(|t| t.get(..len));
+    if let Some(text) = text {
+        out.push_str(text);
+    }
+}
+
+/// A buffer the encoders write UTF-8 into, reused from run to run: it keeps the bytes it has
+/// grown to, so that room is zeroed once, not for every value written.
+#[derive(Debug, Default)]
+pub struct Utf8Writer {
+    buffer: Vec<u8>,
+    len: usize,
+}
+
+impl Utf8Writer {
+    /// Forgets what was written (the room stays).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// The bytes written since [`Self::clear`].
+    pub fn written(&self) -> &[u8] {
+        self.buffer.get(..self.len).unwrap_or_default()
+    }
+
+    /// Room for at least `n` more bytes, after those written.
+    pub fn spare(&mut self, n: usize) -> &mut [u8] {
+        let needed = self.len.saturating_add(n);
+        if self.buffer.len() < needed {
+            self.buffer.resize(needed, 0);
+        }
+        &mut self.buffer[self.len..]
+    }
+
+    /// Takes the first `n` bytes of [`Self::spare`] as written.
+    pub fn commit(&mut self, n: usize) {
+        self.len = self.len.saturating_add(n).min(self.buffer.len());
+    }
+
+    /// Appends bytes (ASCII text, copied as it is).
+    pub fn push_bytes(&mut self, bytes: &[u8]) {
+        self.spare(bytes.len())[..bytes.len()].copy_from_slice(bytes);
+        self.commit(bytes.len());
+    }
+}
+
+/// Writes the UTF-8 of the UTF-16LE units in `src` (an odd last byte ignored) to the front of
+/// `dst`, which must hold three bytes a unit (a unit is at most three UTF-8 bytes; a surrogate
+/// pair, two units, four); returns the bytes written. Four units are read at a time: ASCII
+/// (most text) narrowed with one 64-bit test of their high bits, four other characters of the
+/// Basic Multilingual Plane (Greek, Cyrillic, CJK words) encoded without a branch on their
+/// lengths; a surrogate among them sends the four units one by one through the pairing rules.
+fn utf16le_to_utf8(src: &[u8], dst: &mut [u8]) -> usize {
+    const NOT_ASCII: u64 = 0xff80_ff80_ff80_ff80;
+    const LANE_LOW: u64 = 0x0001_0001_0001_0001;
+    const LANE_HIGH: u64 = 0x8000_8000_8000_8000;
+    let units = src.len() / 2;
+    let unit = |i: usize| u16::from_le_bytes([src[2 * i], src[2 * i + 1]]);
+    let (mut i, mut w) = (0, 0);
+    while i < units {
+        if let Some(four) = src.get(2 * i..2 * i + 8) {
+            let v = u64::from_le_bytes(four.try_into().unwrap_or([0xff; 8]));
+            if v & NOT_ASCII == 0 {
+                dst[w..w + 4].copy_from_slice(&[v as u8, (v >> 16) as u8, (v >> 32) as u8, (v >> 48) as u8]);
+                (i, w) = (i + 4, w + 4);
+                continue;
+            }
+            // A lane is a surrogate where its top five bits are 11011: the lane of `x` below
+            // is then zero, which the classic zero-lane test finds.
+            let x = (v & 0xf800_f800_f800_f800) ^ 0xd800_d800_d800_d800;
+            if x.wrapping_sub(LANE_LOW) & !x & LANE_HIGH == 0 {
+                for lane in 0..4 {
+                    w += encode_bmp((v >> (16 * lane)) as u16, &mut dst[w..]);
+                }
+                i += 4;
                 continue;
             }
         }
         let u = unit(i);
         i += 1;
-        if u < 0x80 {
-            ascii[held] = u as u8;
-            held += 1;
-            continue;
-        }
-        push_ascii(out, &ascii[..held]);
-        held = 0;
-        let code = match u {
+        match u {
             0xd800..=0xdbff if i < units && (0xdc00..=0xdfff).contains(&unit(i)) => {
+                let c = 0x10000 + ((u32::from(u) - 0xd800) << 10) + (u32::from(unit(i)) - 0xdc00);
                 i += 1;
-                0x10000 + ((u32::from(u) - 0xd800) << 10) + (u32::from(unit(i - 1)) - 0xdc00)
+                dst[w..w + 4].copy_from_slice(&[
+                    0xf0 | (c >> 18) as u8,
+                    0x80 | (c >> 12 & 0x3f) as u8,
+                    0x80 | (c >> 6 & 0x3f) as u8,
+                    0x80 | (c & 0x3f) as u8,
+                ]);
+                w += 4;
             }
-            _ => u32::from(u),
-        };
-        out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
+            // An unpaired surrogate: U+FFFD.
+            0xd800..=0xdfff => {
+                dst[w..w + 3].copy_from_slice(&[0xef, 0xbf, 0xbd]);
+                w += 3;
+            }
+            _ => w += encode_bmp(u, &mut dst[w..]),
+        }
     }
-    push_ascii(out, &ascii[..held]);
+    w
 }
 
-/// Appends bytes known to be ASCII to `out`: a short run (text between accented letters) a
-/// byte at a time, where the string's UTF-8 check of the run would cost more than the run.
-pub fn push_ascii(out: &mut String, ascii: &[u8]) {
-    if ascii.len() < 16 {
-        out.extend(ascii.iter().map(|&b| char::from(b)));
-    } else {
-        out.push_str(std::str::from_utf8(ascii).unwrap_or_default());
-    }
+/// Writes the UTF-8 of `u`, a character of the Basic Multilingual Plane that is no surrogate, to
+/// the front of `dst` (three bytes of room); returns its length. All three forms are worked out
+/// and the right one picked (conditional moves, not branches: mixed text would mispredict them).
+#[inline(always)]
+fn encode_bmp(u: u16, dst: &mut [u8]) -> usize {
+    let c = u32::from(u);
+    let two = 0x80c0 | c >> 6 | (c & 0x3f) << 8;
+    let three = 0x0080_80e0 | c >> 12 | (c >> 6 & 0x3f) << 8 | (c & 0x3f) << 16;
+    let (bytes, len) = match c {
+        0..=0x7f => (c, 1),
+        0x80..=0x7ff => (two, 2),
+        _ => (three, 3),
+    };
+    dst[..3].copy_from_slice(&bytes.to_le_bytes()[..3]);
+    len
 }
 
 #[cfg(test)]
@@ -104,32 +210,86 @@ mod tests {
         assert_eq!(utf16le(&[0x00, 0xd8]), "\u{fffd}");
     }
 
-    /// Long ASCII runs, every kind of unit and lone surrogates anywhere read as the standard
-    /// library's UTF-16 decoder reads them.
+    /// What the standard library's UTF-16 decoder reads in `units`, unpaired surrogates U+FFFD.
+    fn reference(units: &[u16]) -> String {
+        char::decode_utf16(units.iter().copied()).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect()
+    }
+
+    /// Long ASCII runs, every kind of unit (each UTF-8 length and the edges between them,
+    /// surrogate pairs, lone high and low surrogates) and an odd last byte read as the standard
+    /// library's UTF-16 decoder reads them: as a string (chunks of 64 units) and as bytes
+    /// appended to a buffer that already holds text (its room reused from case to case).
     #[test]
     fn utf16_reads_as_the_standard_decoder_reads() {
-        let kinds: [&[u16]; 6] =
-            [&[0x41, 0x7a, 0x20], &[0x7f, 0x80, 0xe9], &[0x20ac, 0xfffd], &[0xd83d, 0xde00], &[0xd800], &[0xdc00]];
+        let kinds: [&[u16]; 14] = [
+            &[0x41, 0x7a, 0x20],
+            &[0x7f, 0x80, 0xe9],
+            &[0x3b1, 0x416, 0x7ff],
+            &[0x800, 0x4e2d, 0xd7ff],
+            &[0xe000, 0x20ac, 0xfffd, 0xffff],
+            &[0xd83d, 0xde00],
+            &[0xdbff, 0xdfff],
+            &[0xd800],
+            &[0xdbff],
+            &[0xdc00],
+            &[0xdfff],
+            &[0x3b1],
+            &[0x4e2d],
+            &[0xd800, 0xd800, 0xdc00],
+        ];
         let mut state = 0x2545_f491_u32;
-        for case in 0..2000 {
+        let mut writer = Utf8Writer::default();
+        for case in 0..4000 {
             let mut units = Vec::new();
             while units.len() < case % 300 {
                 state ^= state << 13;
                 state ^= state >> 17;
                 state ^= state << 5;
                 let kind = kinds[state as usize % kinds.len()];
-                // Mostly ASCII, in runs that cross the 64-unit buffer and the four-unit words.
-                let repeat = if kind[0] < 0x80 { state as usize % 90 } else { 1 };
+                // Runs of one kind, crossing the 64-unit chunks and the four-unit words.
+                let repeat = if kind[0] < 0x80 { state as usize % 90 } else { 1 + (state >> 8) as usize % 6 };
                 for _ in 0..repeat {
                     units.extend_from_slice(kind);
                 }
             }
             let mut bytes: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
-            let expected: String =
-                char::decode_utf16(units.iter().copied()).map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER)).collect();
+            let expected = reference(&units);
             assert_eq!(utf16le(&bytes), expected, "case {case}");
+            writer.clear();
+            writer.push_bytes(&b"prefix"[..case % 7]);
+            push_utf16le_utf8(&bytes, &mut writer);
+            assert_eq!(writer.written(), [&b"prefix"[..case % 7], expected.as_bytes()].concat(), "case {case}");
             bytes.push(0x41);
             assert_eq!(utf16le(&bytes), expected, "odd last byte, case {case}");
+            writer.clear();
+            push_utf16le_utf8(&bytes, &mut writer);
+            assert_eq!(writer.written(), expected.as_bytes(), "odd last byte, case {case}");
         }
+    }
+
+    /// A surrogate pair, or a lone high surrogate, at every place around the end of the string
+    /// path's 64-unit chunks reads as the standard decoder reads it.
+    #[test]
+    fn utf16_chunks_never_split_a_pair() {
+        for before in 0..140 {
+            for tail in [&[0xd83d, 0xde00][..], &[0xd83d, 0x41], &[0xd83d], &[0xde00, 0xd83d, 0xde00]] {
+                let units: Vec<u16> = std::iter::repeat_n(0x3b1, before).chain(tail.iter().copied()).collect();
+                let bytes: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
+                assert_eq!(utf16le(&bytes), reference(&units), "{before} units before {tail:x?}");
+            }
+        }
+    }
+
+    /// The writer's room is kept between runs; what was written is only what was committed.
+    #[test]
+    fn utf8_writer_keeps_its_room() {
+        let mut writer = Utf8Writer::default();
+        writer.push_bytes(b"long text to make room");
+        writer.clear();
+        assert_eq!(writer.written(), b"");
+        writer.push_bytes(b"ab");
+        assert!(writer.spare(3).len() >= 20);
+        writer.commit(usize::MAX);
+        assert_eq!(writer.written().len(), 22, "a commit past the room stops at its end");
     }
 }

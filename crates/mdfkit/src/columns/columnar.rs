@@ -176,7 +176,17 @@ pub struct BatchBuilder {
     /// that rows of large LOB values do not pile up gigabytes in one batch.
     bytes: usize,
     off_row: Vec<u8>,
-    text: String,
+    text: TextRun,
+}
+
+/// A run of one column's text values spelled as UTF-8 into one buffer, checked as UTF-8 once for
+/// the run (`simdutf8`: safe code takes bytes as text only checked, and a check a value costs more
+/// than the value's spelling), then appended value by value.
+#[derive(Default)]
+struct TextRun {
+    utf8: crate::bytes::Utf8Writer,
+    /// Where each value of the run ends in `utf8`; `None` for NULL.
+    ends: Vec<Option<usize>>,
 }
 
 /// A batch is finished once its values reach this many stored bytes, whatever its row count.
@@ -454,7 +464,7 @@ impl BatchBuilder {
             rows: 0,
             bytes: 0,
             off_row: Vec::new(),
-            text: String::new(),
+            text: TextRun::default(),
         }
     }
 
@@ -656,7 +666,7 @@ impl ColumnBuilder {
         }
     }
 
-    fn append(&mut self, plan: &ColumnPlan, bytes: &[u8], text: &mut String) -> Result<()> {
+    fn append(&mut self, plan: &ColumnPlan, bytes: &[u8], text: &mut TextRun) -> Result<()> {
         self.append_cells(plan, std::iter::once(Some(bytes)), text).map(|_| ())
     }
 
@@ -668,7 +678,7 @@ impl ColumnBuilder {
         &mut self,
         plan: &ColumnPlan,
         cells: impl ExactSizeIterator<Item = Option<&'a [u8]>> + Clone,
-        text: &mut String,
+        text: &mut TextRun,
     ) -> Result<usize> {
         let t = &plan.column.type_info;
         let bad = |bytes: &[u8]| unconvertible(plan, bytes);
@@ -733,33 +743,46 @@ impl ColumnBuilder {
             ColumnBuilder::TsNs(b) => {
                 total = width * b.append_cells(cells, |bytes| datetime2(bytes, t.scale, 9), bad)?
             }
-            ColumnBuilder::Text(b) => {
-                for cell in cells {
-                    let Some(bytes) = cell else {
-                        b.append_null();
-                        continue;
-                    };
-                    total += bytes.len();
-                    match t.sql_type {
-                        SqlType::NChar | SqlType::NVarChar | SqlType::NText => {
-                            set_utf16(bytes, text);
-                            b.append_value(text.as_str());
+            ColumnBuilder::Text(b) => match t.sql_type {
+                SqlType::Xml => each_cell!(b, |bytes| Some(decode_xml(bytes)?)),
+                SqlType::Clr => each_cell!(b, |bytes| Some(crate::clrtypes::hierarchyid_text(bytes)?)),
+                _ => {
+                    let utf16 = matches!(t.sql_type, SqlType::NChar | SqlType::NVarChar | SqlType::NText);
+                    let TextRun { utf8, ends } = text;
+                    utf8.clear();
+                    ends.clear();
+                    // A value that cannot be spelled ends the run: the values before it are
+                    // appended, then its error returned.
+                    let mut refused = Ok(());
+                    for cell in cells {
+                        let Some(bytes) = cell else {
+                            ends.push(None);
+                            continue;
+                        };
+                        total += bytes.len();
+                        if utf16 {
+                            crate::bytes::push_utf16le_utf8(bytes, utf8);
+                        } else if let Err(e) = plan.text_codec().decode_into_utf8(bytes, utf8) {
+                            refused = Err(e);
+                            break;
                         }
-                        SqlType::Xml => b.append_value(decode_xml(bytes)?),
-                        SqlType::Clr => b.append_value(crate::clrtypes::hierarchyid_text(bytes)?),
-                        // ASCII reads the same in every code page: no conversion needed (checked
-                        // first: text with other bytes would be read twice).
-                        _ => match bytes.is_ascii().then(|| std::str::from_utf8(bytes)) {
-                            Some(Ok(ascii)) => b.append_value(ascii),
-                            _ => {
-                                text.clear();
-                                plan.text_codec().decode_into(bytes, text)?;
-                                b.append_value(text.as_str());
-                            }
-                        },
+                        ends.push(Some(utf8.written().len()));
                     }
+                    let utf8 = simdutf8::basic::from_utf8(utf8.written())
+                        .map_err(|_| Error::corrupt(format!("{} text spelled as invalid UTF-8", t.spelling())))?;
+                    let mut start = 0;
+                    for end in ends.iter() {
+                        match *end {
+                            None => b.append_null(),
+                            Some(end) => {
+                                b.append_value(utf8.get(start..end).unwrap_or_default());
+                                start = end;
+                            }
+                        }
+                    }
+                    refused?;
                 }
-            }
+            },
             ColumnBuilder::Bin(b) => each_cell!(b, |bytes| Some(bytes)),
             // UTF-16 reads lossily whatever its bytes; char/varchar as `Text` would spell it.
             ColumnBuilder::Unkept(rows) => {
@@ -898,12 +921,6 @@ fn append_spatial_parts(b: &mut StructBuilder, srid: i32, wkb: &[u8]) {
     if let Some(w) = b.field_builder::<BinaryBuilder>(1) {
         w.append_value(wkb);
     }
-}
-
-/// Replaces `out` with the UTF-16LE text in `bytes` ([`crate::bytes::push_utf16le`]).
-fn set_utf16(bytes: &[u8], out: &mut String) {
-    out.clear();
-    crate::bytes::push_utf16le(bytes, out);
 }
 
 /// Sign byte (1 positive, 0 negative), then a little-endian magnitude of up to 16 bytes.
@@ -1057,13 +1074,13 @@ mod tests {
         };
         for plan in [plan(SqlType::VarChar), plan(SqlType::NVarChar), plan(SqlType::VarBinary)] {
             let mut builder = ColumnBuilder::new(&plan.column, &DataType::Null, 4);
-            let mut spelled = String::new();
+            let mut spelled = TextRun::default();
             let cells = [Some(&b"caf\xe9"[..]), None, Some(&b"ab"[..])];
             assert_eq!(builder.append_cells(&plan, cells.into_iter(), &mut spelled).unwrap(), 6, "stored bytes");
             builder.append_null();
             let array = builder.finish().unwrap();
             assert_eq!((array.data_type(), array.len()), (&DataType::Null, 4));
-            assert!(spelled.is_empty(), "{spelled}");
+            assert!(spelled.utf8.written().is_empty() && spelled.ends.is_empty(), "nothing spelled");
         }
     }
 
@@ -1081,7 +1098,7 @@ mod tests {
         let plan = clr_plan(128);
         assert_eq!(column_arrow_type(&plan.column, NS), DataType::Utf8);
         let mut b = ColumnBuilder::new(&plan.column, &DataType::Utf8, 4);
-        let mut text = String::new();
+        let mut text = TextRun::default();
         b.append(&plan, &[0x5A, 0xC0], &mut text).unwrap();
         b.append(&plan, &[], &mut text).unwrap();
         b.append_null();
@@ -1115,17 +1132,42 @@ mod tests {
         assert_eq!(column_arrow_type(&clr_plan(300).column, NS), DataType::Binary);
     }
 
+    /// A run of text cells, appended in one call as a page's are: every value spelled as it is
+    /// alone, NULLs and empty values where they were.
     #[test]
-    fn reads_utf16_text_ascii_or_not() {
+    fn text_runs_read_value_by_value() {
+        use arrow_array::{Array, StringArray};
         let utf16 = |s: &str| s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect::<Vec<u8>>();
-        let mut out = String::from("previous value");
-        set_utf16(&utf16("plain text"), &mut out);
-        assert_eq!(out, "plain text");
+        let run = |sql_type: SqlType, cells: &[Option<&[u8]>], text: &mut TextRun| {
+            let type_info = TypeInfo { sql_type, max_length: -1, precision: 0, scale: 0 };
+            let plan = ColumnPlan::declared(1, "c", type_info, -4, 1);
+            let mut b = ColumnBuilder::new(&plan.column, &DataType::Utf8, 4);
+            let stored = b.append_cells(&plan, cells.iter().copied(), text).unwrap();
+            assert_eq!(stored, cells.iter().flatten().map(|c| c.len()).sum::<usize>());
+            let a = b.finish().unwrap();
+            let a = a.as_any().downcast_ref::<StringArray>().unwrap();
+            (0..a.len()).map(|i| a.is_valid(i).then(|| a.value(i).to_string())).collect::<Vec<_>>()
+        };
+        let mut text = TextRun::default();
         // Latin-1 units whose low bytes would form valid UTF-8 (C3 A9) must not be taken as it.
-        set_utf16(&utf16("\u{c3}\u{a9}\u{20ac}\u{1f600}"), &mut out);
-        assert_eq!(out, "\u{c3}\u{a9}\u{20ac}\u{1f600}");
-        set_utf16(&[0x41, 0, 0x00, 0xd8], &mut out);
-        assert_eq!(out, "A\u{fffd}");
+        let (plain, latin) = (utf16("plain text"), utf16("\u{c3}\u{a9}\u{20ac}\u{1f600}"));
+        let lone: &[u8] = &[0x41, 0, 0x00, 0xd8];
+        let cells = [Some(&plain[..]), None, Some(&latin[..]), Some(&[][..]), Some(lone)];
+        let spelled = ["plain text", "", "\u{c3}\u{a9}\u{20ac}\u{1f600}", "", "A\u{fffd}"];
+        let expected: Vec<_> = spelled.iter().enumerate().map(|(i, s)| (i != 1).then(|| s.to_string())).collect();
+        assert_eq!(run(SqlType::NVarChar, &cells, &mut text), expected);
+        // varchar in the declared collation's code page, 1252; the same buffers reused.
+        let cells: [Option<&[u8]>; 4] = [Some(b"caf\xe9"), None, Some(b"\x80 \x9f"), Some(b"plain")];
+        let expected = [Some("café"), None, Some("€ Ÿ"), Some("plain")].map(|v| v.map(String::from));
+        assert_eq!(run(SqlType::VarChar, &cells, &mut text), expected);
+        // A page's worth of mixed values: the run's check goes through SIMD blocks of 64 bytes
+        // that values and multi-byte characters cross.
+        let words = ["Ελλάδα", "Москва", "東京都", "Zürich", "plain", "😀", ""];
+        let values: Vec<String> = (0..60).map(|i| words[i % 7].repeat(i % 5 + 1)).collect();
+        let stored: Vec<Vec<u8>> = values.iter().map(|v| utf16(v)).collect();
+        let cells: Vec<Option<&[u8]>> = stored.iter().map(|v| Some(&v[..])).collect();
+        let expected: Vec<Option<String>> = values.into_iter().map(Some).collect();
+        assert_eq!(run(SqlType::NVarChar, &cells, &mut text), expected);
     }
 
     #[test]

@@ -33,9 +33,16 @@
 //! collations, which `encoding_rs` lacks, by tables generated from Unicode's mapping files
 //! (`MICSFT/PC/CP437.TXT`, `CP850.TXT`, as Python's codecs carry them). Unicode-only collations
 //! (code page 0) cannot hold char/varchar data.
+//!
+//! The three single-byte tables are kept as the UTF-8 bytes of each of the 256 bytes
+//! ([`Utf8Table`], built from the character tables at compile time): a byte's spelling is three
+//! bytes copied and a length, no branch on the character. Text is written as UTF-8 bytes
+//! ([`TextCodec::decode_into_utf8`], a scan's Arrow strings: checked as UTF-8 once for a page's
+//! values) or into a string through a buffer on the stack (checked a chunk at a time).
 
 use std::sync::OnceLock;
 
+use crate::bytes::Utf8Writer;
 use crate::error::{Error, Result};
 
 /// SQL Server's list of collations (see its header for the sources).
@@ -361,6 +368,19 @@ impl TextCodec {
         }
     }
 
+    /// Appends `bytes` decoded to `out` as UTF-8 bytes, as [`Self::decode_into`] spells them; a
+    /// caller checks them as UTF-8 once for many values (a scan's page of varchar values).
+    pub fn decode_into_utf8(&self, bytes: &[u8], out: &mut Utf8Writer) -> Result<()> {
+        match self.code_page {
+            Some(CodePage::Ansi(cp)) if push_code_page_utf8(cp, bytes, out) => Ok(()),
+            _ if bytes.is_ascii() => {
+                out.push_bytes(bytes);
+                Ok(())
+            }
+            _ => Err(self.refusal()),
+        }
+    }
+
     /// Whether [`Self::decode_into`] reads `bytes`, without decoding them: ASCII always, other
     /// bytes where the collation's code page has a decoder (every decoder reads every byte, so
     /// the code page alone decides). A check verifies text this way where nothing needs it
@@ -409,40 +429,143 @@ pub fn decode_code_page(cp: u32, bytes: &[u8]) -> Option<String> {
 
 /// Whether [`push_code_page`] has a decoder for code page `cp` (it then reads any bytes).
 fn has_code_page_decoder(cp: u16) -> bool {
-    matches!(cp, 1252 | 437 | 850) || encoding_of(cp).is_some()
+    single_byte_table(cp).is_some() || encoding_of(cp).is_some()
 }
 
 /// Appends `bytes` decoded in Windows code page `cp`; false when mdfkit has no decoder for it.
-/// Bytes that are no character of the code page read as U+FFFD.
+/// Bytes that are no character of the code page read as U+FFFD. A single-byte code page goes
+/// through [`single_byte_to_utf8`] a chunk at a time into a buffer on the stack, checked as UTF-8
+/// once a chunk.
 pub fn push_code_page(cp: u16, bytes: &[u8], out: &mut String) -> bool {
-    let high: &[char; 128] = match cp {
-        1252 => {
-            push_cp1252(bytes, out);
+    const CHUNK: usize = 64;
+    if let Some(table) = single_byte_table(cp) {
+        let mut chunk = [0u8; 3 * CHUNK];
+        for part in bytes.chunks(CHUNK) {
+            let written = single_byte_to_utf8(table, part, &mut chunk);
+            crate::bytes::push_utf8_chunk(out, &mut chunk, written);
+        }
+        return true;
+    }
+    let Some(encoding) = encoding_of(cp) else { return false };
+    // Straight into `out`: no intermediate string per value.
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut rest = bytes;
+    loop {
+        out.reserve(decoder.max_utf8_buffer_length(rest.len()).unwrap_or(rest.len()));
+        let (result, read, _) = decoder.decode_to_string(rest, out, true);
+        rest = rest.get(read..).unwrap_or_default();
+        if result == encoding_rs::CoderResult::InputEmpty {
             return true;
         }
-        437 => &CP437_HIGH,
-        850 => &CP850_HIGH,
-        _ => {
-            let Some(encoding) = encoding_of(cp) else { return false };
-            // Straight into `out`: no intermediate string per value.
-            let mut decoder = encoding.new_decoder_without_bom_handling();
-            let mut rest = bytes;
-            loop {
-                out.reserve(decoder.max_utf8_buffer_length(rest.len()).unwrap_or(rest.len()));
-                let (result, read, _) = decoder.decode_to_string(rest, out, true);
-                rest = rest.get(read..).unwrap_or_default();
-                if result == encoding_rs::CoderResult::InputEmpty {
-                    return true;
-                }
-            }
-        }
-    };
-    out.reserve(bytes.len());
-    for &b in bytes {
-        out.push(if b < 0x80 { char::from(b) } else { high[usize::from(b - 0x80)] });
     }
-    true
 }
+
+/// [`push_code_page`] into UTF-8 bytes: the same text, not checked as UTF-8 (it is by
+/// construction); false, `out` untouched, when mdfkit has no decoder for code page `cp`.
+pub fn push_code_page_utf8(cp: u16, bytes: &[u8], out: &mut Utf8Writer) -> bool {
+    if let Some(table) = single_byte_table(cp) {
+        let written = single_byte_to_utf8(table, bytes, out.spare(3 * bytes.len()));
+        out.commit(written);
+        return true;
+    }
+    let Some(encoding) = encoding_of(cp) else { return false };
+    // ASCII reads the same in every code page: copied without setting up a decoder.
+    if bytes.is_ascii() {
+        out.push_bytes(bytes);
+        return true;
+    }
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut rest = bytes;
+    loop {
+        let room = decoder.max_utf8_buffer_length(rest.len()).unwrap_or(rest.len().saturating_mul(3));
+        let (result, read, written, _) = decoder.decode_to_utf8(rest, out.spare(room.max(4)), true);
+        out.commit(written);
+        rest = rest.get(read..).unwrap_or_default();
+        if result == encoding_rs::CoderResult::InputEmpty {
+            return true;
+        }
+    }
+}
+
+/// The UTF-8 of every byte of a single-byte code page: up to three bytes (every character of
+/// these code pages is in the Basic Multilingual Plane), then how many of them there are.
+type Utf8Table = [[u8; 4]; 256];
+
+/// The tables of the single-byte code pages decoded by our own tables.
+fn single_byte_table(cp: u16) -> Option<&'static Utf8Table> {
+    match cp {
+        1252 => Some(&CP1252_UTF8),
+        437 => Some(&CP437_UTF8),
+        850 => Some(&CP850_UTF8),
+        _ => None,
+    }
+}
+
+/// Writes the UTF-8 of the single-byte code page text `src` to the front of `dst`, which must hold
+/// three bytes a byte of `src`; returns the bytes written. ASCII (most text) is copied eight bytes
+/// at a time; other bytes write their table entry's three bytes and move on by its length.
+fn single_byte_to_utf8(table: &Utf8Table, src: &[u8], dst: &mut [u8]) -> usize {
+    const NOT_ASCII: u64 = 0x8080_8080_8080_8080;
+    let mut w = 0;
+    let mut eights = src.chunks_exact(8);
+    for eight in &mut eights {
+        if u64::from_le_bytes(eight.try_into().unwrap_or([0xff; 8])) & NOT_ASCII == 0 {
+            dst[w..w + 8].copy_from_slice(eight);
+            w += 8;
+            continue;
+        }
+        // Eight bytes with an accented letter among them: each through the table, no branch
+        // on which are ASCII.
+        for &byte in eight {
+            w += table_utf8(table, byte, &mut dst[w..]);
+        }
+    }
+    for &byte in eights.remainder() {
+        w += table_utf8(table, byte, &mut dst[w..]);
+    }
+    w
+}
+
+/// Writes `byte`'s table entry (three bytes) to the front of `dst`; returns the UTF-8 length.
+#[inline(always)]
+fn table_utf8(table: &Utf8Table, byte: u8, dst: &mut [u8]) -> usize {
+    let entry = &table[usize::from(byte)];
+    dst[..3].copy_from_slice(&entry[..3]);
+    usize::from(entry[3])
+}
+
+/// The [`Utf8Table`] of a code page that is ASCII below 0x80 and `high` from 0x80 on.
+const fn utf8_table(high: &[char; 128]) -> Utf8Table {
+    let mut table = [[0u8; 4]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let c = if byte < 128 { byte as u32 } else { high[byte - 128] as u32 };
+        table[byte] = if c < 0x80 {
+            [c as u8, 0, 0, 1]
+        } else if c < 0x800 {
+            [0xc0 | (c >> 6) as u8, 0x80 | (c & 0x3f) as u8, 0, 2]
+        } else {
+            [0xe0 | (c >> 12) as u8, 0x80 | (c >> 6 & 0x3f) as u8, 0x80 | (c & 0x3f) as u8, 3]
+        };
+        byte += 1;
+    }
+    table
+}
+
+/// Windows-1252 from 0x80: [`CP1252_HIGH`], then Latin-1.
+const fn cp1252_high() -> [char; 128] {
+    let mut high = ['\0'; 128];
+    let mut i = 0;
+    while i < 128 {
+        high[i] = if i < 32 { CP1252_HIGH[i] } else { (0x80 + i as u8) as char };
+        i += 1;
+    }
+    high
+}
+
+static CP1252_UTF8: Utf8Table = utf8_table(&cp1252_high());
+static CP437_UTF8: Utf8Table = utf8_table(&CP437_HIGH);
+static CP850_UTF8: Utf8Table = utf8_table(&CP850_HIGH);
 
 /// The `encoding_rs` decoder of a Windows code page number. The WHATWG encodings it implements are
 /// supersets of Windows' 932 (Shift_JIS), 936 (GBK), 949 (EUC-KR, i.e. Unified Hangul Code) and
@@ -515,20 +638,8 @@ const CP850_HIGH: [char; 128] = [
 /// Decodes Windows-1252 text (the code page of the Latin1_General collations).
 pub fn decode_cp1252(b: &[u8]) -> String {
     let mut text = String::new();
-    push_cp1252(b, &mut text);
+    push_code_page(1252, b, &mut text);
     text
-}
-
-/// Appends Windows-1252 text to `out`.
-pub fn push_cp1252(b: &[u8], out: &mut String) {
-    // ASCII (most text) is the same in UTF-8: appended whole up to the first byte that is not.
-    let ascii = b.iter().position(|&x| x >= 0x80).unwrap_or(b.len());
-    crate::bytes::push_ascii(out, &b[..ascii]);
-    let b = &b[ascii..];
-    out.reserve(b.len());
-    for &x in b {
-        out.push(if (0x80..0xa0).contains(&x) { CP1252_HIGH[usize::from(x - 0x80)] } else { char::from(x) });
-    }
 }
 
 #[cfg(test)]
@@ -668,6 +779,65 @@ mod tests {
         for &(collation, bytes, expected) in cases {
             let id = list.iter().find(|(_, n)| n == collation).map(|(id, _)| *id).unwrap();
             assert_eq!(decode_text(id, bytes).unwrap(), expected, "{collation}");
+            let mut utf8 = Utf8Writer::default();
+            TextCodec::new(id).decode_into_utf8(bytes, &mut utf8).unwrap();
+            assert_eq!(utf8.written(), expected.as_bytes(), "{collation}, as UTF-8 bytes");
+        }
+    }
+
+    /// Each byte as the code page's character table maps it alone (the reference).
+    fn mapped(cp: u16, bytes: &[u8]) -> String {
+        let high = |b: u8| usize::from(b - 0x80);
+        bytes
+            .iter()
+            .map(|&b| match (cp, b) {
+                (_, 0..=0x7f) => char::from(b),
+                (1252, 0x80..=0x9f) => CP1252_HIGH[high(b)],
+                (1252, _) => char::from(b),
+                (437, _) => CP437_HIGH[high(b)],
+                _ => CP850_HIGH[high(b)],
+            })
+            .collect()
+    }
+
+    /// Every byte of each single-byte code page, alone, all 256 from every start, and in ASCII
+    /// runs of every length mixed with other bytes (crossing the eight-byte words and the string
+    /// path's 64-byte chunks), reads as the code page's table maps it, as a string and as bytes
+    /// appended to a buffer that already holds text.
+    #[test]
+    fn single_byte_code_pages_read_each_byte_as_their_tables() {
+        let every: Vec<u8> = (0..=255u8).collect();
+        let mut state = 0x9e37_79b9_u32;
+        let mut utf8 = Utf8Writer::default();
+        for cp in [1252, 437, 850] {
+            let mut cases: Vec<Vec<u8>> = every.iter().map(|&b| vec![b]).collect();
+            cases.extend((0..256).map(|start| every[start..].to_vec()));
+            for length in 0..300 {
+                let mut bytes = Vec::new();
+                while bytes.len() < length {
+                    state ^= state << 13;
+                    state ^= state >> 17;
+                    state ^= state << 5;
+                    let run = state as usize % 40;
+                    bytes.extend(std::iter::repeat_n(b'a' + (state >> 8) as u8 % 26, run));
+                    bytes.push(0x80 | (state >> 16) as u8);
+                }
+                cases.push(bytes);
+            }
+            for (case, bytes) in cases.iter().enumerate() {
+                let expected = mapped(cp, bytes);
+                let mut text = String::from("x");
+                assert!(push_code_page(cp, bytes, &mut text));
+                assert_eq!(text, format!("x{expected}"), "code page {cp}, case {case}");
+                utf8.clear();
+                utf8.push_bytes(&b"xyz"[..case % 4]);
+                assert!(push_code_page_utf8(cp, bytes, &mut utf8));
+                assert_eq!(
+                    utf8.written(),
+                    [&b"xyz"[..case % 4], expected.as_bytes()].concat(),
+                    "code page {cp}, case {case}"
+                );
+            }
         }
     }
 
@@ -756,6 +926,8 @@ mod tests {
             for bytes in [&b"plain"[..], b"caf\xe9", b"\x81\xff"] {
                 let decoded = codec.decode(bytes).map(|_| ()).map_err(|e| e.to_string());
                 assert_eq!(codec.check(bytes).map_err(|e| e.to_string()), decoded, "collation {id}, {bytes:?}");
+                let into_utf8 = codec.decode_into_utf8(bytes, &mut Utf8Writer::default()).map_err(|e| e.to_string());
+                assert_eq!(into_utf8, decoded, "collation {id}, {bytes:?}, as UTF-8 bytes");
             }
         }
         assert!(TextCodec::new(latin).check(b"caf\xe9").is_ok(), "code page 1252 reads every byte");
