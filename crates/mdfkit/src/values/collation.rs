@@ -35,7 +35,7 @@
 //! (code page 0) cannot hold char/varchar data.
 //!
 //! The three single-byte tables are kept as the UTF-8 bytes of each of the 256 bytes
-//! ([`Utf8Table`], built from the character tables at compile time): a byte's spelling is three
+//! (`Utf8Table`, built from the character tables at compile time): a byte's spelling is three
 //! bytes copied and a length, no branch on the character. Text is written as UTF-8 bytes
 //! ([`TextCodec::decode_into_utf8`], a scan's Arrow strings: checked as UTF-8 once for a page's
 //! values) or into a string through a buffer on the stack (checked a chunk at a time).
@@ -434,7 +434,7 @@ fn has_code_page_decoder(cp: u16) -> bool {
 
 /// Appends `bytes` decoded in Windows code page `cp`; false when mdfkit has no decoder for it.
 /// Bytes that are no character of the code page read as U+FFFD. A single-byte code page goes
-/// through [`single_byte_to_utf8`] a chunk at a time into a buffer on the stack, checked as UTF-8
+/// through `single_byte_to_utf8` a chunk at a time into a buffer on the stack, checked as UTF-8
 /// once a chunk.
 pub fn push_code_page(cp: u16, bytes: &[u8], out: &mut String) -> bool {
     const CHUNK: usize = 64;
