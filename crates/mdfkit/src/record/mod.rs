@@ -450,10 +450,9 @@ impl<'a> Record<'a> {
         let mut start = data_start;
         table.chunks_exact(2).map(move |entry| {
             let raw_end = u16::from_le_bytes([entry[0], entry[1]]);
-            let end = usize::from(raw_end & !COMPLEX_COLUMN);
-            let field = (start >= data_start && end >= start && end <= bytes.len())
-                .then(|| VarField { bytes: &bytes[start..end], complex: raw_end & COMPLEX_COLUMN != 0 });
-            start = end;
+            let field = var_span_ending(start, raw_end, data_start, bytes.len())
+                .map(|span| VarField { bytes: &bytes[span.start..span.end], complex: span.complex });
+            start = usize::from(raw_end & !COMPLEX_COLUMN);
             field
         })
     }
@@ -478,7 +477,13 @@ fn var_span(b: &[u8], var_table: usize, entries: usize, index: usize, len: usize
     let data_start = var_table + 2 * entries;
     let start =
         if index == 0 { data_start } else { usize::from(read_u16(b, var_table + 2 * (index - 1))? & !COMPLEX_COLUMN) };
-    let raw_end = read_u16(b, var_table + 2 * index)?;
+    var_span_ending(start, read_u16(b, var_table + 2 * index)?, data_start, len)
+}
+
+/// The span from `start` to the offset table entry `raw_end` (its complex bit aside): `None`
+/// unless it lies in the record's variable data `data_start..len`, not ending before it starts.
+#[inline]
+fn var_span_ending(start: usize, raw_end: u16, data_start: usize, len: usize) -> Option<VarSpan> {
     let end = usize::from(raw_end & !COMPLEX_COLUMN);
     (start >= data_start && end >= start && end <= len).then_some(VarSpan {
         start,
