@@ -294,9 +294,8 @@ impl RemoteObject {
                 range_start += 1;
                 continue;
             }
-            let range_end = (range_start..end.min(range_start + self.range_blocks))
-                .find(|i| cache.blocks.contains_key(i))
-                .unwrap_or(end.min(range_start + self.range_blocks));
+            let longest = end.min(range_start + self.range_blocks);
+            let range_end = (range_start..longest).find(|i| cache.blocks.contains_key(i)).unwrap_or(longest);
             let start = range_start * BLOCK;
             let f = self.fetch(start..(range_end * BLOCK).min(self.size));
             for i in range_start..range_end {
@@ -331,10 +330,12 @@ impl RemoteObject {
                 }
             }
             let thread = std::thread::current().id();
-            let mut scan = match cache.scans.iter().position(|scan| scan.thread == thread) {
-                Some(i) => cache.scans.remove(i).unwrap_or(ForwardScan { thread, last_block: last, window: 0 }),
-                None => ForwardScan { thread, last_block: last, window: 0 },
-            };
+            let mut scan = cache
+                .scans
+                .iter()
+                .position(|scan| scan.thread == thread)
+                .and_then(|i| cache.scans.remove(i))
+                .unwrap_or(ForwardScan { thread, last_block: last, window: 0 });
             let forward = scan.goes_on_with(first, last);
             let same = scan.last_block == first && last == first;
             // A read elsewhere of blocks already held (a PFS or catalog page looked up in the
