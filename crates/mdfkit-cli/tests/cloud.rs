@@ -546,7 +546,12 @@ fn parallel_scans_of_a_remote_table_read_ahead_for_each_thread() {
     let spec = Spec::new("wide", Version::V904, 5).table(
         TableSpec::new("dbo", "Lines", Layout::Clustered { key: 0 }, 100_000)
             .column(ColumnSpec::new("id", ColType::Int, Gen::Sequence { start: 1, step: 1 }, Nulls::Never))
-            .column(ColumnSpec::new("text", ColType::VarChar(Some(100)), Gen::Length { min: 40, max: 100 }, Nulls::Never)),
+            .column(ColumnSpec::new(
+                "text",
+                ColType::VarChar(Some(100)),
+                Gen::Length { min: 40, max: 100 },
+                Nulls::Never,
+            )),
     );
     let mdf = mdfkit_forge::forge(&spec).unwrap().remove(0).bytes;
     let local = std::env::temp_dir().join(format!("mdfkit-cloud-parallel-{}.mdf", std::process::id()));
@@ -556,7 +561,10 @@ fn parallel_scans_of_a_remote_table_read_ahead_for_each_thread() {
     let url = format!("{}://parallel/lines.mdf", server.scheme());
     let export = |from: &str, to: &Path| {
         let to = to.to_str().unwrap();
-        mdfkit(&server, &["export", from, "--table", "dbo.Lines", "--format", "csv", "--threads", "4", "-o", to, "--fetch-report"])
+        mdfkit(
+            &server,
+            &["export", from, "--table", "dbo.Lines", "--format", "csv", "--threads", "4", "-o", to, "--fetch-report"],
+        )
     };
     let (remote_out, local_out) = (local.with_extension("remote"), local.with_extension("local"));
     let remote = export(&url, &remote_out);
