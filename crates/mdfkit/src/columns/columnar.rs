@@ -280,16 +280,32 @@ where
     }
 
     fn push_validity(&mut self, valid: impl Iterator<Item = bool>) -> usize {
-        valid.fold(0, |set, v| {
-            self.nulls.append(v);
-            set + usize::from(v)
-        })
+        push_validity_runs(&mut self.nulls, valid)
     }
 
     #[inline]
     fn push_valid(&mut self, n: usize) {
         self.nulls.append_n_non_nulls(n);
     }
+}
+
+/// Appends validity bits to `nulls` a run of valid ones at a time (Arrow's builder sets bits
+/// one call each); returns how many are valid.
+#[inline]
+fn push_validity_runs(nulls: &mut NullBufferBuilder, valid: impl Iterator<Item = bool>) -> usize {
+    let (mut run, mut all) = (0usize, 0usize);
+    for v in valid {
+        if v {
+            run += 1;
+        } else {
+            nulls.append_n_non_nulls(run);
+            all += run;
+            run = 0;
+            nulls.append_null();
+        }
+    }
+    nulls.append_n_non_nulls(run);
+    all + run
 }
 
 /// A builder of fixed-width values appended a run at a time.
@@ -400,10 +416,7 @@ impl Runs<bool> for Bits {
     }
 
     fn push_validity(&mut self, valid: impl Iterator<Item = bool>) -> usize {
-        valid.fold(0, |set, v| {
-            self.nulls.append(v);
-            set + usize::from(v)
-        })
+        push_validity_runs(&mut self.nulls, valid)
     }
 
     fn push_valid(&mut self, n: usize) {

@@ -368,6 +368,16 @@ impl Page {
         self.slot_offset(slot).map(Some)
     }
 
+    /// The page's record area ([`Self::record_area`]) and the raw offsets in its slot array, slot
+    /// 0 first (the array runs backwards from the page's end), from one look at the page's
+    /// bytes: a scan walking every slot reads each entry with no other check. Offsets are as
+    /// stored (0: a deleted slot); [`Self::live_slot_offset`] checks them.
+    pub fn record_area_and_slots(&self) -> (&[u8], impl DoubleEndedIterator<Item = u16> + ExactSizeIterator + '_) {
+        // `Page::new` checked that the slot array fits.
+        let (area, array) = self.bytes.split_at(PAGE_SIZE - 2 * self.header.slot_count as usize);
+        (area, array.chunks_exact(2).rev().map(|entry| u16::from_le_bytes([entry[0], entry[1]])))
+    }
+
     /// The page's bytes up to its slot array, in which every record lies.
     pub fn record_area(&self) -> &[u8] {
         // `Page::new` checked that the slot array fits.

@@ -29,7 +29,7 @@
 use crate::catalog::rowset::ColumnLocation;
 use crate::columnar::BatchBuilder;
 use crate::error::Result;
-use crate::page::Page;
+use crate::page::{Page, HEADER_SIZE};
 use crate::record::{PrimaryParts, Record, RecordFormat, RecordType, VarField, VarSpan};
 use crate::rows::{ColumnPlan, RowDecoder};
 use crate::scan::{self, Flow, ScanMode, ScanStats};
@@ -194,14 +194,19 @@ impl PlainLayout {
         // The buffer of the thread's previous page, reused.
         let mut run = PLAIN_ROWS.take();
         run.clear();
-        let area = page.record_area();
+        let (area, offsets) = page.record_area_and_slots();
+        let mut offsets = offsets.skip(usize::from(first_slot));
         let mut appended = 0usize;
         let mut slot = first_slot;
         let result = loop {
-            if slot >= page.slot_count() || appended >= max_rows {
+            let offset = if appended < max_rows { offsets.next() } else { None };
+            let Some(offset) = offset else {
                 break self.append_run(decoder, batch, area, &run, stats).map(|()| slot);
-            }
-            if let Ok(Some(start)) = page.live_slot_offset(slot) {
+            };
+            // An offset inside the header (0: deleted) goes the row-by-row way, which names it;
+            // one past the record area finds no record there.
+            let start = usize::from(offset);
+            if start >= HEADER_SIZE {
                 if let Some(parts) = area.get(start..).and_then(|b| self.parts_taken(b)) {
                     // Offsets in a page fit 32 bits.
                     let start32 = start as u32;
@@ -231,6 +236,21 @@ impl PlainLayout {
         result
     }
 
+    /// The null bitmaps of `run`'s records folded into one ([`RunNulls`]); `None` when they are
+    /// wider than it holds. `parts_taken` checked that each record's bitmap covers `null_bits`
+    /// columns.
+    fn nulls_in_run(&self, area: &[u8], run: &[PlainRow]) -> Option<RunNulls> {
+        let len = self.null_bits.div_ceil(8);
+        let mut nulls = RunNulls { seen: [0; RunNulls::MAX_BYTES], len };
+        let seen = nulls.seen.get_mut(..len)?;
+        for r in run {
+            let at = r.nulls as usize;
+            let bitmap = area.get(at..at + len)?;
+            seen.iter_mut().zip(bitmap).for_each(|(s, b)| *s |= b);
+        }
+        Some(nulls)
+    }
+
     /// Appends plain records to `batch`, one column at a time.
     fn append_run(
         &self,
@@ -243,6 +263,7 @@ impl PlainLayout {
         if run.is_empty() {
             return Ok(());
         }
+        let nulls = self.nulls_in_run(area, run);
         for (i, (plan, column)) in decoder.columns().iter().zip(&self.columns).enumerate() {
             let appended = match *column {
                 // `parts_taken` checked that the fixed part holds the column (`offset + len`
@@ -250,6 +271,7 @@ impl PlainLayout {
                 // accepts, cannot be reached.
                 // The common lengths as constants: the conversions' length checks fold away.
                 PlainColumn::Fixed { offset, len, null } => {
+                    let null = nulls.as_ref().is_none_or(|seen| seen.may_be_set(null)).then_some(null);
                     let column = FixedColumn { area, run, offset, null };
                     match len {
                         1 => column.append::<1>(batch, i, plan),
@@ -263,7 +285,9 @@ impl PlainLayout {
                         _ => batch.append_column(
                             i,
                             plan,
-                            run.iter().map(|r| (!r.is_null(area, null)).then(|| r.fixed(area, offset, len))),
+                            run.iter().map(|r| {
+                                (!null.is_some_and(|null| r.is_null(area, null))).then(|| r.fixed(area, offset, len))
+                            }),
                         ),
                     }
                 }
@@ -314,15 +338,44 @@ struct FixedColumn<'a> {
     area: &'a [u8],
     run: &'a [PlainRow],
     offset: usize,
-    null: NullBit,
+    /// The column's null bit; `None` when no record of the run has it set.
+    null: Option<NullBit>,
 }
 
 impl FixedColumn<'_> {
-    /// Appends the column's `N`-byte values to output column `index` of `batch`.
+    /// Appends the column's `N`-byte values to output column `index` of `batch`; without a
+    /// NULL in the run, in a loop that reads no null bit.
     #[inline]
     fn append<const N: usize>(self, batch: &mut BatchBuilder, index: usize, plan: &ColumnPlan) -> Result<()> {
         let FixedColumn { area, run, offset, null } = self;
-        batch.append_column(index, plan, run.iter().map(|r| (!r.is_null(area, null)).then(|| r.fixed(area, offset, N))))
+        match null {
+            Some(null) => batch.append_column(
+                index,
+                plan,
+                run.iter().map(|r| (!r.is_null(area, null)).then(|| r.fixed(area, offset, N))),
+            ),
+            None => batch.append_column(index, plan, run.iter().map(|r| Some(r.fixed(area, offset, N)))),
+        }
+    }
+}
+
+/// The null bitmaps of a run's records ORed together, over the bytes that cover the output
+/// columns: a column whose bit is clear here is NULL in none of them.
+struct RunNulls {
+    seen: [u8; RunNulls::MAX_BYTES],
+    /// The bytes folded.
+    len: usize,
+}
+
+impl RunNulls {
+    /// Bitmap bytes folded at most: 1,024 columns' bits, a table's most without sparse columns
+    /// (which plain layouts do not take); a wider layout checks every record's bit.
+    const MAX_BYTES: usize = 128;
+
+    /// Whether some record of the run may have `null` set.
+    #[inline]
+    fn may_be_set(&self, null: NullBit) -> bool {
+        self.seen.get(..self.len).and_then(|seen| seen.get(null.byte)).is_none_or(|b| b & null.mask != 0)
     }
 }
 
