@@ -315,8 +315,9 @@ pub enum RecordError {
         /// Where the slot array starts.
         array_start: usize,
     },
-    /// The page's records already hold [`MAX_FIELDS`] fields or decoded columns: only records
-    /// that overlap each other (damage) take so many, and this one is not taken apart.
+    /// With this record the page's records would hold more than [`MAX_FIELDS`] fields or decoded
+    /// columns: only records that overlap each other (damage) take so many, and this one is not
+    /// taken apart.
     TooManyFields,
     /// What the record's parser found wrong with its bytes.
     Damaged(Cow<'static, str>),
@@ -330,7 +331,7 @@ impl std::fmt::Display for RecordError {
                 write!(f, "slot points at offset {offset}, outside the record area {HEADER_SIZE}..{array_start}")
             }
             RecordError::TooManyFields => {
-                write!(f, "not taken apart: the records before it already hold {MAX_FIELDS} fields or columns (records overlap)")
+                write!(f, "not taken apart: with it the page's records would hold more than {MAX_FIELDS} fields or columns (records overlap)")
             }
             RecordError::Damaged(message) => f.write_str(message),
         }
@@ -699,14 +700,14 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
     let (page, slot_array) = anatomy.bytes.split_at(array_start);
     let mut ends = RecordEnds { slot_array, free_data, array_start, starts: None };
     // Room for the records' fields and columns at once, as many as a record of the layout takes
-    // a slot (within what a page holds): a page-long list regrown record by record is copied each
-    // time. Deleted slots take none, but counting them costs more than the room they leave unused
-    // (never written, it is never paged in).
+    // a slot, up to the bound on each list: a page-long list regrown is copied whole (damaged
+    // pages of overlapping records reach the bound). Deleted slots take none, but counting them
+    // costs more than the room they leave unused (never written, it is never paged in).
     let (fields_a_record, columns_a_record) =
         layout.as_ref().map_or((8, 0), |l| (8 + 2 * l.fixed.len() + 3 * l.variable.len(), l.decoder.columns().len()));
     let mut parts = Parts {
-        fields: Vec::with_capacity((slots * fields_a_record).min(PAGE_SIZE)),
-        columns: Vec::with_capacity((slots * columns_a_record).min(PAGE_SIZE)),
+        fields: Vec::with_capacity((slots * fields_a_record).min(MAX_FIELDS)),
+        columns: Vec::with_capacity((slots * columns_a_record).min(MAX_FIELDS)),
         ..Parts::default()
     };
     let context = RecordContext {
@@ -1330,13 +1331,20 @@ fn data_record(
     layout: Option<&Layout>,
     parts: &mut Parts,
 ) {
-    let b = rec.bytes();
-    out.len = b.len();
     let fixed: &[(usize, usize, usize)] = layout.map_or(&[], |l| &l.fixed);
     // Room for every part at once (the header's and tag's 10 at most, a fixed column and the
-    // unused bytes before it, a variable column's end offset, bytes and the gap before them).
+    // unused bytes before it, a variable column's end offset, bytes and the gap before them),
+    // within the page's bound: the lists were sized to it, and are never regrown.
+    let most_fields = 10 + 2 * fixed.len() + 3 * rec.var_entry_count();
+    let decoded = layout.map_or(0, |l| l.decoder.columns().len());
+    if parts.fields.len() + most_fields > MAX_FIELDS || parts.columns.len() + decoded > MAX_FIELDS {
+        out.error = Some(RecordError::TooManyFields);
+        return;
+    }
+    let b = rec.bytes();
+    out.len = b.len();
     let fields = &mut parts.fields;
-    fields.reserve(10 + 2 * fixed.len() + 3 * rec.var_entry_count());
+    fields.reserve(most_fields);
     fields.push(status_field(at, b[0]));
     // A data record's status B and fixed end; an index record has neither.
     if rec.fixed_start() == 4 {
@@ -1894,7 +1902,9 @@ mod tests {
         }
         let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
         let per_record = 4 + 2 * usize::from(columns);
-        let taken = MAX_FIELDS.div_ceil(per_record);
+        // A record is taken apart while the most fields it could add (10 + 3 a variable-length
+        // column) stay within the bound.
+        let taken = (MAX_FIELDS - (10 + 3 * usize::from(columns))) / per_record + 1;
         assert_eq!(a.record_fields(&a.records[0]).len(), per_record);
         assert_tiles(&a, &a.records[taken - 1]);
         assert_eq!(a.fields.len(), taken * per_record, "the records taken apart before the bound");
