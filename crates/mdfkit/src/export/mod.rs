@@ -16,15 +16,15 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use arrow_array::RecordBatch;
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::SchemaRef;
-use parquet::arrow::arrow_writer::{
-    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn, ArrowRowGroupWriterFactory,
-};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::data_type::FixedLenByteArray;
 use parquet::file::properties::WriterProperties;
+use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::file::writer::SerializedFileWriter;
 
 use crate::catalog::model::TableInfo;
@@ -32,6 +32,7 @@ use crate::database::Database;
 use crate::error::{Error, ErrorKind, Result};
 use crate::plain_pages::PlainLayout;
 use crate::scan::Flow;
+use crate::scans::Backlog;
 use crate::value::Value;
 
 pub mod delta;
@@ -44,6 +45,10 @@ const ROW_GROUP_BYTES: usize = 32 << 20;
 const DICTIONARY_BYTES: usize = 64 << 10;
 /// Rows at which a Parquet row group is written out (`ArrowWriter`'s default).
 const ROW_GROUP_ROWS: usize = 1 << 20;
+/// Arrow bytes a Parquet export's scan may have handed the encoders that they have not encoded
+/// yet (besides one column of any size): dozens of batches of a narrow table, so no encoder
+/// waits for the scan, and a constant however long the table (see docs/PERFORMANCE.md).
+const ENCODER_BACKLOG_BYTES: usize = 8 << 20;
 
 /// Output formats of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -752,21 +757,27 @@ impl TextChunk {
     }
 }
 
-/// A Parquet file whose column chunks are encoded on `threads` threads: each row group's leaf
-/// columns are shared out among the encoders by size and fed to them batch by batch. A finished
-/// row group goes to a writer thread, which waits for its encoders and appends its chunks to the
-/// file while the next row group is being encoded; at most two row groups are held unencoded.
-/// (`ArrowWriter` encodes every column on the calling thread.)
+/// A Parquet file whose column chunks are encoded on `threads` threads: each row group's columns
+/// are shared out among the encoders by size and fed to them batch by batch; an encoder computes
+/// a column's Parquet levels itself, so they live only while it encodes that column. A finished
+/// row group goes to a writer thread, which waits for its encoders and appends their chunks to
+/// the file while the next row group is being encoded. What is held does not grow with the
+/// table: at most [`ENCODER_BACKLOG_BYTES`] of Arrow columns waiting for the encoders, and the
+/// encoded chunks of two row groups. (`ArrowWriter` encodes every column on the calling thread.)
 struct ParquetOutput<'s, 'e> {
     scope: &'s std::thread::Scope<'s, 'e>,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
+    /// The column (the schema's field) each Parquet leaf column belongs to, in leaf order.
+    column_of_leaf: Vec<usize>,
     threads: usize,
     row_groups: usize,
     /// The encoders of the row group being filled (empty between row groups).
     encoders: Vec<Encoder<'s>>,
-    /// Which encoder each leaf column of the current row group goes to.
-    encoder_of_leaf: Vec<usize>,
+    /// Which encoder each column of the current row group goes to.
+    encoder_of_column: Vec<usize>,
+    /// The Arrow bytes sent to encoders and not yet encoded, bounded.
+    backlog: std::sync::Arc<Backlog>,
     /// Arrow bytes and rows sent to the current row group.
     group_bytes: usize,
     group_rows: usize,
@@ -789,10 +800,26 @@ enum ToWriter<'s> {
 
 type EncoderResult<'s> = std::thread::ScopedJoinHandle<'s, parquet::errors::Result<Vec<(usize, ArrowColumnChunk)>>>;
 
-/// One encoding thread: the leaves it is sent, and the chunks it returns when its channel closes.
+/// One encoding thread: the columns it is sent (with their Arrow bytes), and the chunks it
+/// returns, by leaf index, when its channel closes.
 struct Encoder<'s> {
-    leaves: std::sync::mpsc::Sender<(usize, ArrowLeafColumn)>,
+    columns: std::sync::mpsc::Sender<(usize, ArrayRef, usize)>,
     done: EncoderResult<'s>,
+}
+
+/// Closes the backlog when an encoder stops before its channel closes (on an error or a panic):
+/// the scan may be waiting for room only that encoder would have made.
+struct CloseBacklogUnlessDrained<'a> {
+    backlog: &'a Backlog,
+    drained: bool,
+}
+
+impl Drop for CloseBacklogUnlessDrained<'_> {
+    fn drop(&mut self) {
+        if !self.drained {
+            self.backlog.close();
+        }
+    }
 }
 
 impl<'s, 'e> ParquetOutput<'s, 'e> {
@@ -815,16 +842,20 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
         let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .and_then(ArrowWriter::into_serialized_writer)
             .map_err(parquet_error)?;
+        let leaves = writer.schema_descr();
+        let column_of_leaf = (0..leaves.num_columns()).map(|leaf| leaves.get_column_root_idx(leaf)).collect();
         let (finished, row_groups) = std::sync::mpsc::sync_channel(0);
         let writer = scope.spawn(move || write_row_groups(writer, row_groups));
         Ok(ParquetOutput {
             scope,
             factory,
             schema,
+            column_of_leaf,
             threads: threads.max(1),
             row_groups: 0,
             encoders: Vec::new(),
-            encoder_of_leaf: Vec::new(),
+            encoder_of_column: Vec::new(),
+            backlog: std::sync::Arc::new(Backlog::new(ENCODER_BACKLOG_BYTES)),
             group_bytes: 0,
             group_rows: 0,
             row_group_limits: (ROW_GROUP_BYTES, ROW_GROUP_ROWS),
@@ -837,16 +868,13 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
         if self.encoders.is_empty() {
             self.start_row_group(batch)?;
         }
-        let mut leaf_index = 0;
-        for (array, field) in batch.columns().iter().zip(self.schema.fields()) {
-            for leaf in compute_leaves(field, array).map_err(parquet_error)? {
-                let encoder = &self.encoders[self.encoder_of_leaf[leaf_index]];
-                if encoder.leaves.send((leaf_index, leaf)).is_err() {
-                    // The encoder stopped on an error: the writer thread reports it.
-                    self.finish_row_group();
-                    return Err(self.abandon());
-                }
-                leaf_index += 1;
+        for (column, array) in batch.columns().iter().enumerate() {
+            let bytes = array.get_array_memory_size();
+            let encoder = &self.encoders[self.encoder_of_column[column]];
+            // Either fails only when an encoder stopped on an error: the writer thread reports it.
+            if !self.backlog.make_room(bytes) || encoder.columns.send((column, array.clone(), bytes)).is_err() {
+                self.finish_row_group();
+                return Err(self.abandon());
             }
         }
         self.group_bytes += batch.get_array_memory_size();
@@ -859,39 +887,47 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
         Ok(())
     }
 
-    /// Starts the encoders of a row group, sharing its leaf columns out by the bytes they hold in
+    /// Starts the encoders of a row group, sharing its columns out by the bytes they hold in
     /// `batch` (its first): a table's long text columns would otherwise often share one thread.
     fn start_row_group(&mut self, batch: &RecordBatch) -> Result<()> {
-        let mut writers: Vec<Option<ArrowColumnWriter>> =
-            self.factory.create_column_writers(self.row_groups).map_err(parquet_error)?.into_iter().map(Some).collect();
-        let encoders = self.threads.min(writers.len()).max(1);
-        let mut leaf_bytes = Vec::with_capacity(writers.len());
-        for (array, field) in batch.columns().iter().zip(self.schema.fields()) {
-            let leaves = compute_leaves(field, array).map_err(parquet_error)?.len().max(1);
-            leaf_bytes.extend(std::iter::repeat_n(array.get_buffer_memory_size() / leaves, leaves));
+        let writers = self.factory.create_column_writers(self.row_groups).map_err(parquet_error)?;
+        let column_bytes: Vec<usize> = batch.columns().iter().map(|array| array.get_buffer_memory_size()).collect();
+        let encoders = self.threads.min(column_bytes.len()).max(1);
+        self.encoder_of_column = balance(&column_bytes, encoders);
+        // Each encoder's columns, each with the writers of its leaves (in leaf order).
+        let mut mine: Vec<Vec<(usize, Vec<(usize, ArrowColumnWriter)>)>> = (0..encoders).map(|_| Vec::new()).collect();
+        for (leaf, writer) in writers.into_iter().enumerate() {
+            let column = self.column_of_leaf.get(leaf).copied().unwrap_or_default();
+            let encoder = &mut mine[self.encoder_of_column.get(column).copied().unwrap_or_default()];
+            match encoder.iter_mut().find(|(c, _)| *c == column) {
+                Some((_, leaves)) => leaves.push((leaf, writer)),
+                None => encoder.push((column, vec![(leaf, writer)])),
+            }
         }
-        leaf_bytes.resize(writers.len(), 0);
-        self.encoder_of_leaf = balance(&leaf_bytes, encoders);
-        for e in 0..encoders {
-            let mine: Vec<(usize, ArrowColumnWriter)> = (0..writers.len())
-                .filter(|&i| self.encoder_of_leaf[i] == e)
-                .filter_map(|i| writers[i].take().map(|w| (i, w)))
-                .collect();
-            // Unbounded on purpose: what waits is at most the row group's batches (a row group ends
-            // at its byte limit, and the next one but one waits for it to be written), and a channel
+        for mine in mine {
+            // Unbounded in count on purpose: the backlog bounds the bytes waiting, and a channel
             // of one left an encoder idle whenever the other held up the sender (Wide: 1.16 s ->
             // 0.80 s).
-            let (tx, rx) = std::sync::mpsc::channel::<(usize, ArrowLeafColumn)>();
+            let (tx, rx) = std::sync::mpsc::channel::<(usize, ArrayRef, usize)>();
+            let (fields, backlog) = (self.schema.fields().clone(), self.backlog.clone());
             let done = self.scope.spawn(move || {
                 let mut mine = mine;
-                for (index, leaf) in rx {
-                    if let Some((_, writer)) = mine.iter_mut().find(|(i, _)| *i == index) {
-                        writer.write(&leaf)?;
+                let mut leaving = CloseBacklogUnlessDrained { backlog: &backlog, drained: false };
+                for (column, array, bytes) in rx {
+                    if let (Some((_, writers)), Some(field)) =
+                        (mine.iter_mut().find(|(c, _)| *c == column), fields.get(column))
+                    {
+                        for ((_, writer), leaf) in writers.iter_mut().zip(compute_leaves(field, &array)?) {
+                            writer.write(&leaf)?;
+                        }
                     }
+                    drop(array);
+                    backlog.taken(bytes);
                 }
-                mine.into_iter().map(|(i, w)| Ok((i, w.close()?))).collect()
+                leaving.drained = true;
+                mine.into_iter().flat_map(|(_, leaves)| leaves).map(|(i, w)| Ok((i, w.close()?))).collect()
             });
-            self.encoders.push(Encoder { leaves: tx, done });
+            self.encoders.push(Encoder { columns: tx, done });
         }
         self.row_groups += 1;
         Ok(())
@@ -960,12 +996,41 @@ fn write_row_groups(
         }
         chunks.sort_by_key(|(i, _)| *i);
         let mut group = writer.next_row_group().map_err(parquet_error)?;
-        for (_, chunk) in chunks {
+        for (_, mut chunk) in chunks {
+            with_own_statistics(&mut chunk).map_err(parquet_error)?;
             chunk.append_to_row_group(&mut group).map_err(parquet_error)?;
         }
         group.close().map_err(parquet_error)?;
     }
     Err(Error::new(ErrorKind::Io, "the export stopped before the Parquet file was complete"))
+}
+
+/// Gives `chunk`'s minimum and maximum copies of their own. parquet-rs cuts a fixed-length
+/// column's values (decimals of more than 18 digits, such as `money`; GUIDs) out of one buffer
+/// per batch, and the file writer keeps each chunk's statistics until the footer: the minimum
+/// and maximum would keep their whole batch buffers alive as long (about 200 KB a row group of
+/// the benchmark's `Fact` table, 18 MB of its 8 GB export).
+fn with_own_statistics(chunk: &mut ArrowColumnChunk) -> parquet::errors::Result<()> {
+    let close = chunk.close_mut();
+    let Some(Statistics::FixedLenByteArray(shared)) = close.metadata.statistics() else {
+        return Ok(());
+    };
+    let own = |value: &FixedLenByteArray| FixedLenByteArray::from(value.data().to_vec());
+    let deprecated = close.metadata.statistics().is_some_and(Statistics::is_min_max_deprecated);
+    let owned = ValueStatistics::new(
+        shared.min_opt().map(own),
+        shared.max_opt().map(own),
+        shared.distinct_count(),
+        shared.null_count_opt(),
+        deprecated,
+    )
+    .with_min_is_exact(shared.min_is_exact())
+    .with_max_is_exact(shared.max_is_exact())
+    .with_backwards_compatible_min_max(shared.is_min_max_backwards_compatible())
+    .with_nan_count(shared.nan_count_opt());
+    close.metadata =
+        close.metadata.clone().into_builder().set_statistics(Statistics::FixedLenByteArray(owned)).build()?;
+    Ok(())
 }
 
 /// Shares items out among `bins` bins so the largest bin is small: largest item first, each to
@@ -1187,6 +1252,42 @@ mod tests {
                 assert_eq!(group.num_columns(), 5, "id, pair.a, pair.b, text, flag");
                 assert!(group.columns().iter().all(|c| c.compression() == codec), "{compression:?}");
             }
+        }
+    }
+
+    #[test]
+    fn a_chunks_kept_statistics_are_its_own_copies_of_the_same_values() {
+        use arrow_array::{ArrayRef, Decimal128Array};
+        use arrow_schema::{DataType, Field, Schema};
+        // money: decimal(19,4), a 9-byte fixed-length column in Parquet.
+        let field = Field::new("amount", DataType::Decimal128(19, 4), true);
+        let amounts: ArrayRef = std::sync::Arc::new(
+            Decimal128Array::from(vec![Some(1_999_900), None, Some(-50_000), Some(123_456_789)])
+                .with_precision_and_scale(19, 4)
+                .unwrap(),
+        );
+        let schema = std::sync::Arc::new(Schema::new(vec![field.clone()]));
+        let (_, factory) =
+            ArrowWriter::try_new(Vec::new(), schema, None).and_then(ArrowWriter::into_serialized_writer).unwrap();
+        let mut writer = factory.create_column_writers(0).unwrap().remove(0);
+        for leaf in compute_leaves(&field, &amounts).unwrap() {
+            writer.write(&leaf).unwrap();
+        }
+        let mut chunk = writer.close().unwrap();
+        let shared = chunk.close().metadata.statistics().cloned();
+        with_own_statistics(&mut chunk).unwrap();
+        let own = chunk.close().metadata.statistics().cloned();
+        assert_eq!(own, shared, "every field of the statistics kept");
+        let (Some(Statistics::FixedLenByteArray(own)), Some(Statistics::FixedLenByteArray(shared))) = (own, shared)
+        else {
+            panic!("fixed-length statistics expected");
+        };
+        // Big-endian two's complement in 9 bytes: -5.0000 and 12345.6789.
+        assert_eq!(own.min_opt().unwrap().data(), &(-50_000i128).to_be_bytes()[7..]);
+        assert_eq!(own.max_opt().unwrap().data(), &123_456_789i128.to_be_bytes()[7..]);
+        assert_eq!(own.null_count_opt(), Some(1));
+        for (own, shared) in [(own.min_opt(), shared.min_opt()), (own.max_opt(), shared.max_opt())] {
+            assert_ne!(own.unwrap().data().as_ptr(), shared.unwrap().data().as_ptr(), "a copy, not the batch's buffer");
         }
     }
 

@@ -9,3 +9,5 @@ mod parallel;
 pub mod plain_pages;
 pub mod split;
 pub mod table_scan;
+
+pub(crate) use parallel::Backlog;

@@ -22,44 +22,54 @@ enum TaskMessage<T> {
 /// making): a few batches or text chunks of a 64-page task each.
 const AHEAD_BYTES: usize = 4 << 20;
 
-/// The output one worker holds that the consumer has not taken.
-#[derive(Default)]
-struct Ahead {
-    /// Bytes held, and whether the consumer has gone.
+/// Bytes one thread has handed another and the other has not yet taken, bounded: the sender
+/// waits for room. (A scan worker's output the consumer has not taken; Arrow columns a Parquet
+/// export's encoders have not encoded.)
+pub(crate) struct Backlog {
+    /// Bytes the sender may have outstanding, besides one piece of any size.
+    limit: usize,
+    /// Bytes outstanding, and whether the taker has gone.
     held: std::sync::Mutex<(usize, bool)>,
-    /// Signalled when the consumer takes a piece or goes.
+    /// Signalled when the taker takes a piece or goes.
     room: std::sync::Condvar,
 }
 
-impl Ahead {
-    /// Waits until `bytes` more fit within [`AHEAD_BYTES`] (or nothing is held), then counts
-    /// them; false once the consumer has gone.
-    fn make_room(&self, bytes: usize) -> bool {
+impl Backlog {
+    pub(crate) fn new(limit: usize) -> Self {
+        Backlog { limit, held: std::sync::Mutex::new((0, false)), room: std::sync::Condvar::new() }
+    }
+
+    /// Waits until `bytes` more fit within the limit (or nothing is outstanding), then counts
+    /// them; false once the taker has gone.
+    pub(crate) fn make_room(&self, bytes: usize) -> bool {
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        while !held.1 && held.0 > 0 && held.0.saturating_add(bytes) > AHEAD_BYTES {
+        while !held.1 && held.0 > 0 && held.0.saturating_add(bytes) > self.limit {
             held = self.room.wait(held).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
         held.0 += bytes;
         !held.1
     }
 
-    /// The consumer took a piece of `bytes`.
-    fn taken(&self, bytes: usize) {
+    /// The taker took a piece of `bytes`.
+    pub(crate) fn taken(&self, bytes: usize) {
         let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         held.0 = held.0.saturating_sub(bytes);
         self.room.notify_one();
     }
+
+    /// The taker has gone: a sender waiting for room, and every later one, is answered false.
+    pub(crate) fn close(&self) {
+        self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 = true;
+        self.room.notify_all();
+    }
 }
 
 /// Tells every worker, when dropped, that the consumer has gone.
-struct Closing<'a>(&'a [Ahead]);
+struct Closing<'a>(&'a [Backlog]);
 
 impl Drop for Closing<'_> {
     fn drop(&mut self) {
-        for ahead in self.0 {
-            ahead.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 = true;
-            ahead.room.notify_all();
-        }
+        self.0.iter().for_each(Backlog::close);
     }
 }
 
@@ -100,7 +110,7 @@ pub(crate) fn run_in_task_order<T: Send>(
         }
         return Ok(true);
     }
-    let ahead: Vec<Ahead> = (0..workers).map(|_| Ahead::default()).collect();
+    let ahead: Vec<Backlog> = (0..workers).map(|_| Backlog::new(AHEAD_BYTES)).collect();
     std::thread::scope(|scope| -> Result<bool> {
         // Whatever way the consumer leaves (done, wanting no more, an error), no worker waits on.
         let _closing = Closing(&ahead);
@@ -190,6 +200,19 @@ mod tests {
         // Two a worker, and the piece the consumer is taking (counted here until `deliver` runs).
         let most = most.load(Ordering::SeqCst);
         assert!((3..=5).contains(&most), "{most} pieces sent and not yet delivered at once, not 3 to 5");
+    }
+
+    #[test]
+    fn a_sender_waiting_for_room_is_answered_when_the_taker_goes() {
+        let backlog = Backlog::new(10);
+        assert!(backlog.make_room(8));
+        std::thread::scope(|scope| {
+            // 8 + 8 do not fit: it waits until the taker goes (or finds it gone).
+            let waiting = scope.spawn(|| backlog.make_room(8));
+            backlog.close();
+            assert!(!waiting.join().unwrap());
+        });
+        assert!(!backlog.make_room(1));
     }
 
     #[test]
