@@ -576,16 +576,20 @@ fn write_table(
                     Ok(Flow::Continue)
                 })?
             } else {
-                let mut lines = Lines::default();
+                // Lines gathered and written a chunk at a time, as the scan threads' are (a row at
+                // a time, each was copied into the writer's buffer and written 8 KB at a time).
+                let mut lines = Lines::with_room(TEXT_CHUNK_BYTES + (64 << 10));
                 let mut total = crate::scan::ScanStats::default();
                 for partition in &table.partitions {
                     let decoder = db.row_decoder(table, partition.partition_id, columns)?;
                     let line_columns = line_columns(format, &decoder);
                     let plain = PlainLayout::of(&decoder);
                     total += scan.partition_records(partition, |record, _| {
-                        lines.text.clear();
                         lines.push_row(format, &line_columns, plain.as_ref(), &decoder, record)?;
-                        out.write_all(lines.text.written()).map_err(io)?;
+                        if lines.text.len() >= TEXT_CHUNK_BYTES {
+                            out.write_all(lines.text.written()).map_err(io)?;
+                            lines.text.clear();
+                        }
                         rows += 1;
                         if rows.is_multiple_of(65_536) {
                             progress(rows);
@@ -593,6 +597,7 @@ fn write_table(
                         Ok(Flow::Continue)
                     })?;
                 }
+                out.write_all(lines.text.written()).map_err(io)?;
                 total
             };
             out.flush().map_err(io)?;

@@ -10,9 +10,10 @@
 //! [`crate::value::Value`]'s `Display` (`19.9900`, `2012-03-15`, upper-case GUIDs); the tests
 //! below hold each one to [`crate::decode::spell_column`] over the edge values of its type.
 //!
-//! The chunk is a [`Utf8Writer`]: bytes, never taken as a `str`, that are UTF-8 because every
-//! writer of them writes UTF-8 (ASCII digits and separators, the text decoders' output, escaped
-//! text from a `str`), written to the output file as they are.
+//! The chunk is a [`Utf8Writer`]: bytes that are UTF-8 because every writer of them writes
+//! UTF-8 (ASCII digits and separators, the text decoders' output, escaped text from a `str`),
+//! written to the output file as they are. Only a value to be quoted or escaped is checked, to
+//! be taken as a `str`.
 
 use crate::bytes::{push_utf16le_utf8, Utf8Writer};
 use crate::decode::Spelled;
