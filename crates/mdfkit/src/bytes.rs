@@ -131,12 +131,6 @@ impl Utf8Writer {
         self.len
     }
 
-    /// Whether nothing is written.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The bytes the writer holds, written or not.
     #[inline]
     pub fn room(&self) -> usize {
