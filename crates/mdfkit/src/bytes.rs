@@ -85,16 +85,19 @@ pub struct Utf8Writer {
 
 impl Utf8Writer {
     /// Forgets what was written (the room stays).
+    #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
     }
 
     /// The bytes written since [`Self::clear`].
+    #[inline]
     pub fn written(&self) -> &[u8] {
         self.buffer.get(..self.len).unwrap_or_default()
     }
 
     /// Room for at least `n` more bytes, after those written.
+    #[inline]
     pub fn spare(&mut self, n: usize) -> &mut [u8] {
         let needed = self.len.saturating_add(n);
         if self.buffer.len() < needed {
@@ -104,14 +107,54 @@ impl Utf8Writer {
     }
 
     /// Takes the first `n` bytes of [`Self::spare`] as written.
+    #[inline]
     pub fn commit(&mut self, n: usize) {
         self.len = self.len.saturating_add(n).min(self.buffer.len());
     }
 
     /// Appends bytes (ASCII text, copied as it is).
+    #[inline]
     pub fn push_bytes(&mut self, bytes: &[u8]) {
         self.spare(bytes.len())[..bytes.len()].copy_from_slice(bytes);
         self.commit(bytes.len());
+    }
+
+    /// A writer with room for `n` bytes already zeroed.
+    #[inline]
+    pub fn with_room(n: usize) -> Self {
+        Utf8Writer { buffer: vec![0; n], len: 0 }
+    }
+
+    /// The bytes written.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The bytes the writer holds, written or not.
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Forgets what was written after the first `len` bytes.
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        self.len = self.len.min(len);
+    }
+
+    /// Appends one byte (an ASCII character).
+    #[inline]
+    pub fn push_byte(&mut self, byte: u8) {
+        self.spare(1)[0] = byte;
+        self.commit(1);
+    }
+}
+
+impl std::fmt::Write for Utf8Writer {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push_bytes(s.as_bytes());
+        Ok(())
     }
 }
 

@@ -110,8 +110,9 @@ pub enum Spelled {
 }
 
 /// Appends the SQL Server spelling of a column's stored value to `out` (char/varchar text decoded
-/// by the column's `text` codec): the text of [`decode_column`]'s value, without building the value for the types tables are made of (this
-/// runs for every value of a CSV or JSON Lines export).
+/// by the column's `text` codec): the text of [`decode_column`]'s value, without building the
+/// value for the types tables are made of. CSV and JSON Lines exports spell the common types as
+/// bytes themselves (`export::text`, held to this function by its tests) and the others here.
 pub fn spell_column(
     column: &ColumnInfo,
     text: &crate::collation::TextCodec,

@@ -289,38 +289,6 @@ impl RowDecoder {
             .map_err(|e| self.in_column(e, plan))
     }
 
-    /// Appends the SQL Server spelling of `plan`'s column in `record` to `out` (the text of
-    /// [`RowDecoder::decode_one`]'s value, without the value); `None`, leaving `out` alone, for
-    /// NULL. `off_row` is scratch for off-row values.
-    pub fn spell_one(
-        &self,
-        record: &Record,
-        plan: &ColumnPlan,
-        off_row: &mut Vec<u8>,
-        out: &mut String,
-    ) -> Result<Option<crate::decode::Spelled>> {
-        let bytes = self.stored(record, plan, off_row).map_err(|e| self.in_column(e, plan))?;
-        self.spell_stored(plan, bytes, out)
-    }
-
-    /// [`RowDecoder::spell_one`] of a value whose stored bytes were found another way (a plain
-    /// page's column layout, [`crate::plain_pages::PlainLayout::stored`]): `None`, leaving `out`
-    /// alone, for NULL.
-    #[inline]
-    pub fn spell_stored(
-        &self,
-        plan: &ColumnPlan,
-        bytes: Option<&[u8]>,
-        out: &mut String,
-    ) -> Result<Option<crate::decode::Spelled>> {
-        match bytes {
-            None => Ok(None),
-            Some(bytes) => crate::decode::spell_column(&plan.column, &plan.text, bytes, plan.bit_position(), out)
-                .map(Some)
-                .map_err(|e| self.in_column(e, plan)),
-        }
-    }
-
     /// Names the column in an error about one of its values.
     pub fn in_column(&self, e: Error, plan: &ColumnPlan) -> Error {
         e.in_object(format!("{}.{}", self.table, plan.column.name))

@@ -38,6 +38,9 @@ use crate::value::Value;
 pub mod delta;
 mod delta_stats;
 mod parquet_guard;
+mod text;
+
+use text::{line_columns, LineColumn, Lines};
 
 /// Arrow bytes at which a Parquet row group is written out.
 const ROW_GROUP_BYTES: usize = 32 << 20;
@@ -553,32 +556,45 @@ fn write_table(
                 out.write_all(header.as_bytes()).map_err(io)?;
             }
             let total = if threads > 1 && !export.salvage {
-                // Rows are formatted on the scan's threads, a chunk of text at a time.
-                let new_chunk = |decoder: &crate::rows::RowDecoder| TextChunk::new(format, decoder);
+                // Rows are formatted on the scan's threads, a chunk of text at a time. A chunk's
+                // buffer goes back to the workers once written (a fresh one is zeroed first).
+                let written: std::sync::Mutex<Vec<Lines>> = std::sync::Mutex::default();
+                let new_chunk = |decoder: &crate::rows::RowDecoder| {
+                    let lines = written.lock().ok().and_then(|mut buffers| buffers.pop());
+                    TextChunk::new(format, decoder, lines)
+                };
                 let append =
                     |chunk: &mut TextChunk, decoder: &crate::rows::RowDecoder, record: &crate::record::Record| {
-                        chunk.lines.push_row(format, &chunk.prefixes, chunk.plain.as_ref(), decoder, record)?;
+                        chunk.lines.push_row(format, &chunk.columns, chunk.plain.as_ref(), decoder, record)?;
                         chunk.rows += 1;
                         Ok(chunk.lines.text.len() >= TEXT_CHUNK_BYTES)
                     };
-                let weigh = |chunk: &TextChunk| chunk.lines.text.capacity();
-                scan.chunks(new_chunk, append, weigh, |chunk| {
-                    out.write_all(chunk.lines.text.as_bytes()).map_err(io)?;
+                let weigh = |chunk: &TextChunk| chunk.lines.text.room();
+                scan.chunks(new_chunk, append, weigh, |mut chunk| {
+                    out.write_all(chunk.lines.text.written()).map_err(io)?;
+                    chunk.lines.text.clear();
+                    if let Ok(mut buffers) = written.lock() {
+                        buffers.push(chunk.lines);
+                    }
                     rows += chunk.rows;
                     progress(rows);
                     Ok(Flow::Continue)
                 })?
             } else {
-                let mut lines = Lines::default();
+                // Lines gathered and written a chunk at a time, as the scan threads' are (a row at
+                // a time, each was copied into the writer's buffer and written 8 KB at a time).
+                let mut lines = Lines::with_room(TEXT_CHUNK_BYTES + (64 << 10));
                 let mut total = crate::scan::ScanStats::default();
                 for partition in &table.partitions {
                     let decoder = db.row_decoder(table, partition.partition_id, columns)?;
-                    let prefixes = line_prefixes(format, &decoder);
+                    let line_columns = line_columns(format, &decoder);
                     let plain = PlainLayout::of(&decoder);
                     total += scan.partition_records(partition, |record, _| {
-                        lines.text.clear();
-                        lines.push_row(format, &prefixes, plain.as_ref(), &decoder, record)?;
-                        out.write_all(lines.text.as_bytes()).map_err(io)?;
+                        lines.push_row(format, &line_columns, plain.as_ref(), &decoder, record)?;
+                        if lines.text.len() >= TEXT_CHUNK_BYTES {
+                            out.write_all(lines.text.written()).map_err(io)?;
+                            lines.text.clear();
+                        }
                         rows += 1;
                         if rows.is_multiple_of(65_536) {
                             progress(rows);
@@ -586,6 +602,7 @@ fn write_table(
                         Ok(Flow::Continue)
                     })?;
                 }
+                out.write_all(lines.text.written()).map_err(io)?;
                 total
             };
             out.flush().map_err(io)?;
@@ -623,135 +640,23 @@ fn write_parquet(
 /// Text a CSV or JSON Lines export's scan thread formats before handing it on.
 const TEXT_CHUNK_BYTES: usize = 1 << 20;
 
-/// Lines of CSV or JSON Lines text, and the buffers for spelling one value.
-#[derive(Default)]
-struct Lines {
-    text: String,
-    /// The value being spelled.
-    field: String,
-    /// An off-row value's bytes.
-    off_row: Vec<u8>,
-}
-
-impl Lines {
-    /// Appends `record` as a CSV line (SQL Server's spellings; NULL is an empty field) or a JSON
-    /// object line, each value after its column's [`LinePrefix`]. Nothing is allocated per value.
-    /// A record the partition's `plain` layout takes has its values read where the layout says
-    /// (the record walk of the column-by-column scans), others through the decoder.
-    fn push_row(
-        &mut self,
-        format: ExportFormat,
-        prefixes: &[LinePrefix],
-        plain: Option<&PlainLayout>,
-        decoder: &crate::rows::RowDecoder,
-        record: &crate::record::Record,
-    ) -> Result<()> {
-        use crate::decode::Spelled;
-        let json = format != ExportFormat::Csv;
-        if json && prefixes.is_empty() {
-            self.text.push('{');
-        }
-        let plain = plain.filter(|layout| layout.takes(record));
-        for (i, (plan, prefix)) in decoder.columns().iter().zip(prefixes).enumerate() {
-            match prefix.text.as_bytes() {
-                // CSV's comma: pushed, not copied (a call to `memcpy` for one byte).
-                &[byte] if byte.is_ascii() => self.text.push(char::from(byte)),
-                _ => self.text.push_str(&prefix.text),
-            }
-            // Spelled straight into the line; moved aside only when it must be quoted or escaped.
-            let start = self.text.len();
-            let spelled = match plain {
-                Some(layout) => decoder.spell_stored(plan, layout.stored(i, record), &mut self.text)?,
-                None => decoder.spell_one(record, plan, &mut self.off_row, &mut self.text)?,
-            };
-            match spelled {
-                None if json => {
-                    if prefix.quoted {
-                        self.text.pop();
-                    }
-                    self.text.push_str("null");
-                }
-                None | Some(Spelled::Number) => {}
-                Some(kind) => {
-                    let spelled = &self.text[start..];
-                    let rewrite = kind == Spelled::Text
-                        && if json { json_needs_escapes(spelled) } else { csv_needs_quotes(spelled) };
-                    if rewrite {
-                        self.field.clear();
-                        self.field.push_str(spelled);
-                        // The opening quote goes too: the escaped string brings its own.
-                        self.text.truncate(start - usize::from(prefix.quoted));
-                        if json {
-                            json_string(&mut self.text, &self.field);
-                        } else {
-                            push_csv_field(&mut self.text, &self.field);
-                        }
-                    } else if json {
-                        if !prefix.quoted {
-                            self.text.insert(start, '"');
-                        }
-                        self.text.push('"');
-                    }
-                }
-            }
-        }
-        self.text.push_str(if json { "}\n" } else { "\n" });
-        Ok(())
-    }
-}
-
-/// What goes before a column's value in a CSV or JSON line: the separator, for JSON the key and
-/// colon (`"name":`, escaped once per export), and a JSON string's opening quote where every
-/// value of the column is a string ([`crate::decode::spelled_kind`]).
-struct LinePrefix {
-    text: String,
-    quoted: bool,
-}
-
-/// The [`LinePrefix`] of each of the decoder's columns.
-fn line_prefixes(format: ExportFormat, decoder: &crate::rows::RowDecoder) -> Vec<LinePrefix> {
-    use crate::decode::Spelled;
-    let json = format != ExportFormat::Csv;
-    decoder
-        .columns()
-        .iter()
-        .enumerate()
-        .map(|(i, plan)| {
-            let mut text = String::from(match (i, json) {
-                (0, true) => "{",
-                (0, false) => "",
-                _ => ",",
-            });
-            let quoted =
-                json && matches!(crate::decode::spelled_kind(&plan.column), Some(Spelled::Plain | Spelled::Text));
-            if json {
-                json_string(&mut text, &plan.column.name);
-                text.push(':');
-                if quoted {
-                    text.push('"');
-                }
-            }
-            LinePrefix { text, quoted }
-        })
-        .collect()
-}
-
 /// Rows a scan thread of a CSV or JSON Lines export has formatted.
 struct TextChunk {
     lines: Lines,
     rows: u64,
-    /// What goes before each of the decoder's columns.
-    prefixes: Vec<LinePrefix>,
+    /// What goes before each of the decoder's columns, and how its values are spelled.
+    columns: Vec<LineColumn>,
     /// Where the values of the partition's plain records are ([`PlainLayout`]).
     plain: Option<PlainLayout>,
 }
 
 impl TextChunk {
-    fn new(format: ExportFormat, decoder: &crate::rows::RowDecoder) -> Self {
+    /// A chunk of `decoder`'s rows, written into `lines` (emptied) where given.
+    fn new(format: ExportFormat, decoder: &crate::rows::RowDecoder, lines: Option<Lines>) -> Self {
         TextChunk {
-            lines: Lines { text: String::with_capacity(TEXT_CHUNK_BYTES + (64 << 10)), ..Lines::default() },
+            lines: lines.unwrap_or_else(|| Lines::with_room(TEXT_CHUNK_BYTES + (64 << 10))),
             rows: 0,
-            prefixes: line_prefixes(format, decoder),
+            columns: line_columns(format, decoder),
             plain: PlainLayout::of(decoder),
         }
     }
@@ -1070,28 +975,45 @@ pub fn write_csv_row<'a>(line: &mut String, fields: impl Iterator<Item = Option<
 }
 
 /// Whether a CSV field must be quoted: it holds a comma, a quote or a line break.
-fn csv_needs_quotes(f: &str) -> bool {
-    f.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+fn csv_needs_quotes(f: &[u8]) -> bool {
+    f.iter().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
 }
 
 /// Whether a JSON string needs escapes: it holds a quote, a backslash or a control character.
-fn json_needs_escapes(s: &str) -> bool {
-    s.bytes().any(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
+fn json_needs_escapes(s: &[u8]) -> bool {
+    s.iter().any(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
+}
+
+/// Where CSV and JSON text is appended: a `String`, or a text export's bytes.
+trait PushText {
+    fn push_text(&mut self, s: &str);
+}
+
+impl PushText for String {
+    fn push_text(&mut self, s: &str) {
+        self.push_str(s);
+    }
+}
+
+impl PushText for crate::bytes::Utf8Writer {
+    fn push_text(&mut self, s: &str) {
+        self.push_bytes(s.as_bytes());
+    }
 }
 
 /// Appends one CSV field, quoted only when it holds a comma, a quote or a line break.
-fn push_csv_field(line: &mut String, f: &str) {
-    if csv_needs_quotes(f) {
-        line.push('"');
+fn push_csv_field(line: &mut impl PushText, f: &str) {
+    if csv_needs_quotes(f.as_bytes()) {
+        line.push_text("\"");
         for (i, part) in f.split('"').enumerate() {
             if i > 0 {
-                line.push_str("\"\"");
+                line.push_text("\"\"");
             }
-            line.push_str(part);
+            line.push_text(part);
         }
-        line.push('"');
+        line.push_text("\"");
     } else {
-        line.push_str(f);
+        line.push_text(f);
     }
 }
 
@@ -1116,8 +1038,8 @@ pub fn write_json_object(line: &mut String, names: &[String], values: &[Value]) 
 }
 
 /// Appends `s` as a JSON string: runs of characters that need no escape are copied whole.
-fn json_string(out: &mut String, s: &str) {
-    out.push('"');
+fn json_string(out: &mut impl PushText, s: &str) {
+    out.push_text("\"");
     let mut copied = 0;
     for (i, b) in s.bytes().enumerate() {
         let escape = match b {
@@ -1130,19 +1052,20 @@ fn json_string(out: &mut String, s: &str) {
             _ => continue,
         };
         // An ASCII byte is a whole character: `i` is a character boundary.
-        out.push_str(&s[copied..i]);
+        out.push_text(&s[copied..i]);
         if escape.is_empty() {
-            const LOWER_HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("\\u00");
-            out.push(char::from(LOWER_HEX[usize::from(b >> 4)]));
-            out.push(char::from(LOWER_HEX[usize::from(b & 0x0f)]));
+            const LOWER_HEX: &str = "0123456789abcdef";
+            let (high, low) = (usize::from(b >> 4), usize::from(b & 0x0f));
+            out.push_text("\\u00");
+            out.push_text(&LOWER_HEX[high..high + 1]);
+            out.push_text(&LOWER_HEX[low..low + 1]);
         } else {
-            out.push_str(escape);
+            out.push_text(escape);
         }
         copied = i + 1;
     }
-    out.push_str(&s[copied..]);
-    out.push('"');
+    out.push_text(&s[copied..]);
+    out.push_text("\"");
 }
 
 #[cfg(test)]
@@ -1428,11 +1351,11 @@ mod tests {
             let record = Record::parse(bytes).unwrap();
             assert_eq!(plain.takes(&record), takes, "{csv}");
             for format in [ExportFormat::Csv, ExportFormat::Jsonl] {
-                let prefixes = line_prefixes(format, &decoder);
+                let columns = line_columns(format, &decoder);
                 let spell = |layout: Option<&PlainLayout>| {
                     let mut lines = Lines::default();
-                    lines.push_row(format, &prefixes, layout, &decoder, &record).unwrap();
-                    lines.text
+                    lines.push_row(format, &columns, layout, &decoder, &record).unwrap();
+                    String::from_utf8(lines.text.written().to_vec()).unwrap()
                 };
                 let by_layout = spell(Some(&plain));
                 assert_eq!(by_layout, spell(None), "{format:?}");

@@ -104,17 +104,10 @@ pub fn write_datetime(f: &mut impl fmt::Write, days: i32, ticks: u32) -> fmt::Re
 
 /// Writes a date (days since 1970-01-01) as `YYYY-MM-DD`.
 pub fn write_date(f: &mut impl fmt::Write, days_since_1970: i64) -> fmt::Result {
-    let (y, m, d) = civil_from_days(days_since_1970);
-    if let Ok(year @ 0..=9999) = u32::try_from(y) {
-        // Every year SQL Server stores (0001-9999): built in place and written once, as this
-        // runs for every date of a text export.
-        let mut text = *b"0000-00-00";
-        put_two_digits(&mut text[0..2], year / 100);
-        put_two_digits(&mut text[2..4], year % 100);
-        put_two_digits(&mut text[5..7], m);
-        put_two_digits(&mut text[8..10], d);
+    if let Some(text) = date_text(days_since_1970) {
         return f.write_str(ascii(&text));
     }
+    let (y, m, d) = civil_from_days(days_since_1970);
     write_padded_signed(f, y, 4)?;
     f.write_char('-')?;
     write_padded(f, u64::from(m), 2)?;
@@ -152,6 +145,47 @@ pub fn write_time(f: &mut impl fmt::Write, units: u64, scale: u8) -> fmt::Result
         rest /= 10;
     }
     f.write_str(ascii(&text[..if scale == 0 { 8 } else { 9 + scale }]))
+}
+
+/// Days from 0000-01-01 and to 9999-12-31, counted from 1970-01-01: the dates [`date_text`] spells.
+const FIRST_FOUR_DIGIT_DAY: i64 = -719_528;
+const LAST_FOUR_DIGIT_DAY: i64 = 2_932_896;
+
+/// `YYYY-MM-DD` of a date (days since 1970-01-01) in the years 0000-9999 (every date SQL Server
+/// stores); `None` for any other. Built in place: this runs for every date of a text export.
+///
+/// The calendar arithmetic is Neri and Schneider's ("Euclidean affine functions and their
+/// application to calendar algorithms", Software: Practice and Experience 53(4), 2023): the
+/// day counted from a March 1st far enough back that every number is unsigned, then divisions
+/// by constants only (the compiler's multiplications). Held to [`civil_from_days`] for every day
+/// of those years by a test.
+pub fn date_text(days_since_1970: i64) -> Option<[u8; 10]> {
+    if !(FIRST_FOUR_DIGIT_DAY..=LAST_FOUR_DIGIT_DAY).contains(&days_since_1970) {
+        return None;
+    }
+    // 82 cycles of 400 years before 0000-03-01 (0000-03-01 is 719,468 days before 1970-01-01).
+    const CYCLES_BACK: u32 = 82;
+    const SHIFT: i64 = 719_468 + 146_097 * CYCLES_BACK as i64;
+    let n = u32::try_from(days_since_1970 + SHIFT).ok()?;
+    // Century, then the year in it, then the month and day of a year that starts in March.
+    let n1 = 4 * n + 3;
+    let century = n1 / 146_097;
+    let day_of_century = n1 % 146_097 / 4;
+    let p2 = 2_939_745 * u64::from(4 * day_of_century + 3);
+    let year_of_century = (p2 >> 32) as u32;
+    let day_of_year = (p2 as u32) / 2_939_745 / 4;
+    let n3 = 2_141 * day_of_year + 197_913;
+    let (month, day) = (n3 >> 16, (n3 & 0xffff) / 2_141 + 1);
+    // January and February belong to the year after the one that started in March.
+    let january_or_february = day_of_year >= 306;
+    let year = (100 * century + year_of_century + u32::from(january_or_february)).checked_sub(400 * CYCLES_BACK)?;
+    let month = if january_or_february { month - 12 } else { month };
+    let mut text = *b"0000-00-00";
+    put_two_digits(&mut text[0..2], year / 100);
+    put_two_digits(&mut text[2..4], year % 100);
+    put_two_digits(&mut text[5..7], month);
+    put_two_digits(&mut text[8..10], day);
+    Some(text)
 }
 
 /// Two decimal digits of each value below 100, for dates and times.
@@ -329,6 +363,37 @@ mod tests {
                 assert_eq!(out, format!("{h:02}:{m:02}:{s:02}{fraction}"), "scale {scale}");
             }
         }
+    }
+
+    #[test]
+    fn date_text_is_the_civil_date_of_every_day_of_years_0000_to_9999() {
+        for days in FIRST_FOUR_DIGIT_DAY..=LAST_FOUR_DIGIT_DAY {
+            let (y, m, d) = civil_from_days(days);
+            let text = date_text(days).unwrap();
+            let expected = [y / 1000, y / 100 % 10, y / 10 % 10, y % 10];
+            assert_eq!(text[..4], expected.map(|digit| b'0' + digit as u8), "{days}");
+            assert_eq!(
+                text[4..],
+                [
+                    b'-',
+                    b'0' + (m / 10) as u8,
+                    b'0' + (m % 10) as u8,
+                    b'-',
+                    b'0' + (d / 10) as u8,
+                    b'0' + (d % 10) as u8
+                ],
+                "{days}"
+            );
+        }
+        // Known days: 0001-01-01, a leap day, the last day SQL Server stores.
+        assert_eq!(&date_text(-719_162).unwrap(), b"0001-01-01");
+        assert_eq!(&date_text(11_016).unwrap(), b"2000-02-29");
+        assert_eq!(&date_text(-25_508).unwrap(), b"1900-03-01");
+        assert_eq!(&date_text(-719_528).unwrap(), b"0000-01-01");
+        assert_eq!(&date_text(2_932_896).unwrap(), b"9999-12-31");
+        assert_eq!(date_text(2_932_897), None);
+        assert_eq!(date_text(-719_529), None);
+        assert_eq!(date_text(i64::MIN), None);
     }
 
     #[test]
