@@ -62,7 +62,7 @@ use crate::error::{Error, Result};
 use crate::page::allocation::{ExtentMap, PfsByte, PfsMap};
 use crate::page::compression_info::{CompressionInfo, HAS_ANCHOR, HAS_DICTIONARY, PAGE_HAS_CI_STRUCTURE};
 use crate::page::protection::{self, Verdict};
-use crate::page::{Page, PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
+use crate::page::{slot_offsets, Page, PageHeader, PageId, PageType, HEADER_SIZE, PAGE_SIZE};
 use crate::record::cd::{
     CdCode, CdRecord, CdRecordType, CdValue, HEADER_CD_FORMAT, HEADER_LONG_DATA, HEADER_VERSION_TAG, LONG_COMPLEX,
 };
@@ -718,7 +718,7 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         layout: layout.as_ref(),
     };
     // One entry a slot, in one go (the slot array's length is known: no check a push).
-    anatomy.records.extend(slot_offsets(slot_array).enumerate().map(|(slot, offset)| {
+    anatomy.records.extend(slot_offsets(slot_array).map(usize::from).enumerate().map(|(slot, offset)| {
         let slot = slot as u16;
         if offset == 0 {
             return RecordAnatomy::empty(slot, 0, Some(RecordError::DeletedSlot));
@@ -780,7 +780,7 @@ impl RecordEnds<'_> {
                 Box::new(Starts { bits: [0; PAGE_SIZE / 64], before: [0; PAGE_SIZE / 64], in_order: Vec::new() });
             let free = free_data.clamp(HEADER_SIZE, array_start);
             // The free space starting at the slot array ends nothing before the array.
-            let in_area = slot_offsets(slot_array).chain((free < array_start).then_some(free));
+            let in_area = slot_offsets(slot_array).map(usize::from).chain((free < array_start).then_some(free));
             for o in in_area.filter(|&o| o >= HEADER_SIZE && o < array_start) {
                 starts.bits[o / 64] |= 1 << (o % 64);
             }
@@ -802,11 +802,6 @@ impl RecordEnds<'_> {
         let rank = usize::from(before) + (bits & (2u64 << bit).wrapping_sub(1)).count_ones() as usize;
         starts.in_order.get(rank).map_or(array_start, |&next| usize::from(next))
     }
-}
-
-/// The record offsets of a slot array, slot 0 first (the page's last two bytes).
-fn slot_offsets(slot_array: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    slot_array.rchunks_exact(2).map(|o| usize::from(u16::from_le_bytes([o[0], o[1]])))
 }
 
 impl RecordAnatomy {

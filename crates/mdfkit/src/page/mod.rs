@@ -260,6 +260,13 @@ impl fmt::Debug for Page {
     }
 }
 
+/// The record offsets stored in a slot array (the page's last `2 * slot count` bytes), slot 0
+/// first: the array runs backwards from the page's end, two bytes a slot. As stored, unchecked
+/// (0: a deleted slot).
+pub fn slot_offsets(slot_array: &[u8]) -> impl DoubleEndedIterator<Item = u16> + ExactSizeIterator + '_ {
+    slot_array.rchunks_exact(2).map(|entry| u16::from_le_bytes([entry[0], entry[1]]))
+}
+
 impl Page {
     /// Wraps the bytes read from `expected`: the header must name that same address.
     pub fn new(bytes: Box<[u8]>, expected: PageId) -> Result<Self> {
@@ -375,7 +382,7 @@ impl Page {
     pub fn record_area_and_slots(&self) -> (&[u8], impl DoubleEndedIterator<Item = u16> + ExactSizeIterator + '_) {
         // `Page::new` checked that the slot array fits.
         let (area, array) = self.bytes.split_at(PAGE_SIZE - 2 * self.header.slot_count as usize);
-        (area, array.chunks_exact(2).rev().map(|entry| u16::from_le_bytes([entry[0], entry[1]])))
+        (area, slot_offsets(array))
     }
 
     /// The page's bytes up to its slot array, in which every record lies.
