@@ -90,7 +90,7 @@ fn anatomy_agrees_with_the_page_list_and_the_scan() {
                     let got: Vec<String> = a
                         .record_columns(r)
                         .iter()
-                        .map(|c| c.value.as_ref().map_or_else(Clone::clone, Value::to_string))
+                        .map(|c| c.value.as_ref().map_or_else(|e| e.to_string(), Value::to_string))
                         .collect();
                     assert!(
                         &got == expected,

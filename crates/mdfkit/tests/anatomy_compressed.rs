@@ -235,7 +235,7 @@ fn real_compressed_pages_are_taken_apart_as_the_scan_reads_them() {
                             let row: Vec<String> = a
                                 .record_columns(r)
                                 .iter()
-                                .map(|c| c.value.as_ref().map_or_else(Clone::clone, Value::to_string))
+                                .map(|c| c.value.as_ref().map_or_else(|e| e.to_string(), Value::to_string))
                                 .collect();
                             assert_eq!(&row, scan, "{what}");
                         }

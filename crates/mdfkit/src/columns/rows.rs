@@ -281,12 +281,16 @@ impl RowDecoder {
 
     /// The value of `plan`'s column in `record` (`off_row` is scratch for off-row values).
     pub fn decode_one(&self, record: &Record, plan: &ColumnPlan, off_row: &mut Vec<u8>) -> Result<Value> {
-        self.stored(record, plan, off_row)
-            .and_then(|bytes| match bytes {
-                None => Ok(Value::Null),
-                Some(bytes) => decode_column(&plan.column, bytes, plan.bit_position(), &|b| plan.text.decode(b)),
-            })
-            .map_err(|e| self.in_column(e, plan))
+        self.column_value(record, plan, off_row).map_err(|e| self.in_column(e, plan))
+    }
+
+    /// [`Self::decode_one`] with an error that does not name the column: for a caller that shows
+    /// it beside its column (a page's anatomy), and so spends no text on naming it.
+    pub fn column_value(&self, record: &Record, plan: &ColumnPlan, off_row: &mut Vec<u8>) -> Result<Value> {
+        match self.stored(record, plan, off_row)? {
+            None => Ok(Value::Null),
+            Some(bytes) => decode_column(&plan.column, bytes, plan.bit_position(), &|b| plan.text.decode(b)),
+        }
     }
 
     /// Names the column in an error about one of its values.

@@ -270,8 +270,8 @@ pub struct ColumnAnatomy {
     /// or its row-overflow parts.
     pub links: Vec<(PageId, u16)>,
     /// The decoded value (its `Display` spells it as SQL Server prints it), or why it could not
-    /// be decoded.
-    pub value: std::result::Result<Value, String>,
+    /// be decoded (not naming the column: it is shown beside it; a fixed text is not copied).
+    pub value: std::result::Result<Value, Cow<'static, str>>,
 }
 
 /// One slot and the record it points at. Its fields and columns are ranges of the page's lists
@@ -1039,9 +1039,16 @@ fn cd_fields(at: usize, cd: &CdRecord, column: &dyn Fn(usize) -> (FieldName, Fie
         let length = FieldValue::Number(b[o].into());
         fields.push(field(at + o, 1, Part::ClusterArray, Numbered("short cluster", k + 1), cluster_meaning, length));
     }
+    // A CD record has at most 127 columns (a one-byte count).
+    let mut spans = [None; 128];
+    cd.for_each_stored_span(|i, span| {
+        if let Some(slot) = spans.get_mut(i) {
+            *slot = Some((span.start, span.len()));
+        }
+    });
     let mut long_columns = 0;
-    for i in 0..cd.column_count() {
-        let Some(span) = cd.stored_span(i) else { continue };
+    for (i, span) in spans.iter().enumerate().take(cd.column_count()) {
+        let Some((start, len)) = *span else { continue };
         let (name, value) = column(i);
         let (part, meaning, value) = match cd.code(i) {
             Some(CdCode::Long) => {
@@ -1058,7 +1065,7 @@ fn cd_fields(at: usize, cd: &CdRecord, column: &dyn Fn(usize) -> (FieldName, Fie
             Some(CdCode::PageSymbol) => (Part::VarColumn, "dictionary symbol: the number of a dictionary entry", value),
             _ => (Part::VarColumn, "short data value", value),
         };
-        fields.push(field(at + span.start, span.len(), part, name, meaning, value));
+        fields.push(field(at + start, len, part, name, meaning, value));
     }
     if let Some(long) = &parts.long {
         fields.push(field(
@@ -1147,7 +1154,7 @@ fn cd_columns(decoder: &RowDecoder, cd: &CdRecord, ci: Option<&CompressionInfo>,
             span: index.and_then(|i| cd.stored_span(i)).map(|r| (at + r.start, r.len())),
             off_row,
             links,
-            value: decoder.decode_one(&record, plan, scratch).map_err(|e| e.into_text().into_owned()),
+            value: decoder.column_value(&record, plan, scratch).map_err(Error::into_text),
         }
     }));
 }
@@ -1522,7 +1529,7 @@ fn columns(d: &RowDecoder, rec: &Record, at: usize, parts: &mut Parts) {
         };
         let is_null = p.null_bit > 0 && rec.is_null(usize::from(p.null_bit));
         let span = stored.filter(|_| !is_null).map(|(s, _)| (at + offset_in(rec.bytes(), s), s.len()));
-        let value = d.decode_one(rec, plan, scratch).map_err(|e| e.into_text().into_owned());
+        let value = d.column_value(rec, plan, scratch).map_err(Error::into_text);
         let links = match stored {
             Some((bytes, complex)) if !is_null => {
                 let text_pointer = crate::lob::is_text_pointer(plan.column.type_info.sql_type, complex, bytes.len());
@@ -1783,7 +1790,7 @@ mod tests {
         let r = &a.records[0];
         assert_eq!((r.offset, r.len), (96, row1.len()));
         assert_tiles(&a, r);
-        let value = |c: &ColumnAnatomy| c.value.as_ref().map(Value::to_string).map_err(Clone::clone);
+        let value = |c: &ColumnAnatomy| c.value.as_ref().map(Value::to_string).map_err(|e| e.to_string());
         assert_eq!(value(&a.record_columns(r)[0]), Ok("7".into()));
         assert_eq!(a.record_columns(r)[0].span, Some((96 + 4, 4)));
         assert_eq!(value(&a.record_columns(r)[1]), Ok("abc".into()));

@@ -677,6 +677,18 @@ impl<'a> CdRecord<'a> {
         }
     }
 
+    /// [`Self::stored_span`] of every column that stores bytes, in one walk of the CD array
+    /// (`stored_span` of each column in turn re-reads the codes before it): `put(i, span)` for
+    /// the short data values in column order, then the long ones.
+    pub fn for_each_stored_span(&self, mut put: impl FnMut(usize, Range<usize>)) {
+        // The record's own bytes parsed once already: the walk finds what it found.
+        let _ = Self::walk(self.bytes, self.column_count(), |i, stored| {
+            if !matches!(stored.code, 0 | 1 | 11) {
+                put(i, stored.start..stored.start + stored.len);
+            }
+        });
+    }
+
     /// The stored value of column `index` (0-based, physical order), `None` past the record's
     /// columns (a column added after the row was written).
     pub fn value(&self, index: usize) -> Option<CdValue<'a>> {
@@ -848,6 +860,26 @@ pub(crate) mod tests {
             let mut first = Vec::new();
             r.values_into(2, &mut first);
             assert_eq!(first, one_by_one[..2]);
+        }
+    }
+
+    #[test]
+    fn one_walk_gives_every_span_as_stored_span_does() {
+        let mut tagged = vec![0x01 | 0x02 | 0x20, 3, 0xab, 0x02, 0x42, 0x03, 1, 0, 3, 0x80, 9, 9, 9];
+        tagged.extend_from_slice(&[0x77; 14]);
+        // Codes: NULL, empty, symbol 5, long (plain), 2 bytes.
+        let mut mixed = vec![0x01 | 0x20, 5, 0x10, 0xac, 0x03, 0x05, 0xaa, 0xbb, 0x01, 1, 0, 2, 0, 7, 7];
+        mixed.extend_from_slice(&[0xee; 4]);
+        for raw in [hex(BC_BASE_ROW), hex(BC_EXT_ROW), tagged, mixed] {
+            let r = CdRecord::parse(&raw).unwrap();
+            let mut walked = vec![None; r.column_count()];
+            r.for_each_stored_span(|i, span| {
+                assert_eq!(walked[i], None, "column {i} put twice");
+                walked[i] = Some(span);
+            });
+            let one_by_one: Vec<_> = (0..r.column_count()).map(|i| r.stored_span(i)).collect();
+            assert_eq!(walked, one_by_one);
+            assert!(walked.iter().any(Option::is_none) && walked.iter().any(Option::is_some));
         }
     }
 
