@@ -601,7 +601,7 @@ fn page_view(s: &Studio, id: PageId, json_only: bool) -> mdfkit::Result<View> {
                 text(r.offset),
                 text(r.len),
                 text(kind),
-                text(r.error.as_ref().map(ToString::to_string).unwrap_or_default()),
+                text(p.record_error(r).unwrap_or_default()),
             ]
         })
         .collect();
@@ -793,8 +793,8 @@ fn record_view(s: &Studio, at: ScanPosition) -> mdfkit::Result<View> {
         a(&format!("/page/{}", at.page), &format!("page {}", at.page)),
         verdict_badge(&p)
     );
-    if let Some(e) = &r.error {
-        let _ = write!(body, "<p class=\"badge warn\">{}</p>", esc(&e.to_string()));
+    if let Some(e) = p.record_error(r) {
+        let _ = write!(body, "<p class=\"badge warn\">{}</p>", esc(&e));
     }
     if let Some((page, slot)) = r.forwarded_to {
         let _ = write!(body, "<p>Forwarded to {}</p>", a(&format!("/record/{page}:{slot}"), &format!("{page}:{slot}")));

@@ -84,7 +84,7 @@ fn write_record(out: &mut impl Write, page: &PageAnatomy, r: &RecordAnatomy) -> 
     if let Some(t) = r.record_type {
         writeln!(out, "Record Type = {}", anatomy::record_type_name(t))?;
     }
-    if let Some(e) = &r.error {
+    if let Some(e) = page.record_error(r) {
         writeln!(out, "Not taken apart: {e}")?;
     }
     let bytes = page.bytes.get(r.offset..r.offset + r.len).unwrap_or_default();

@@ -300,10 +300,11 @@ pub struct RecordAnatomy {
     pub error: Option<RecordError>,
 }
 
-/// Why a slot's record could not be taken apart; its `Display` is the text `mdfkit page` and the
-/// JSON show. Kept as what it is, spelled when shown: a damaged page of thousands of slots
-/// allocates no text a slot.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a slot's record could not be taken apart; [`PageAnatomy::record_error`] spells it as
+/// `mdfkit page` and the JSON show it. Kept as what it is, spelled when shown, and owning no text
+/// (a parser's message is in [`PageAnatomy::damage`]): a page of thousands of deleted or damaged
+/// slots allocates, and frees, nothing a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecordError {
     /// The slot's offset is 0: its record was deleted.
     DeletedSlot,
@@ -319,29 +320,9 @@ pub enum RecordError {
     /// columns: only records that overlap each other (damage) take so many, and this one is not
     /// taken apart.
     TooManyFields,
-    /// What the record's parser found wrong with its bytes.
-    Damaged(Cow<'static, str>),
-}
-
-impl std::fmt::Display for RecordError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RecordError::DeletedSlot => f.write_str("deleted slot"),
-            RecordError::OutsideRecordArea { offset, array_start } => {
-                write!(f, "slot points at offset {offset}, outside the record area {HEADER_SIZE}..{array_start}")
-            }
-            RecordError::TooManyFields => {
-                write!(f, "not taken apart: with it the page's records would hold more than {MAX_FIELDS} fields or columns (records overlap)")
-            }
-            RecordError::Damaged(message) => f.write_str(message),
-        }
-    }
-}
-
-impl From<Error> for RecordError {
-    fn from(e: Error) -> Self {
-        RecordError::Damaged(e.into_text())
-    }
+    /// What the record's parser found wrong with its bytes: the text is entry `n` of
+    /// [`PageAnatomy::damage`].
+    Damaged(usize),
 }
 
 /// Most fields (and decoded columns) the records of one page are taken apart into before a
@@ -388,6 +369,9 @@ pub struct PageAnatomy {
     /// The fields of a PAGE compressed page's CI structure, in offset order (its header, its
     /// anchor record taken apart as a CD record, its dictionary); empty when the page has none.
     pub compression_info: Vec<Field>,
+    /// What the parsers found wrong with the damaged records' bytes, one entry a
+    /// [`RecordError::Damaged`].
+    pub damage: Vec<Cow<'static, str>>,
     /// The page's 8,192 bytes (torn-page bits restored).
     pub bytes: Box<[u8]>,
 }
@@ -403,6 +387,21 @@ impl PageAnatomy {
             }
             Verdict::Torn { sector } => format!("torn (sector {sector})"),
         }
+    }
+
+    /// Why record `r` of this page could not be taken apart, spelled (`None`: it was).
+    pub fn record_error(&self, r: &RecordAnatomy) -> Option<Cow<'_, str>> {
+        Some(match r.error? {
+            RecordError::DeletedSlot => "deleted slot".into(),
+            RecordError::OutsideRecordArea { offset, array_start } => {
+                format!("slot points at offset {offset}, outside the record area {HEADER_SIZE}..{array_start}").into()
+            }
+            RecordError::TooManyFields => format!(
+                "not taken apart: with it the page's records would hold more than {MAX_FIELDS} fields or columns (records overlap)"
+            )
+            .into(),
+            RecordError::Damaged(n) => self.damage.get(n).map_or("damaged", |text| text.as_ref()).into(),
+        })
     }
 
     /// The parts of record `r` of this page, in order, covering its bytes.
@@ -649,6 +648,7 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         owner: None,
         owner_unit: None,
         compression_info: Vec::new(),
+        damage: Vec::new(),
         bytes,
     };
     let header = match PageHeader::parse(&anatomy.bytes) {
@@ -733,6 +733,7 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
     }));
     anatomy.fields = parts.fields;
     anatomy.column_values = parts.columns;
+    anatomy.damage = parts.damage;
     anatomy
 }
 
@@ -746,6 +747,16 @@ struct Parts {
     unsorted: Vec<Field>,
     /// Off-row values read while decoding.
     scratch: Vec<u8>,
+    /// The damaged records' errors' text ([`PageAnatomy::damage`]).
+    damage: Vec<Cow<'static, str>>,
+}
+
+impl Parts {
+    /// The error of a record whose bytes are damaged as `text` says.
+    fn damaged(&mut self, text: impl Into<Cow<'static, str>>) -> RecordError {
+        self.damage.push(text.into());
+        RecordError::Damaged(self.damage.len() - 1)
+    }
 }
 
 /// Where the records of a page that are not taken apart end: the next record's start, or the
@@ -932,7 +943,7 @@ fn record(
                         ),
                     ]);
                 }
-                Err(e) => out.error = Some(e.into()),
+                Err(e) => out.error = Some(parts.damaged(e.into_text())),
             }
         }
         RecordType::Primary
@@ -946,7 +957,7 @@ fn record(
             match CdRecord::parse(&page[offset..]) {
                 Ok(cd) => cd_record(&mut out, &cd, offset, context, parts),
                 Err(e) => {
-                    out.error = Some(e.into());
+                    out.error = Some(parts.damaged(e.into_text()));
                     whole(&mut out, ends.after(offset), record_type, parts);
                 }
             }
@@ -954,14 +965,14 @@ fn record(
         RecordType::Primary | RecordType::Forwarded | RecordType::GhostData if is_data_page => {
             match Record::parse(&page[offset..]) {
                 Ok(rec) => data_record(&mut out, &rec, offset, 0, context.layout, parts),
-                Err(e) => out.error = Some(e.into()),
+                Err(e) => out.error = Some(parts.damaged(e.into_text())),
             }
         }
         RecordType::Index | RecordType::GhostIndex if context.page_type == PageType::Index => {
             match Record::parse_index(&page[offset..], context.pminlen) {
                 Ok(rec) => data_record(&mut out, &rec, offset, context.level, context.layout, parts),
                 Err(e) => {
-                    out.error = Some(e.into());
+                    out.error = Some(parts.damaged(e.into_text()));
                     whole(&mut out, ends.after(offset), record_type, parts);
                 }
             }
@@ -1467,8 +1478,8 @@ fn data_record(
         // The columns' bytes, the table read once more (not twice an entry).
         for (i, v) in rec.var_entries().enumerate() {
             let Some(v) = v else {
-                out.error =
-                    Some(RecordError::Damaged(format!("variable column {} lies outside the record", i + 1).into()));
+                parts.damage.push(format!("variable column {} lies outside the record", i + 1).into());
+                out.error = Some(RecordError::Damaged(parts.damage.len() - 1));
                 break;
             };
             let start = offset_in(b, v.bytes);
@@ -1736,7 +1747,7 @@ impl PageAnatomy {
             "fields": self.record_fields(r).iter().map(|f| self.field_to_json(f, Some(r))).collect::<Vec<_>>(),
             "columns": self.record_columns(r).iter().zip(&self.columns).map(column).collect::<Vec<_>>(),
             "forwarded_to": r.forwarded_to.map(|(p, s)| format!("{p}:{s}")),
-            "error": r.error.as_ref().map(ToString::to_string),
+            "error": self.record_error(r),
         })
     }
 }
@@ -1831,7 +1842,8 @@ mod tests {
         assert_eq!(a.field_name(&a.record_fields(&a.records[1])[0]), "INDEX_RECORD record");
         assert_eq!(a.records[1].len, index.len());
         assert_eq!(a.records[2].error, Some(RecordError::DeletedSlot));
-        assert_eq!(RecordError::DeletedSlot.to_string(), "deleted slot");
+        assert_eq!(a.record_error(&a.records[2]).as_deref(), Some("deleted slot"));
+        assert_eq!(a.record_error(&a.records[1]), None);
     }
 
     #[test]
@@ -2075,7 +2087,8 @@ mod tests {
         let a = take_apart(compressed_page(id, &ci, &[&row]).into_boxed_slice(), id, Verdict::Unprotected, None);
         assert!(a.error.as_deref().unwrap_or("").contains("compression information structure"), "{:?}", a.error);
         let r = &a.records[0];
-        assert!(r.error.as_ref().is_some_and(|e| e.to_string().contains("CD code 13")), "{:?}", r.error);
+        assert!(matches!(r.error, Some(RecordError::Damaged(_))), "{:?}", r.error);
+        assert!(a.record_error(r).is_some_and(|e| e.contains("CD code 13")), "{:?}", a.record_error(r));
         assert_tiles(&a, r);
     }
 
