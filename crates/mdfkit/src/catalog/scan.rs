@@ -4,11 +4,11 @@
 //!   IAM chain owns (single pages from mixed extents, then whole uniform extents), kept only where
 //!   the PFS page says they are allocated and the page header says they are data pages of this
 //!   allocation unit (extents hold unformatted or freed pages too). [`MappedPages`] hands those
-//!   pages out one at a time (a bit a page held: the check of a 500 GB unit), [`heap_pages`]
-//!   lists them (8 bytes a page: the scans, which start at and run through positions in it).
-//!   A forwarding stub is followed
-//!   to its forwarded record, which is returned there, once; a forwarded record met on its own page
-//!   is skipped, so no row is returned twice.
+//!   pages out one at a time, holding a bit a page (the check, and the walk of a heap's pages
+//!   forward here); [`heap_pages`] lists them, 8 bytes a page (the walk backward, and the
+//!   parallel scans and splits, which share them out by position). A forwarding stub is
+//!   followed to its forwarded record, which is returned there, once; a forwarded record met on
+//!   its own page is skipped, so no row is returned twice.
 //! - **Clustered indexes** are read along the leaf level from the allocation unit's first page via
 //!   next-page links; a link back to a page already read is reported as a cycle. Read backwards
 //!   (a "last rows" view), the leaf level's last page is found by descending from the index's
@@ -33,7 +33,7 @@
 //! stubs hold an 8-byte RID: page, file, slot) and "Ghost cleanup in depth"; checked on the corpus
 //! (row counts of every table equal the catalog's).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
@@ -185,7 +185,7 @@ impl<'r> MappedPages<'r> {
         let (mut pfs, mut at_most) = (PfsPage::default(), 0);
         mapped.each_candidate(|id| {
             at_most += usize::from(pfs.allocated(reader, id)?);
-            Ok(())
+            Ok(Flow::Continue)
         })?;
         (mapped.pfs, mapped.at_most) = (pfs, at_most);
         Ok(mapped)
@@ -210,21 +210,30 @@ impl<'r> MappedPages<'r> {
     }
 
     /// Calls `each` with each page, in IAM order.
-    pub fn for_each(mut self, mut each: impl FnMut(PageId)) {
-        let (reader, mut pfs, mut seen) = (self.reader, std::mem::take(&mut self.pfs), VisitedPages::default());
+    pub fn for_each(self, mut each: impl FnMut(PageId)) {
         // The walk in `new` read the same pages without an error: none is expected here, and a
         // source that fails now only ends the pages early.
-        let _ = self.each_candidate(|id| {
-            if seen.insert(id) && pfs.allocated(reader, id)? {
-                each(id);
-            }
-            Ok(())
+        let _ = self.try_for_each(|id| {
+            each(id);
+            Ok(Flow::Continue)
         });
     }
 
-    /// Calls `each` with every page the chain maps, a page mapped twice twice; the chain is the
-    /// one `new` walked (no longer than it found it).
-    fn each_candidate(&self, mut each: impl FnMut(PageId) -> Result<()>) -> Result<()> {
+    /// Calls `each` with each page, in IAM order, until it returns [`Flow::Stop`] or an error
+    /// (returned, as is an error reading again a page `new` read).
+    pub fn try_for_each(mut self, mut each: impl FnMut(PageId) -> Result<Flow>) -> Result<()> {
+        let (reader, mut pfs, mut seen) = (self.reader, std::mem::take(&mut self.pfs), VisitedPages::default());
+        self.each_candidate(|id| {
+            if seen.insert(id) && pfs.allocated(reader, id)? {
+                return each(id);
+            }
+            Ok(Flow::Continue)
+        })
+    }
+
+    /// Calls `each` with every page the chain maps, a page mapped twice twice, until it returns
+    /// [`Flow::Stop`]; the chain is the one `new` walked (no longer than it found it).
+    fn each_candidate(&self, mut each: impl FnMut(PageId) -> Result<Flow>) -> Result<()> {
         let mut next = self.first_iam;
         for i in 0..self.iam_pages {
             let read;
@@ -236,12 +245,12 @@ impl<'r> MappedPages<'r> {
                 }
             };
             let iam = IamPage::parse(page)?;
-            for &single in &iam.single_pages {
-                each(single)?;
-            }
-            for extent in &iam.extents {
-                for page in (0..8).filter_map(|i| extent.page.checked_add(i)) {
-                    each(PageId::new(extent.file, page))?;
+            let extents = iam.extents.iter().flat_map(|extent| {
+                (0..8).filter_map(|i| extent.page.checked_add(i)).map(|page| PageId::new(extent.file, page))
+            });
+            for id in iam.single_pages.iter().copied().chain(extents) {
+                if each(id)? == Flow::Stop {
+                    return Ok(());
                 }
             }
             next = page.header().next_page;
@@ -473,24 +482,47 @@ fn walk_pages(
     direction: Direction,
     mut each: impl FnMut(&Page) -> Result<Flow>,
 ) -> Result<()> {
-    if is_heap {
-        let pages = heap_pages(reader, unit)?;
-        let at = |start: PageId| pages.iter().position(|&p| p == start);
-        // Indexes into `pages`, in visiting order.
-        let order: Box<dyn Iterator<Item = usize>> = match (direction, start) {
-            (Direction::Forward, Some(s)) => Box::new(at(s).unwrap_or(pages.len())..pages.len()),
-            (Direction::Forward, None) => Box::new(0..pages.len()),
-            (Direction::Backward, Some(s)) => Box::new((0..at(s).map_or(0, |i| i + 1)).rev()),
-            (Direction::Backward, None) => Box::new((0..pages.len()).rev()),
+    if is_heap && matches!(direction, Direction::Forward) {
+        // The pages as the IAM chain hands them out, a run's worth looked ahead so that pages
+        // that follow each other in a file are read as one run: a bit a page held, not a list.
+        let (mut run, mut ahead) = (PageRun::new(), VecDeque::with_capacity(RUN_PAGES as usize));
+        let mut visit = |ahead: &mut VecDeque<PageId>| -> Result<Flow> {
+            let Some(&id) = ahead.front() else { return Ok(Flow::Stop) };
+            let page = reader.read_in_run(&mut run, id, || contiguous_pages(ahead.make_contiguous()))?;
+            ahead.pop_front();
+            let h = page.header();
+            // Extents also hold pages not (or no longer) formatted for this unit.
+            if h.page_type != PageType::Data || !h.belongs_to(unit.id) {
+                return Ok(Flow::Continue);
+            }
+            each(&page)
         };
-        let mut run = PageRun::new();
-        for i in order {
-            let page = match direction {
-                // Forward, the pages the IAM chain lists one after another in a file are read
-                // as one run.
-                Direction::Forward => reader.read_in_run(&mut run, pages[i], || contiguous_pages(&pages[i..]))?,
-                Direction::Backward => reader.read(pages[i])?,
-            };
+        let (mut started, mut stopped) = (start.is_none(), false);
+        MappedPages::new(reader, unit)?.try_for_each(|id| {
+            started = started || Some(id) == start;
+            if !started {
+                return Ok(Flow::Continue);
+            }
+            ahead.push_back(id);
+            if ahead.len() < RUN_PAGES as usize {
+                return Ok(Flow::Continue);
+            }
+            let flow = visit(&mut ahead)?;
+            stopped = flow == Flow::Stop;
+            Ok(flow)
+        })?;
+        while !stopped && !ahead.is_empty() {
+            stopped = visit(&mut ahead)? == Flow::Stop;
+        }
+    } else if is_heap {
+        // Backward (a "last rows" view), from the list's end or from `start`.
+        let pages = heap_pages(reader, unit)?;
+        let end = match start {
+            Some(s) => pages.iter().position(|&p| p == s).map_or(0, |i| i + 1),
+            None => pages.len(),
+        };
+        for &id in pages[..end].iter().rev() {
+            let page = reader.read(id)?;
             let h = page.header();
             // Extents also hold pages not (or no longer) formatted for this unit.
             if h.page_type != PageType::Data || !h.belongs_to(unit.id) {

@@ -53,8 +53,7 @@
 //! - the problems found (a page names at most 8 bad slots, an index at most 8 problems).
 //!
 //! Not bounded so yet: a clustered table with nonclustered indexes keeps each row's clustered
-//! key, spelled, with a count, while its indexes are checked (`BaseRows::Keys`), and a heap with
-//! nonclustered indexes is counted by a scan that lists its pages (8 bytes a page).
+//! key, spelled, with a count, while its indexes are checked (`BaseRows::Keys`).
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
