@@ -9,7 +9,8 @@
 //!
 //! The cases: a LOB link claiming 2 GB, LOB links that meet again, row-overflow links claiming
 //! 4 GB each to one fragment, a varchar length past the row, an IAM chain that loops, IAM pages
-//! mapping 500,000 pages each past the end of the file, a leaf chain that loops, a source
+//! mapping 500,000 pages each past the end of the file, two units' IAM pages mapping one extent
+//! (the check's owner of each extent is a vector sized by the file), a leaf chain that loops, a source
 //! claiming a file of 2^32 pages (a backup whose file list lies), and a backup stream claiming a
 //! terabyte.
 #![cfg(target_os = "linux")]
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use mdfkit::check::{check_catalog, check_pages};
 use mdfkit::lob::read_complex;
+use mdfkit::page::allocation::IamPage;
 use mdfkit::page::{PageId, PAGE_SIZE};
 use mdfkit::record::Record;
 use mdfkit::scan::Flow;
@@ -306,6 +308,36 @@ fn iam_pages_mapping_pages_past_the_file_are_refused_without_listing_them() {
         let err = scan_error(&db, "dbo.Heap");
         assert!(err.contains("IAM page maps page 1:") && err.contains("past the end of file 1"), "{err}");
         assert_check_finds(&db, "extents outside the files");
+    });
+}
+
+#[test]
+fn extent_two_units_map_is_reported_naming_the_unit_met_first() {
+    capped("extent_two_units_map_is_reported_naming_the_unit_met_first", || {
+        let (mut bytes, db, heap) = forged_unit("dbo.Heap");
+        let keyed_table = db.catalog().find_table("dbo.Keyed").unwrap();
+        let keyed = db.catalog().base().in_row_unit(keyed_table.partitions[0].partition_id).unwrap().clone();
+        let heap_iam = IamPage::parse(&db.reader().read(heap.first_iam_page).unwrap()).unwrap();
+        let extent = heap_iam.extents[0];
+        // The keyed table's IAM page (of the file's first interval, as the heap's) maps the
+        // heap's first uniform extent too: bit (extent's page / 8) of its bitmap, slot 1's
+        // record after its 4-byte header.
+        let page = page_mut(&mut bytes, keyed.first_iam_page.page);
+        let bitmap = u16::from_le_bytes([page[PAGE_SIZE - 4], page[PAGE_SIZE - 3]]) as usize;
+        let bit = (extent.page / 8) as usize;
+        page[bitmap + 4 + bit / 8] |= 1 << (bit % 8);
+        seal(page);
+        let db = open(bytes);
+        let units = &db.catalog().base().allocation_units;
+        let place = |id: i64| units.iter().position(|u| u.id == id).unwrap();
+        let (first, second) = if place(heap.id) < place(keyed.id) { (heap.id, keyed.id) } else { (keyed.id, heap.id) };
+        let found = check_catalog(&db).unwrap().0;
+        let owned: Vec<_> = found.iter().filter(|p| p.what.starts_with("extent also owned")).collect();
+        assert_eq!(owned.len(), 1, "{found:?}");
+        assert_eq!(owned[0].page, Some(extent));
+        assert_eq!(owned[0].what, format!("extent also owned by allocation unit {first}"));
+        let object = owned[0].object.as_deref().unwrap_or_default();
+        assert!(object.ends_with(&format!("(allocation unit {second})")), "{object}");
     });
 }
 

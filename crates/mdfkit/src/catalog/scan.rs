@@ -3,9 +3,12 @@
 //! - **Heaps** have no page chain that covers the table: the pages are those the allocation unit's
 //!   IAM chain owns (single pages from mixed extents, then whole uniform extents), kept only where
 //!   the PFS page says they are allocated and the page header says they are data pages of this
-//!   allocation unit (extents hold unformatted or freed pages too). A forwarding stub is followed
-//!   to its forwarded record, which is returned there, once; a forwarded record met on its own page
-//!   is skipped, so no row is returned twice.
+//!   allocation unit (extents hold unformatted or freed pages too). [`MappedPages`] hands those
+//!   pages out one at a time, holding a bit a page (the check, and the walk of a heap's pages
+//!   forward here); [`heap_pages`] lists them, 8 bytes a page (the walk backward, and the
+//!   parallel scans and splits, which share them out by position). A forwarding stub is
+//!   followed to its forwarded record, which is returned there, once; a forwarded record met on
+//!   its own page is skipped, so no row is returned twice.
 //! - **Clustered indexes** are read along the leaf level from the allocation unit's first page via
 //!   next-page links; a link back to a page already read is reported as a cycle. Read backwards
 //!   (a "last rows" view), the leaf level's last page is found by descending from the index's
@@ -30,7 +33,7 @@
 //! stubs hold an 8-byte RID: page, file, slot) and "Ghost cleanup in depth"; checked on the corpus
 //! (row counts of every table equal the catalog's).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::bytes::read_u16;
 use crate::error::{Error, Result};
@@ -118,52 +121,158 @@ pub struct RowLocation {
     pub ghost: bool,
 }
 
-/// The data pages of a heap allocation unit, in allocation order.
+/// The data pages of a heap allocation unit, in allocation order: [`MappedPages`], listed.
 ///
-/// Bounded by the files, not by what the IAM pages claim: the chain is walked once (a page met
-/// again is a cycle), every page it maps must lie inside a file the source holds
-/// ([`check_in_file`]), and a page is listed once however many IAM pages map it. So the list never
-/// outgrows the files' page counts, whatever bitmaps a damaged or hostile file holds.
+/// Bounded by the files, not by what the IAM pages claim: a page is listed once however many IAM
+/// pages map it, and every page mapped lies inside a file the source holds.
 pub fn heap_pages(reader: &PageReader, unit: &AllocationUnit) -> Result<Vec<PageId>> {
-    let mut candidates = Vec::new();
-    let mut unique = HashSet::new();
-    let mut seen_iam = HashSet::new();
-    let mut next = unit.first_iam_page;
-    while !next.is_null() {
-        if !seen_iam.insert(next) {
-            return Err(Error::corrupt(format!("IAM chain returns to page {next}: a cycle")));
-        }
-        let page = reader.read(next)?;
-        let iam = IamPage::parse(&page)?;
-        for &single in &iam.single_pages {
-            check_in_file(reader, next, single)?;
-            if unique.insert(single) {
-                candidates.push(single);
+    let mut pages = Vec::new();
+    MappedPages::new(reader, unit)?.for_each(|id| pages.push(id));
+    Ok(pages)
+}
+
+/// IAM pages [`MappedPages`] keeps from its first walk of a chain (8 KB each), so that a unit of
+/// up to 16 GB (4 GB an IAM page) has its chain read once: most units have one IAM page.
+const IAM_PAGES_KEPT: usize = 4;
+
+/// The pages an allocation unit's IAM chain maps and their PFS pages mark allocated (each IAM
+/// page's single pages from mixed extents, then the eight pages of each of its uniform
+/// extents; a page once however many IAM pages map it), handed out one at a time instead of
+/// listed, so that a unit of any size costs the same: the first [`IAM_PAGES_KEPT`] IAM pages and
+/// one PFS page, plus, while the pages are handed out, one bit a page of each 65,536-page
+/// stretch of a file the chain maps pages in (a page is never handed out twice).
+///
+/// [`MappedPages::new`] walks the chain and reads the PFS pages before any page is handed out:
+/// a damaged chain (a cycle, an IAM page that cannot be read or parsed, a page mapped outside
+/// the files) or a PFS page that cannot be read fails there, with the error a list of the pages
+/// gave, so [`MappedPages::for_each`] hands out every page or none. The chain's IAM pages are
+/// read again there, past the first few (one more read of an IAM page per 4 GB of the unit).
+pub struct MappedPages<'r> {
+    reader: &'r PageReader,
+    first_iam: PageId,
+    /// IAM pages in the chain, as the first walk found them.
+    iam_pages: usize,
+    /// The chain's first IAM pages, as read.
+    iam_kept: Vec<Page>,
+    pfs: PfsPage,
+    /// Pages mapped and allocated, a page mapped twice counted twice.
+    at_most: usize,
+}
+
+impl<'r> MappedPages<'r> {
+    /// Walks `unit`'s IAM chain and the PFS pages of the pages it maps: the chain is acyclic,
+    /// every page it maps lies inside a file ([`check_in_file`]), every PFS page concerned reads.
+    pub fn new(reader: &'r PageReader, unit: &AllocationUnit) -> Result<Self> {
+        let mut mapped = MappedPages::none(reader);
+        mapped.first_iam = unit.first_iam_page;
+        let mut seen_iam = HashSet::new();
+        let mut next = unit.first_iam_page;
+        while !next.is_null() {
+            if !seen_iam.insert(next) {
+                return Err(Error::corrupt(format!("IAM chain returns to page {next}: a cycle")));
+            }
+            let page = reader.read(next)?;
+            let iam = IamPage::parse(&page)?;
+            for &id in iam.single_pages.iter().chain(&iam.extents) {
+                check_in_file(reader, next, id)?;
+            }
+            mapped.iam_pages += 1;
+            next = page.header().next_page;
+            if mapped.iam_kept.len() < IAM_PAGES_KEPT {
+                mapped.iam_kept.push(page);
             }
         }
-        for extent in &iam.extents {
-            check_in_file(reader, next, *extent)?;
-            for id in (0..8).filter_map(|i| extent.page.checked_add(i)).map(|p| PageId::new(extent.file, p)) {
-                if unique.insert(id) {
-                    candidates.push(id);
+        let (mut pfs, mut at_most) = (PfsPage::default(), 0);
+        mapped.each_candidate(|id| {
+            at_most += usize::from(pfs.allocated(reader, id)?);
+            Ok(Flow::Continue)
+        })?;
+        (mapped.pfs, mapped.at_most) = (pfs, at_most);
+        Ok(mapped)
+    }
+
+    /// No pages at all.
+    pub fn none(reader: &'r PageReader) -> Self {
+        MappedPages {
+            reader,
+            first_iam: PageId::default(),
+            iam_pages: 0,
+            iam_kept: Vec::new(),
+            pfs: PfsPage::default(),
+            at_most: 0,
+        }
+    }
+
+    /// At least as many as the pages [`Self::for_each`] hands out (a page that several IAM pages
+    /// map is counted for each).
+    pub fn len_at_most(&self) -> usize {
+        self.at_most
+    }
+
+    /// Calls `each` with each page, in IAM order.
+    pub fn for_each(self, mut each: impl FnMut(PageId)) {
+        // The walk in `new` read the same pages without an error: none is expected here, and a
+        // source that fails now only ends the pages early.
+        let _ = self.try_for_each(|id| {
+            each(id);
+            Ok(Flow::Continue)
+        });
+    }
+
+    /// Calls `each` with each page, in IAM order, until it returns [`Flow::Stop`] or an error
+    /// (returned, as is an error reading again a page `new` read).
+    pub fn try_for_each(mut self, mut each: impl FnMut(PageId) -> Result<Flow>) -> Result<()> {
+        let (reader, mut pfs, mut seen) = (self.reader, std::mem::take(&mut self.pfs), VisitedPages::default());
+        self.each_candidate(|id| {
+            if seen.insert(id) && pfs.allocated(reader, id)? {
+                return each(id);
+            }
+            Ok(Flow::Continue)
+        })
+    }
+
+    /// Calls `each` with every page the chain maps, a page mapped twice twice, until it returns
+    /// [`Flow::Stop`]; the chain is the one `new` walked (no longer than it found it).
+    fn each_candidate(&self, mut each: impl FnMut(PageId) -> Result<Flow>) -> Result<()> {
+        let mut next = self.first_iam;
+        for i in 0..self.iam_pages {
+            let read;
+            let page = match self.iam_kept.get(i) {
+                Some(page) => page,
+                None => {
+                    read = self.reader.read(next)?;
+                    &read
+                }
+            };
+            let iam = IamPage::parse(page)?;
+            let extents = iam.extents.iter().flat_map(|extent| {
+                (0..8).filter_map(|i| extent.page.checked_add(i)).map(|page| PageId::new(extent.file, page))
+            });
+            for id in iam.single_pages.iter().copied().chain(extents) {
+                if each(id)? == Flow::Stop {
+                    return Ok(());
                 }
             }
+            next = page.header().next_page;
         }
-        next = page.header().next_page;
+        Ok(())
     }
-    let mut pfs_cache: HashMap<PageId, Page> = HashMap::new();
-    let mut pages = Vec::with_capacity(candidates.len());
-    for id in candidates {
+}
+
+/// The PFS page read last, for the pages of its interval that follow.
+#[derive(Default)]
+struct PfsPage(Option<Page>);
+
+impl PfsPage {
+    /// Whether page `id`'s PFS page marks it allocated.
+    fn allocated(&mut self, reader: &PageReader, id: PageId) -> Result<bool> {
         let pfs_id = pfs_page_for(id);
-        let pfs = match pfs_cache.entry(pfs_id) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(reader.read(pfs_id)?),
+        let pfs = match self.0.take() {
+            Some(page) if page.id() == pfs_id => self.0.insert(page),
+            _ => self.0.insert(reader.read(pfs_id)?),
         };
-        if pfs_says_allocated(pfs, id)? {
-            pages.push(id);
-        }
+        pfs_says_allocated(pfs, id)
     }
-    Ok(pages)
 }
 
 /// A page (or extent) that IAM page `iam` maps must lie inside a file of the source.
@@ -373,24 +482,47 @@ fn walk_pages(
     direction: Direction,
     mut each: impl FnMut(&Page) -> Result<Flow>,
 ) -> Result<()> {
-    if is_heap {
-        let pages = heap_pages(reader, unit)?;
-        let at = |start: PageId| pages.iter().position(|&p| p == start);
-        // Indexes into `pages`, in visiting order.
-        let order: Box<dyn Iterator<Item = usize>> = match (direction, start) {
-            (Direction::Forward, Some(s)) => Box::new(at(s).unwrap_or(pages.len())..pages.len()),
-            (Direction::Forward, None) => Box::new(0..pages.len()),
-            (Direction::Backward, Some(s)) => Box::new((0..at(s).map_or(0, |i| i + 1)).rev()),
-            (Direction::Backward, None) => Box::new((0..pages.len()).rev()),
+    if is_heap && matches!(direction, Direction::Forward) {
+        // The pages as the IAM chain hands them out, a run's worth looked ahead so that pages
+        // that follow each other in a file are read as one run: a bit a page held, not a list.
+        let (mut run, mut ahead) = (PageRun::new(), VecDeque::with_capacity(RUN_PAGES as usize));
+        let mut visit = |ahead: &mut VecDeque<PageId>| -> Result<Flow> {
+            let Some(&id) = ahead.front() else { return Ok(Flow::Stop) };
+            let page = reader.read_in_run(&mut run, id, || contiguous_pages(ahead.make_contiguous()))?;
+            ahead.pop_front();
+            let h = page.header();
+            // Extents also hold pages not (or no longer) formatted for this unit.
+            if h.page_type != PageType::Data || !h.belongs_to(unit.id) {
+                return Ok(Flow::Continue);
+            }
+            each(&page)
         };
-        let mut run = PageRun::new();
-        for i in order {
-            let page = match direction {
-                // Forward, the pages the IAM chain lists one after another in a file are read
-                // as one run.
-                Direction::Forward => reader.read_in_run(&mut run, pages[i], || contiguous_pages(&pages[i..]))?,
-                Direction::Backward => reader.read(pages[i])?,
-            };
+        let (mut started, mut stopped) = (start.is_none(), false);
+        MappedPages::new(reader, unit)?.try_for_each(|id| {
+            started = started || Some(id) == start;
+            if !started {
+                return Ok(Flow::Continue);
+            }
+            ahead.push_back(id);
+            if ahead.len() < RUN_PAGES as usize {
+                return Ok(Flow::Continue);
+            }
+            let flow = visit(&mut ahead)?;
+            stopped = flow == Flow::Stop;
+            Ok(flow)
+        })?;
+        while !stopped && !ahead.is_empty() {
+            stopped = visit(&mut ahead)? == Flow::Stop;
+        }
+    } else if is_heap {
+        // Backward (a "last rows" view), from the list's end or from `start`.
+        let pages = heap_pages(reader, unit)?;
+        let end = match start {
+            Some(s) => pages.iter().position(|&p| p == s).map_or(0, |i| i + 1),
+            None => pages.len(),
+        };
+        for &id in pages[..end].iter().rev() {
+            let page = reader.read(id)?;
             let h = page.header();
             // Extents also hold pages not (or no longer) formatted for this unit.
             if h.page_type != PageType::Data || !h.belongs_to(unit.id) {

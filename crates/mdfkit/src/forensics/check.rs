@@ -36,6 +36,24 @@
 //! claim terabytes it never copied), a page names its first 8 bad slots (`SLOT_PROBLEMS_NAMED`) and
 //! counts the rest, IAM extents outside the files are counted per IAM page and never kept, and
 //! every chain (IAM, leaf level) is walked once.
+//!
+//! What a check holds does not grow with the rows or with a unit's pages, only by bits a page of
+//! the files (measured: the whole check of a forged 1 GB and 8 GB database peaks at 10 and 11 MB
+//! on one thread, 14 and 16 MB on two; docs/PERFORMANCE.md, "Check memory"), about 1.1 bytes a
+//! page in all (70 MB for a 500 GB file):
+//! - which pages the page pass checks and which the catalog pass checked already: two bits a
+//!   page (`CheckedPages`); the owner of each extent met so far: four bytes an extent, half a
+//!   byte a page (`ExtentOwners`); for the unit being checked, the pages its leaf chain visited
+//!   and read, one bit a page each (`PageSet`), and the pages its IAM chain maps, handed out one
+//!   at a time with one bit a page of the stretches they lie in (`scan::MappedPages`: a list
+//!   and a set of them took 12 MB of the 8 GB database's check);
+//! - a constant, and one row decoder per partition of the catalog's tables: at most
+//!   `2 × threads` tasks of 64 pages in flight and their Arrow batches, a PFS page per
+//!   page-pass task in flight, four IAM pages and a PFS page for the unit being checked;
+//! - the problems found (a page names at most 8 bad slots, an index at most 8 problems).
+//!
+//! Not bounded so yet: a clustered table with nonclustered indexes keeps each row's clustered
+//! key, spelled, with a count, while its indexes are checked (`BaseRows::Keys`).
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -680,8 +698,9 @@ fn check_catalog_after(db: &Database, threads: usize, checked: &CheckedPages) ->
     let user_tables = catalog.tables(false);
     let mut row_checks = RowChecks::new(db, &user_tables);
     let mut problems = Vec::new();
-    let mut extent_owner: HashMap<PageId, i64> = HashMap::new();
-    for unit in &catalog.base().allocation_units {
+    let units = &catalog.base().allocation_units;
+    let mut extent_owners = ExtentOwners::new(reader);
+    for (place, unit) in units.iter().enumerate() {
         if unit.first_iam_page.is_null() {
             continue;
         }
@@ -691,34 +710,34 @@ fn check_catalog_after(db: &Database, threads: usize, checked: &CheckedPages) ->
             .map(|(n, _)| format!("{n} (allocation unit {})", unit.id))
             .unwrap_or_else(|| format!("allocation unit {}", unit.id));
         let mut found = UnitFindings { object: &object, iam: Vec::new(), pages: Vec::new(), chain: Vec::new() };
-        check_iam_chain(reader, checked, unit, &mut extent_owner, &mut found);
+        check_iam_chain(reader, checked, (units, place), &mut extent_owners, &mut found);
         let clustered = unit.kind == 1 && names.get(&unit.owner_id).is_some_and(|(_, index)| *index == 1);
         let mut rows = row_checks.take(unit.id);
-        let pages = scan::heap_pages(reader, unit).unwrap_or_else(|e| {
+        let pages = scan::MappedPages::new(reader, unit).unwrap_or_else(|e| {
             found.pages.push(found.problem(e.page(), e.message().to_string()));
-            // A heap's rows are found through the same list.
+            // A heap's rows are found through the same pages.
             if let Some(rows) = rows.as_mut().filter(|r| r.table.is_heap) {
                 rows.progress.fail(rows.table, e);
             }
-            Vec::new()
+            scan::MappedPages::none(reader)
         });
         let mut read = PageSet::new(reader);
         match rows {
             Some(mut rows) if rows.table.is_heap => {
-                rows.check_heap(&pages, threads, checked, &mut found, &mut stats);
+                rows.check_heap(pages, threads, checked, &mut found, &mut stats);
                 row_checks.done(rows);
             }
             Some(mut rows) => {
                 let chain = clustered.then_some(&mut found);
                 rows.check_leaf_chain(threads, checked, chain, &mut read, &mut stats);
-                check_unit_pages(reader, checked, unit, &pages, &read, threads, &mut found);
+                check_unit_pages(reader, checked, unit, pages, &read, threads, &mut found);
                 row_checks.done(rows);
             }
             None => {
                 if clustered {
                     walk_leaf_chain(reader, checked, unit, &mut found, &mut read, None);
                 }
-                check_unit_pages(reader, checked, unit, &pages, &read, threads, &mut found);
+                check_unit_pages(reader, checked, unit, pages, &read, threads, &mut found);
             }
         }
         problems.extend(found.iam.into_iter().chain(found.pages).chain(found.chain));
@@ -1159,14 +1178,15 @@ impl UnitFindings<'_> {
 }
 
 /// The unit's IAM chain is readable and acyclic, its extents lie in the files and no other unit
-/// owns them (`extent_owner`: the owner of every extent met so far).
+/// owns them (`extent_owners`: the owner of every extent met so far). The unit is `units[place]`.
 fn check_iam_chain(
     reader: &PageReader,
     checked: &CheckedPages,
-    unit: &AllocationUnit,
-    extent_owner: &mut HashMap<PageId, i64>,
+    (units, place): (&[AllocationUnit], usize),
+    extent_owners: &mut ExtentOwners,
     found: &mut UnitFindings,
 ) {
+    let Some(unit) = units.get(place) else { return };
     let mut seen = HashSet::new();
     let mut next = unit.first_iam_page;
     while !next.is_null() {
@@ -1182,8 +1202,8 @@ fn check_iam_chain(
                 for extent in &iam.extents {
                     match scan::check_in_file(reader, next, *extent) {
                         Ok(()) => {
-                            if let Some(other) = extent_owner.insert(*extent, unit.id) {
-                                let what = format!("extent also owned by allocation unit {other}");
+                            if let Some(other) = extent_owners.insert(*extent, place).and_then(|o| units.get(o)) {
+                                let what = format!("extent also owned by allocation unit {}", other.id);
                                 found.iam.push(found.problem(Some(*extent), what));
                             }
                         }
@@ -1201,6 +1221,41 @@ fn check_iam_chain(
                 found.iam.push(found.problem(Some(next), format!("IAM page unreadable: {}", e.message())));
                 break;
             }
+        }
+    }
+}
+
+/// The allocation unit whose IAM chain maps each extent, of the chains walked so far, as the
+/// unit's place in the catalog's list of units: four bytes an extent of the files (half a byte
+/// a page; the vectors come zeroed from the system, so an extent no chain maps costs no memory
+/// until its neighbours are met). An extent that does not start on a multiple of 8 pages (only
+/// a damaged IAM page's start gives one) is kept apart, under its first page.
+struct ExtentOwners {
+    /// File id → for each extent of the file, its owner's place plus one; 0 for none.
+    aligned: HashMap<u16, Vec<u32>>,
+    unaligned: HashMap<PageId, usize>,
+}
+
+impl ExtentOwners {
+    fn new(reader: &PageReader) -> Self {
+        let files = reader.source().files().iter();
+        let aligned = files.map(|f| (f.file_id, vec![0u32; (f.page_count as usize).div_ceil(8)])).collect();
+        ExtentOwners { aligned, unaligned: HashMap::new() }
+    }
+
+    /// Records the unit at `place` as the owner of the extent starting at `first`; returns the
+    /// place of the unit that owned it before, if one did.
+    fn insert(&mut self, first: PageId, place: usize) -> Option<usize> {
+        let slot = first
+            .page
+            .is_multiple_of(8)
+            .then(|| self.aligned.get_mut(&first.file)?.get_mut(first.page as usize / 8))
+            .flatten();
+        // Places past u32::MAX - 1 (a catalog of four billion units) all read as the last one.
+        let stored = u32::try_from(place + 1).unwrap_or(u32::MAX);
+        match slot {
+            Some(owner) => (std::mem::replace(owner, stored) as usize).checked_sub(1),
+            None => self.unaligned.insert(first, place),
         }
     }
 }
@@ -1224,18 +1279,18 @@ fn check_unit_pages(
     reader: &PageReader,
     checked: &CheckedPages,
     unit: &AllocationUnit,
-    pages: &[PageId],
+    pages: scan::MappedPages,
     read: &PageSet,
     threads: usize,
     found: &mut UnitFindings,
 ) {
-    let work = |task: &[PageId]| -> Vec<(PageId, String)> {
+    let work = |task: Vec<PageId>| -> Vec<(PageId, String)> {
         let unread = task.iter().filter(|&&id| !read.contains(id));
         unread.filter_map(|&id| Some((id, owner_problem(&checked.read(reader, id), unit)?))).collect()
     };
     let mut problems = Vec::new();
     let per_task = PAGES_PER_CATALOG_TASK;
-    in_task_order(threads_for(pages.len(), per_task, threads), each_task(pages, per_task), work, |task| {
+    in_task_order(threads_for(pages.len_at_most(), per_task, threads), each_task(pages, per_task), work, |task| {
         problems.extend(task)
     });
     for (id, what) in problems {
@@ -1243,9 +1298,24 @@ fn check_unit_pages(
     }
 }
 
-/// Hands over `pages` in tasks of `per_task` pages.
-fn each_task<'p>(pages: &'p [PageId], per_task: usize) -> impl FnOnce(&mut dyn FnMut(&'p [PageId])) + Send + 'p {
-    move |send| pages.chunks(per_task.max(1)).for_each(send)
+/// Hands over `pages` in tasks of `per_task` pages, as the IAM chain maps them.
+fn each_task<'p>(
+    pages: scan::MappedPages<'p>,
+    per_task: usize,
+) -> impl FnOnce(&mut dyn FnMut(Vec<PageId>)) + Send + 'p {
+    let per_task = per_task.max(1);
+    move |send| {
+        let mut task = Vec::with_capacity(per_task);
+        pages.for_each(|id| {
+            task.push(id);
+            if task.len() == per_task {
+                send(std::mem::replace(&mut task, Vec::with_capacity(per_task)));
+            }
+        });
+        if !task.is_empty() {
+            send(task);
+        }
+    }
 }
 
 /// Why a page an allocation unit's IAM chain owns is not the unit's, if it is not.
@@ -1504,8 +1574,8 @@ impl<'a> RowChecks<'a> {
             let reader = check.db.reader();
             let mut found = UnitFindings { object: "", iam: Vec::new(), pages: Vec::new(), chain: Vec::new() };
             if check.table.is_heap {
-                match scan::heap_pages(reader, check.unit) {
-                    Ok(pages) => check.check_heap(&pages, threads, checked, &mut found, stats),
+                match scan::MappedPages::new(reader, check.unit) {
+                    Ok(pages) => check.check_heap(pages, threads, checked, &mut found, stats),
                     Err(e) => check.progress.fail(check.table, e),
                 }
             } else {
@@ -1588,7 +1658,7 @@ impl RowCheck<'_> {
     /// its rows.
     fn check_heap(
         &mut self,
-        pages: &[PageId],
+        pages: scan::MappedPages,
         threads: usize,
         checked: &CheckedPages,
         found: &mut UnitFindings,
@@ -1599,10 +1669,10 @@ impl RowCheck<'_> {
         let RowCheck { db, table, partition, unit, decoder, progress, .. } = self;
         let (reader, unit, table) = (db.reader(), *unit, *table);
         let Some(rows) = page_rows(db, table, partition, decoder, progress) else { return };
-        let work = |task: &[PageId]| {
+        let work = |task: Vec<PageId>| {
             let mut decoder = TaskDecoder::new(&rows, None, capacity);
             let mut owners = Vec::new();
-            for &id in task {
+            for id in task {
                 let page = checked.read(reader, id);
                 if let Some(what) = owner_problem(&page, unit) {
                     owners.push((id, what));
@@ -1617,7 +1687,7 @@ impl RowCheck<'_> {
             (owners, decoder.finish())
         };
         let mut owners = Vec::new();
-        let threads = threads_for(pages.len(), per_task, threads);
+        let threads = threads_for(pages.len_at_most(), per_task, threads);
         in_task_order(threads, each_task(pages, per_task), work, |(task_owners, task)| {
             owners.extend(task_owners);
             progress.take(table, task, None, stats);
