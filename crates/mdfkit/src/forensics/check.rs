@@ -50,13 +50,15 @@
 //! - a constant, and one row decoder per partition of the catalog's tables: at most
 //!   `2 × threads` tasks of 64 pages in flight and their Arrow batches, a PFS page per
 //!   page-pass task in flight, four IAM pages and a PFS page for the unit being checked;
-//! - the problems found (a page names at most 8 bad slots, an index at most 8 problems).
-//!
-//! Not bounded so yet: a clustered table with nonclustered indexes keeps each row's clustered
-//! key, spelled, with a count, while its indexes are checked (`BaseRows::Keys`).
+//! - the problems found (a page names at most 8 bad slots, an index at most 8 problems);
+//! - for a clustered table with nonclustered indexes, while they are checked: each row's
+//!   clustered key, spelled, with a count, up to [`KEYS_NAMED_BYTES`] a partition (and a copy an
+//!   index walk in flight), so that a row locator no row has is named; past it, only a 128-bit
+//!   sum of the keys' hashes (`ClusteredKeys`), which an index's locators must add up to.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use arrow_array::cast::AsArray;
@@ -841,8 +843,61 @@ fn check_nonclustered(
 enum BaseRows {
     /// A heap: its in-row allocation unit (RIDs are looked up on its pages).
     Heap(i64),
-    /// A clustered table: each clustered key (its columns' spellings) and how many rows have it.
-    Keys(HashMap<String, usize>),
+    /// A clustered table: its rows' clustered keys.
+    Keys(ClusteredKeys),
+}
+
+/// Most bytes of spelled clustered keys kept for a partition: a table's keys past it are only
+/// summed. 8 MiB holds the keys of a few hundred thousand rows.
+const KEYS_NAMED_BYTES: usize = 8 << 20;
+
+/// Bytes a kept key costs besides its text: the map's entry (the string's header and the count)
+/// and its share of the table's slack.
+const KEY_ENTRY_BYTES: usize = 48;
+
+/// The clustered keys of a table's rows (each key its columns' spellings joined by U+0001), as an
+/// index's row locators must name them: the keys with their counts while they fit in a bound, so
+/// that a locator no row has is named, and always the wrapping sum of their 128-bit hashes (a
+/// multiset's digest: the same keys in any order give the same sum, a key missing, changed or
+/// repeated changes it but with odds of 2^-128), which the locators an index holds must add up to.
+#[derive(Clone, Default)]
+struct ClusteredKeys {
+    /// Each key and how many rows have it; `None` once the keys passed the bound.
+    named: Option<HashMap<String, usize>>,
+    /// Bytes the named keys take, as [`KEY_ENTRY_BYTES`] counts them.
+    named_bytes: usize,
+    digest: u128,
+}
+
+impl ClusteredKeys {
+    /// No keys yet.
+    fn new() -> Self {
+        ClusteredKeys { named: Some(HashMap::new()), ..Self::default() }
+    }
+
+    /// Adds a row's key; past `bound` bytes the keys are no longer named.
+    fn add(&mut self, key: String, bound: usize) {
+        self.digest = self.digest.wrapping_add(key_hash(&key));
+        let Some(named) = self.named.as_mut() else { return };
+        self.named_bytes += key.len() + KEY_ENTRY_BYTES;
+        if self.named_bytes > bound {
+            self.named = None;
+        } else {
+            *named.entry(key).or_default() += 1;
+        }
+    }
+}
+
+/// A 128-bit hash of `key`: two differently seeded SipHash-1-3 (the standard library's, the same
+/// for both sides of a comparison within a process).
+fn key_hash(key: &str) -> u128 {
+    let hash = |seed: u8| {
+        let mut h = DefaultHasher::new();
+        seed.hash(&mut h);
+        key.hash(&mut h);
+        h.finish()
+    };
+    u128::from(hash(0)) << 64 | u128::from(hash(1))
 }
 
 /// [`check_nonclustered`] for one index partition of a table of `db` (its pages read through
@@ -890,6 +945,8 @@ fn check_index_tree(
     let mut level: Option<u8> = None;
     let mut seen = HashSet::new();
     let (mut leaf_records, mut previous) = (0u64, None::<Vec<KeyCell>>);
+    // The sum of the leaf records' locator hashes, for a table whose keys are not named.
+    let mut locator_digest = 0u128;
     let mut values = Vec::new();
     while let Some(&first) = expected.first() {
         let mut children = Vec::new();
@@ -1006,12 +1063,14 @@ fn check_index_tree(
                     (BaseRows::Keys(keys), _) => {
                         let key = locator_positions.iter().map(|p| p.map_or(String::new(), |i| values[i].to_string()));
                         let key = key.collect::<Vec<_>>().join("\u{1}");
-                        match keys.get_mut(&key) {
-                            Some(n) if *n > 0 => {
+                        locator_digest = locator_digest.wrapping_add(key_hash(&key));
+                        match keys.named.as_mut().map(|named| named.get_mut(&key)) {
+                            None => Ok(()),
+                            Some(Some(n)) if *n > 0 => {
                                 *n -= 1;
                                 Ok(())
                             }
-                            _ => Err(format!(
+                            Some(_) => Err(format!(
                                 "no row of the table has the clustered key ({})",
                                 key.replace('\u{1}', ", ")
                             )),
@@ -1084,6 +1143,16 @@ fn check_index_tree(
     }
     if leaf_records != base_rows {
         report(None, format!("{leaf_records} leaf records for the table's {base_rows} rows"));
+    } else if let BaseRows::Keys(ClusteredKeys { named: None, digest, .. }) = base {
+        if locator_digest != digest {
+            report(
+                None,
+                format!(
+                    "the leaf records' row locators are not the table's clustered keys: some name no row, as many rows have none (the table's keys take more than the {} MiB the check keeps to name them)",
+                    KEYS_NAMED_BYTES >> 20
+                ),
+            );
+        }
     }
 }
 
@@ -1104,7 +1173,7 @@ fn base_rows(
         return Ok((BaseRows::Heap(unit), count));
     }
     let decoder = db.row_decoder(table, partition.partition_id, Some(clustered_key))?;
-    let mut keys: HashMap<String, usize> = HashMap::new();
+    let mut keys = ClusteredKeys::new();
     let mut values = Vec::new();
     db.scan(table).partition_records(partition, |record, _| {
         decoder.decode(record, &mut values)?;
@@ -1120,7 +1189,7 @@ fn base_rows(
                     .map_or(String::new(), |i| values[i].to_string())
             })
             .collect();
-        *keys.entry(key.join("\u{1}")).or_default() += 1;
+        keys.add(key.join("\u{1}"), KEYS_NAMED_BYTES);
         Ok(scan::Flow::Continue)
     })?;
     Ok((BaseRows::Keys(keys), count))
@@ -2156,5 +2225,27 @@ mod tests {
         let mut bad_sum = page;
         bad_sum[4..6].copy_from_slice(&crate::page::FLAG_CHECKSUM.to_le_bytes());
         assert!(problems_of(bad_sum, id)[0].contains("checksum mismatch"));
+    }
+
+    #[test]
+    fn clustered_keys_past_the_bound_are_summed_in_any_order() {
+        let keys: Vec<String> = (0..100).map(|i| format!("{i}\u{1}k{}", i % 7)).collect();
+        let (mut named, mut summed) = (ClusteredKeys::new(), ClusteredKeys::new());
+        for key in &keys {
+            named.add(key.clone(), usize::MAX);
+            summed.add(key.clone(), 10 * (KEY_ENTRY_BYTES + 8));
+        }
+        assert_eq!(named.named.as_ref().map(HashMap::len), Some(100));
+        assert_eq!(named.named.as_ref().and_then(|n| n.get("7\u{1}k0")), Some(&1));
+        assert!(summed.named.is_none(), "past the bound the keys are not named");
+        assert_eq!(named.digest, summed.digest);
+        let sum = |keys: &[&str]| keys.iter().fold(0u128, |d, k| d.wrapping_add(key_hash(k)));
+        let mut locators: Vec<&str> = keys.iter().map(String::as_str).rev().collect();
+        assert_eq!(sum(&locators), summed.digest, "the same keys in another order");
+        locators[3] = "1000\u{1}k6";
+        assert_ne!(sum(&locators), summed.digest, "a locator no row has");
+        locators[3] = locators[4];
+        assert_ne!(sum(&locators), summed.digest, "one row's key twice, another's missing");
+        assert_ne!(key_hash("1\u{1}2"), key_hash("12"), "the separator counts");
     }
 }
