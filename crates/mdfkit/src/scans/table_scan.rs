@@ -34,8 +34,8 @@ use crate::page::{Page, PageId, PageType};
 use crate::plain_pages::{PageSlots, PlainLayout};
 use crate::record::Record;
 use crate::rows::RowDecoder;
-use crate::scan::{self, Direction, Flow, RowLocation, ScanMode, ScanPosition, ScanStats};
-use crate::scans::parallel::{run_in_task_order, PAGES_PER_TASK};
+use crate::scan::{self, Direction, Flow, MappedPages, RowLocation, ScanMode, ScanPosition, ScanStats};
+use crate::scans::parallel::{run_in_task_order, Tasks, PAGES_PER_TASK};
 use crate::source::{contiguous_pages, PageRun};
 
 /// A scan of one table being set up; see the module documentation.
@@ -371,9 +371,9 @@ impl<'a> TableScan<'a> {
         let mut remaining = options.limit.unwrap_or(u64::MAX);
         for partition in &table.partitions {
             let unit = db.scannable_unit(table, partition)?;
-            // The IAM chains' allocated pages; each task keeps the data pages of the unit, so every
-            // page is read once.
-            let pages = scan::heap_pages(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
+            // The IAM chains' allocated pages, handed out as the scan goes; each task keeps the
+            // data pages of the unit, so every page is read once.
+            let pages = MappedPages::new(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
             // Hands a batch on, cut to the limit: false once no more rows are wanted.
             let mut delivered = 0u64;
             let mut deliver = |batch: RecordBatch| -> Result<bool> {
@@ -384,7 +384,8 @@ impl<'a> TableScan<'a> {
                 Ok(each(batch)? == Flow::Continue && remaining > 0)
             };
             let rows_before = total.rows;
-            let finished = self.page_batches(partition, &pages, &mut deliver, &mut total)?;
+            let finished =
+                self.page_batches(partition, Tasks::mapped(pages, PAGES_PER_TASK), &mut deliver, &mut total)?;
             // The tasks count the rows they decoded; a scan cut short by the limit or by `each`
             // returned fewer, and the task it stopped in never reports.
             total.rows = rows_before + delivered;
@@ -395,20 +396,19 @@ impl<'a> TableScan<'a> {
         Ok(total)
     }
 
-    /// Decodes the rows of the data pages of `partition`'s in-row unit among `pages` (other pages
-    /// are skipped) into batches, in tasks of pages on the scan's threads, handing them to
-    /// `deliver` in page order until it answers false (then returns false). A table's parallel
-    /// scan gives it all the partition's pages, a split ([`crate::split`]) its own.
+    /// Decodes the rows of the data pages of `partition`'s in-row unit among the pages of `tasks`
+    /// (other pages are skipped) into batches, a task at a time on the scan's threads, handing
+    /// them to `deliver` in page order until it answers false (then returns false). A table's
+    /// parallel scan gives it all the partition's pages, a split ([`crate::split`]) its own.
     pub(crate) fn page_batches(
         &self,
         partition: &PartitionInfo,
-        pages: &[PageId],
+        tasks: Tasks<'_>,
         deliver: &mut dyn FnMut(RecordBatch) -> Result<bool>,
         total: &mut ScanStats,
     ) -> Result<bool> {
         let (db, table, options) = (self.db, self.table, &self.options);
         let unit = db.scannable_unit(table, partition)?;
-        let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
         // An empty partition (most system tables) starts no thread.
         if tasks.is_empty() {
             return Ok(true);
@@ -420,7 +420,7 @@ impl<'a> TableScan<'a> {
         let rows = PageRows::with_mode(db, table, &decoder, live);
         // Builders are sized for a task's rows, as the catalog counts them (over the partition's
         // pages: a split's pages are a part of them).
-        let partition_pages = usize::try_from(unit.data_pages).unwrap_or(0).max(pages.len()).max(1);
+        let partition_pages = usize::try_from(unit.data_pages).unwrap_or(0).max(tasks.pages_at_most()).max(1);
         let rows_per_page = usize::try_from(partition.rows.max(0)).unwrap_or(0) / partition_pages + 1;
         let shared = TaskShared {
             db,
@@ -432,7 +432,7 @@ impl<'a> TableScan<'a> {
         };
         let work = |pages: &[PageId], send: &mut dyn FnMut(RecordBatch) -> bool| shared.decode_pages(pages, send);
         let weigh = |batch: &RecordBatch| batch.get_array_memory_size();
-        run_in_task_order(&table.qualified_name(), &tasks, self.threads, &work, &weigh, deliver, total)
+        run_in_task_order(&table.qualified_name(), tasks, self.threads, &work, &weigh, deliver, total)
     }
 
     /// Visits the live records of the table on the scan's threads, for outputs built row by row
@@ -456,8 +456,7 @@ impl<'a> TableScan<'a> {
             let unit = db.scannable_unit(table, partition)?;
             let live = ScanMode { include_ghosts: false, salvage: false, ..self.mode(partition)? };
             let decoder = db.row_decoder(table, partition.partition_id, self.options.columns.as_deref())?;
-            let pages = scan::heap_pages(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
-            let tasks: Vec<&[PageId]> = pages.chunks(PAGES_PER_TASK).collect();
+            let pages = MappedPages::new(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
             let work = |pages: &[PageId], send: &mut dyn FnMut(C) -> bool| -> Result<ScanStats> {
                 let mut stats = ScanStats::default();
                 let (mut chunk, mut pending) = (new_chunk(&decoder), false);
@@ -485,7 +484,7 @@ impl<'a> TableScan<'a> {
             let mut deliver = |chunk: C| Ok(each(chunk)? == Flow::Continue);
             if !run_in_task_order(
                 &table.qualified_name(),
-                &tasks,
+                Tasks::mapped(pages, PAGES_PER_TASK),
                 self.threads,
                 &work,
                 &weigh,
