@@ -138,7 +138,7 @@ const IAM_PAGES_KEPT: usize = 4;
 /// The pages an allocation unit's IAM chain maps and their PFS pages mark allocated (each IAM
 /// page's single pages from mixed extents, then the eight pages of each of its uniform
 /// extents; a page once however many IAM pages map it), handed out one at a time instead of
-/// listed, so that a unit of any size costs the same: the first [`IAM_PAGES_KEPT`] IAM pages and
+/// listed, so that a unit of any size costs the same: the first `IAM_PAGES_KEPT` (4) IAM pages and
 /// one PFS page, plus, while the pages are handed out, one bit a page of each 65,536-page
 /// stretch of a file the chain maps pages in (a page is never handed out twice).
 ///

@@ -52,7 +52,7 @@
 //!   page-pass task in flight, four IAM pages and a PFS page for the unit being checked;
 //! - the problems found (a page names at most 8 bad slots, an index at most 8 problems);
 //! - for a clustered table with nonclustered indexes, while they are checked: each row's
-//!   clustered key, spelled, with a count, up to [`KEYS_NAMED_BYTES`] a partition (and a copy an
+//!   clustered key, spelled, with a count, up to `KEYS_NAMED_BYTES` (8 MiB) a partition (and a copy an
 //!   index walk in flight), so that a row locator no row has is named; past it, only a 128-bit
 //!   sum of the keys' hashes (`ClusteredKeys`), which an index's locators must add up to.
 
