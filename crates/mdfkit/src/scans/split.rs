@@ -62,7 +62,7 @@ use crate::catalog::model::{PartitionInfo, TableInfo};
 use crate::database::{check_has_storage, Database};
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::PageId;
-use crate::scan::{self, Flow, ScanStats};
+use crate::scan::{Flow, MappedPages, ScanStats};
 use crate::scans::parallel::{Tasks, PAGES_PER_TASK};
 use crate::table_scan::TableScan;
 
@@ -152,8 +152,24 @@ impl TableScan<'_> {
         let mut splits = Vec::new();
         for partition in &table.partitions {
             let unit = db.scannable_unit(table, partition)?;
-            let pages = scan::heap_pages(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
-            splits.extend(pages.chunks(pages_per_split).map(|part| split(partition, unit.id, runs(part))));
+            // The pages as the IAM walk hands them out, cut every `pages_per_split` into a split's
+            // runs: the driver holds the splits, not a list of the table's pages.
+            let (mut runs, mut taken) = (Vec::new(), 0);
+            let pages = MappedPages::new(db.reader(), unit).and_then(|pages| {
+                pages.try_for_each(|id| {
+                    extend_runs(&mut runs, id);
+                    taken += 1;
+                    if taken == pages_per_split {
+                        splits.push(split(partition, unit.id, std::mem::take(&mut runs)));
+                        taken = 0;
+                    }
+                    Ok(Flow::Continue)
+                })
+            });
+            pages.map_err(|e| e.in_object(table.qualified_name()))?;
+            if taken > 0 {
+                splits.push(split(partition, unit.id, runs));
+            }
         }
         if splits.is_empty() {
             let partition = &table.partitions[0];
@@ -168,16 +184,12 @@ impl TableScan<'_> {
     }
 }
 
-/// Consecutive page ids as runs: file id, first page, count.
-fn runs(pages: &[PageId]) -> Vec<(u16, u32, u32)> {
-    let mut runs: Vec<(u16, u32, u32)> = Vec::new();
-    for id in pages {
-        match runs.last_mut() {
-            Some((file, first, count)) if *file == id.file && first.checked_add(*count) == Some(id.page) => *count += 1,
-            _ => runs.push((id.file, id.page, 1)),
-        }
+/// Adds page `id` to `runs` of consecutive page ids (file id, first page, count).
+fn extend_runs(runs: &mut Vec<(u16, u32, u32)>, id: PageId) {
+    match runs.last_mut() {
+        Some((file, first, count)) if *file == id.file && first.checked_add(*count) == Some(id.page) => *count += 1,
+        _ => runs.push((id.file, id.page, 1)),
     }
-    runs
 }
 
 impl ScanSplit {
@@ -294,6 +306,12 @@ impl ScanSplit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn runs(pages: &[PageId]) -> Vec<(u16, u32, u32)> {
+        let mut runs = Vec::new();
+        pages.iter().for_each(|&id| extend_runs(&mut runs, id));
+        runs
+    }
 
     #[test]
     fn consecutive_pages_make_one_run_and_files_or_gaps_start_another() {
