@@ -254,9 +254,10 @@ impl Database {
         let mut page = vec![0u8; crate::page::PAGE_SIZE];
         for partition in &table.partitions {
             let Some(unit) = self.catalog.base().in_row_unit(partition.partition_id) else { continue };
-            let pages = crate::scan::heap_pages(&self.reader, unit)?;
-            counts.present += pages.iter().filter(|&&id| self.reader.source().read_raw(id, &mut page).is_ok()).count();
-            counts.listed += pages.len();
+            crate::scan::MappedPages::new(&self.reader, unit)?.for_each(|id| {
+                counts.present += usize::from(self.reader.source().read_raw(id, &mut page).is_ok());
+                counts.listed += 1;
+            });
         }
         Ok(counts)
     }

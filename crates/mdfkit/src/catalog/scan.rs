@@ -793,7 +793,7 @@ pub fn leaf_head_from_iam(reader: &PageReader, unit: &AllocationUnit) -> Result<
 /// unit owns (no index descent), once per call.
 pub fn leaf_end_from_iam(reader: &PageReader, unit: &AllocationUnit, direction: Direction) -> Result<PageId> {
     let mut heads = Vec::new();
-    for id in heap_pages(reader, unit)? {
+    MappedPages::new(reader, unit)?.try_for_each(|id| {
         let page = reader.read(id)?;
         let h = page.header();
         let end = match direction {
@@ -803,7 +803,8 @@ pub fn leaf_end_from_iam(reader: &PageReader, unit: &AllocationUnit, direction: 
         if h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id) && end.is_null() {
             heads.push(id);
         }
-    }
+        Ok(Flow::Continue)
+    })?;
     match heads.as_slice() {
         [] => Ok(PageId::default()),
         [head] => Ok(*head),

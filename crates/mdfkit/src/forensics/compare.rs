@@ -81,7 +81,7 @@ fn allocated_pages(db: &Database, t: &TableInfo) -> Result<i64> {
     let mut pages = 0;
     for p in &t.partitions {
         for unit in db.catalog().base().allocation_units.iter().filter(|u| u.owner_id == p.partition_id) {
-            pages += crate::scan::heap_pages(db.reader(), unit)?.len() as i64;
+            crate::scan::MappedPages::new(db.reader(), unit)?.for_each(|_| pages += 1);
         }
     }
     Ok(pages)
