@@ -717,20 +717,27 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
         ci: ci.as_ref(),
         layout: layout.as_ref(),
     };
-    // One entry a slot, in one go (the slot array's length is known: no check a push).
-    anatomy.records.extend(slot_offsets(slot_array).map(usize::from).enumerate().map(|(slot, offset)| {
+    // Slots that point at a record already taken apart share its fields and columns: the record
+    // is the same bytes, so it is taken apart once (damage can point thousands of slots at a few
+    // offsets). `taken[o]` is one more than the index of the first record taken apart at `o`.
+    let mut taken = [0u16; PAGE_SIZE];
+    anatomy.records.reserve_exact(slots);
+    for (slot, offset) in slot_offsets(slot_array).map(usize::from).enumerate() {
         let slot = slot as u16;
-        if offset == 0 {
-            return RecordAnatomy::empty(slot, 0, Some(RecordError::DeletedSlot));
-        }
-        if offset < HEADER_SIZE || offset >= array_start {
-            return RecordAnatomy::empty(slot, offset, Some(RecordError::OutsideRecordArea { offset, array_start }));
-        }
-        if parts.fields.len() >= MAX_FIELDS || parts.columns.len() >= MAX_FIELDS {
-            return RecordAnatomy::empty(slot, offset, Some(RecordError::TooManyFields));
-        }
-        record(page, slot, offset, &mut ends, &context, &mut parts)
-    }));
+        let record = if offset == 0 {
+            RecordAnatomy::empty(slot, 0, Some(RecordError::DeletedSlot))
+        } else if offset < HEADER_SIZE || offset >= array_start {
+            RecordAnatomy::empty(slot, offset, Some(RecordError::OutsideRecordArea { offset, array_start }))
+        } else if let Some(first) = taken[offset].checked_sub(1).and_then(|i| anatomy.records.get(usize::from(i))) {
+            RecordAnatomy { slot, ..first.clone() }
+        } else if parts.fields.len() >= MAX_FIELDS || parts.columns.len() >= MAX_FIELDS {
+            RecordAnatomy::empty(slot, offset, Some(RecordError::TooManyFields))
+        } else {
+            taken[offset] = slot + 1;
+            record(page, slot, offset, &mut ends, &context, &mut parts)
+        };
+        anatomy.records.push(record);
+    }
     anatomy.fields = parts.fields;
     anatomy.column_values = parts.columns;
     anatomy.damage = parts.damage;
@@ -774,9 +781,11 @@ struct RecordEnds<'o> {
 
 /// The starts of a page's records (those in the record area) and of its free space.
 struct Starts {
-    /// Bit `o % 64` of word `o / 64`: a record (or the free space) starts at offset `o`.
-    bits: [u64; PAGE_SIZE / 64],
-    /// Starts in the words before each word.
+    /// Bit `o % 64` of word `o / 64`: a record (or the free space) starts at offset `o`. Every
+    /// offset a slot can hold has its bit, so that a slot's is set without a comparison (a page
+    /// of damage holds thousands of slots); those outside the record area are cleared after.
+    bits: [u64; (u16::MAX as usize + 1) / 64],
+    /// Starts in the words before each word of the page.
     before: [u16; PAGE_SIZE / 64],
     /// The starts in offset order, each once.
     in_order: Vec<u16>,
@@ -787,16 +796,27 @@ impl RecordEnds<'_> {
     fn after(&mut self, offset: usize) -> usize {
         let (slot_array, free_data, array_start) = (self.slot_array, self.free_data, self.array_start);
         let starts = self.starts.get_or_insert_with(|| {
-            let mut starts =
-                Box::new(Starts { bits: [0; PAGE_SIZE / 64], before: [0; PAGE_SIZE / 64], in_order: Vec::new() });
-            let free = free_data.clamp(HEADER_SIZE, array_start);
-            // The free space starting at the slot array ends nothing before the array.
-            let in_area = slot_offsets(slot_array).map(usize::from).chain((free < array_start).then_some(free));
-            for o in in_area.filter(|&o| o >= HEADER_SIZE && o < array_start) {
+            let mut starts = Box::new(Starts {
+                bits: [0; (u16::MAX as usize + 1) / 64],
+                before: [0; PAGE_SIZE / 64],
+                in_order: Vec::new(),
+            });
+            for o in slot_offsets(slot_array).map(usize::from) {
                 starts.bits[o / 64] |= 1 << (o % 64);
             }
+            // Only the record area's starts count: the bits before the header's end and from
+            // the slot array's start on are cleared.
+            starts.bits[..HEADER_SIZE / 64].fill(0);
+            starts.bits[HEADER_SIZE / 64] &= !0 << (HEADER_SIZE % 64);
+            starts.bits[array_start / 64] &= (1 << (array_start % 64)) - 1;
+            starts.bits[array_start / 64 + 1..].fill(0);
+            // The free space starting at the slot array ends nothing before the array.
+            let free = free_data.clamp(HEADER_SIZE, array_start);
+            if free < array_start {
+                starts.bits[free / 64] |= 1 << (free % 64);
+            }
             let mut count = 0;
-            for (w, &word) in starts.bits.iter().enumerate() {
+            for (w, &word) in starts.bits.iter().enumerate().take(PAGE_SIZE / 64).skip(HEADER_SIZE / 64) {
                 starts.before[w] = count;
                 let mut rest = word;
                 while rest != 0 {
@@ -1861,8 +1881,9 @@ mod tests {
         let spans: Vec<_> = anatomy.records.iter().map(|r| (r.offset, r.len)).collect();
         assert_eq!(spans, [(126, 5), (96, 10), (106, 20)]);
 
-        // Starts on both sides of 64-byte words, one twice, a slot outside the record area.
-        let offsets = [0u16, 300, 96, 8100, 127, 128, 300, 50];
+        // Starts on both sides of 64-byte words, one twice, slots outside the record area (in
+        // the header, in the slot array, past the page).
+        let offsets = [0u16, 300, 96, 8100, 127, 128, 300, 50, 8180, 40000, u16::MAX];
         let slot_array: Vec<u8> = offsets.iter().rev().flat_map(|o| o.to_le_bytes()).collect();
         let array_start = PAGE_SIZE - slot_array.len();
         // The free space: after the record at 300, past the slot array, before the header.
@@ -1895,12 +1916,10 @@ mod tests {
         assert!(a.error.unwrap().contains("says it is page 0:0"));
     }
 
-    #[test]
-    fn bounds_the_fields_of_records_that_overlap() {
-        let id = PageId::new(1, 7);
-        // A record of 2,000 empty variable-length columns: 4,003 fields (status A and B, fixed
-        // end, count, then an end offset and a column of no bytes each).
-        let columns = 2000u16;
+    /// A page whose one record, of 2,000 empty variable-length columns (4,004 fields: status A and
+    /// B, fixed end, count, then an end offset and a column of no bytes each), is pointed at by
+    /// `slots` slots: a damaged slot array.
+    fn one_record_many_slots(id: PageId, columns: u16, slots: usize) -> Vec<u8> {
         let mut row = vec![0x20, 0, 4, 0];
         row.extend_from_slice(&columns.to_le_bytes());
         let table_end = 6 + 2 * columns;
@@ -1908,19 +1927,61 @@ mod tests {
             row.extend_from_slice(&table_end.to_le_bytes());
         }
         let mut b = build_page(id, 1, &[&row]);
-        // 100 slots, all pointing at it: a damaged slot array.
-        let slots = 100;
         b[22..24].copy_from_slice(&(slots as u16).to_le_bytes());
         for s in 0..slots {
             b[PAGE_SIZE - 2 * (s + 1)..PAGE_SIZE - 2 * s].copy_from_slice(&96u16.to_le_bytes());
         }
-        let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
+        b
+    }
+
+    #[test]
+    fn slots_pointing_at_one_record_share_its_parts() {
+        let id = PageId::new(1, 7);
+        let columns = 2000u16;
+        let a = take_apart(one_record_many_slots(id, columns, 100).into_boxed_slice(), id, Verdict::Unprotected, None);
         let per_record = 4 + 2 * usize::from(columns);
+        assert_eq!(a.fields.len(), per_record, "the record is taken apart once");
+        assert_eq!(a.records.len(), 100);
+        for (slot, r) in a.records.iter().enumerate() {
+            assert_eq!((usize::from(r.slot), r.offset, r.len, r.error), (slot, 96, 6 + 2 * usize::from(columns), None));
+            assert_eq!(r.fields, a.records[0].fields);
+            assert_tiles(&a, r);
+        }
+    }
+
+    #[test]
+    fn bounds_the_fields_of_records_that_overlap() {
+        let id = PageId::new(1, 7);
+        // Damaged slots pointing into each other's records, each at its own offset: the page's
+        // record area repeats status A 0x20 (variable-length columns, no null bitmap), status B
+        // 0, then 202 as the fixed part's end. At every fourth byte a record starts whose fixed
+        // part ends at 202, where it reads 202 variable-length columns, their end offsets
+        // alternating 32 and 202 up to byte 608: 207 fields (status A and B, fixed end, fixed
+        // part, count, an end offset a column; the columns lie outside the record, named as
+        // damage), from each of 400 slots.
+        let slots = 400;
+        let array_start = PAGE_SIZE - 2 * slots;
+        let mut b = build_page(id, 1, &[]);
+        for (i, byte) in b[HEADER_SIZE..array_start].iter_mut().enumerate() {
+            *byte = [0x20, 0, 202, 0][i % 4];
+        }
+        b[22..24].copy_from_slice(&(slots as u16).to_le_bytes());
+        for s in 0..slots {
+            let offset = (HEADER_SIZE + 4 * s) as u16;
+            b[PAGE_SIZE - 2 * (s + 1)..PAGE_SIZE - 2 * s].copy_from_slice(&offset.to_le_bytes());
+        }
+        let a = take_apart(b.into_boxed_slice(), id, Verdict::Unprotected, None);
+        let per_record = 5 + 202;
         // A record is taken apart while the most fields it could add (10 + 3 a variable-length
         // column) stay within the bound.
-        let taken = (MAX_FIELDS - (10 + 3 * usize::from(columns))) / per_record + 1;
-        assert_eq!(a.record_fields(&a.records[0]).len(), per_record);
-        assert_tiles(&a, &a.records[taken - 1]);
+        let taken = (MAX_FIELDS - (10 + 3 * 202)) / per_record + 1;
+        assert!(taken < slots);
+        for r in &a.records[..taken] {
+            assert_eq!(r.len, 608, "slot {}", r.slot);
+            assert!(matches!(r.error, Some(RecordError::Damaged(_))), "slot {}", r.slot);
+            assert_eq!(a.record_fields(r).len(), per_record, "slot {}", r.slot);
+            assert_tiles(&a, r);
+        }
         assert_eq!(a.fields.len(), taken * per_record, "the records taken apart before the bound");
         for r in &a.records[taken..] {
             assert_eq!(r.error, Some(RecordError::TooManyFields), "slot {}", r.slot);
