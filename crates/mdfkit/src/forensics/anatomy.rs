@@ -587,29 +587,44 @@ struct Layout<'d> {
     decoder: &'d RowDecoder,
     /// (offset, length, column index) of the fixed-length columns, by offset then length.
     fixed: Vec<(usize, usize, usize)>,
-    /// (variable column index from 0, column index) of the variable-length columns.
-    variable: Vec<(usize, usize)>,
+    /// The column index of each variable-length column, by its index among them (from 0;
+    /// `None`: no column of the layout is stored there). At most 32,768 entries (`leaf_offset`
+    /// is an `i16`), looked up once a stored column.
+    variable: Vec<Option<usize>>,
+    /// How many of `variable`'s entries name a column.
+    variable_columns: usize,
 }
 
 impl<'d> Layout<'d> {
     fn new(decoder: &'d RowDecoder) -> Self {
         let mut fixed: Vec<(usize, usize, usize)> = Vec::new();
         let mut variable = Vec::new();
+        let mut variable_columns = 0;
         for (i, p) in decoder.columns().iter().enumerate() {
             match (p.physical.location(), p.fixed_len()) {
                 // From byte 1: an index record's fixed part starts there (a data record's at 4).
                 (ColumnLocation::Fixed(o), Some(len)) if o >= 1 => fixed.push((o, len, i)),
-                (ColumnLocation::Variable(v), _) => variable.push((v, i)),
+                (ColumnLocation::Variable(v), _) => {
+                    if variable.len() <= v {
+                        variable.resize(v + 1, None);
+                    }
+                    // The first column stored there, as a search in column order finds it.
+                    if variable[v].is_none() {
+                        variable[v] = Some(i);
+                        variable_columns += 1;
+                    }
+                }
                 _ => {}
             }
         }
         fixed.sort_by_key(|(o, len, _)| (*o, *len));
-        Layout { decoder, fixed, variable }
+        Layout { decoder, fixed, variable, variable_columns }
     }
 
-    /// The column stored as column `index` (from 0) of a CD record: its index in the decoder's.
-    fn cd_column(&self, index: usize) -> Option<usize> {
-        self.variable.iter().find(|(n, _)| *n == index).map(|(_, c)| *c)
+    /// The column stored as variable-length column `index` (from 0) of a FixedVar record, or as
+    /// column `index` of a CD record: its index in the decoder's.
+    fn variable_column(&self, index: usize) -> Option<usize> {
+        self.variable.get(index).copied().flatten()
     }
 
     fn columns(&self) -> Vec<ColumnLayout> {
@@ -704,7 +719,7 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
     // pages of overlapping records reach the bound). Deleted slots take none, but counting them
     // costs more than the room they leave unused (never written, it is never paged in).
     let (fields_a_record, columns_a_record) =
-        layout.as_ref().map_or((8, 0), |l| (8 + 2 * l.fixed.len() + 3 * l.variable.len(), l.decoder.columns().len()));
+        layout.as_ref().map_or((8, 0), |l| (8 + 2 * l.fixed.len() + 3 * l.variable_columns, l.decoder.columns().len()));
     let mut parts = Parts {
         fields: Vec::with_capacity((slots * fields_a_record).min(MAX_FIELDS)),
         columns: Vec::with_capacity((slots * columns_a_record).min(MAX_FIELDS)),
@@ -1025,7 +1040,7 @@ fn cd_record(out: &mut RecordAnatomy, cd: &CdRecord, at: usize, context: &Record
     // one of the index's).
     let down_page = cd.down_page().filter(|_| context.page_type == PageType::Index && context.level > 0);
     let last = cd.column_count().saturating_sub(1);
-    let column = |i| match (layout.and_then(|l| l.cd_column(i)), down_page) {
+    let column = |i| match (layout.and_then(|l| l.variable_column(i)), down_page) {
         (_, Some(child)) if i == last => (FieldName::Fixed("down page"), FieldValue::Page(child)),
         (Some(c), _) => (FieldName::Column(c), FieldValue::Column(c)),
         (None, _) => (FieldName::Numbered("column", i + 1), FieldValue::Hex),
@@ -1226,7 +1241,8 @@ fn ci_fields(ci: &CompressionInfo, page: &[u8], layout: Option<&Layout>) -> Vec<
             r.start,
             anchor,
             &|i| {
-                let name = layout.and_then(|l| l.cd_column(i)).map_or(Numbered("column", i + 1), FieldName::Column);
+                let name =
+                    layout.and_then(|l| l.variable_column(i)).map_or(Numbered("column", i + 1), FieldName::Column);
                 (name, FieldValue::Hex)
             },
             &mut unsorted,
@@ -1494,7 +1510,6 @@ fn data_record(
             )
         }));
         pos = table + 2 * entries;
-        let variable: &[(usize, usize)] = layout.map_or(&[], |l| &l.variable);
         // The columns' bytes, the table read once more (not twice an entry).
         for (i, v) in rec.var_entries().enumerate() {
             let Some(v) = v else {
@@ -1504,7 +1519,7 @@ fn data_record(
             };
             let start = offset_in(b, v.bytes);
             let is_back_pointer = i >= rec.var_column_count() && out.record_type == Some(RecordType::Forwarded);
-            let column = variable.iter().find(|(n, _)| *n == i).map(|(_, c)| *c);
+            let column = layout.and_then(|l| l.variable_column(i));
             let (part, name, meaning, value) = if is_back_pointer {
                 let stub = back_pointer_value(v.bytes);
                 (Part::Pointer, FieldName::Fixed("back pointer"), "the forwarding stub pointing here", stub)
