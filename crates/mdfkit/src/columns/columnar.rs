@@ -1205,7 +1205,11 @@ mod tests {
         // One second at every scale, in microseconds and nanoseconds.
         for scale in 0..=7u8 {
             let second = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000][usize::from(scale)];
-            assert_eq!((scaled(second, scale, 6), scaled(second, scale, 9)), (1_000_000, 1_000_000_000), "scale {scale}");
+            assert_eq!(
+                (scaled(second, scale, 6), scaled(second, scale, 9)),
+                (1_000_000, 1_000_000_000),
+                "scale {scale}"
+            );
         }
         // 1970-01-02 00:00:01.5 at scale 1.
         let days = (DAYS_0001_TO_1970 + 1) as u32;

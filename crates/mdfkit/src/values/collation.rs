@@ -875,8 +875,9 @@ mod tests {
         let single_byte = codec.single_byte().expect("code page 1252 has a table");
         let mut utf8 = Utf8Writer::default();
         for others in 0..1u32 << 12 {
-            let bytes: Vec<u8> =
-                (0..12).map(|at| if others >> at & 1 == 1 { [0xe9, 0x80, 0xff][at % 3] } else { b'a' + at as u8 }).collect();
+            let bytes: Vec<u8> = (0..12)
+                .map(|at| if others >> at & 1 == 1 { [0xe9, 0x80, 0xff][at % 3] } else { b'a' + at as u8 })
+                .collect();
             let expected = mapped(1252, &bytes);
             for len in [12, 9, 8, 7, 1] {
                 let expected = mapped(1252, &bytes[..len]);
