@@ -761,6 +761,7 @@ impl ColumnBuilder {
                 SqlType::Clr => each_cell!(b, |bytes| Some(crate::clrtypes::hierarchyid_text(bytes)?)),
                 _ => {
                     let utf16 = matches!(t.sql_type, SqlType::NChar | SqlType::NVarChar | SqlType::NText);
+                    let single_byte = plan.text_codec().single_byte().filter(|_| !utf16);
                     let TextRun { utf8, ends } = text;
                     utf8.clear();
                     ends.clear();
@@ -775,6 +776,8 @@ impl ColumnBuilder {
                         total += bytes.len();
                         if utf16 {
                             crate::bytes::push_utf16le_utf8(bytes, utf8);
+                        } else if let Some(single_byte) = single_byte {
+                            single_byte.push_utf8(bytes, utf8);
                         } else if let Err(e) = plan.text_codec().decode_into_utf8(bytes, utf8) {
                             refused = Err(e);
                             break;
@@ -983,6 +986,7 @@ fn three_byte(b: &[u8]) -> Option<u32> {
     Some(u32::from_le_bytes([b[0], b[1], b[2], 0]))
 }
 
+#[inline]
 fn time_units(b: &[u8]) -> Option<i64> {
     if b.is_empty() || b.len() > 5 {
         return None;
@@ -993,23 +997,33 @@ fn time_units(b: &[u8]) -> Option<i64> {
 }
 
 /// Converts `units` of 10^-scale seconds to 10^-digits seconds.
+#[inline]
 fn scaled(units: i64, scale: u8, digits: u32) -> i64 {
     let scale = u32::from(scale.min(7));
     if digits >= scale {
-        units * 10i64.pow(digits - scale)
+        units * ten_to(digits - scale)
     } else {
-        units / 10i64.pow(scale - digits)
+        units / ten_to(scale - digits)
     }
+}
+
+/// 10^n, from a table for the differences between scales (0 to 9): `pow` is a loop, which a
+/// column loop would run for every value.
+#[inline]
+fn ten_to(n: u32) -> i64 {
+    const POWERS: [i64; 10] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
+    POWERS.get(n as usize).copied().unwrap_or_else(|| 10i64.pow(n))
 }
 
 /// datetime2 bytes (time then 3-byte date) as 10^-digits seconds since 1970-01-01; `None` when
 /// the bytes are malformed or the instant does not fit an i64 of that unit (nanoseconds hold
 /// only the years 1677 to 2262, datetime2 goes from 0001 to 9999).
+#[inline]
 fn datetime2(bytes: &[u8], scale: u8, digits: u32) -> Option<i64> {
     let split = bytes.len().checked_sub(3)?;
     let units = scaled(time_units(&bytes[..split])?, scale, digits);
     let days = i64::from(three_byte(&bytes[split..])?) - DAYS_0001_TO_1970;
-    days.checked_mul(86_400 * 10i64.pow(digits))?.checked_add(units)
+    days.checked_mul(86_400 * ten_to(digits))?.checked_add(units)
 }
 
 /// Why a stored value did not convert to its Arrow type: a datetime2(7) / datetimeoffset(7)
@@ -1188,6 +1202,15 @@ mod tests {
         assert_eq!(scaled(123, 3, 6), 123_000);
         assert_eq!(scaled(1_234_567, 7, 9), 123_456_700);
         assert_eq!(scaled(1_234_567, 7, 6), 123_456);
+        // One second at every scale, in microseconds and nanoseconds.
+        for scale in 0..=7u8 {
+            let second = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000][usize::from(scale)];
+            assert_eq!(
+                (scaled(second, scale, 6), scaled(second, scale, 9)),
+                (1_000_000, 1_000_000_000),
+                "scale {scale}"
+            );
+        }
         // 1970-01-02 00:00:01.5 at scale 1.
         let days = (DAYS_0001_TO_1970 + 1) as u32;
         let mut b = 15u32.to_le_bytes()[..3].to_vec();

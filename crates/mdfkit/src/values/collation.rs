@@ -381,6 +381,16 @@ impl TextCodec {
         }
     }
 
+    /// The collation's single-byte code page table, when it has one of ours (1252, 437, 850):
+    /// found once for a run of values, so that each value goes straight to the table's
+    /// encoder (what [`Self::decode_into_utf8`] does with it, without its two matches a value).
+    pub fn single_byte(&self) -> Option<SingleByteText> {
+        match self.code_page {
+            Some(CodePage::Ansi(cp)) => single_byte_table(cp).map(SingleByteText),
+            _ => None,
+        }
+    }
+
     /// Whether [`Self::decode_into`] reads `bytes`, without decoding them: ASCII always, other
     /// bytes where the collation's code page has a decoder (every decoder reads every byte, so
     /// the code page alone decides). A check verifies text this way where nothing needs it
@@ -464,8 +474,7 @@ pub fn push_code_page(cp: u16, bytes: &[u8], out: &mut String) -> bool {
 /// construction); false, `out` untouched, when mdfkit has no decoder for code page `cp`.
 pub fn push_code_page_utf8(cp: u16, bytes: &[u8], out: &mut Utf8Writer) -> bool {
     if let Some(table) = single_byte_table(cp) {
-        let written = single_byte_to_utf8(table, bytes, out.spare(3 * bytes.len()));
-        out.commit(written);
+        SingleByteText(table).push_utf8(bytes, out);
         return true;
     }
     let Some(encoding) = encoding_of(cp) else { return false };
@@ -487,6 +496,19 @@ pub fn push_code_page_utf8(cp: u16, bytes: &[u8], out: &mut Utf8Writer) -> bool 
     }
 }
 
+/// The text of a single-byte code page mdfkit has a table for ([`TextCodec::single_byte`]).
+#[derive(Clone, Copy)]
+pub struct SingleByteText(&'static Utf8Table);
+
+impl SingleByteText {
+    /// Appends the UTF-8 of `bytes` to `out`, as [`TextCodec::decode_into_utf8`] spells them.
+    #[inline]
+    pub fn push_utf8(self, bytes: &[u8], out: &mut Utf8Writer) {
+        let written = single_byte_to_utf8(self.0, bytes, out.spare(3 * bytes.len()));
+        out.commit(written);
+    }
+}
+
 /// The UTF-8 of every byte of a single-byte code page: up to three bytes (every character of
 /// these code pages is in the Basic Multilingual Plane), then how many of them there are.
 type Utf8Table = [[u8; 4]; 256];
@@ -502,25 +524,27 @@ fn single_byte_table(cp: u16) -> Option<&'static Utf8Table> {
 }
 
 /// Writes the UTF-8 of the single-byte code page text `src` to the front of `dst`, which must hold
-/// three bytes a byte of `src`; returns the bytes written. ASCII (most text) is copied eight bytes
-/// at a time; other bytes write their table entry's three bytes and move on by its length.
+/// three bytes a byte of `src`; returns the bytes written. Eight bytes are read at a time and
+/// copied as they are: all ASCII (most text), they are its UTF-8; otherwise the ASCII bytes
+/// before the first other one are (an accented letter is one in a word), that byte writes its
+/// table entry's three bytes and moves on by its length, and the next eight are read from the
+/// byte after it. The last bytes, fewer than eight, go through the table one by one.
 fn single_byte_to_utf8(table: &Utf8Table, src: &[u8], dst: &mut [u8]) -> usize {
     const NOT_ASCII: u64 = 0x8080_8080_8080_8080;
-    let mut w = 0;
-    let mut eights = src.chunks_exact(8);
-    for eight in &mut eights {
-        if u64::from_le_bytes(eight.try_into().unwrap_or([0xff; 8])) & NOT_ASCII == 0 {
-            dst[w..w + 8].copy_from_slice(eight);
-            w += 8;
+    let (mut r, mut w) = (0, 0);
+    while let Some(eight) = src.get(r..r + 8) {
+        // `w` is at most three times `r`, and `dst` holds three bytes a byte: room for eight.
+        dst[w..w + 8].copy_from_slice(eight);
+        let high = u64::from_le_bytes(eight.try_into().unwrap_or([0xff; 8])) & NOT_ASCII;
+        if high == 0 {
+            (r, w) = (r + 8, w + 8);
             continue;
         }
-        // Eight bytes with an accented letter among them: each through the table, no branch
-        // on which are ASCII.
-        for &byte in eight {
-            w += table_utf8(table, byte, &mut dst[w..]);
-        }
+        let ascii = (high.trailing_zeros() / 8) as usize;
+        w += ascii + table_utf8(table, eight[ascii], &mut dst[w + ascii..]);
+        r += ascii + 1;
     }
-    for &byte in eights.remainder() {
+    for &byte in src.get(r..).unwrap_or_default() {
         w += table_utf8(table, byte, &mut dst[w..]);
     }
     w
@@ -838,6 +862,32 @@ mod tests {
                     "code page {cp}, case {case}"
                 );
             }
+        }
+    }
+
+    /// Every arrangement of ASCII and other bytes over twelve places (the eight-byte words read
+    /// from every offset, the last bytes one by one), as the code page's table maps it; the same
+    /// through the table found once for a run ([`TextCodec::single_byte`]).
+    #[test]
+    fn single_byte_text_reads_every_arrangement_of_ascii_and_other_bytes() {
+        // SQL_Latin1_General_CP1_CI_AS: code page 1252.
+        let codec = TextCodec::new(872_468_488);
+        let single_byte = codec.single_byte().expect("code page 1252 has a table");
+        let mut utf8 = Utf8Writer::default();
+        for others in 0..1u32 << 12 {
+            let bytes: Vec<u8> = (0..12)
+                .map(|at| if others >> at & 1 == 1 { [0xe9, 0x80, 0xff][at % 3] } else { b'a' + at as u8 })
+                .collect();
+            let expected = mapped(1252, &bytes);
+            for len in [12, 9, 8, 7, 1] {
+                let expected = mapped(1252, &bytes[..len]);
+                utf8.clear();
+                single_byte.push_utf8(&bytes[..len], &mut utf8);
+                assert_eq!(utf8.written(), expected.as_bytes(), "{:x?}", &bytes[..len]);
+            }
+            utf8.clear();
+            codec.decode_into_utf8(&bytes, &mut utf8).unwrap();
+            assert_eq!(utf8.written(), expected.as_bytes());
         }
     }
 
