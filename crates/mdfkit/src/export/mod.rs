@@ -30,7 +30,7 @@ use parquet::file::writer::SerializedFileWriter;
 use crate::catalog::model::TableInfo;
 use crate::database::Database;
 use crate::error::{Error, ErrorKind, Result};
-use crate::plain_pages::PlainLayout;
+use crate::plain_pages::{PageRow, PlainLayout};
 use crate::scan::Flow;
 use crate::scans::Backlog;
 use crate::value::Value;
@@ -40,7 +40,7 @@ mod delta_stats;
 mod parquet_guard;
 mod text;
 
-use text::{line_columns, LineColumn, Lines};
+use text::{line_columns, LineColumns, Lines};
 
 /// Arrow bytes at which a Parquet row group is written out.
 const ROW_GROUP_BYTES: usize = 32 << 20;
@@ -563,12 +563,11 @@ fn write_table(
                     let lines = written.lock().ok().and_then(|mut buffers| buffers.pop());
                     TextChunk::new(format, decoder, lines)
                 };
-                let append =
-                    |chunk: &mut TextChunk, decoder: &crate::rows::RowDecoder, record: &crate::record::Record| {
-                        chunk.lines.push_row(format, &chunk.columns, chunk.plain.as_ref(), decoder, record)?;
-                        chunk.rows += 1;
-                        Ok(chunk.lines.text.len() >= TEXT_CHUNK_BYTES)
-                    };
+                let append = |chunk: &mut TextChunk, decoder: &crate::rows::RowDecoder, row: PageRow| {
+                    chunk.lines.push_page_row(format, &chunk.columns, chunk.plain.as_ref(), decoder, row)?;
+                    chunk.rows += 1;
+                    Ok(chunk.lines.text.len() >= TEXT_CHUNK_BYTES)
+                };
                 let weigh = |chunk: &TextChunk| chunk.lines.text.room();
                 scan.chunks(new_chunk, append, weigh, |mut chunk| {
                     out.write_all(chunk.lines.text.written()).map_err(io)?;
@@ -589,8 +588,8 @@ fn write_table(
                     let decoder = db.row_decoder(table, partition.partition_id, columns)?;
                     let line_columns = line_columns(format, &decoder);
                     let plain = PlainLayout::of(&decoder);
-                    total += scan.partition_records(partition, |record, _| {
-                        lines.push_row(format, &line_columns, plain.as_ref(), &decoder, record)?;
+                    total += scan.partition_rows(partition, plain.as_ref(), |row| {
+                        lines.push_page_row(format, &line_columns, plain.as_ref(), &decoder, row)?;
                         if lines.text.len() >= TEXT_CHUNK_BYTES {
                             out.write_all(lines.text.written()).map_err(io)?;
                             lines.text.clear();
@@ -645,7 +644,7 @@ struct TextChunk {
     lines: Lines,
     rows: u64,
     /// What goes before each of the decoder's columns, and how its values are spelled.
-    columns: Vec<LineColumn>,
+    columns: LineColumns,
     /// Where the values of the partition's plain records are ([`PlainLayout`]).
     plain: Option<PlainLayout>,
 }

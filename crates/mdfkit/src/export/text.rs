@@ -10,6 +10,16 @@
 //! [`crate::value::Value`]'s `Display` (`19.9900`, `2012-03-15`, upper-case GUIDs); the tests
 //! below hold each one to [`crate::decode::spell_column`] over the edge values of its type.
 //!
+//! A page's records of one shape (`plain_pages::RecordShape`: the same status byte, fixed part
+//! and column count, no variable-length column) come as their bytes ([`PageRow::Alike`]), each
+//! value at its column's [`FixedPlace`], with no [`Record`] parsed and no check that the layout
+//! takes the record. Where every column of such a line has a [`Bounded`] spelling (integers,
+//! bit, money, decimals of up to 8 bytes of magnitude, date, uniqueidentifier: each value at most
+//! a known length), the line is written into room reserved once for its longest
+//! (`LineColumns::bounded_line`), with no length check or commit per value; a value that does not
+//! fit its spelling (which the column lengths rule out) sends the line the value-by-value way.
+//! Every other record is spelled value by value through the layout or the decoder, as before.
+//!
 //! The chunk is a [`Utf8Writer`]: bytes that are UTF-8 because every writer of them writes
 //! UTF-8 (ASCII digits and separators, the text decoders' output, escaped text from a `str`),
 //! written to the output file as they are. Only a value to be quoted or escaped is checked, to
@@ -17,8 +27,8 @@
 
 use crate::bytes::{push_utf16le_utf8, Utf8Writer};
 use crate::decode::Spelled;
-use crate::error::Result;
-use crate::plain_pages::PlainLayout;
+use crate::error::{Error, Result};
+use crate::plain_pages::{AlikeRecord, FixedPlace, PageRow, PlainLayout};
 use crate::record::Record;
 use crate::rows::{ColumnPlan, RowDecoder};
 use crate::types::SqlType;
@@ -178,7 +188,7 @@ impl Spelling {
             }
             Spelling::UniqueIdentifier => {
                 if let Some(b) = fixed::<16>(bytes) {
-                    push_guid(out, &b);
+                    push_array(out, &guid_text(&b));
                     return Ok(Spelled::Plain);
                 }
             }
@@ -229,15 +239,31 @@ const TWO_DIGITS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// Decimal digits of `v`: 1 for 0.
-#[inline]
+/// Powers of ten that a u64 holds.
+const POWERS_OF_TEN: [u64; 20] = {
+    let mut powers = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        powers[i] = powers[i - 1] * 10;
+        i += 1;
+    }
+    powers
+};
+
+/// Decimal digits of `v`: 1 for 0. From its bit length (1233 / 4096 is just over log10 2: the
+/// guess is the count or one more) and one comparison, without `ilog10`'s call and its chain
+/// of comparisons. `v | 1` has as many digits as `v` (no power of ten above 1 is odd).
+#[inline(always)]
 fn digit_count(v: u64) -> usize {
-    v.checked_ilog10().map_or(1, |log| log as usize + 1)
+    let w = v | 1;
+    let guess = ((64 - w.leading_zeros()) * 1233 >> 12) as usize;
+    // At most 64 * 1233 >> 12 = 19.
+    guess + 1 - usize::from(POWERS_OF_TEN.get(guess).is_some_and(|&power| w < power))
 }
 
 /// Writes the last `out.len()` decimal digits of `v` into `out`, zeros on the left where `v`
 /// has fewer, two digits at a time.
-#[inline]
+#[inline(always)]
 fn put_digits(out: &mut [u8], mut v: u64) {
     let mut end = out.len();
     while end >= 2 {
@@ -312,9 +338,10 @@ fn push_scaled(out: &mut Utf8Writer, negative: bool, magnitude: u64, scale: u8) 
     }
 }
 
-/// Appends the upper-case text of a uniqueidentifier: the first three groups little endian, the
-/// last two as stored.
-fn push_guid(out: &mut Utf8Writer, b: &[u8; 16]) {
+/// The upper-case text of a uniqueidentifier: the first three groups little endian, the last
+/// two as stored.
+#[inline]
+fn guid_text(b: &[u8; 16]) -> [u8; 36] {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     const ORDER: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
     let mut text = [b'-'; 36];
@@ -328,7 +355,7 @@ fn push_guid(out: &mut Utf8Writer, b: &[u8; 16]) {
         text[at + 1] = HEX[usize::from(x & 0x0f)];
         at += 2;
     }
-    push_array(out, &text);
+    text
 }
 
 /// What goes before a column's value in a CSV or JSON line, and how the value is spelled.
@@ -342,12 +369,25 @@ pub(super) struct LineColumn {
     /// Whether `prefix` ends with an opening quote.
     quoted: bool,
     spelling: Spelling,
+    /// Where the value lies in a record of one shape ([`PageRow::Alike`]), where the
+    /// partition's layout is plain and reads no variable-length column.
+    place: Option<FixedPlace>,
+    /// The column's bounded spelling and its longest value, where it has a place.
+    bounded: Option<(Bounded, usize)>,
 }
 
-/// The [`LineColumn`] of each of the decoder's columns.
-pub(super) fn line_columns(format: ExportFormat, decoder: &RowDecoder) -> Vec<LineColumn> {
+/// The [`LineColumn`] of each of the decoder's columns, and the most bytes a line of a record
+/// of one shape takes where each of its values has a [`Bounded`] spelling.
+pub(super) struct LineColumns {
+    columns: Vec<LineColumn>,
+    bounded_line: Option<usize>,
+}
+
+/// The [`LineColumns`] of the decoder's columns.
+pub(super) fn line_columns(format: ExportFormat, decoder: &RowDecoder) -> LineColumns {
     let json = format != ExportFormat::Csv;
-    decoder
+    let plain = PlainLayout::of(decoder);
+    let columns: Vec<LineColumn> = decoder
         .columns()
         .iter()
         .enumerate()
@@ -369,9 +409,164 @@ pub(super) fn line_columns(format: ExportFormat, decoder: &RowDecoder) -> Vec<Li
             let prefix_len = text.len();
             let mut prefix = text.into_bytes();
             prefix.resize(prefix_len.next_multiple_of(16), 0);
-            LineColumn { prefix, prefix_len, quoted, spelling: Spelling::of(plan) }
+            let place = plain.as_ref().and_then(|layout| layout.fixed_place(i));
+            let spelling = Spelling::of(plan);
+            // A JSON value is quoted where its kind says, as `push_value` does it.
+            let bounded = place
+                .and_then(|place| Bounded::of(spelling, place.stored_len()))
+                .filter(|&(bounded, _)| !json || quoted == bounded.is_quoted());
+            LineColumn { prefix, prefix_len, quoted, spelling, place, bounded }
         })
-        .collect()
+        .collect();
+    // Each column's padded prefix (copied whole), its longest value and a closing quote; the
+    // line's end.
+    let bounded_line = columns
+        .iter()
+        .try_fold(2, |sum, c| Some(sum + c.prefix.len() + c.bounded?.1 + 1))
+        .filter(|_| !columns.is_empty());
+    LineColumns { columns, bounded_line }
+}
+
+/// A spelling whose every value is at most a known number of bytes long, for columns of the
+/// length their type stores: a line of a record of one shape whose every column has one is
+/// written into room reserved once for the line ([`Lines::push_bounded`]).
+#[derive(Debug, Clone, Copy)]
+enum Bounded {
+    Bit(u8),
+    TinyInt,
+    SmallInt,
+    Int,
+    BigInt,
+    Money,
+    SmallMoney,
+    /// A sign byte and a magnitude of up to 8 bytes, at this scale.
+    Decimal(u8),
+    Date,
+    UniqueIdentifier,
+}
+
+impl Bounded {
+    /// The bounded spelling of values of `len` bytes spelled as `spelling`, and their longest.
+    fn of(spelling: Spelling, len: usize) -> Option<(Bounded, usize)> {
+        Some(match (spelling, len) {
+            (Spelling::Bit(position), 1) => (Bounded::Bit(position), 1),
+            // `write_integer`'s window: a sign and 20 digits.
+            (Spelling::TinyInt, 1) => (Bounded::TinyInt, 21),
+            (Spelling::SmallInt, 2) => (Bounded::SmallInt, 21),
+            (Spelling::Int, 4) => (Bounded::Int, 21),
+            (Spelling::BigInt, 8) => (Bounded::BigInt, 21),
+            // A sign, 15 digits, the point and 4 decimals; SmallMoney: 6 digits.
+            (Spelling::Money, 8) => (Bounded::Money, 21),
+            (Spelling::SmallMoney, 4) => (Bounded::SmallMoney, 12),
+            // A sign, up to 20 digits before the point (1 at least), the point, the scale's.
+            (Spelling::Decimal(scale), 2..=9) => (Bounded::Decimal(scale), 22 + usize::from(scale)),
+            // `date_text`'s 10 bytes; past year 9999 (3 bytes reach year 45,000) `write_date`'s 11.
+            (Spelling::Date, 3) => (Bounded::Date, 11),
+            (Spelling::UniqueIdentifier, 16) => (Bounded::UniqueIdentifier, 36),
+            _ => return None,
+        })
+    }
+
+    /// Whether `push_value` quotes the value in JSON (`Spelled::Plain`), not only integers.
+    fn is_quoted(self) -> bool {
+        !matches!(self, Bounded::Bit(_) | Bounded::TinyInt | Bounded::SmallInt | Bounded::Int | Bounded::BigInt)
+    }
+
+    /// Writes the spelling of `bytes` at `out[at..]`; returns where it ends, `None` where `out`
+    /// has not the room or `bytes` is not of the length the spelling reads (never, for the
+    /// columns `of` chose and the room `bounded_line` reserves: the caller then spells the
+    /// line value by value). `field` is room for a date past year 9999.
+    #[inline(always)]
+    fn write(self, bytes: &[u8], out: &mut [u8], at: usize, field: &mut String) -> Option<usize> {
+        match self {
+            Bounded::Bit(position) => {
+                *out.get_mut(at)? = b'0' + (bytes.first()? >> position & 1);
+                Some(at + 1)
+            }
+            Bounded::TinyInt => write_integer(out, at, false, (*bytes.first()?).into()),
+            Bounded::SmallInt => {
+                let v = i16::from_le_bytes(fixed::<2>(bytes)?);
+                write_integer(out, at, v < 0, v.unsigned_abs().into())
+            }
+            Bounded::Int => {
+                let v = i32::from_le_bytes(fixed::<4>(bytes)?);
+                write_integer(out, at, v < 0, v.unsigned_abs().into())
+            }
+            Bounded::BigInt => {
+                let v = i64::from_le_bytes(fixed::<8>(bytes)?);
+                write_integer(out, at, v < 0, v.unsigned_abs())
+            }
+            Bounded::Money => {
+                let v = i64::from_le_bytes(fixed::<8>(bytes)?);
+                write_scaled(out, at, v < 0, v.unsigned_abs(), 4)
+            }
+            Bounded::SmallMoney => {
+                let v = i32::from_le_bytes(fixed::<4>(bytes)?);
+                write_scaled(out, at, v < 0, v.unsigned_abs().into(), 4)
+            }
+            Bounded::Decimal(scale) => {
+                // As `Spelling::spell` reads it: a sign byte (0: negative), then the magnitude.
+                let (&sign, magnitude) = bytes.split_first().filter(|(_, m)| m.len() <= 8)?;
+                let mut m = [0u8; 8];
+                m[..magnitude.len()].copy_from_slice(magnitude);
+                let magnitude = u64::from_le_bytes(m);
+                write_scaled(out, at, sign == 0 && magnitude != 0, magnitude, scale)
+            }
+            Bounded::Date => {
+                let [a, b, c] = fixed::<3>(bytes)?;
+                let days = i64::from(u32::from_le_bytes([a, b, c, 0])) - DAYS_0001_TO_1970;
+                match crate::value::date_text(days) {
+                    Some(text) => write_array(out, at, &text),
+                    None => {
+                        field.clear();
+                        crate::value::write_date(field, days).ok()?;
+                        let end = at + field.len();
+                        out.get_mut(at..end)?.copy_from_slice(field.as_bytes());
+                        Some(end)
+                    }
+                }
+            }
+            Bounded::UniqueIdentifier => write_array(out, at, &guid_text(&fixed::<16>(bytes)?)),
+        }
+    }
+}
+
+/// Writes `array` at `out[at..]` (a copy of a size the compiler knows); returns where it ends.
+#[inline(always)]
+fn write_array<const N: usize>(out: &mut [u8], at: usize, array: &[u8; N]) -> Option<usize> {
+    *out.get_mut(at..)?.first_chunk_mut::<N>()? = *array;
+    Some(at + N)
+}
+
+/// [`push_integer`] at `out[at..]`; returns where it ends.
+#[inline(always)]
+fn write_integer(out: &mut [u8], at: usize, negative: bool, magnitude: u64) -> Option<usize> {
+    // A sign and 20 digits at most: the digits' places are checked against the window's
+    // constant length.
+    let window = out.get_mut(at..)?.first_chunk_mut::<21>()?;
+    window[0] = b'-';
+    let sign = usize::from(negative);
+    let len = sign + digit_count(magnitude);
+    put_digits(window.get_mut(sign..len)?, magnitude);
+    Some(at + len)
+}
+
+/// [`push_scaled`] at `out[at..]`; returns where it ends.
+#[inline(always)]
+fn write_scaled(out: &mut [u8], at: usize, negative: bool, magnitude: u64, scale: u8) -> Option<usize> {
+    if scale == 0 {
+        return write_integer(out, at, negative, magnitude);
+    }
+    let (int, fraction) = split_at_scale(magnitude, scale);
+    let sign = usize::from(negative);
+    let point = sign + digit_count(int);
+    let len = point + 1 + usize::from(scale);
+    let room = out.get_mut(at..at + len)?;
+    room[0] = b'-';
+    put_digits(&mut room[sign..point], int);
+    room[point] = b'.';
+    put_digits(&mut room[point + 1..], fraction);
+    Some(at + len)
 }
 
 /// Lines of CSV or JSON Lines text, and the buffers for spelling one value.
@@ -397,77 +592,180 @@ impl Lines {
     pub(super) fn push_row(
         &mut self,
         format: ExportFormat,
-        columns: &[LineColumn],
+        columns: &LineColumns,
         plain: Option<&PlainLayout>,
         decoder: &RowDecoder,
         record: &Record,
     ) -> Result<()> {
-        let Lines { text, field, off_row } = self;
         let json = format != ExportFormat::Csv;
-        if json && columns.is_empty() {
-            text.push_byte(b'{');
-        }
+        let columns = &columns.columns[..];
+        self.start_line(json, columns);
         let plain = plain.filter(|layout| layout.takes(record));
         for (i, (plan, column)) in decoder.columns().iter().zip(columns).enumerate() {
-            match column.prefix_len {
-                0 => {}
-                1 => text.push_byte(column.prefix[0]),
-                len => {
-                    let room = text.spare(column.prefix.len());
-                    for (to, from) in room.chunks_exact_mut(16).zip(column.prefix.chunks_exact(16)) {
-                        to.copy_from_slice(from);
-                    }
-                    text.commit(len);
-                }
-            }
+            let Lines { text, field, off_row } = self;
             let stored = match plain {
                 Some(layout) => layout.stored(i, record),
                 None => decoder.stored(record, plan, off_row).map_err(|e| decoder.in_column(e, plan))?,
             };
-            let Some(bytes) = stored else {
-                if json {
-                    if column.quoted {
-                        text.truncate(text.len().saturating_sub(1));
-                    }
-                    text.push_bytes(b"null");
-                }
-                continue;
-            };
-            // Spelled straight into the line; moved aside only when it must be quoted or escaped.
-            let start = text.len();
-            let spelled = column.spelling.spell(plan, bytes, text, field).map_err(|e| decoder.in_column(e, plan))?;
-            if spelled == Spelled::Number {
-                continue;
-            }
-            let value = &text.written()[start..];
-            let rewrite =
-                spelled == Spelled::Text && if json { json_needs_escapes(value) } else { csv_needs_quotes(value) };
-            if rewrite {
-                // UTF-8 by construction (the module's note): checked only to be taken as a `str`.
-                field.clear();
-                field.push_str(&String::from_utf8_lossy(value));
-                // The opening quote goes too: the escaped string brings its own.
-                text.truncate(start - usize::from(column.quoted));
-                if json {
-                    json_string(text, field);
-                } else {
-                    push_csv_field(text, field);
-                }
-            } else if json {
-                if !column.quoted {
-                    // A sql_variant holding text: the value moves to make room for its quote.
-                    field.clear();
-                    field.push_str(&String::from_utf8_lossy(value));
-                    text.truncate(start);
-                    text.push_byte(b'"');
-                    text.push_bytes(field.as_bytes());
-                }
-                text.push_byte(b'"');
-            }
+            push_value(text, field, json, column, plan, stored).map_err(|e| decoder.in_column(e, plan))?;
         }
-        text.push_bytes(if json { b"}\n" } else { b"\n" });
+        self.end_line(json);
         Ok(())
     }
+
+    /// Appends `row` as [`Self::push_row`] does; a record of one shape has its values read at
+    /// their [`LineColumn::place`] (no [`Record`], no check that the layout takes it: its shape
+    /// says so).
+    pub(super) fn push_page_row(
+        &mut self,
+        format: ExportFormat,
+        columns: &LineColumns,
+        plain: Option<&PlainLayout>,
+        decoder: &RowDecoder,
+        row: PageRow,
+    ) -> Result<()> {
+        let record = match row {
+            PageRow::Record(record) => return self.push_row(format, columns, plain, decoder, record),
+            PageRow::Alike(record) => record,
+        };
+        let json = format != ExportFormat::Csv;
+        if let Some(line) = columns.bounded_line {
+            if self.push_bounded(json, &columns.columns, line, record).is_some() {
+                return Ok(());
+            }
+        }
+        let columns = &columns.columns[..];
+        self.start_line(json, columns);
+        let Lines { text, field, .. } = self;
+        for (plan, column) in decoder.columns().iter().zip(columns) {
+            // Every column of a layout that hands on records of one shape has its place.
+            let Some(place) = column.place else {
+                return Err(Error::corrupt(format!(
+                    "column {} has no place in a record of one shape",
+                    plan.column.name
+                )));
+            };
+            push_value(text, field, json, column, plan, record.value(place)).map_err(|e| decoder.in_column(e, plan))?;
+        }
+        self.end_line(json);
+        Ok(())
+    }
+
+    /// Writes the line of `record`, whose every column has a [`Bounded`] spelling, into `line`
+    /// bytes of room reserved at once; `None` (nothing written) where a value does not fit
+    /// its column's spelling, which `bounded_line` rules out: the caller then spells it value
+    /// by value, as any other line.
+    #[inline]
+    fn push_bounded(&mut self, json: bool, columns: &[LineColumn], line: usize, record: AlikeRecord) -> Option<()> {
+        let Lines { text, field, .. } = self;
+        let out = text.spare(line);
+        let mut at = 0;
+        for column in columns {
+            let (bounded, _) = column.bounded?;
+            // The prefix padded to 16 bytes, copied whole; the value goes after its own bytes.
+            for (k, from) in column.prefix.chunks_exact(16).enumerate() {
+                out.get_mut(at + 16 * k..)?.first_chunk_mut::<16>()?.copy_from_slice(from);
+            }
+            at += column.prefix_len;
+            match record.value(column.place?) {
+                Some(bytes) => {
+                    at = bounded.write(bytes, out, at, field)?;
+                    if json && column.quoted {
+                        *out.get_mut(at)? = b'"';
+                        at += 1;
+                    }
+                }
+                None if json => {
+                    // A quoted column's prefix ends with the opening quote: `null` replaces it.
+                    at = at.checked_sub(usize::from(column.quoted))?;
+                    at = write_array(out, at, b"null")?;
+                }
+                None => {}
+            }
+        }
+        at = if json { write_array(out, at, b"}\n")? } else { write_array(out, at, b"\n")? };
+        text.commit(at);
+        Some(())
+    }
+
+    /// What a line starts with: for JSON without columns, the opening brace (otherwise in the
+    /// first column's prefix).
+    #[inline]
+    fn start_line(&mut self, json: bool, columns: &[LineColumn]) {
+        if json && columns.is_empty() {
+            self.text.push_byte(b'{');
+        }
+    }
+
+    #[inline]
+    fn end_line(&mut self, json: bool) {
+        self.text.push_bytes(if json { b"}\n" } else { b"\n" });
+    }
+}
+
+/// Appends a column's prefix and the spelling of its stored value (`None`: NULL) to `text`;
+/// `field` is room for a value spelled through [`crate::decode::spell_column`] or to be quoted
+/// or escaped.
+#[inline(always)]
+fn push_value(
+    text: &mut Utf8Writer,
+    field: &mut String,
+    json: bool,
+    column: &LineColumn,
+    plan: &ColumnPlan,
+    stored: Option<&[u8]>,
+) -> Result<()> {
+    match column.prefix_len {
+        0 => {}
+        1 => text.push_byte(column.prefix[0]),
+        len => {
+            let room = text.spare(column.prefix.len());
+            for (to, from) in room.chunks_exact_mut(16).zip(column.prefix.chunks_exact(16)) {
+                to.copy_from_slice(from);
+            }
+            text.commit(len);
+        }
+    }
+    let Some(bytes) = stored else {
+        if json {
+            if column.quoted {
+                text.truncate(text.len().saturating_sub(1));
+            }
+            text.push_bytes(b"null");
+        }
+        return Ok(());
+    };
+    // Spelled straight into the line; moved aside only when it must be quoted or escaped.
+    let start = text.len();
+    let spelled = column.spelling.spell(plan, bytes, text, field)?;
+    if spelled == Spelled::Number {
+        return Ok(());
+    }
+    let value = &text.written()[start..];
+    let rewrite = spelled == Spelled::Text && if json { json_needs_escapes(value) } else { csv_needs_quotes(value) };
+    if rewrite {
+        // UTF-8 by construction (the module's note): checked only to be taken as a `str`.
+        field.clear();
+        field.push_str(&String::from_utf8_lossy(value));
+        // The opening quote goes too: the escaped string brings its own.
+        text.truncate(start - usize::from(column.quoted));
+        if json {
+            json_string(text, field);
+        } else {
+            push_csv_field(text, field);
+        }
+    } else if json {
+        if !column.quoted {
+            // A sql_variant holding text: the value moves to make room for its quote.
+            field.clear();
+            field.push_str(&String::from_utf8_lossy(value));
+            text.truncate(start);
+            text.push_byte(b'"');
+            text.push_bytes(field.as_bytes());
+        }
+        text.push_byte(b'"');
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -499,10 +797,29 @@ mod tests {
                         format!("kept,{expected}"),
                         "{ty:?} {bytes:?}"
                     );
+                    // The spelling of a line of a record of one shape: the same text, within
+                    // the room its bound reserves.
+                    if let Some((bounded, longest)) = Bounded::of(spelling, bytes.len()) {
+                        assert_eq!(bounded.is_quoted(), kind == Spelled::Plain, "{ty:?}");
+                        let mut room = vec![b'x'; 3 + longest];
+                        let end = bounded.write(bytes, &mut room, 3, &mut String::new());
+                        let end = end.unwrap_or_else(|| panic!("{ty:?} {bytes:?} not written"));
+                        assert_eq!(std::str::from_utf8(&room[3..end]).unwrap(), expected, "{ty:?} {bytes:?}");
+                    }
                 }
                 (Err(e), Err(expected)) => assert_eq!(e.to_string(), expected.to_string()),
                 (kind, expected) => panic!("{ty:?} {bytes:?}: {kind:?} against {expected:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn digit_counts_around_every_power_of_ten() {
+        let mut values = vec![0, 1, u64::MAX, u64::MAX - 1];
+        values.extend(POWERS_OF_TEN.iter().flat_map(|&p| [p - 1, p, p + 1, p.saturating_mul(2)]));
+        values.extend((0..64).flat_map(|bit| [1u64 << bit, (1u64 << bit) - 1]));
+        for v in values {
+            assert_eq!(digit_count(v), v.to_string().len(), "{v}");
         }
     }
 
@@ -604,5 +921,233 @@ mod tests {
         let utf16 = |s: &str| s.encode_utf16().flat_map(u16::to_le_bytes).collect::<Vec<u8>>();
         let units = [utf16("Zürich, \u{1F600}"), vec![0x3d, 0xd8, 0x41, 0], utf16(""), vec![0x41, 0, 0x42]];
         assert_spelled_as_decode(ti(SqlType::NVarChar, 0, 0, 40), &units);
+    }
+
+    /// A table of the types lines of one shape spell bounded, with `qty` a decimal(9,2), `big` a
+    /// decimal(18,4) (4 and 8 bytes of magnitude), every column nullable.
+    fn bounded_table() -> Vec<(String, TypeInfo)> {
+        [
+            ("id", ti(SqlType::BigInt, 19, 0, 8)),
+            ("customer", ti(SqlType::Int, 10, 0, 4)),
+            ("t", ti(SqlType::TinyInt, 3, 0, 1)),
+            ("s", ti(SqlType::SmallInt, 5, 0, 2)),
+            ("day", ti(SqlType::Date, 10, 0, 3)),
+            ("amount", ti(SqlType::Money, 19, 4, 8)),
+            ("sm", ti(SqlType::SmallMoney, 10, 4, 4)),
+            ("qty", ti(SqlType::Decimal, 9, 2, 5)),
+            ("big", ti(SqlType::Decimal, 18, 4, 9)),
+            ("g", ti(SqlType::UniqueIdentifier, 0, 0, 16)),
+            ("returned", ti(SqlType::Bit, 1, 0, 1)),
+        ]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t))
+        .collect()
+    }
+
+    /// The fixed part of a `bounded_table` row: each value's stored bytes in declaration order.
+    #[allow(clippy::too_many_arguments)]
+    fn bounded_fixed(
+        id: i64,
+        customer: i32,
+        t: u8,
+        s: i16,
+        day: u32,
+        amount: i64,
+        sm: i32,
+        qty: (u8, u32),
+        big: (u8, u64),
+        g: [u8; 16],
+        returned: u8,
+    ) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(id.to_le_bytes());
+        b.extend(customer.to_le_bytes());
+        b.push(t);
+        b.extend(s.to_le_bytes());
+        b.extend(&day.to_le_bytes()[..3]);
+        b.extend(amount.to_le_bytes());
+        b.extend(sm.to_le_bytes());
+        b.push(qty.0);
+        b.extend(qty.1.to_le_bytes());
+        b.push(big.0);
+        b.extend(big.1.to_le_bytes());
+        b.extend(g);
+        b.push(returned);
+        b
+    }
+
+    /// A page's lines through [`PlainLayout::visit_page`] (records of one shape as their bytes)
+    /// and through `scan::visit_page` with every value read by the decoder, as the export read
+    /// them before: the text (or the error) and the statistics.
+    fn page_lines(
+        decoder: &RowDecoder,
+        reader: &crate::source::PageReader,
+        page: &crate::page::Page,
+        format: ExportFormat,
+    ) -> [(std::result::Result<String, String>, crate::scan::ScanStats); 2] {
+        use crate::scan::{Flow, ScanMode, ScanStats};
+        let columns = line_columns(format, decoder);
+        let plain = PlainLayout::of(decoder).expect("a plain layout");
+        let text = |lines: Lines, result: Result<Flow>| {
+            result.map(|_| String::from_utf8(lines.text.written().to_vec()).unwrap()).map_err(|e| e.to_string())
+        };
+        let (mut lines, mut stats) = (Lines::default(), ScanStats::default());
+        let result = plain.visit_page(reader, page, true, ScanMode::default(), &mut stats, &mut |row| {
+            lines.push_page_row(format, &columns, Some(&plain), decoder, row)?;
+            Ok(Flow::Continue)
+        });
+        let by_shape = (text(lines, result), stats);
+        let (mut lines, mut stats) = (Lines::default(), ScanStats::default());
+        let result = crate::scan::visit_page(reader, page, true, ScanMode::default(), &mut stats, &mut |record, _| {
+            lines.push_row(format, &columns, None, decoder, record)?;
+            Ok(Flow::Continue)
+        });
+        [by_shape, (text(lines, result), stats)]
+    }
+
+    /// Lines of records of one shape, spelled into room reserved once a line, are the lines the
+    /// decoder's values spell: every type's edge values, NULLs, and the records that are not of
+    /// the shape among them (a ghost, a row written before columns were added, a versioning tag,
+    /// a deleted slot, a forwarding stub), and a record of the shape cut by the record area's
+    /// end (the same error).
+    #[test]
+    fn lines_of_one_shape_as_the_decoders() {
+        use crate::page::tests::build_page;
+        use crate::page::{PageId, PAGE_SIZE};
+        use crate::record::tests::build_record;
+        let declared = bounded_table();
+        let n = declared.len() as u16;
+        let all: Vec<usize> = (1..=usize::from(n)).collect();
+        let guid: [u8; 16] = std::array::from_fn(|i| i as u8 * 17);
+        let mut records = vec![
+            build_record(
+                &bounded_fixed(
+                    i64::MIN,
+                    i32::MIN,
+                    0,
+                    i16::MIN,
+                    0,
+                    i64::MIN,
+                    i32::MIN,
+                    (0, 999_999_999),
+                    (0, 999_999_999_999_999_999),
+                    [0; 16],
+                    0,
+                ),
+                n,
+                &[],
+                &[],
+            ),
+            build_record(
+                &bounded_fixed(
+                    i64::MAX,
+                    i32::MAX,
+                    255,
+                    i16::MAX,
+                    3_652_058,
+                    i64::MAX,
+                    i32::MAX,
+                    (1, 999_999_999),
+                    (1, 999_999_999_999_999_999),
+                    [0xff; 16],
+                    1,
+                ),
+                n,
+                &[],
+                &[],
+            ),
+            build_record(&bounded_fixed(0, 0, 0, 0, 719_162, 0, 0, (1, 0), (0, 0), guid, 1), n, &[], &[]),
+            build_record(&[0; 61], n, &all, &[]),
+        ];
+        for r in 4..40u32 {
+            let v = i64::from(r) * 1_000_003 - 17;
+            let fixed = bounded_fixed(
+                v * 7,
+                -(v as i32),
+                r as u8 * 3,
+                r as i16 * -11,
+                // Past 9999-12-31 too, which `date_text` leaves to `write_date`.
+                if r == 9 { 0xff_ffff } else { 700_000 + r * 97 },
+                v * 1_234,
+                r as i32 * 99_999,
+                (u8::from(r % 3 != 0), r * 12_345),
+                (u8::from(r % 2 == 0), u64::from(r) << 40),
+                guid.map(|b| b ^ r as u8),
+                (r % 2) as u8,
+            );
+            let nulls: Vec<usize> = (1..=usize::from(n)).filter(|c| (r as usize + c) % 6 == 0).collect();
+            records.push(build_record(&fixed, n, &nulls, &[]));
+        }
+        // A ghost, a row written before the last three columns were added, a versioning tag.
+        records[12][0] = (records[12][0] & !0x0e) | (6 << 1);
+        records[15] = build_record(&records[15][4..4 + 8 + 4 + 1 + 2 + 3 + 8 + 4 + 5], n - 3, &[2], &[]);
+        records[20][0] |= 0x40;
+        records[20].extend([7; 14]);
+        // A forwarding stub to page 11's slot 0, and the forwarded record.
+        records.push(vec![2 << 1, 11, 0, 0, 0, 1, 0, 0, 0]);
+        let mut forwarded = records[5].clone();
+        forwarded[0] |= 1 << 1;
+        records.push(records[6].clone());
+        let mut refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let mut whole_page = build_page(PageId::new(1, 10), 1, &refs);
+        // Slot 30 deleted.
+        whole_page[PAGE_SIZE - 2 * 31..][..2].copy_from_slice(&[0, 0]);
+        // One more slot, pointed at the record area's last 20 bytes: the start of a record.
+        refs.push(&[]);
+        let mut cut_page = build_page(PageId::new(1, 12), 1, &refs);
+        let area_end = PAGE_SIZE - 2 * refs.len();
+        let cut_at = area_end - 20;
+        cut_page[cut_at..area_end].copy_from_slice(&records[0][..20]);
+        cut_page[area_end..area_end + 2].copy_from_slice(&(cut_at as u16).to_le_bytes());
+        let target = build_page(PageId::new(1, 11), 1, &[&forwarded]);
+        let reader = crate::source::tests::reader(vec![(10, whole_page), (11, target), (12, cut_page)]);
+        let decoder = RowDecoder::from_declaration(reader.clone(), "dbo.T", &declared).unwrap();
+        assert!(line_columns(ExportFormat::Csv, &decoder).bounded_line.is_some(), "every column bounded");
+
+        let page = reader.read(PageId::new(1, 10)).unwrap();
+        for format in [ExportFormat::Csv, ExportFormat::Jsonl] {
+            let [(by_shape, shape_stats), (expected, expected_stats)] = page_lines(&decoder, &reader, &page, format);
+            let (text, expected) = (by_shape.unwrap(), expected.unwrap());
+            assert_eq!(text, expected, "{format:?}");
+            assert_eq!(shape_stats, expected_stats);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), 42 - 1 - 1 - 1 + 1, "no ghost, deleted slot or stub; the forwarded row");
+            assert_eq!((expected_stats.ghost_records, expected_stats.forwarded_rows), (1, 1));
+            if format == ExportFormat::Csv {
+                // The values written above, spelled by hand.
+                assert_eq!(
+                    lines[0],
+                    "-9223372036854775808,-2147483648,0,-32768,0001-01-01,-922337203685477.5808,-214748.3648,\
+                     -9999999.99,-99999999999999.9999,00000000-0000-0000-0000-000000000000,0"
+                );
+                assert_eq!(
+                    lines[1],
+                    "9223372036854775807,2147483647,255,32767,9999-12-31,922337203685477.5807,214748.3647,\
+                     9999999.99,99999999999999.9999,FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF,1"
+                );
+                assert_eq!(
+                    lines[2],
+                    "0,0,0,0,1970-01-01,0.0000,0.0000,0.00,0.0000,33221100-5544-7766-8899-AABBCCDDEEFF,1"
+                );
+                assert_eq!(lines[3], ",,,,,,,,,,");
+                assert!(lines[9].contains(",45935-"), "{}", lines[9]);
+                // Row 15 has its first eight columns, the second NULL.
+                assert!(lines[14].starts_with("105000196,,45,-165,") && lines[14].ends_with(",,,"), "{}", lines[14]);
+            } else {
+                let row = |i: usize| serde_json::from_str::<serde_json::Value>(lines[i]).unwrap();
+                assert_eq!(row(0)["id"], i64::MIN);
+                assert_eq!(row(0)["amount"], "-922337203685477.5808");
+                assert_eq!(row(1)["qty"], "9999999.99");
+                assert!(row(3).as_object().unwrap().values().all(serde_json::Value::is_null));
+                assert_eq!(row(14)["big"], serde_json::Value::Null);
+            }
+        }
+        let page = reader.read(PageId::new(1, 12)).unwrap();
+        for format in [ExportFormat::Csv, ExportFormat::Jsonl] {
+            let [(by_shape, _), (expected, _)] = page_lines(&decoder, &reader, &page, format);
+            let (error, expected) = (by_shape.unwrap_err(), expected.unwrap_err());
+            assert!(expected.contains("slot 42"), "{expected}");
+            assert_eq!(error, expected);
+        }
     }
 }

@@ -15,6 +15,10 @@
 //! where its first record starts and how many follow (`AlikeRows`), read a record length at a
 //! time by the column loops; the first record that breaks the pattern turns it into a list.
 //!
+//! The CSV and JSON Lines exports take a page's records the same way
+//! ([`PlainLayout::visit_page`]): a record of the last one's shape is handed on as its bytes, with
+//! where each column lies ([`FixedPlace`]), instead of as a parsed [`Record`].
+//!
 //! Eligibility is decided in two places, both explicit:
 //! - [`PlainLayout::of`], once per partition: the rows are uncompressed (FixedVar records), the
 //!   layout has no sparse column (chosen or not:
@@ -472,6 +476,122 @@ impl PlainLayout {
                 (!null.is_set(record)).then(|| record.var(index).ok().flatten().map_or(&[][..], |v| v.bytes))
             }
         }
+    }
+}
+
+impl PlainLayout {
+    /// Where output column `column` lies in a record of one shape ([`PageRow::Alike`]); `None`
+    /// for a variable-length column (a layout that reads one hands on no such record) or past
+    /// the last column.
+    pub fn fixed_place(&self, column: usize) -> Option<FixedPlace> {
+        match *self.columns.get(column)? {
+            PlainColumn::Fixed { offset, len, null } => Some(FixedPlace { offset, len, null }),
+            PlainColumn::Variable { .. } => None,
+        }
+    }
+
+    /// Calls `each` for every live row of `page` in slot order, as [`scan::visit_page`] does,
+    /// with the same statistics, errors and [`Flow`]: a record of the shape of the last record
+    /// taken ([`RecordShape`]) is handed on as its bytes ([`PageRow::Alike`]: three comparisons,
+    /// no [`Record`]), every other slot through [`scan::visit_slot`] as a [`Record`]. Only layouts
+    /// that read no variable-length column look for shapes (the records of the others store
+    /// one, so have none); a salvage scan goes through [`scan::visit_page`], which skips what
+    /// it cannot read.
+    pub fn visit_page(
+        &self,
+        reader: &PageReader,
+        page: &Page,
+        is_heap: bool,
+        mode: ScanMode,
+        stats: &mut ScanStats,
+        each: &mut impl FnMut(PageRow<'_, '_>) -> Result<Flow>,
+    ) -> Result<Flow> {
+        if mode.salvage || !self.var_indexes.is_empty() {
+            return scan::visit_page(reader, page, is_heap, mode, stats, &mut |record, _| {
+                each(PageRow::Record(record))
+            });
+        }
+        stats.pages += 1;
+        let ci = scan::page_compression_info(page, mode.format)?;
+        let (area, offsets) = page.record_area_and_slots();
+        let mut shape: Option<RecordShape> = None;
+        for (slot, offset) in (0u16..).zip(offsets) {
+            let start = usize::from(offset);
+            // An offset inside the header (0: deleted) goes the row-by-row way, which names it.
+            if start >= HEADER_SIZE {
+                let alike = match shape {
+                    Some(shape) if shape.fits(area, start) => Some(shape),
+                    _ => {
+                        shape = area
+                            .get(start..)
+                            .and_then(|b| self.parts_taken(b))
+                            .and_then(|parts| RecordShape::of(area, start, parts));
+                        shape
+                    }
+                };
+                // `fits` (or `primary_parts`, for the record that gave the shape) checked that
+                // the record lies within the area.
+                let record = alike.and_then(|shape| {
+                    let bytes = area.get(start..start + usize::from(shape.parts.len))?;
+                    Some(AlikeRecord { bytes, nulls: shape.parts.null_bitmap() })
+                });
+                if let Some(record) = record {
+                    let flow = each(PageRow::Alike(record)).map_err(|e| e.at_page(page.id()).at_slot(slot))?;
+                    stats.rows += 1;
+                    if flow == Flow::Stop {
+                        return Ok(Flow::Stop);
+                    }
+                    continue;
+                }
+            }
+            let mut record = |record: &Record, _| each(PageRow::Record(record));
+            if scan::visit_slot(reader, page, ci.as_ref(), slot, is_heap, mode, stats, &mut record)? == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+}
+
+/// Where a fixed-length output column lies in a record of one shape, and its null bit.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedPlace {
+    offset: usize,
+    len: usize,
+    null: NullBit,
+}
+
+impl FixedPlace {
+    /// The bytes the column stores.
+    pub fn stored_len(&self) -> usize {
+        self.len
+    }
+}
+
+/// A live row of a page, as [`PlainLayout::visit_page`] hands it on.
+pub enum PageRow<'r, 'a> {
+    /// A primary record of the shape of the record before it: every output column is a
+    /// fixed-length one and lies where its [`FixedPlace`] says.
+    Alike(AlikeRecord<'a>),
+    /// Any other row, as [`scan::visit_page`] hands it on.
+    Record(&'r Record<'a>),
+}
+
+/// A record of one shape ([`PageRow::Alike`]): its bytes, and where its null bitmap starts.
+#[derive(Debug, Clone, Copy)]
+pub struct AlikeRecord<'a> {
+    bytes: &'a [u8],
+    nulls: usize,
+}
+
+impl<'a> AlikeRecord<'a> {
+    /// The stored bytes of the column at `place` (`None` for NULL): what
+    /// [`RowDecoder::stored`] returns for it. The record's shape holds every fixed-length output
+    /// column (`parts_taken`), so the empty fallback, which no spelling accepts, is not reached.
+    #[inline]
+    pub fn value(self, place: FixedPlace) -> Option<&'a [u8]> {
+        let null = self.bytes.get(self.nulls + place.null.byte).is_some_and(|b| b & place.null.mask != 0);
+        (!null).then(|| self.bytes.get(place.offset..place.offset + place.len).unwrap_or_default())
     }
 }
 

@@ -31,7 +31,7 @@ use crate::columnar::BatchBuilder;
 use crate::database::{check_has_storage, Database, ScanOptions};
 use crate::error::{Error, Result};
 use crate::page::{Page, PageId, PageType};
-use crate::plain_pages::{PageSlots, PlainLayout};
+use crate::plain_pages::{PageRow, PageSlots, PlainLayout};
 use crate::record::Record;
 use crate::rows::RowDecoder;
 use crate::scan::{self, Direction, Flow, MappedPages, RowLocation, ScanMode, ScanPosition, ScanStats};
@@ -278,6 +278,30 @@ impl<'a> TableScan<'a> {
             .map_err(|e| e.in_object(self.table.qualified_name()))
     }
 
+    /// [`TableScan::partition_records`], a page at a time through `plain` (the partition's
+    /// layout, [`PlainLayout::visit_page`]): records of one shape as their bytes, others as a
+    /// [`Record`]. Without a layout, or with salvage, every row is a [`Record`].
+    pub fn partition_rows(
+        &self,
+        partition: &PartitionInfo,
+        plain: Option<&PlainLayout>,
+        mut each: impl FnMut(PageRow) -> Result<Flow>,
+    ) -> Result<ScanStats> {
+        let mode = self.mode(partition)?;
+        let Some(plain) = plain.filter(|_| !mode.salvage) else {
+            return self.partition_records(partition, |record, _| each(PageRow::Record(record)));
+        };
+        let (db, table) = (self.db, self.table);
+        let unit = db.scannable_unit(table, partition)?;
+        let mut stats = ScanStats::default();
+        // `scan::for_each_row` without salvage: the same pages in the same order.
+        scan::for_each_page(db.reader(), unit, table.is_heap, |page| {
+            plain.visit_page(db.reader(), page, table.is_heap, mode, &mut stats, &mut each)
+        })
+        .map_err(|e| e.in_object(table.qualified_name()))?;
+        Ok(stats)
+    }
+
     /// Reads the table as Arrow record batches, passing each to `each` until it returns
     /// [`Flow::Stop`] or the limit is reached. On several threads (not with salvage), memory stays
     /// bounded: each worker holds at most three batches.
@@ -437,15 +461,16 @@ impl<'a> TableScan<'a> {
 
     /// Visits the live records of the table on the scan's threads, for outputs built row by row
     /// (CSV, JSON Lines): each worker gathers its task's records into chunks, `new_chunk` making
-    /// one for a partition's decoder and `append` adding a record to it (answering true when the
-    /// chunk is full). `each` receives the chunks on the calling thread, in page allocation order
-    /// (for a clustered index: not key order); `weigh` says the bytes a chunk holds (a worker
-    /// holds a few MB of chunks at most that `each` has not taken). Use [`TableScan::records`]
-    /// for key order, ghosts or salvage.
+    /// one for a partition's decoder and `append` adding a row to it (answering true when the
+    /// chunk is full): records of one shape as their bytes where the partition's layout is plain
+    /// ([`PlainLayout::visit_page`]), others as a [`Record`]. `each` receives the chunks on the
+    /// calling thread, in page allocation order (for a clustered index: not key order); `weigh`
+    /// says the bytes a chunk holds (a worker holds a few MB of chunks at most that `each` has
+    /// not taken). Use [`TableScan::records`] for key order, ghosts or salvage.
     pub fn chunks<C: Send>(
         &self,
         new_chunk: impl Fn(&RowDecoder) -> C + Sync,
-        append: impl Fn(&mut C, &RowDecoder, &Record) -> Result<bool> + Sync,
+        append: impl Fn(&mut C, &RowDecoder, PageRow) -> Result<bool> + Sync,
         weigh: impl Fn(&C) -> usize + Sync,
         mut each: impl FnMut(C) -> Result<Flow>,
     ) -> Result<ScanStats> {
@@ -457,6 +482,7 @@ impl<'a> TableScan<'a> {
             let live = ScanMode { include_ghosts: false, salvage: false, ..self.mode(partition)? };
             let decoder = db.row_decoder(table, partition.partition_id, self.options.columns.as_deref())?;
             let pages = MappedPages::new(db.reader(), unit).map_err(|e| e.in_object(table.qualified_name()))?;
+            let plain = PlainLayout::of(&decoder);
             let work = |pages: &[PageId], send: &mut dyn FnMut(C) -> bool| -> Result<ScanStats> {
                 let mut stats = ScanStats::default();
                 let (mut chunk, mut pending) = (new_chunk(&decoder), false);
@@ -464,14 +490,21 @@ impl<'a> TableScan<'a> {
                 for at in 0..pages.len() {
                     let Some(page) = task_data_page(db, unit, &mut run, &pages[at..])? else { continue };
                     let mut wanted = true;
-                    scan::visit_page(db.reader(), &page, table.is_heap, live, &mut stats, &mut |r, _| {
+                    let mut each = |row: PageRow| {
                         pending = true;
-                        if append(&mut chunk, &decoder, r)? {
+                        if append(&mut chunk, &decoder, row)? {
                             pending = false;
                             wanted = send(std::mem::replace(&mut chunk, new_chunk(&decoder)));
                         }
                         Ok(if wanted { Flow::Continue } else { Flow::Stop })
-                    })?;
+                    };
+                    let reader = db.reader();
+                    match &plain {
+                        Some(layout) => layout.visit_page(reader, &page, table.is_heap, live, &mut stats, &mut each)?,
+                        None => scan::visit_page(reader, &page, table.is_heap, live, &mut stats, &mut |r, _| {
+                            each(PageRow::Record(r))
+                        })?,
+                    };
                     if !wanted {
                         return Ok(stats);
                     }
