@@ -1012,7 +1012,7 @@ mod tests {
     /// end (the same error).
     #[test]
     fn lines_of_one_shape_as_the_decoders() {
-        use crate::page::tests::build_page;
+        use crate::page::tests::{build_page, build_page_with_cut_record};
         use crate::page::{PageId, PAGE_SIZE};
         use crate::record::tests::build_record;
         let declared = bounded_table();
@@ -1088,17 +1088,12 @@ mod tests {
         let mut forwarded = records[5].clone();
         forwarded[0] |= 1 << 1;
         records.push(records[6].clone());
-        let mut refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
         let mut whole_page = build_page(PageId::new(1, 10), 1, &refs);
         // Slot 30 deleted.
         whole_page[PAGE_SIZE - 2 * 31..][..2].copy_from_slice(&[0, 0]);
         // One more slot, pointed at the record area's last 20 bytes: the start of a record.
-        refs.push(&[]);
-        let mut cut_page = build_page(PageId::new(1, 12), 1, &refs);
-        let area_end = PAGE_SIZE - 2 * refs.len();
-        let cut_at = area_end - 20;
-        cut_page[cut_at..area_end].copy_from_slice(&records[0][..20]);
-        cut_page[area_end..area_end + 2].copy_from_slice(&(cut_at as u16).to_le_bytes());
+        let cut_page = build_page_with_cut_record(PageId::new(1, 12), &refs, &records[0]);
         let target = build_page(PageId::new(1, 11), 1, &[&forwarded]);
         let reader = crate::source::tests::reader(vec![(10, whole_page), (11, target), (12, cut_page)]);
         let decoder = RowDecoder::from_declaration(reader.clone(), "dbo.T", &declared).unwrap();

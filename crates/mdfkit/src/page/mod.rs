@@ -415,6 +415,20 @@ pub(crate) mod tests {
         b
     }
 
+    /// Builds a page of `records` and one slot more, pointing at the record area's last 20
+    /// bytes, which hold the first 20 bytes of `cut` (at least 20 long): a record cut off by
+    /// the slot array.
+    pub(crate) fn build_page_with_cut_record(id: PageId, records: &[&[u8]], cut: &[u8]) -> Vec<u8> {
+        let mut refs = records.to_vec();
+        refs.push(&[]);
+        let mut page = build_page(id, 1, &refs);
+        let area_end = PAGE_SIZE - 2 * refs.len();
+        let cut_at = area_end - 20;
+        page[cut_at..area_end].copy_from_slice(&cut[..20]);
+        page[area_end..area_end + 2].copy_from_slice(&(cut_at as u16).to_le_bytes());
+        page
+    }
+
     #[test]
     fn decodes_header_fields() {
         let mut b = build_page(PageId::new(1, 153), 1, &[b"abcd"]);

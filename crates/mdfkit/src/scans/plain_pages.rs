@@ -747,7 +747,7 @@ mod tests {
     use super::*;
     use crate::source::tests::reader;
 
-    use crate::page::tests::build_page;
+    use crate::page::tests::{build_page, build_page_with_cut_record};
     use crate::page::{PageId, PAGE_SIZE};
     use crate::record::tests::build_record;
     use crate::scan::ScanMode;
@@ -990,7 +990,7 @@ mod tests {
         records[12][0] = (records[12][0] & !0x0e) | (6 << 1);
         records[20][0] |= 0x40;
         records[20].extend([7; 14]);
-        let mut refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
+        let refs: Vec<&[u8]> = records.iter().map(Vec::as_slice).collect();
         let mut whole_page = build_page(PageId::new(1, 10), 1, &refs);
         // Slots 25 and 26 swapped: records of one shape, not end to end in slot order.
         let (slot_25, slot_26) = (PAGE_SIZE - 2 * 26, PAGE_SIZE - 2 * 27);
@@ -998,12 +998,7 @@ mod tests {
         whole_page.copy_within(slot_26..slot_26 + 2, slot_25);
         whole_page[slot_26..slot_26 + 2].copy_from_slice(&offset_25);
         // One more slot, pointed at the record area's last 20 bytes: the start of a record.
-        refs.push(&[]);
-        let mut cut_page = build_page(PageId::new(1, 11), 1, &refs);
-        let area_end = PAGE_SIZE - 2 * refs.len();
-        let cut_at = area_end - 20;
-        cut_page[cut_at..area_end].copy_from_slice(&records[0][..20]);
-        cut_page[area_end..area_end + 2].copy_from_slice(&(cut_at as u16).to_le_bytes());
+        let cut_page = build_page_with_cut_record(PageId::new(1, 11), &refs, &records[0]);
         let reader = reader(vec![(10, whole_page), (11, cut_page)]);
         let decoder = RowDecoder::from_declaration(reader.clone(), "dbo.T", &declared).unwrap();
 
