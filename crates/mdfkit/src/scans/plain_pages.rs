@@ -492,8 +492,8 @@ impl PlainLayout {
 
     /// Calls `each` for every live row of `page` in slot order, as [`scan::visit_page`] does,
     /// with the same statistics, errors and [`Flow`]: a record of the shape of the last record
-    /// taken ([`RecordShape`]) is handed on as its bytes ([`PageRow::Alike`]: three comparisons,
-    /// no [`Record`]), every other slot through [`scan::visit_slot`] as a [`Record`]. Only layouts
+    /// taken (`RecordShape`) is handed on as its bytes ([`PageRow::Alike`]: three comparisons,
+    /// no [`Record`]), every other slot through `scan::visit_slot` as a [`Record`]. Only layouts
     /// that read no variable-length column look for shapes (the records of the others store
     /// one, so have none); a salvage scan goes through [`scan::visit_page`], which skips what
     /// it cannot read.
