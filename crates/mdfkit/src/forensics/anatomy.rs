@@ -591,15 +591,12 @@ struct Layout<'d> {
     /// `None`: no column of the layout is stored there). At most 32,768 entries (`leaf_offset`
     /// is an `i16`), looked up once a stored column.
     variable: Vec<Option<usize>>,
-    /// How many of `variable`'s entries name a column.
-    variable_columns: usize,
 }
 
 impl<'d> Layout<'d> {
     fn new(decoder: &'d RowDecoder) -> Self {
         let mut fixed: Vec<(usize, usize, usize)> = Vec::new();
         let mut variable = Vec::new();
-        let mut variable_columns = 0;
         for (i, p) in decoder.columns().iter().enumerate() {
             match (p.physical.location(), p.fixed_len()) {
                 // From byte 1: an index record's fixed part starts there (a data record's at 4).
@@ -609,16 +606,13 @@ impl<'d> Layout<'d> {
                         variable.resize(v + 1, None);
                     }
                     // The first column stored there, as a search in column order finds it.
-                    if variable[v].is_none() {
-                        variable[v] = Some(i);
-                        variable_columns += 1;
-                    }
+                    variable[v].get_or_insert(i);
                 }
                 _ => {}
             }
         }
         fixed.sort_by_key(|(o, len, _)| (*o, *len));
-        Layout { decoder, fixed, variable, variable_columns }
+        Layout { decoder, fixed, variable }
     }
 
     /// The column stored as variable-length column `index` (from 0) of a FixedVar record, or as
@@ -718,8 +712,9 @@ pub fn take_apart(bytes: Box<[u8]>, id: PageId, verdict: Verdict, decoder: Optio
     // a slot, up to the bound on each list: a page-long list regrown is copied whole (damaged
     // pages of overlapping records reach the bound). Deleted slots take none, but counting them
     // costs more than the room they leave unused (never written, it is never paged in).
-    let (fields_a_record, columns_a_record) =
-        layout.as_ref().map_or((8, 0), |l| (8 + 2 * l.fixed.len() + 3 * l.variable_columns, l.decoder.columns().len()));
+    let (fields_a_record, columns_a_record) = layout.as_ref().map_or((8, 0), |l| {
+        (8 + 2 * l.fixed.len() + 3 * l.variable.iter().flatten().count(), l.decoder.columns().len())
+    });
     let mut parts = Parts {
         fields: Vec::with_capacity((slots * fields_a_record).min(MAX_FIELDS)),
         columns: Vec::with_capacity((slots * columns_a_record).min(MAX_FIELDS)),
