@@ -586,8 +586,8 @@ fn write_table(
                 let mut total = crate::scan::ScanStats::default();
                 for partition in &table.partitions {
                     let decoder = db.row_decoder(table, partition.partition_id, columns)?;
-                    let line_columns = line_columns(format, &decoder);
                     let plain = PlainLayout::of(&decoder);
+                    let line_columns = line_columns(format, &decoder, plain.as_ref());
                     total += scan.partition_rows(partition, plain.as_ref(), |row| {
                         lines.push_page_row(format, &line_columns, plain.as_ref(), &decoder, row)?;
                         if lines.text.len() >= TEXT_CHUNK_BYTES {
@@ -652,11 +652,12 @@ struct TextChunk {
 impl TextChunk {
     /// A chunk of `decoder`'s rows, written into `lines` (emptied) where given.
     fn new(format: ExportFormat, decoder: &crate::rows::RowDecoder, lines: Option<Lines>) -> Self {
+        let plain = PlainLayout::of(decoder);
         TextChunk {
             lines: lines.unwrap_or_else(|| Lines::with_room(TEXT_CHUNK_BYTES + (64 << 10))),
             rows: 0,
-            columns: line_columns(format, decoder),
-            plain: PlainLayout::of(decoder),
+            columns: line_columns(format, decoder, plain.as_ref()),
+            plain,
         }
     }
 }
@@ -1350,7 +1351,7 @@ mod tests {
             let record = Record::parse(bytes).unwrap();
             assert_eq!(plain.takes(&record), takes, "{csv}");
             for format in [ExportFormat::Csv, ExportFormat::Jsonl] {
-                let columns = line_columns(format, &decoder);
+                let columns = line_columns(format, &decoder, Some(&plain));
                 let spell = |layout: Option<&PlainLayout>| {
                     let mut lines = Lines::default();
                     lines.push_row(format, &columns, layout, &decoder, &record).unwrap();

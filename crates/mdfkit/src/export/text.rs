@@ -383,10 +383,10 @@ pub(super) struct LineColumns {
     bounded_line: Option<usize>,
 }
 
-/// The [`LineColumns`] of the decoder's columns.
-pub(super) fn line_columns(format: ExportFormat, decoder: &RowDecoder) -> LineColumns {
+/// The [`LineColumns`] of the decoder's columns; `plain` is the decoder's [`PlainLayout`], where
+/// it has one (it says where a record of one shape holds each column).
+pub(super) fn line_columns(format: ExportFormat, decoder: &RowDecoder, plain: Option<&PlainLayout>) -> LineColumns {
     let json = format != ExportFormat::Csv;
-    let plain = PlainLayout::of(decoder);
     let columns: Vec<LineColumn> = decoder
         .columns()
         .iter()
@@ -409,7 +409,7 @@ pub(super) fn line_columns(format: ExportFormat, decoder: &RowDecoder) -> LineCo
             let prefix_len = text.len();
             let mut prefix = text.into_bytes();
             prefix.resize(prefix_len.next_multiple_of(16), 0);
-            let place = plain.as_ref().and_then(|layout| layout.fixed_place(i));
+            let place = plain.and_then(|layout| layout.fixed_place(i));
             let spelling = Spelling::of(plan);
             // A JSON value is quoted where its kind says, as `push_value` does it.
             let bounded = place
@@ -986,8 +986,8 @@ mod tests {
         format: ExportFormat,
     ) -> [(std::result::Result<String, String>, crate::scan::ScanStats); 2] {
         use crate::scan::{Flow, ScanMode, ScanStats};
-        let columns = line_columns(format, decoder);
         let plain = PlainLayout::of(decoder).expect("a plain layout");
+        let columns = line_columns(format, decoder, Some(&plain));
         let text = |lines: Lines, result: Result<Flow>| {
             result.map(|_| String::from_utf8(lines.text.written().to_vec()).unwrap()).map_err(|e| e.to_string())
         };
@@ -1097,7 +1097,11 @@ mod tests {
         let target = build_page(PageId::new(1, 11), 1, &[&forwarded]);
         let reader = crate::source::tests::reader(vec![(10, whole_page), (11, target), (12, cut_page)]);
         let decoder = RowDecoder::from_declaration(reader.clone(), "dbo.T", &declared).unwrap();
-        assert!(line_columns(ExportFormat::Csv, &decoder).bounded_line.is_some(), "every column bounded");
+        let plain = PlainLayout::of(&decoder);
+        assert!(
+            line_columns(ExportFormat::Csv, &decoder, plain.as_ref()).bounded_line.is_some(),
+            "every column bounded"
+        );
 
         let page = reader.read(PageId::new(1, 10)).unwrap();
         for format in [ExportFormat::Csv, ExportFormat::Jsonl] {
