@@ -1007,12 +1007,11 @@ fn scaled(units: i64, scale: u8, digits: u32) -> i64 {
     }
 }
 
-/// 10^n, from a table for the differences between scales (0 to 9): `pow` is a loop, which a
-/// column loop would run for every value.
+/// 10^n, from the table of powers for the differences between scales (0 to 9): `pow` is a
+/// loop, which a column loop would run for every value.
 #[inline]
 fn ten_to(n: u32) -> i64 {
-    const POWERS: [i64; 10] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000];
-    POWERS.get(n as usize).copied().unwrap_or_else(|| 10i64.pow(n))
+    crate::value::POWERS_OF_TEN.get(n as usize).and_then(|&p| i64::try_from(p).ok()).unwrap_or_else(|| 10i64.pow(n))
 }
 
 /// datetime2 bytes (time then 3-byte date) as 10^-digits seconds since 1970-01-01; `None` when

@@ -32,6 +32,7 @@ use crate::plain_pages::{AlikeRecord, FixedPlace, PageRow, PlainLayout};
 use crate::record::Record;
 use crate::rows::{ColumnPlan, RowDecoder};
 use crate::types::SqlType;
+use crate::value::POWERS_OF_TEN;
 
 use super::{csv_needs_quotes, json_needs_escapes, json_string, push_csv_field, ExportFormat};
 
@@ -238,17 +239,6 @@ const TWO_DIGITS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 4041424344454647484950515253545556575859\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
-
-/// Powers of ten that a u64 holds.
-const POWERS_OF_TEN: [u64; 20] = {
-    let mut powers = [1u64; 20];
-    let mut i = 1;
-    while i < 20 {
-        powers[i] = powers[i - 1] * 10;
-        i += 1;
-    }
-    powers
-};
 
 /// Decimal digits of `v`: 1 for 0. From its bit length (1233 / 4096 is just over log10 2: the
 /// guess is the count or one more) and one comparison, without `ilog10`'s call and its chain

@@ -151,6 +151,18 @@ pub fn write_time(f: &mut impl fmt::Write, units: u64, scale: u8) -> fmt::Result
 const FIRST_FOUR_DIGIT_DAY: i64 = -719_528;
 const LAST_FOUR_DIGIT_DAY: i64 = 2_932_896;
 
+/// The powers of ten a u64 holds, 10^0 to 10^19: for digit counts and scales, read in loops
+/// over values where `pow` (a loop itself) would run once a value.
+pub(crate) const POWERS_OF_TEN: [u64; 20] = {
+    let mut powers = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        powers[i] = powers[i - 1] * 10;
+        i += 1;
+    }
+    powers
+};
+
 /// `YYYY-MM-DD` of a date (days since 1970-01-01) in the years 0000-9999 (every date SQL Server
 /// stores); `None` for any other. Built in place: this runs for every date of a text export.
 ///
