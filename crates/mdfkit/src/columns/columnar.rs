@@ -190,7 +190,12 @@ struct TextRun {
 }
 
 /// A batch is finished once its values reach this many stored bytes, whatever its row count.
-pub const BATCH_BYTES: usize = 16 << 20;
+/// Small enough that a column's buffers stay under the 2 MiB above which the CLI has glibc map
+/// memory afresh (`keep_large_buffers_out_of_the_heap`), so that each batch reuses the heap the
+/// last one freed. At 16 MiB a serial scan of a text or LOB table mapped every batch's buffers
+/// anew and faulted them in: `dbo.Documents` 78,700 page faults and 0.54 s of CPU against 4,300
+/// and 0.25 s, `dbo.Wide` 39,000 against 3,500 (docs/PERFORMANCE.md, 2026-11-27 evening).
+pub const BATCH_BYTES: usize = 1 << 20;
 
 enum ColumnBuilder {
     Bool(Bits),
@@ -589,13 +594,20 @@ impl BatchBuilder {
         // The next batch's builders are sized up front, while this batch's buffers are still
         // held: finished builders restart empty and would grow by copying, and memory freed at
         // the top of the heap goes back to the OS only to fault in again for the next batch.
-        let capacity = self.capacity.min(self.rows.max(1));
+        // Text and binary buffers get room for as many bytes a row as this batch's took, an
+        // eighth more: started from a guess, they were copied at each doubling (a fifth of the
+        // text table's scan).
+        let rows = self.rows.max(1);
+        let capacity = self.capacity.min(rows);
         let columns = self
             .builders
             .iter_mut()
             .zip(self.columns.iter().zip(self.schema.fields()))
             .map(|(builder, (column, field))| {
-                std::mem::replace(builder, ColumnBuilder::new(column, field.data_type(), capacity)).finish()
+                let per_row = builder.value_bytes() / rows + 1;
+                let room = (per_row + per_row / 8).saturating_mul(capacity).min(2 * BATCH_BYTES);
+                std::mem::replace(builder, ColumnBuilder::with_value_room(column, field.data_type(), capacity, room))
+                    .finish()
             })
             .collect::<Result<Vec<ArrayRef>>>()?;
         self.rows = 0;
@@ -607,6 +619,11 @@ impl BatchBuilder {
 impl ColumnBuilder {
     /// A builder of `c`'s values as `d` (the column's [`column_arrow_type`] in the batch's unit).
     fn new(c: &ColumnInfo, d: &DataType, capacity: usize) -> Self {
+        Self::with_value_room(c, d, capacity, capacity * 16)
+    }
+
+    /// As [`Self::new`], with room for `value_bytes` bytes of text or binary values.
+    fn with_value_room(c: &ColumnInfo, d: &DataType, capacity: usize, value_bytes: usize) -> Self {
         use SqlType::*;
         let t = &c.type_info;
         let d = d.clone();
@@ -633,13 +650,19 @@ impl ColumnBuilder {
                 ColumnBuilder::Variant(StructBuilder::from_fields(fields, capacity))
             }
             DataType::Struct(fields) => ColumnBuilder::Offset(StructBuilder::from_fields(fields, capacity)),
-            DataType::Utf8 => ColumnBuilder::Text(StringBuilder::with_capacity(capacity, capacity * 16)),
+            DataType::Utf8 => ColumnBuilder::Text(StringBuilder::with_capacity(capacity, value_bytes)),
             DataType::Null => ColumnBuilder::Unkept(0),
             DataType::FixedSizeBinary(n) => ColumnBuilder::Fixed(FixedSizeBinaryBuilder::with_capacity(capacity, n)),
-            _ if matches!(t.sql_type, Binary | VarBinary | Image | Clr | SqlVariant | Unknown(_)) => {
-                ColumnBuilder::Bin(BinaryBuilder::with_capacity(capacity, capacity * 16))
-            }
-            _ => ColumnBuilder::Bin(BinaryBuilder::with_capacity(capacity, capacity * 16)),
+            _ => ColumnBuilder::Bin(BinaryBuilder::with_capacity(capacity, value_bytes)),
+        }
+    }
+
+    /// The bytes of the text or binary values appended so far (0 for other columns).
+    fn value_bytes(&self) -> usize {
+        match self {
+            ColumnBuilder::Text(b) => b.values_slice().len(),
+            ColumnBuilder::Bin(b) => b.values_slice().len(),
+            _ => 0,
         }
     }
 
