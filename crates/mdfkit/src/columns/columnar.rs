@@ -194,7 +194,7 @@ struct TextRun {
 /// memory afresh (`keep_large_buffers_out_of_the_heap`), so that each batch reuses the heap the
 /// last one freed. At 16 MiB a serial scan of a text or LOB table mapped every batch's buffers
 /// anew and faulted them in: `dbo.Documents` 78,700 page faults and 0.54 s of CPU against 4,300
-/// and 0.25 s, `dbo.Wide` 39,000 against 3,500 (docs/PERFORMANCE.md, 2026-11-27 evening).
+/// and 0.25 s, `dbo.Wide` 39,000 against 1,500 (docs/PERFORMANCE.md, 2026-11-27 evening).
 pub const BATCH_BYTES: usize = 1 << 20;
 
 enum ColumnBuilder {

@@ -63,7 +63,8 @@ use crate::database::{check_has_storage, Database};
 use crate::error::{Error, ErrorKind, Result};
 use crate::page::PageId;
 use crate::scan::{Flow, MappedPages, ScanStats};
-use crate::scans::parallel::{Tasks, PAGES_PER_TASK};
+use crate::scans::parallel::Tasks;
+use crate::scans::table_scan::pages_per_task;
 use crate::table_scan::TableScan;
 
 /// Bytes of a page: the unit target sizes are counted in.
@@ -288,7 +289,7 @@ impl ScanSplit {
             .salvage(self.salvage);
         let mut total = ScanStats::default();
         let mut deliver = |batch: RecordBatch| Ok(each(batch)? == Flow::Continue);
-        scan.page_batches(partition, Tasks::listed(&pages, PAGES_PER_TASK), &mut deliver, &mut total)?;
+        scan.page_batches(partition, Tasks::listed(&pages, pages_per_task(partition, unit)), &mut deliver, &mut total)?;
         Ok(total)
     }
 

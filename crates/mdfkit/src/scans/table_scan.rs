@@ -408,8 +408,12 @@ impl<'a> TableScan<'a> {
                 Ok(each(batch)? == Flow::Continue && remaining > 0)
             };
             let rows_before = total.rows;
-            let finished =
-                self.page_batches(partition, Tasks::mapped(pages, PAGES_PER_TASK), &mut deliver, &mut total)?;
+            let finished = self.page_batches(
+                partition,
+                Tasks::mapped(pages, pages_per_task(partition, unit)),
+                &mut deliver,
+                &mut total,
+            )?;
             // The tasks count the rows they decoded; a scan cut short by the limit or by `each`
             // returned fewer, and the task it stopped in never reports.
             total.rows = rows_before + delivered;
@@ -517,7 +521,7 @@ impl<'a> TableScan<'a> {
             let mut deliver = |chunk: C| Ok(each(chunk)? == Flow::Continue);
             if !run_in_task_order(
                 &table.qualified_name(),
-                Tasks::mapped(pages, PAGES_PER_TASK),
+                Tasks::mapped(pages, pages_per_task(partition, unit)),
                 self.threads,
                 &work,
                 &weigh,
@@ -544,6 +548,22 @@ struct TaskShared<'a> {
     timestamps: crate::TimestampUnit,
     /// Rows a page holds on average (the catalog's row count over the pages).
     rows_per_page: usize,
+}
+
+/// In-row pages a parallel task of `partition` decodes: [`PAGES_PER_TASK`], fewer where its LOB
+/// and row-overflow pages outnumber its in-row pages (`unit`'s), so that a task brings about as
+/// many pages of values as 64 in-row pages would. A LOB table's in-row pages hold little more
+/// than pointers: `dbo.Documents`' 50 data pages of the forged 1 GB database point at 40,000
+/// pages of values, and as one task they kept one core busy (the page counts are the catalog's:
+/// where they are missing, as many pages as usual).
+pub(crate) fn pages_per_task(partition: &PartitionInfo, unit: &AllocationUnit) -> usize {
+    match (u64::try_from(unit.used_pages), u64::try_from(partition.used_pages)) {
+        (Ok(in_row @ 1..), Ok(all)) if all > in_row => {
+            let share = (PAGES_PER_TASK as u64).saturating_mul(in_row).div_ceil(all);
+            usize::try_from(share).unwrap_or(PAGES_PER_TASK).clamp(1, PAGES_PER_TASK)
+        }
+        _ => PAGES_PER_TASK,
+    }
 }
 
 impl TaskShared<'_> {
@@ -712,5 +732,46 @@ impl TableDecoders {
     /// rowsets.
     pub fn get(&self, index: usize) -> Option<&RowDecoder> {
         self.0.get(index).map(|(_, d)| d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::PageId;
+
+    #[test]
+    fn tasks_of_a_lob_table_take_fewer_in_row_pages() {
+        let partition = |used_pages| PartitionInfo {
+            partition_id: 1,
+            partition_number: 1,
+            rows: 10_000,
+            data_compression: 0,
+            used_pages,
+            total_pages: used_pages,
+        };
+        let unit = |used_pages| AllocationUnit {
+            id: 1,
+            kind: 1,
+            owner_id: 1,
+            filegroup_id: 1,
+            first_page: PageId::default(),
+            root_page: PageId::default(),
+            first_iam_page: PageId::default(),
+            used_pages,
+            data_pages: used_pages,
+            total_pages: used_pages,
+        };
+        // In-row pages only: the usual 64.
+        assert_eq!(pages_per_task(&partition(5_000), &unit(5_000)), 64);
+        // Half the pages hold values elsewhere: 32 in-row pages bring 64 pages.
+        assert_eq!(pages_per_task(&partition(2_000), &unit(1_000)), 32);
+        // 50 in-row pages pointing at 40,000 pages of values: one page a task.
+        assert_eq!(pages_per_task(&partition(40_050), &unit(50)), 1);
+        // Counts missing or inconsistent: the usual 64.
+        assert_eq!(pages_per_task(&partition(0), &unit(0)), 64);
+        assert_eq!(pages_per_task(&partition(100), &unit(0)), 64);
+        assert_eq!(pages_per_task(&partition(10), &unit(50)), 64);
+        assert_eq!(pages_per_task(&partition(-1), &unit(-1)), 64);
     }
 }
