@@ -595,8 +595,7 @@ impl BatchBuilder {
         // held: finished builders restart empty and would grow by copying, and memory freed at
         // the top of the heap goes back to the OS only to fault in again for the next batch.
         // Text and binary buffers get room for as many bytes a row as this batch's took, an
-        // eighth more: started from a guess, they were copied at each doubling (a fifth of the
-        // text table's scan).
+        // eighth more: started from a guess (16 bytes a row), they were copied at each doubling.
         let rows = self.rows.max(1);
         let capacity = self.capacity.min(rows);
         let columns = self
