@@ -32,7 +32,7 @@ use crate::plain_pages::{AlikeRecord, FixedPlace, PageRow, PlainLayout};
 use crate::record::Record;
 use crate::rows::{ColumnPlan, RowDecoder};
 use crate::types::SqlType;
-use crate::value::POWERS_OF_TEN;
+use crate::value::{POWERS_OF_TEN, TWO_DIGITS};
 
 use super::{csv_needs_quotes, json_needs_escapes, json_string, push_csv_field, ExportFormat};
 
@@ -232,13 +232,6 @@ fn push_array<const N: usize>(out: &mut Utf8Writer, array: &[u8; N]) {
         out.commit(N);
     }
 }
-
-/// Two decimal digits of each value below 100.
-const TWO_DIGITS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
 
 /// Decimal digits of `v`: 1 for 0. From its bit length (1233 / 4096 is just over log10 2: the
 /// guess is the count or one more) and one comparison, without `ilog10`'s call and its chain

@@ -200,8 +200,8 @@ pub fn date_text(days_since_1970: i64) -> Option<[u8; 10]> {
     Some(text)
 }
 
-/// Two decimal digits of each value below 100, for dates and times.
-const TWO_DIGITS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+/// Two decimal digits of each value below 100: dates and times, and the text exports' integers.
+pub(crate) const TWO_DIGITS: &[u8; 200] = b"0001020304050607080910111213141516171819\
 2021222324252627282930313233343536373839\
 4041424344454647484950515253545556575859\
 6061626364656667686970717273747576777879\
