@@ -52,6 +52,8 @@ const ROW_GROUP_ROWS: usize = 1 << 20;
 /// yet (besides one column of any size): dozens of batches of a narrow table, so no encoder
 /// waits for the scan, and a constant however long the table (see docs/PERFORMANCE.md).
 const ENCODER_BACKLOG_BYTES: usize = 8 << 20;
+/// Row groups a Parquet export may encode at once, at most (see [`row_groups_encoding`]).
+const MAX_ROW_GROUPS_ENCODING: usize = 4;
 
 /// Output formats of `export`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -666,9 +668,11 @@ impl TextChunk {
 /// are shared out among the encoders by size and fed to them batch by batch; an encoder computes
 /// a column's Parquet levels itself, so they live only while it encodes that column. A finished
 /// row group goes to a writer thread, which waits for its encoders and appends their chunks to
-/// the file while the next row group is being encoded. What is held does not grow with the
-/// table: at most [`ENCODER_BACKLOG_BYTES`] of Arrow columns waiting for the encoders, and the
-/// encoded chunks of two row groups. (`ArrowWriter` encodes every column on the calling thread.)
+/// the file while the next row groups are being encoded ([`row_groups_encoding`] of them where
+/// the threads outnumber a row group's columns). What is held does not grow with the table: at
+/// most [`ENCODER_BACKLOG_BYTES`] of Arrow columns waiting for the encoders (and a row group's
+/// [`ROW_GROUP_BYTES`] more for each row group encoded beside the first), and the encoded chunks
+/// of the row groups in flight. (`ArrowWriter` encodes every column on the calling thread.)
 struct ParquetOutput<'s, 'e> {
     scope: &'s std::thread::Scope<'s, 'e>,
     factory: ArrowRowGroupWriterFactory,
@@ -688,8 +692,9 @@ struct ParquetOutput<'s, 'e> {
     group_rows: usize,
     /// Where a row group ends: ROW_GROUP_BYTES and ROW_GROUP_ROWS (smaller in tests).
     row_group_limits: (usize, usize),
-    /// Finished row groups to the writer thread. A rendezvous: handing one over waits until the
-    /// writer has written the one before.
+    /// Finished row groups to the writer thread. Bounded: handing one over waits while the
+    /// writer has [`row_groups_encoding`] less one waiting (none: until it has written the one
+    /// before).
     /// (Both `None` once the writer thread has been waited for.)
     finished: Option<std::sync::mpsc::SyncSender<ToWriter<'s>>>,
     writer: Option<std::thread::ScopedJoinHandle<'s, Result<()>>>,
@@ -749,18 +754,22 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
             .map_err(parquet_error)?;
         let leaves = writer.schema_descr();
         let column_of_leaf = (0..leaves.num_columns()).map(|leaf| leaves.get_column_root_idx(leaf)).collect();
-        let (finished, row_groups) = std::sync::mpsc::sync_channel(0);
+        let threads = threads.max(1);
+        let encoding = row_groups_encoding(threads, schema.fields().len());
+        let (finished, row_groups) = std::sync::mpsc::sync_channel(encoding - 1);
         let writer = scope.spawn(move || write_row_groups(writer, row_groups));
         Ok(ParquetOutput {
             scope,
             factory,
             schema,
             column_of_leaf,
-            threads: threads.max(1),
+            threads,
             row_groups: 0,
             encoders: Vec::new(),
             encoder_of_column: Vec::new(),
-            backlog: std::sync::Arc::new(Backlog::new(ENCODER_BACKLOG_BYTES)),
+            // The scan runs ahead of a row group's slowest encoder by whole row groups, so that
+            // the next ones' encoders have their columns.
+            backlog: std::sync::Arc::new(Backlog::new(ENCODER_BACKLOG_BYTES + (encoding - 1) * ROW_GROUP_BYTES)),
             group_bytes: 0,
             group_rows: 0,
             row_group_limits: (ROW_GROUP_BYTES, ROW_GROUP_ROWS),
@@ -876,6 +885,17 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
         }
         self.wait_for_writer()
     }
+}
+
+/// Row groups encoded at once by a Parquet export on `threads` threads of a table of `columns`
+/// columns: one where the threads are no more than a row group's columns, more where they
+/// outnumber them. A column chunk is encoded on one thread from start to end, so a row group
+/// keeps at most its columns' count of threads busy, fewer when one column outweighs the rest
+/// (`money`'s 9-byte decimals, a long text): on 16 cores one row group at a time held `Fact`'s
+/// export (7 columns) to about the speed of 4 threads (docs/PERFORMANCE.md). On 2 cores a
+/// second row group gained nothing for a 3-column table and cost 30 MB.
+fn row_groups_encoding(threads: usize, columns: usize) -> usize {
+    threads.div_ceil(columns.max(1)).clamp(1, MAX_ROW_GROUPS_ENCODING)
 }
 
 /// The writer thread: waits for each row group's encoders and appends their column chunks, in
@@ -1175,6 +1195,34 @@ mod tests {
                 assert_eq!(group.num_columns(), 5, "id, pair.a, pair.b, text, flag");
                 assert!(group.columns().iter().all(|c| c.compression() == codec), "{compression:?}");
             }
+        }
+    }
+
+    /// Row groups encoded side by side (5 threads for 4 columns: two at once; 16: four) make the file
+    /// that one thread makes, byte for byte.
+    #[test]
+    fn parquet_bytes_do_not_depend_on_the_row_groups_encoded_at_once() {
+        let (schema, batches) = mixed_batches();
+        let file = |threads: usize| {
+            let mut out = Vec::new();
+            std::thread::scope(|scope| {
+                let mut parquet =
+                    ParquetOutput::new(scope, &mut out, schema.clone(), threads, ParquetCompression::default())
+                        .unwrap();
+                parquet.row_group_limits = (usize::MAX, 700);
+                for batch in &batches {
+                    parquet.write(batch).unwrap();
+                }
+                parquet.close().unwrap();
+            });
+            out
+        };
+        assert_eq!(row_groups_encoding(1, schema.fields().len()), 1);
+        assert_eq!(row_groups_encoding(16, schema.fields().len()), MAX_ROW_GROUPS_ENCODING);
+        let one = file(1);
+        assert!(one.len() > 100_000, "{} bytes", one.len());
+        for threads in [2, 5, 16] {
+            assert!(file(threads) == one, "{threads} threads");
         }
     }
 
