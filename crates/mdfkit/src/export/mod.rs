@@ -52,7 +52,8 @@ const ROW_GROUP_ROWS: usize = 1 << 20;
 /// yet (besides one column of any size): dozens of batches of a narrow table, so no encoder
 /// waits for the scan, and a constant however long the table (see docs/PERFORMANCE.md).
 const ENCODER_BACKLOG_BYTES: usize = 8 << 20;
-/// Row groups a Parquet export may encode at once, at most (see [`row_groups_encoding`]).
+/// Finished row groups a Parquet export may have encoding beside the one being filled, at most
+/// (see [`row_groups_encoding`]).
 const MAX_ROW_GROUPS_ENCODING: usize = 4;
 
 /// Output formats of `export`.
@@ -668,11 +669,11 @@ impl TextChunk {
 /// are shared out among the encoders by size and fed to them batch by batch; an encoder computes
 /// a column's Parquet levels itself, so they live only while it encodes that column. A finished
 /// row group goes to a writer thread, which waits for its encoders and appends their chunks to
-/// the file while the next row groups are being encoded ([`row_groups_encoding`] of them where
-/// the threads outnumber a row group's columns). What is held does not grow with the table: at
-/// most [`ENCODER_BACKLOG_BYTES`] of Arrow columns waiting for the encoders (and a row group's
-/// [`ROW_GROUP_BYTES`] more for each row group encoded beside the first), and the encoded chunks
-/// of the row groups in flight. (`ArrowWriter` encodes every column on the calling thread.)
+/// the file while the next row group is being filled ([`row_groups_encoding`] finished row
+/// groups may be encoding where the threads outnumber a row group's columns). What is held does
+/// not grow with the table: at most [`ENCODER_BACKLOG_BYTES`] of Arrow columns waiting for the
+/// encoders (and a row group's [`ROW_GROUP_BYTES`] more for each finished row group past the
+/// first), and the encoded chunks of the row groups in flight. (`ArrowWriter` encodes every column on the calling thread.)
 struct ParquetOutput<'s, 'e> {
     scope: &'s std::thread::Scope<'s, 'e>,
     factory: ArrowRowGroupWriterFactory,
@@ -887,9 +888,9 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
     }
 }
 
-/// Row groups encoded at once by a Parquet export on `threads` threads of a table of `columns`
-/// columns: one where the threads are no more than a row group's columns, more where they
-/// outnumber them. A column chunk is encoded on one thread from start to end, so a row group
+/// Finished row groups a Parquet export on `threads` threads of a table of `columns` columns may
+/// have encoding while it fills the next: one where the threads are no more than a row group's
+/// columns, more where they outnumber them. A column chunk is encoded on one thread from start to end, so a row group
 /// keeps at most its columns' count of threads busy, fewer when one column outweighs the rest
 /// (`money`'s 9-byte decimals, a long text): on 16 cores one row group at a time held `Fact`'s
 /// export (7 columns) to about the speed of 4 threads (docs/PERFORMANCE.md). On 2 cores a
@@ -1198,8 +1199,8 @@ mod tests {
         }
     }
 
-    /// Row groups encoded side by side (5 threads for 4 columns: two at once; 16: four) make the file
-    /// that one thread makes, byte for byte.
+    /// Row groups encoded side by side (5 threads for 4 columns: two finished ones at once; 16:
+    /// four) make the file that one thread makes, byte for byte.
     #[test]
     fn parquet_bytes_do_not_depend_on_the_row_groups_encoded_at_once() {
         let (schema, batches) = mixed_batches();
