@@ -1264,23 +1264,27 @@ mod tests {
     }
 
     /// A write that fails in the writer thread (here: the device is full) comes back as the
-    /// export's error, without a hang or a panic.
+    /// export's error, without a hang or a panic, with one finished row group encoding at a time
+    /// or several (16 threads for 4 columns).
     #[cfg(target_os = "linux")]
     #[test]
     fn parquet_write_errors_come_back_from_the_writer_thread() {
         let (schema, batches) = mixed_batches();
-        let full = Path::new("/dev/full");
-        let mut out = File::create(full).expect("/dev/full opens for writing");
-        let result = std::thread::scope(|scope| -> Result<()> {
-            let mut parquet = ParquetOutput::new(scope, &mut out, schema.clone(), 2, ParquetCompression::None)?;
-            parquet.row_group_limits = (usize::MAX, 1000);
-            for batch in &batches {
-                parquet.write(batch)?;
-            }
-            parquet.close()
-        });
-        let error = result.expect_err("writing to a full device fails");
-        assert!(error.to_string().contains("No space left on device"), "{error}");
+        for threads in [2, 16] {
+            let full = Path::new("/dev/full");
+            let mut out = File::create(full).expect("/dev/full opens for writing");
+            let result = std::thread::scope(|scope| -> Result<()> {
+                let mut parquet =
+                    ParquetOutput::new(scope, &mut out, schema.clone(), threads, ParquetCompression::None)?;
+                parquet.row_group_limits = (usize::MAX, 1000);
+                for batch in &batches {
+                    parquet.write(batch)?;
+                }
+                parquet.close()
+            });
+            let error = result.expect_err("writing to a full device fails");
+            assert!(error.to_string().contains("No space left on device"), "{threads} threads: {error}");
+        }
     }
 
     #[test]
