@@ -163,10 +163,10 @@ impl std::fmt::Write for Utf8Writer {
 /// pair, two units, four); returns the bytes written. Four units are read at a time: ASCII
 /// (most text) narrowed with one 64-bit test of their high bits; four units all below U+0800
 /// (ASCII mixed with accented Latin, Greek, Cyrillic, Hebrew: one or two bytes each) spelled
-/// together in one 64-bit word, then stored two bytes a unit a unit's length apart; four other
-/// characters of the Basic Multilingual Plane (CJK among them) encoded one by one without a
-/// branch on their lengths; a surrogate among them sends the four units one by one through the
-/// pairing rules.
+/// together in one 64-bit word, then stored two bytes a unit a unit's length apart; four
+/// characters of three bytes each (CJK text) spelled at fixed places; any other four characters
+/// of the Basic Multilingual Plane encoded one by one without a branch on their lengths; a
+/// surrogate among them sends the four units one by one through the pairing rules.
 fn utf16le_to_utf8(src: &[u8], dst: &mut [u8]) -> usize {
     const NOT_ASCII: u64 = 0xff80_ff80_ff80_ff80;
     const NOT_TWO_BYTES: u64 = 0xf800_f800_f800_f800;
@@ -205,7 +205,21 @@ fn utf16le_to_utf8(src: &[u8], dst: &mut [u8]) -> usize {
             // A lane is a surrogate where its top five bits are 11011: the lane of `x` below
             // is then zero, which the classic zero-lane test finds.
             let x = (v & 0xf800_f800_f800_f800) ^ 0xd800_d800_d800_d800;
-            if x.wrapping_sub(LANE_LOW) & !x & LANE_HIGH == 0 {
+            let no_surrogate = x.wrapping_sub(LANE_LOW) & !x & LANE_HIGH == 0;
+            // Four lanes of U+0800 and above (CJK text): three bytes each, at fixed places.
+            let top = v & 0xf800_f800_f800_f800;
+            if no_surrogate && top.wrapping_sub(LANE_LOW) & !top & LANE_HIGH == 0 {
+                let three = |lane: u32| {
+                    let c = v >> (16 * lane) & 0xffff;
+                    0x0080_80e0 | c >> 12 | (c >> 6 & 0x3f) << 8 | (c & 0x3f) << 16
+                };
+                let out = &mut dst[w..w + 12];
+                out[..6].copy_from_slice(&(three(0) | three(1) << 24).to_le_bytes()[..6]);
+                out[6..].copy_from_slice(&(three(2) | three(3) << 24).to_le_bytes()[..6]);
+                (i, w) = (i + 4, w + 12);
+                continue;
+            }
+            if no_surrogate {
                 for lane in 0..4 {
                     w += encode_bmp((v >> (16 * lane)) as u16, &mut dst[w..]);
                 }
