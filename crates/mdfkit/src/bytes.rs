@@ -230,6 +230,11 @@ fn utf16le_to_utf8(src: &[u8], dst: &mut [u8]) -> usize {
         let u = unit(i);
         i += 1;
         match u {
+            // The last units of most values (fewer than four), and ASCII beside a surrogate.
+            0..=0x7f => {
+                dst[w] = u as u8;
+                w += 1;
+            }
             0xd800..=0xdbff if i < units && (0xdc00..=0xdfff).contains(&unit(i)) => {
                 let c = 0x10000 + ((u32::from(u) - 0xd800) << 10) + (u32::from(unit(i)) - 0xdc00);
                 i += 1;
