@@ -528,7 +528,7 @@ fn single_byte_table(cp: u16) -> Option<&'static Utf8Table> {
 /// copied as they are: all ASCII (most text), they are its UTF-8; otherwise the ASCII bytes
 /// before the first other one are (an accented letter is one in a word), that byte writes its
 /// table entry's three bytes and moves on by its length, and the next eight are read from the
-/// byte after it. The last bytes, fewer than eight, go through the table one by one.
+/// byte after it. The last bytes, fewer than eight, are read one by one (ASCII as it is).
 fn single_byte_to_utf8(table: &Utf8Table, src: &[u8], dst: &mut [u8]) -> usize {
     const NOT_ASCII: u64 = 0x8080_8080_8080_8080;
     let (mut r, mut w) = (0, 0);
@@ -545,7 +545,12 @@ fn single_byte_to_utf8(table: &Utf8Table, src: &[u8], dst: &mut [u8]) -> usize {
         r += ascii + 1;
     }
     for &byte in src.get(r..).unwrap_or_default() {
-        w += table_utf8(table, byte, &mut dst[w..]);
+        if byte < 0x80 {
+            dst[w] = byte;
+            w += 1;
+        } else {
+            w += table_utf8(table, byte, &mut dst[w..]);
+        }
     }
     w
 }
