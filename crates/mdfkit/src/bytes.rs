@@ -172,6 +172,8 @@ fn utf16le_to_utf8(src: &[u8], dst: &mut [u8]) -> usize {
     const NOT_TWO_BYTES: u64 = 0xf800_f800_f800_f800;
     const LANE_LOW: u64 = 0x0001_0001_0001_0001;
     const LANE_HIGH: u64 = 0x8000_8000_8000_8000;
+    // The classic zero-lane test, for 16-bit lanes.
+    let has_zero_lane = |x: u64| x.wrapping_sub(LANE_LOW) & !x & LANE_HIGH != 0;
     let units = src.len() / 2;
     let unit = |i: usize| u16::from_le_bytes([src[2 * i], src[2 * i + 1]]);
     let (mut i, mut w) = (0, 0);
@@ -202,13 +204,11 @@ fn utf16le_to_utf8(src: &[u8], dst: &mut [u8]) -> usize {
                 (i, w) = (i + 4, w + at);
                 continue;
             }
-            // A lane is a surrogate where its top five bits are 11011: the lane of `x` below
-            // is then zero, which the classic zero-lane test finds.
-            let x = (v & 0xf800_f800_f800_f800) ^ 0xd800_d800_d800_d800;
-            let no_surrogate = x.wrapping_sub(LANE_LOW) & !x & LANE_HIGH == 0;
+            // Each lane's top five bits: 11011 in a surrogate, zero below U+0800.
+            let top = v & NOT_TWO_BYTES;
+            let no_surrogate = !has_zero_lane(top ^ 0xd800_d800_d800_d800);
             // Four lanes of U+0800 and above (CJK text): three bytes each, at fixed places.
-            let top = v & 0xf800_f800_f800_f800;
-            if no_surrogate && top.wrapping_sub(LANE_LOW) & !top & LANE_HIGH == 0 {
+            if no_surrogate && !has_zero_lane(top) {
                 let three = |lane: u32| {
                     let c = v >> (16 * lane) & 0xffff;
                     0x0080_80e0 | c >> 12 | (c >> 6 & 0x3f) << 8 | (c & 0x3f) << 16
