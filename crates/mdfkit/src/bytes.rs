@@ -187,7 +187,9 @@ fn utf16le_to_utf8(src: &[u8], dst: &mut [u8]) -> usize {
                 (i, w) = (i + 4, w + 4);
                 continue;
             }
-            if v & NOT_TWO_BYTES == 0 {
+            // Each lane's top five bits: zero below U+0800, 11011 in a surrogate.
+            let top = v & NOT_TWO_BYTES;
+            if top == 0 {
                 // Lanes below U+0800, so no carry leaves a lane: bit 15 of a lane is set here
                 // where the lane is U+0080 or above (two bytes).
                 let long = v.wrapping_add(0x7f80_7f80_7f80_7f80) & LANE_HIGH;
@@ -204,15 +206,10 @@ fn utf16le_to_utf8(src: &[u8], dst: &mut [u8]) -> usize {
                 (i, w) = (i + 4, w + at);
                 continue;
             }
-            // Each lane's top five bits: 11011 in a surrogate, zero below U+0800.
-            let top = v & NOT_TWO_BYTES;
             let no_surrogate = !has_zero_lane(top ^ 0xd800_d800_d800_d800);
             // Four lanes of U+0800 and above (CJK text): three bytes each, at fixed places.
             if no_surrogate && !has_zero_lane(top) {
-                let three = |lane: u32| {
-                    let c = v >> (16 * lane) & 0xffff;
-                    0x0080_80e0 | c >> 12 | (c >> 6 & 0x3f) << 8 | (c & 0x3f) << 16
-                };
+                let three = |lane: u32| u64::from(three_bytes(u32::from((v >> (16 * lane)) as u16)));
                 let out = &mut dst[w..w + 12];
                 out[..6].copy_from_slice(&(three(0) | three(1) << 24).to_le_bytes()[..6]);
                 out[6..].copy_from_slice(&(three(2) | three(3) << 24).to_le_bytes()[..6]);
@@ -264,7 +261,7 @@ fn utf16le_to_utf8(src: &[u8], dst: &mut [u8]) -> usize {
 fn encode_bmp(u: u16, dst: &mut [u8]) -> usize {
     let c = u32::from(u);
     let two = 0x80c0 | c >> 6 | (c & 0x3f) << 8;
-    let three = 0x0080_80e0 | c >> 12 | (c >> 6 & 0x3f) << 8 | (c & 0x3f) << 16;
+    let three = three_bytes(c);
     let (bytes, len) = match c {
         0..=0x7f => (c, 1),
         0x80..=0x7ff => (two, 2),
@@ -272,6 +269,13 @@ fn encode_bmp(u: u16, dst: &mut [u8]) -> usize {
     };
     dst[..3].copy_from_slice(&bytes.to_le_bytes()[..3]);
     len
+}
+
+/// The three UTF-8 bytes of `c`, a character from U+0800 on in the Basic Multilingual Plane, in
+/// the low three bytes (little endian): 1110xxxx, then 10xxxxxx twice.
+#[inline(always)]
+fn three_bytes(c: u32) -> u32 {
+    0x0080_80e0 | c >> 12 | (c >> 6 & 0x3f) << 8 | (c & 0x3f) << 16
 }
 
 #[cfg(test)]
