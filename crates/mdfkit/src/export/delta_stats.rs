@@ -218,7 +218,7 @@ impl Bounds {
 }
 
 /// The smallest and largest non-null value of a primitive array, widened to `i128`.
-fn whole_range<T: ArrowPrimitiveType>(
+pub(super) fn whole_range<T: ArrowPrimitiveType>(
     array: &dyn Array,
     nulls: Option<&NullBuffer>,
     to_whole: impl Fn(T::Native) -> i128,

@@ -20,11 +20,11 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory};
+use parquet::arrow::ArrowSchemaConverter;
 use parquet::arrow::ArrowWriter;
+use parquet::basic::Type as PhysicalType;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::data_type::FixedLenByteArray;
-use parquet::file::properties::WriterProperties;
-use parquet::file::statistics::{Statistics, ValueStatistics};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 
 use crate::catalog::model::TableInfo;
@@ -37,9 +37,11 @@ use crate::value::Value;
 
 pub mod delta;
 mod delta_stats;
+mod fixed_statistics;
 mod parquet_guard;
 mod text;
 
+use fixed_statistics::FixedBounds;
 use text::{line_columns, LineColumns, Lines};
 
 /// Arrow bytes at which a Parquet row group is written out.
@@ -680,6 +682,8 @@ struct ParquetOutput<'s, 'e> {
     schema: SchemaRef,
     /// The column (the schema's field) each Parquet leaf column belongs to, in leaf order.
     column_of_leaf: Vec<usize>,
+    /// Each leaf's bounds where they are kept here ([`FixedBounds`]), empty, in leaf order.
+    fixed_bounds: Vec<Option<FixedBounds>>,
     threads: usize,
     row_groups: usize,
     /// The encoders of the row group being filled (empty between row groups).
@@ -707,6 +711,24 @@ struct ParquetOutput<'s, 'e> {
 enum ToWriter<'s> {
     RowGroup(Vec<EncoderResult<'s>>),
     Close,
+}
+
+/// A leaf column's writer in a row group, with the bounds kept for it here.
+struct LeafWriter {
+    leaf: usize,
+    writer: ArrowColumnWriter,
+    bounds: Option<FixedBounds>,
+}
+
+impl LeafWriter {
+    /// The finished chunk, by leaf index.
+    fn close(self) -> parquet::errors::Result<(usize, ArrowColumnChunk)> {
+        let mut chunk = self.writer.close()?;
+        if let Some(bounds) = self.bounds {
+            bounds.set_on(&mut chunk)?;
+        }
+        Ok((self.leaf, chunk))
+    }
 }
 
 type EncoderResult<'s> = std::thread::ScopedJoinHandle<'s, parquet::errors::Result<Vec<(usize, ArrowColumnChunk)>>>;
@@ -744,10 +766,28 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
         // Dictionaries stay on for columns with few distinct values (they make them
         // small), but a column gives up on its dictionary after 64 KB of distinct values instead
         // of 1 MB: hashing every value of a high-cardinality column was a quarter of the export.
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(compression.codec())
-            .set_dictionary_page_size_limit(DICTIONARY_BYTES)
-            .build();
+            .set_dictionary_page_size_limit(DICTIONARY_BYTES);
+        // The leaves as `ArrowWriter` lays them out; fixed-length ones get their bounds here.
+        let leaves = ArrowSchemaConverter::new().convert(&schema).map_err(parquet_error)?;
+        let mut fixed_bounds = Vec::with_capacity(leaves.num_columns());
+        for leaf in leaves.columns() {
+            let field = schema.fields().get(leaves.get_column_root_idx(fixed_bounds.len()));
+            let bounds = match field {
+                Some(field)
+                    if leaf.physical_type() == PhysicalType::FIXED_LEN_BYTE_ARRAY && leaf.path().parts().len() == 1 =>
+                {
+                    FixedBounds::of(field.data_type(), usize::try_from(leaf.type_length()).unwrap_or(0))
+                }
+                _ => None,
+            };
+            if bounds.is_some() {
+                props = props.set_column_statistics_enabled(leaf.path().clone(), EnabledStatistics::None);
+            }
+            fixed_bounds.push(bounds);
+        }
+        let props = props.build();
         // `ArrowWriter` sets up the file (schema, Arrow schema in the metadata); its parts then
         // let columns be encoded apart.
         let (writer, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))
@@ -764,6 +804,7 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
             factory,
             schema,
             column_of_leaf,
+            fixed_bounds,
             threads,
             row_groups: 0,
             encoders: Vec::new(),
@@ -810,13 +851,14 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
         let encoders = self.threads.min(column_bytes.len()).max(1);
         self.encoder_of_column = balance(&column_bytes, encoders);
         // Each encoder's columns, each with the writers of its leaves (in leaf order).
-        let mut mine: Vec<Vec<(usize, Vec<(usize, ArrowColumnWriter)>)>> = (0..encoders).map(|_| Vec::new()).collect();
+        let mut mine: Vec<Vec<(usize, Vec<LeafWriter>)>> = (0..encoders).map(|_| Vec::new()).collect();
         for (leaf, writer) in writers.into_iter().enumerate() {
             let column = self.column_of_leaf.get(leaf).copied().unwrap_or_default();
             let encoder = &mut mine[self.encoder_of_column.get(column).copied().unwrap_or_default()];
+            let writer = LeafWriter { leaf, writer, bounds: self.fixed_bounds.get(leaf).cloned().flatten() };
             match encoder.iter_mut().find(|(c, _)| *c == column) {
-                Some((_, leaves)) => leaves.push((leaf, writer)),
-                None => encoder.push((column, vec![(leaf, writer)])),
+                Some((_, leaves)) => leaves.push(writer),
+                None => encoder.push((column, vec![writer])),
             }
         }
         for mine in mine {
@@ -832,15 +874,19 @@ impl<'s, 'e> ParquetOutput<'s, 'e> {
                     if let (Some((_, writers)), Some(field)) =
                         (mine.iter_mut().find(|(c, _)| *c == column), fields.get(column))
                     {
-                        for ((_, writer), leaf) in writers.iter_mut().zip(compute_leaves(field, &array)?) {
-                            writer.write(&leaf)?;
+                        for (writer, leaf) in writers.iter_mut().zip(compute_leaves(field, &array)?) {
+                            if let Some(bounds) = &mut writer.bounds {
+                                // Only a flat column's leaf has bounds here: its array is the column's.
+                                bounds.add(array.as_ref());
+                            }
+                            writer.writer.write(&leaf)?;
                         }
                     }
                     drop(array);
                     backlog.taken(bytes);
                 }
                 leaving.drained = true;
-                mine.into_iter().flat_map(|(_, leaves)| leaves).map(|(i, w)| Ok((i, w.close()?))).collect()
+                mine.into_iter().flat_map(|(_, leaves)| leaves).map(LeafWriter::close).collect()
             });
             self.encoders.push(Encoder { columns: tx, done });
         }
@@ -922,41 +968,12 @@ fn write_row_groups(
         }
         chunks.sort_by_key(|(i, _)| *i);
         let mut group = writer.next_row_group().map_err(parquet_error)?;
-        for (_, mut chunk) in chunks {
-            with_own_statistics(&mut chunk).map_err(parquet_error)?;
+        for (_, chunk) in chunks {
             chunk.append_to_row_group(&mut group).map_err(parquet_error)?;
         }
         group.close().map_err(parquet_error)?;
     }
     Err(Error::new(ErrorKind::Io, "the export stopped before the Parquet file was complete"))
-}
-
-/// Gives `chunk`'s minimum and maximum copies of their own. parquet-rs cuts a fixed-length
-/// column's values (decimals of more than 18 digits, such as `money`; GUIDs) out of one buffer
-/// per batch, and the file writer keeps each chunk's statistics until the footer: the minimum
-/// and maximum would keep their whole batch buffers alive as long (about 200 KB a row group of
-/// the benchmark's `Fact` table, 18 MB of its 8 GB export).
-fn with_own_statistics(chunk: &mut ArrowColumnChunk) -> parquet::errors::Result<()> {
-    let close = chunk.close_mut();
-    let Some(Statistics::FixedLenByteArray(shared)) = close.metadata.statistics() else {
-        return Ok(());
-    };
-    let own = |value: &FixedLenByteArray| FixedLenByteArray::from(value.data().to_vec());
-    let deprecated = close.metadata.statistics().is_some_and(Statistics::is_min_max_deprecated);
-    let owned = ValueStatistics::new(
-        shared.min_opt().map(own),
-        shared.max_opt().map(own),
-        shared.distinct_count(),
-        shared.null_count_opt(),
-        deprecated,
-    )
-    .with_min_is_exact(shared.min_is_exact())
-    .with_max_is_exact(shared.max_is_exact())
-    .with_backwards_compatible_min_max(shared.is_min_max_backwards_compatible())
-    .with_nan_count(shared.nan_count_opt());
-    close.metadata =
-        close.metadata.clone().into_builder().set_statistics(Statistics::FixedLenByteArray(owned)).build()?;
-    Ok(())
 }
 
 /// Shares items out among `bins` bins so the largest bin is small: largest item first, each to
@@ -1224,42 +1241,6 @@ mod tests {
         assert!(one.len() > 100_000, "{} bytes", one.len());
         for threads in [2, 5, 16] {
             assert!(file(threads) == one, "{threads} threads");
-        }
-    }
-
-    #[test]
-    fn a_chunks_kept_statistics_are_its_own_copies_of_the_same_values() {
-        use arrow_array::{ArrayRef, Decimal128Array};
-        use arrow_schema::{DataType, Field, Schema};
-        // money: decimal(19,4), a 9-byte fixed-length column in Parquet.
-        let field = Field::new("amount", DataType::Decimal128(19, 4), true);
-        let amounts: ArrayRef = std::sync::Arc::new(
-            Decimal128Array::from(vec![Some(1_999_900), None, Some(-50_000), Some(123_456_789)])
-                .with_precision_and_scale(19, 4)
-                .unwrap(),
-        );
-        let schema = std::sync::Arc::new(Schema::new(vec![field.clone()]));
-        let (_, factory) =
-            ArrowWriter::try_new(Vec::new(), schema, None).and_then(ArrowWriter::into_serialized_writer).unwrap();
-        let mut writer = factory.create_column_writers(0).unwrap().remove(0);
-        for leaf in compute_leaves(&field, &amounts).unwrap() {
-            writer.write(&leaf).unwrap();
-        }
-        let mut chunk = writer.close().unwrap();
-        let shared = chunk.close().metadata.statistics().cloned();
-        with_own_statistics(&mut chunk).unwrap();
-        let own = chunk.close().metadata.statistics().cloned();
-        assert_eq!(own, shared, "every field of the statistics kept");
-        let (Some(Statistics::FixedLenByteArray(own)), Some(Statistics::FixedLenByteArray(shared))) = (own, shared)
-        else {
-            panic!("fixed-length statistics expected");
-        };
-        // Big-endian two's complement in 9 bytes: -5.0000 and 12345.6789.
-        assert_eq!(own.min_opt().unwrap().data(), &(-50_000i128).to_be_bytes()[7..]);
-        assert_eq!(own.max_opt().unwrap().data(), &123_456_789i128.to_be_bytes()[7..]);
-        assert_eq!(own.null_count_opt(), Some(1));
-        for (own, shared) in [(own.min_opt(), shared.min_opt()), (own.max_opt(), shared.max_opt())] {
-            assert_ne!(own.unwrap().data().as_ptr(), shared.unwrap().data().as_ptr(), "a copy, not the batch's buffer");
         }
     }
 
