@@ -475,46 +475,35 @@ impl<'p> CheckedPages<'p> {
     /// Reads page `id` as `reader` does; a page the page pass checks, and nobody checked yet, is
     /// checked on the way, from the same bytes.
     fn read(&self, reader: &PageReader, id: PageId) -> Result<Page> {
-        let (page, unchecked) = self.read_leaving_records(reader, id)?;
-        if let Some(verdict) = unchecked {
-            self.check_records(&page, verdict);
+        let (page, claimed) = self.read_claiming(id, || reader.read(id))?;
+        if claimed {
+            self.check_records(&page);
         }
         Ok(page)
     }
 
-    /// Reads page `id` as [`Self::read`] does, but where the page is this caller's to check,
-    /// leaves its slots and records to [`Self::check_records`] with the verdict returned (so
-    /// that a thread other than the reader's may check them). A page that does not read whole
-    /// (its protection failed, its header names another page) goes back to the page pass, which
-    /// reads it again and reports it.
-    fn read_leaving_records(&self, reader: &PageReader, id: PageId) -> Result<(Page, Option<Verdict>)> {
-        if !self.claim(id) {
-            return Ok((reader.read(id)?, None));
-        }
-        let unclaim = || {
-            if let Some((word, bit)) = self.bit(id) {
-                word.fetch_and(!bit, AtomicOrdering::Relaxed);
-            }
-        };
-        let mut buf = vec![0u8; PAGE_SIZE].into_boxed_slice();
-        if reader.source().read_raw(id, &mut buf).is_err() {
-            unclaim();
-            return Ok((reader.read(id)?, None));
-        }
-        let verdict = protection::verify_and_restore(&mut buf);
-        match reader.validate(id, buf, verdict) {
-            Ok(page) => Ok((page, Some(verdict))),
+    /// Reads page `id` with `read`, having claimed it where the page pass checks it and nobody
+    /// has yet: true when the caller then owes it [`Self::check_records`] (which another thread
+    /// may run). A page that does not read whole (the source cannot serve it, its protection
+    /// failed, its header names another page) goes back to the page pass, which reads it again
+    /// and reports it.
+    fn read_claiming(&self, id: PageId, read: impl FnOnce() -> Result<Page>) -> Result<(Page, bool)> {
+        let claimed = self.claim(id);
+        match read() {
+            Ok(page) => Ok((page, claimed)),
             Err(e) => {
-                unclaim();
+                if let Some((word, bit)) = self.bit(id).filter(|_| claimed) {
+                    word.fetch_and(!bit, AtomicOrdering::Relaxed);
+                }
                 Err(e)
             }
         }
     }
 
-    /// The page pass's check of a page [`Self::read_leaving_records`] read and claimed.
-    fn check_records(&self, page: &Page, verdict: Verdict) {
+    /// The page pass's check of a page [`Self::read_claiming`] read and claimed.
+    fn check_records(&self, page: &Page) {
         let mut problems = Vec::new();
-        check_verified_page(page.id(), verdict, page.bytes(), &mut problems);
+        check_page_layout(page.id(), page.bytes(), &mut problems);
         if !problems.is_empty() {
             if let Ok(mut found) = self.found.lock() {
                 found.insert(page.id(), problems);
@@ -570,6 +559,12 @@ fn check_verified_page(id: PageId, verdict: Verdict, buf: &[u8], problems: &mut 
         }
         _ => {}
     }
+    check_page_layout(id, buf, problems);
+}
+
+/// [`check_verified_page`] past the page's protection: its header, slots and records.
+fn check_page_layout(id: PageId, buf: &[u8], problems: &mut Vec<Problem>) {
+    let mut report = |what: String| problems.push(Problem { page: Some(id), object: None, what });
     let header = match PageHeader::parse(buf) {
         Ok(h) => h,
         Err(e) => return report(e.message().to_string()),
@@ -1519,9 +1514,9 @@ impl PageSet {
 struct LeafTask {
     pages: Vec<Page>,
     /// The pages (by index in `pages`) whose slots and records the page pass left to this
-    /// task's thread, and their protection's verdict ([`CheckedPages::read_leaving_records`]):
-    /// checked on the walker's thread, they held a check on all cores to about 2 GB/s.
-    records_to_check: Vec<(usize, Verdict)>,
+    /// task's thread ([`CheckedPages::read_claiming`]): checked on the walker's thread, they held
+    /// a check on all cores to about 2 GB/s.
+    records_to_check: Vec<usize>,
     then: Option<crate::Error>,
 }
 
@@ -1563,7 +1558,7 @@ fn walk_leaf_chain(
             task.then = Some(crate::Error::corrupt(format!("leaf page chain returns to page {id}: a cycle")));
             break;
         }
-        let (page, unchecked) = match checked.read_leaving_records(reader, id) {
+        let (page, check_owed) = match checked.read_claiming(id, || reader.read(id)) {
             Ok(read) => read,
             Err(e) => {
                 found.chain.push(found.problem(Some(id), e.message().to_string()));
@@ -1581,10 +1576,8 @@ fn walk_leaf_chain(
         }
         (previous, next) = (id, h.next_page);
         let is_leaf = h.page_type == PageType::Data && h.level == 0 && h.belongs_to(unit.id);
-        if rows.is_none() || !is_leaf {
-            if let Some(verdict) = unchecked {
-                checked.check_records(&page, verdict);
-            }
+        if check_owed && (rows.is_none() || !is_leaf) {
+            checked.check_records(&page);
         }
         if rows.is_none() {
             continue;
@@ -1604,8 +1597,8 @@ fn walk_leaf_chain(
             rows = None;
             continue;
         }
-        if let Some(verdict) = unchecked {
-            task.records_to_check.push((task.pages.len(), verdict));
+        if check_owed {
+            task.records_to_check.push(task.pages.len());
         }
         task.pages.push(page);
         if task.pages.len() == PAGES_PER_CATALOG_TASK {
@@ -1824,8 +1817,8 @@ impl RowCheck<'_> {
             return walk_leaf_chain(reader, checked, unit, chain, read, None);
         };
         let work = |task: LeafTask| {
-            for &(at, verdict) in &task.records_to_check {
-                checked.check_records(&task.pages[at], verdict);
+            for &at in &task.records_to_check {
+                checked.check_records(&task.pages[at]);
             }
             let mut decoder = TaskDecoder::new(&rows, plan.as_ref(), capacity);
             for at in 0..task.pages.len() {
