@@ -39,6 +39,8 @@ pub struct Database {
     file_headers: Vec<FileHeader>,
     catalog: Catalog,
     missing_files: Vec<MissingFile>,
+    /// How far a chain's log was rolled forward (`End` for data files).
+    stop: StopPoint,
 }
 
 /// A data file the catalog lists but that was not given.
@@ -72,8 +74,9 @@ impl Database {
         Self::open_at(paths, None)
     }
 
-    /// Like [`Database::open`]; for a backup, reads the backup set at `position` (`None`: the
-    /// last full database backup in the file). A position with data files is an error.
+    /// Like [`Database::open`]; for a backup, reads the backup set at `position` of a single
+    /// backup file (`None`: the restore chain, as [`open_source`]). A position with data files is
+    /// an error.
     pub fn open_at<P: AsRef<Path>>(paths: &[P], position: Option<u16>) -> Result<Self> {
         Self::from_source(open_source(paths, position)?)
     }
@@ -119,7 +122,8 @@ impl Database {
     /// Like [`Database::open_at`], with the backups' log rolled forward only up to `stop`
     /// (`RESTORE ... WITH STOPAT`; see [`crate::log::redo`]).
     pub fn open_until<P: AsRef<Path>>(paths: &[P], position: Option<u16>, stop: StopPoint) -> Result<Self> {
-        Self::from_source(open_source_until(paths, position, stop)?)
+        let db = Self::from_source(open_source_until(paths, position, stop.clone())?)?;
+        Ok(Database { stop, ..db })
     }
 
     /// Like [`Database::open_at`], for salvage: a striped backup with stripes missing is read
@@ -134,14 +138,15 @@ impl Database {
     /// `stop`; a log backup damaged before it is rolled forward up to its last good LSN
     /// (see [`crate::log::redo::restore`]).
     pub fn open_salvaging_until<P: AsRef<Path>>(paths: &[P], position: Option<u16>, stop: StopPoint) -> Result<Self> {
-        let source = open_source_reading(paths, position, true, stop)?;
+        let source = open_source_reading(paths, position, true, stop.clone())?;
         let not_given = source.parts_not_given().to_vec();
-        Self::from_source(source).map_err(|e| match not_given.first() {
+        let db = Self::from_source(source).map_err(|e| match not_given.first() {
             Some(missing) => {
                 Error::new(e.kind(), format!("the catalog is incomplete, nothing can be read: {e} ({missing})"))
             }
             None => e,
-        })
+        })?;
+        Ok(Database { stop, ..db })
     }
 
     /// Opens a database from any page source.
@@ -190,13 +195,19 @@ impl Database {
             }
         }
         reader.name_files(names);
-        Ok(Database { reader, file_headers, catalog, missing_files })
+        Ok(Database { reader, file_headers, catalog, missing_files, stop: StopPoint::End })
     }
 
     /// Data files the catalog lists that were not given: what lives in them cannot be read, the
     /// rest can.
     pub fn missing_files(&self) -> &[MissingFile] {
         &self.missing_files
+    }
+
+    /// How far the backups' log was rolled forward ([`Database::open_until`]; `End` for data
+    /// files and a whole chain).
+    pub fn stop_point(&self) -> &StopPoint {
+        &self.stop
     }
 
     /// The database's name, from the boot page.

@@ -568,6 +568,15 @@ fn the_restore_plan_takes_the_logs_after_the_differential() {
 #[test]
 fn stopat_reads_the_transactions_committed_by_then() {
     let Some(dir) = common::corpus_dir() else { return };
+    let (files, stop, expected) = restoretimeclean_at_stopat(&dir);
+    let db = Database::open_until(&files, None, stop).unwrap();
+    let dts = common::step_times(&db);
+    assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());
+    assert_eq!(dts.last().map(String::as_str), expected["max_dt"].as_str());
+}
+
+/// RestoreTimeClean's files, EXPECTED.json's STOPAT entry for it and its stop point.
+fn restoretimeclean_at_stopat(dir: &Path) -> (Vec<std::path::PathBuf>, StopPoint, serde_json::Value) {
     let text = std::fs::read_to_string(dir.join("chains/EXPECTED.json")).unwrap();
     let all: serde_json::Value = serde_json::from_str(&text).unwrap();
     let expected = all["chains"]
@@ -577,14 +586,47 @@ fn stopat_reads_the_transactions_committed_by_then() {
         .find(|c| c["folder"] == "restoretimeclean" && c["stopat"].is_string())
         .cloned()
         .expect("the STOPAT entry");
-    let folder = dir.join("chains/restoretimeclean");
-    let mut files: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> =
+        std::fs::read_dir(dir.join("chains/restoretimeclean")).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     let stop = StopPoint::parse_time(expected["stopat"].as_str().unwrap()).unwrap();
+    (files, stop, expected)
+}
+
+/// Splits of dbo.steps planned on RestoreTimeClean at STOPAT, shipped as JSON and each read from
+/// the database it opens itself (as a Spark or Dask worker does), return the rows of that point
+/// in time (the planner's, whose last `dt` is EXPECTED.json's), not the later ones of the
+/// chain's end (what they read until the split carried the stop point).
+#[test]
+fn splits_planned_at_stopat_are_read_at_that_point() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int32Type;
+    let Some(dir) = common::corpus_dir() else { return };
+    let (files, stop, expected) = restoretimeclean_at_stopat(&dir);
+    let steps = |db: &Database| {
+        let mut steps: Vec<i64> = common::step_rows(db).into_iter().filter_map(|(step, _)| step).collect();
+        steps.sort_unstable();
+        steps
+    };
     let db = Database::open_until(&files, None, stop).unwrap();
-    let dts = common::step_times(&db);
-    assert_eq!(dts.first().map(String::as_str), expected["min_dt"].as_str());
-    assert_eq!(dts.last().map(String::as_str), expected["max_dt"].as_str());
+    let planned = steps(&db);
+    assert_eq!(common::step_times(&db).last().map(String::as_str), expected["max_dt"].as_str());
+    assert!(planned.len() < steps(&Database::open(&files).unwrap()).len());
+    let table = db.catalog().find_table("dbo.steps").unwrap();
+    let mut read = Vec::new();
+    for split in db.scan(&table).splits(&files, None, 8192).unwrap() {
+        let split = mdfkit::split::ScanSplit::from_json(&split.to_json()).unwrap();
+        let worker = split.open().unwrap();
+        split
+            .read(&worker, 1024, |batch| {
+                let step = batch.column_by_name("step").unwrap().as_primitive::<Int32Type>();
+                read.extend(step.iter().flatten().map(i64::from));
+                Ok(Flow::Continue)
+            })
+            .unwrap();
+    }
+    read.sort_unstable();
+    assert_eq!(read, planned);
 }
 
 /// chinook.bak is stripe 1 of 2: read for salvage, its catalog is incomplete (a page of a

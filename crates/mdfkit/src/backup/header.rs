@@ -67,7 +67,7 @@ use std::fmt;
 use crate::bytes::{read_u16, read_u32, read_u64, utf16le};
 
 /// A log sequence number as a backup header stores it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub struct Lsn {
     /// Virtual log file sequence number.
     pub vlf: u32,

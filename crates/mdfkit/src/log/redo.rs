@@ -196,8 +196,9 @@ use super::ldf::LogFile;
 use super::record::{Context, LogRecord, Operation, TransactionId};
 use super::{for_each_record, lsn_text, BackupLog};
 
-/// Where the roll forward stops.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// Where the roll forward stops (in JSON, as a scan split carries it: `"End"`, `{"Time": {"days":
+/// ..., "ticks": ...}}`, `{"Lsn": ...}`, `{"Mark": ...}`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum StopPoint {
     /// The end of the log given.
     #[default]

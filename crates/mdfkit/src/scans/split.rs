@@ -19,6 +19,9 @@
 //! ```text
 //! { "sources":   ["s3://bk/prod.bak"]    files or URLs of the database, as the planner was given them
 //!   "position":  null | 3                backup set position
+//!   "stop":      "End" | {"Time": ...}   how far a chain's log was rolled forward (STOPAT and
+//!                                        the like, `StopPoint`); the worker opens to the same
+//!                                        point (absent: the end)
 //!   "database":  "prod"                  checked on open: the same database
 //!   "table":     "dbo.Orders", "object_id": 245575913,
 //!   "partition_id": 72057594043236352, "allocation_unit": 72057594049527808   (checked on read)
@@ -61,6 +64,7 @@ use crate::backup::{FromBackup, PagePlacement};
 use crate::catalog::model::{PartitionInfo, TableInfo};
 use crate::database::{check_has_storage, Database};
 use crate::error::{Error, ErrorKind, Result};
+use crate::log::redo::StopPoint;
 use crate::page::PageId;
 use crate::scan::{Flow, MappedPages, ScanStats};
 use crate::scans::parallel::Tasks;
@@ -77,6 +81,10 @@ pub struct ScanSplit {
     pub sources: Vec<String>,
     /// The backup set position the planner read (`None`: the default set, or data files).
     pub position: Option<u16>,
+    /// How far the planner's chain was rolled forward (`STOPAT` and the like): a worker opening
+    /// the chain to its end would read other rows than those planned.
+    #[serde(default, skip_serializing_if = "is_end")]
+    pub stop: StopPoint,
     /// The database's name, as its boot page gives it.
     pub database: String,
     /// The table, `schema.name`.
@@ -105,6 +113,10 @@ pub struct ScanSplit {
     /// Where the pages of a full backup lie (see the module), for the worker's open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<PagePlacement>,
+}
+
+fn is_end(stop: &StopPoint) -> bool {
+    *stop == StopPoint::End
 }
 
 impl TableScan<'_> {
@@ -137,6 +149,7 @@ impl TableScan<'_> {
         let split = |partition: &PartitionInfo, unit: i64, pages: Vec<(u16, u32, u32)>| ScanSplit {
             sources: sources.clone(),
             position,
+            stop: db.stop_point().clone(),
             database: db.name().to_string(),
             table: table.qualified_name(),
             object_id: table.object_id,
@@ -206,12 +219,13 @@ impl ScanSplit {
         serde_json::from_str(text).map_err(|e| Error::new(ErrorKind::NotFound, format!("not a scan split: {e}")))
     }
 
-    /// Opens the split's database from its sources (as [`Database::open_at`] does).
+    /// Opens the split's database from its sources (as [`Database::open_until`] does, at the
+    /// planner's stop point).
     pub fn open(&self) -> Result<Database> {
         if let Some(placement) = &self.placement {
             crate::backup::remember_placement(placement.clone());
         }
-        let db = Database::open_at(&self.sources, self.position)?;
+        let db = Database::open_until(&self.sources, self.position, self.stop.clone())?;
         if db.name() != self.database {
             return Err(Error::new(
                 ErrorKind::NotFound,
