@@ -4,7 +4,7 @@
 //! download names (`/download/dbo.Orders.parquet`), searched values with their type
 //! (`/search?type=int&value=42`, split at the first NUL here) and row filters
 //! (`/rows/dbo.Orders?where=Qty>5`, `mdfkit cat --where "Qty > 5"`) and compare cursors
-//! (`/compare/dbo.Orders?after=other:1:2:3`, `mdfkit compare --after`). Must never panic; what parses prints back
+//! (`/compare/dbo.Orders?after=other:1:2:3`, `mdfkit compare --after-row`). Must never panic; what parses prints back
 //! to text that parses to the same value, and every part lies inside the text.
 #![no_main]
 

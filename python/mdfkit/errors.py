@@ -50,7 +50,7 @@ class CorruptPageError(Error):
 
 class UnsupportedFeatureError(Error):
     """The data is valid but uses something mdfkit does not decode yet: ``table`` names the table
-    and ``feature`` says what, e.g. ``values of type xml are not decoded yet``."""
+    and ``feature`` says what, e.g. ``uses COLUMNSTORE compression (a columnstore index)``."""
 
 
 class MissingFileError(Error):

@@ -21,27 +21,31 @@ use output::Format;
 #[command(
     name = "mdfkit",
     version,
-    about = "Read Microsoft SQL Server data files (.mdf/.ndf) without SQL Server",
-    long_about = "Read Microsoft SQL Server data files (.mdf/.ndf) without SQL Server.\n\n\
-        Give every file of the database (the .mdf and any .ndf), in any order: files are matched by\n\
-        the ids recorded in their own headers. Nothing is ever written to the files.\n\n\
+    about = "Read Microsoft SQL Server data files (.mdf/.ndf) and backups (.bak/.trn) without SQL Server",
+    long_about = "Read Microsoft SQL Server data files (.mdf/.ndf) and backups (.bak/.trn) without SQL Server.\n\n\
+        Give every file of the database (the .mdf and any .ndf) or its backups (full, differential,\n\
+        logs, stripes), in any order: files are matched by the ids recorded in their own headers.\n\
+        Nothing is ever written to the files.\n\n\
         Files may be object URLs: s3://bucket/key (credentials from AWS_* variables or ~/.aws, --endpoint\n\
         for S3-compatible servers) and az://container/blob (AZURE_STORAGE_* variables), or signed\n\
         https:// links (S3 presigned, Azure SAS, CloudFront; `mdfkit share` makes them). Remote objects\n\
         are read by ranged GETs, several in flight (--read-range, --read-ahead), never downloaded first.\n\n\
-        Exit codes: 0 success, 1 failure (I/O, unknown table), 2 bad input (not a data file, damaged page).",
+        Exit codes: 0 success, 1 failure (I/O, unknown table, check found damage), 2 bad input (not a\n\
+        data file, damaged page, something not read yet; an export that skipped tables).",
     after_help = "Examples:\n  mdfkit info shop.mdf\n  mdfkit tables shop.mdf shop_2.ndf\n  mdfkit schema shop.mdf dbo.Orders\n  mdfkit sys shop.mdf sys.columns --format csv"
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// With a backup: the backup set to read, by its position in the file (`mdfkit backups`
-    /// lists them; default: the last full database backup)
+    /// With a single backup file: the backup set to read, by its position in the file (`mdfkit
+    /// backups` lists them; default: the restore chain, the latest full backup with its latest
+    /// differential and the logs after them)
     #[arg(long, global = true, value_name = "N")]
     position: Option<u16>,
     /// With backups: roll their log forward only up to this time, as RESTORE ... WITH STOPAT
     /// does: transactions committed by then are read, the others are not ("YYYY-MM-DD
-    /// HH:MM:SS[.fff]"; default: the end of the log given)
+    /// HH:MM:SS[.fff]"; default: the end of the log given). `log`, `studio` and `read-split`
+    /// refuse it and the options below
     #[arg(long, global = true, value_name = "TIME")]
     stopat: Option<String>,
     /// With backups: roll their log forward up to the marked transaction NAME, included (as
@@ -167,7 +171,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
     },
-    /// Every user table with its layout, row count and size as recorded in the catalog
+    /// Every user table with its layout, row count and size (rows counted on the pages a chain's
+    /// log changed)
     #[command(after_help = "Examples:\n  mdfkit tables shop.mdf\n  mdfkit tables shop.mdf --system --format json")]
     Tables {
         #[command(flatten)]
@@ -184,7 +189,7 @@ enum Command {
         after_help = "Examples:\n  mdfkit schema shop.mdf                 every user table\n  mdfkit schema shop.mdf dbo.Orders      one table (the schema may be omitted)"
     )]
     Schema {
-        /// The .mdf (and any .ndf), then optionally one table name as the last argument
+        /// The .mdf (and any .ndf) or a backup, then optionally one table name as the last argument
         #[arg(required = true, value_name = "FILE... [TABLE]")]
         args: Vec<String>,
     },
@@ -193,7 +198,7 @@ enum Command {
         after_help = "Examples:\n  mdfkit cat shop.mdf dbo.Orders --limit 20\n  mdfkit cat shop.mdf Orders --columns OrderID,OrderDate --format csv > orders.csv\n  mdfkit cat shop.mdf dbo.EventLog --include-ghosts --where-page 1:300-310 --with-location\n  mdfkit cat shop.mdf dbo.Orders --where \"Qty > 5\" --limit 100\n  mdfkit cat shop.mdf dbo.Customers --where \"Name contains bob\"\n\nOn a terminal rows print as an aligned table (up to 1000 rows unless --limit says otherwise);\npiped, they stream as CSV. Ghost (deleted) records are skipped; forwarded rows are returned once."
     )]
     Cat {
-        /// The .mdf (and any .ndf), then the table name as the last argument
+        /// The .mdf (and any .ndf) or a backup, then the table name as the last argument
         #[arg(required = true, num_args = 2.., value_name = "FILE... TABLE")]
         args: Vec<String>,
         /// Stop after this many rows
@@ -209,7 +214,8 @@ enum Command {
         #[arg(long)]
         include_ghosts: bool,
         /// Read past damaged pages and records, listing what was skipped on stderr; a damaged log
-        /// backup is rolled forward up to its last good LSN
+        /// backup is rolled forward up to its last good LSN, a striped backup with stripes
+        /// missing read from those given (one thread)
         #[arg(long)]
         salvage: bool,
         /// Only rows stored on these pages: FILE:PAGE or FILE:FIRST-LAST, comma-separated
@@ -229,7 +235,7 @@ enum Command {
     },
     /// Write tables to Parquet, CSV, JSON Lines or Arrow IPC files (one file per table), or Delta Lake tables
     #[command(
-        after_help = "Examples:\n  mdfkit export shop.mdf --all --format parquet -o out/\n  mdfkit export shop.bak --table dbo.Orders --table dbo.Customers --format csv -o out/\n  mdfkit export shop.bak --all --format delta -o s3://lake/shop\n\nFiles are named SCHEMA.TABLE.EXT in the output folder. Parquet keeps exact types (decimal,\ntimestamps, ...) and is zstd-compressed (--compression snappy writes faster, larger files).\nTables that cannot be read (e.g. PAGE compression) are reported and skipped; the others are\nstill written, and the exit code is then 2.\n\n--format delta appends each table to the Delta Lake table SCHEMA.TABLE/ in the output folder\n(or object URL prefix), created by the first export: Parquet data files and one commit\n(_delta_log/NNNNNNNNNNNNNNNNNNNN.json) per export, timestamps in microseconds, tinyint as\nshort, uniqueidentifier as binary, time as text; each data file's statistics (per-column\nbounds and null counts) let readers skip it. Exporting again (e.g. from the next database)\nappends the next version, after another writer's checkpoint too; a table with another\nschema is refused."
+        after_help = "Examples:\n  mdfkit export shop.mdf --all --format parquet -o out/\n  mdfkit export shop.bak --table dbo.Orders --table dbo.Customers --format csv -o out/\n  mdfkit export shop.bak --all --format delta -o s3://lake/shop\n\nFiles are named SCHEMA.TABLE.EXT in the output folder. Parquet keeps exact types (decimal,\ntimestamps, ...) and is zstd-compressed (--compression snappy writes faster, larger files).\nTables that cannot be read (e.g. a columnstore index) are reported and skipped; the others are\nstill written, and the exit code is then 2.\n\n--format delta appends each table to the Delta Lake table SCHEMA.TABLE/ in the output folder\n(or object URL prefix), created by the first export: Parquet data files and one commit\n(_delta_log/NNNNNNNNNNNNNNNNNNNN.json) per export, timestamps in microseconds, tinyint as\nshort, uniqueidentifier as binary, time as text; each data file's statistics (per-column\nbounds and null counts) let readers skip it. Exporting again (e.g. from the next database)\nappends the next version, after another writer's checkpoint too; a table with another\nschema is refused."
     )]
     Export {
         #[command(flatten)]
@@ -255,8 +261,9 @@ enum Command {
         #[arg(long)]
         threads: Option<usize>,
         /// Read past damaged pages and records; what was skipped is written to
-        /// SCHEMA.TABLE.EXT.skipped.csv beside the output (page, slot, reason); a damaged log
-        /// backup is rolled forward up to its last good LSN
+        /// SCHEMA.TABLE.EXT.skipped.csv beside the output (SCHEMA.TABLE.skipped.csv beside a
+        /// Delta table; page, slot, reason); a damaged log backup is rolled forward up to its
+        /// last good LSN, a striped backup with stripes missing read from those given (one thread)
         #[arg(long)]
         salvage: bool,
         /// Parquet compression: zstd (level 1), zstd:LEVEL (1-22), snappy, lz4 or none. snappy
@@ -307,7 +314,7 @@ enum Command {
     },
     /// A local web studio: browse tables, rows, pages and records in the browser
     #[command(
-        after_help = "Examples:\n  mdfkit studio shop.mdf --open\n  mdfkit studio shop.bak --port 8080\n  mdfkit studio monday.bak --compare tuesday.bak   # /compare: rows and pages per table, rows that differ\n\nServes on 127.0.0.1 (a free port unless --port), read-only, and prints a URL carrying a\nsecret token: open it (or give --open); the token becomes a cookie and leaves the address bar.\nRequests naming another host are refused. Stop with Ctrl-C."
+        after_help = "Examples:\n  mdfkit studio shop.mdf --open\n  mdfkit studio shop.bak --port 8080\n  mdfkit studio monday.bak --compare tuesday.bak   # /compare: rows and pages per table, rows that differ\n\nServes on 127.0.0.1 (--host: another address, with --allow-remote; a free port unless --port),\nread-only, and prints a URL carrying a secret token: open it (or give --open); the token becomes\na cookie and leaves the address bar. Requests naming another host are refused unless\n--allow-remote. Stop with Ctrl-C."
     )]
     Studio {
         #[command(flatten)]
@@ -357,7 +364,7 @@ enum Command {
         /// With --table: list the rows that differ after this one (other:FILE:PAGE:SLOT, or
         /// this:FILE:PAGE:SLOT among deleted rows), as the end of the previous listing says
         #[arg(long, value_name = "CURSOR", requires = "table")]
-        after: Option<mdfkit::compare::After>,
+        after_row: Option<mdfkit::compare::After>,
         /// Output format
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
@@ -412,7 +419,8 @@ enum Command {
         #[arg(long, value_enum)]
         format: Option<Format>,
     },
-    /// Build the sample database (a small shop, every supported type) and show what mdfkit reads
+    /// Build the sample database (a small shop: heap, clustered, LOB, ROW/PAGE compressed, the
+    /// common types) and show what mdfkit reads
     #[command(after_help = "Examples:\n  mdfkit demo\n  mdfkit demo --dir /tmp/shop\n\n\
         Writes shop.mdf (SQL Server 2019 format: a heap, clustered tables, LOB and row-overflow\n\
         data, about 70,000 rows; one table three times: uncompressed, ROW and PAGE compressed)\n\
@@ -487,7 +495,7 @@ enum Command {
         after_help = "Views: sys.schemas, sys.objects, sys.tables, sys.views, sys.columns, sys.types,\n  sys.indexes, sys.index_columns, sys.partitions, sys.allocation_units,\n  sys.system_internals_allocation_units, sys.system_internals_partitions,\n  sys.system_internals_partition_columns, sys.database_files, sys.filegroups,\n  sys.sql_modules, sys.foreign_keys, sys.default_constraints, sys.check_constraints,\n  and any system base table (sys.sysschobjs, sys.syscolpars, ...).\n\nExamples:\n  mdfkit sys shop.mdf sys.columns\n  mdfkit sys shop.mdf sys.objects --format jsonl | jq .name"
     )]
     Sys {
-        /// The .mdf (and any .ndf), then the view name as the last argument
+        /// The .mdf (and any .ndf) or a backup, then the view name as the last argument
         #[arg(required = true, num_args = 2.., value_name = "FILE... VIEW")]
         args: Vec<String>,
         /// Output format
@@ -697,6 +705,22 @@ fn stop_point(cli: &Cli) -> Result<Option<mdfkit::log::redo::StopPoint>, String>
     .map_err(|e| e.to_string())
 }
 
+/// Why `command` refuses `--stopat` and the like, where it would otherwise ignore them.
+fn refuses_stop_point(command: &Command) -> Option<&'static str> {
+    match command {
+        Command::Log { .. } => {
+            Some("log lists the records of the log given, whatever the stop point: --from and --to choose which")
+        }
+        Command::Studio { .. } => {
+            Some("the studio reads a chain to its end: --stopat and the like are not taken there yet")
+        }
+        Command::ReadSplit { .. } => {
+            Some("read-split reads at the stop point its split carries: give --stopat and the like to splits")
+        }
+        _ => None,
+    }
+}
+
 fn main() -> ExitCode {
     keep_large_buffers_out_of_the_heap();
     // Every file argument may be an object URL.
@@ -711,7 +735,10 @@ fn main() -> ExitCode {
         });
     }
     let fetch_report = cli.fetch_report;
-    match stop_point(&cli) {
+    match stop_point(&cli).and_then(|stop| match (stop, refuses_stop_point(&cli.command)) {
+        (Some(_), Some(why)) => Err(why.to_string()),
+        (stop, _) => Ok(stop),
+    }) {
         Ok(Some(stop)) => chain::set_stop_point(stop),
         Ok(None) => {}
         Err(e) => {
@@ -741,9 +768,9 @@ fn main() -> ExitCode {
         Command::Studio { files, open, port, host, allow_remote, compare } => {
             commands::studio(&files.files, position, open, host, port, allow_remote, &compare)
         }
-        Command::Compare { files, with, table, pages, after_page, after, limit, format } => {
+        Command::Compare { files, with, table, pages, after_page, after_row, limit, format } => {
             let listing = match (table.as_deref(), pages) {
-                (Some(table), _) => commands::CompareListing::Rows { table, after },
+                (Some(table), _) => commands::CompareListing::Rows { table, after: after_row },
                 (None, true) => commands::CompareListing::Pages { after: after_page },
                 (None, false) => commands::CompareListing::Tables,
             };

@@ -1252,6 +1252,26 @@ fn compare_lists_the_rows_a_chain_gains_after_a_point_in_time() {
     assert!(dts.iter().all(|d| d.as_str() > case(true)["max_dt"].as_str().unwrap()), "{dts:?}");
     assert_eq!(dts.iter().max().map(String::as_str), case(false)["max_dt"].as_str());
     assert!(text(&out.stderr).contains(&format!("dbo.steps: {} inserted, 0 deleted, 0 changed", lines.len())));
+    // Listed a third at a time, each listing's stderr naming the cursor of the next: the same
+    // rows in the same order (`--after-row`, beside the global `--after` of `--stopatmark`).
+    let per = (lines.len() / 3).max(1).to_string();
+    let (mut paged, mut listings, mut cursor) = (Vec::new(), 0, None::<String>);
+    while listings <= lines.len() {
+        let mut extra = vec!["--table", "dbo.steps", "--limit", per.as_str()];
+        if let Some(c) = &cursor {
+            extra.extend(["--after-row", c.as_str()]);
+        }
+        let out = run(&extra);
+        listings += 1;
+        paged.extend(text(&out.stdout).lines().skip(1).map(String::from));
+        let stderr = text(&out.stderr);
+        cursor = stderr.split("--after-row ").nth(1).and_then(|r| r.split_whitespace().next()).map(String::from);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(paged, lines);
+    assert!(listings >= 3, "{listings} listings of {} rows, {per} each", lines.len());
     // Each page holding an inserted row differs, and the other side names dbo.steps its owner.
     let pages = text(&run(&["--pages", "--limit", "100000"]).stdout);
     assert!(pages.starts_with("page,type,owner,type_other,owner_other,first_differing_byte,bytes_differing"));
@@ -1266,6 +1286,33 @@ fn compare_lists_the_rows_a_chain_gains_after_a_point_in_time() {
         tables.starts_with("table,rows,rows_other,pages,pages_other") && tables.contains("\ndbo.steps,"),
         "{tables}"
     );
+    // `mdfkit page` of the first inserted row's page, at the stop point and at the chain's end:
+    // the records between them are the rows the listing says were inserted there (a slot of a
+    // transaction uncommitted at the stop point stays, its record gone).
+    let first = lines[0].split(',').nth(2).unwrap();
+    let page = &first[..first.rfind(':').unwrap()];
+    let on_page =
+        lines.iter().filter(|l| l.split(',').nth(2).is_some_and(|at| at.starts_with(&format!("{page}:")))).count();
+    let records = |stop: &[&str]| {
+        let mut args = vec!["page", "--format", "json"];
+        args.extend(stop);
+        args.extend(files.iter().map(String::as_str));
+        args.push(page);
+        let out = mdfkit(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let anatomy: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+        anatomy["records"].as_array().unwrap().iter().filter(|r| r["record_type"] == "PRIMARY_RECORD").count()
+    };
+    assert_eq!(records(&[]) - records(&["--stopat", stopat]), on_page);
+    // Where a stop point would be ignored, it is refused.
+    for command in [&["log"][..], &["studio"]] {
+        let mut args = command.to_vec();
+        args.extend(["--stopat", stopat]);
+        args.extend(files.iter().map(String::as_str));
+        let out = mdfkit(&args);
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        assert!(text(&out.stderr).contains("stop"), "{}", text(&out.stderr));
+    }
 }
 
 /// `mdfkit read-split` with `split` on stdin.

@@ -86,7 +86,7 @@ pub fn compare(
                 if c.key == c.columns { "whole rows: a heap has no key".to_string() } else { c.key.join(", ") }
             );
             if let Some(next) = c.next {
-                eprintln!("(more rows differ: --after {next} lists the next ones)");
+                eprintln!("(more rows differ: --after-row {next} lists the next ones)");
             }
             let mut columns = vec!["__change".to_string(), "__side".to_string(), "__position".to_string()];
             columns.extend(c.columns.iter().cloned());

@@ -21,8 +21,7 @@ pub enum PageFormat {
 
 pub fn page(files: &[PathBuf], position: Option<u16>, page: &str, format: PageFormat) -> Outcome {
     let id = anatomy::parse_page_id(page)?;
-    let source = mdfkit::database::open_source(files, position)?;
-    crate::chain::announce_plan(source.as_ref());
+    let source = crate::chain::open_source(files, position)?;
     // The catalog names the page's table and its columns; without it the page is still shown.
     let (page, catalog_note) = match Database::from_source(source.clone()) {
         Ok(db) => (anatomy::read_database_page(&db, id)?, None),
