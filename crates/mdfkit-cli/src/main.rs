@@ -323,7 +323,7 @@ enum Command {
         #[arg(long)]
         open: bool,
         /// Port to listen on (default: a free one)
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, hide_default_value = true)]
         port: u16,
         /// Address to listen on; anything but a loopback address needs --allow-remote
         #[arg(long, default_value = "127.0.0.1")]
@@ -347,7 +347,8 @@ enum Command {
         /// The other state: a backup or data files (repeat the flag for each file)
         #[arg(long = "with", required = true, value_name = "FILE")]
         with: Vec<PathBuf>,
-        /// Compare this table's rows
+        /// Compare this table's rows (refused over 5,000,000 rows: one side's rows are held in
+        /// memory, about 40 bytes each)
         #[arg(long, conflicts_with = "pages")]
         table: Option<String>,
         /// List the pages whose bytes differ (or that one side holds and the other does not),
