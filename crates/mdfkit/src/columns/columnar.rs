@@ -728,7 +728,9 @@ impl ColumnBuilder {
                         None => $builder.append_null(),
                         Some($bytes) => {
                             total += $bytes.len();
-                            $builder.append_value($convert.ok_or_else(|| bad($bytes))?);
+                            let value = $convert.ok_or_else(|| bad($bytes))?;
+                            check_array_room(plan, $builder.values_slice().len(), AsRef::<[u8]>::as_ref(&value).len())?;
+                            $builder.append_value(value);
                         }
                     }
                 }
@@ -806,6 +808,7 @@ impl ColumnBuilder {
                         }
                         ends.push(Some(utf8.written().len()));
                     }
+                    check_array_room(plan, b.values_slice().len(), utf8.written().len())?;
                     let utf8 = simdutf8::basic::from_utf8(utf8.written())
                         .map_err(|_| Error::corrupt(format!("{} text spelled as invalid UTF-8", t.spelling())))?;
                     let mut start = 0;
@@ -889,6 +892,9 @@ impl ColumnBuilder {
             ColumnBuilder::Spatial(b) => {
                 let geography = plan.column.clr_kind() == Some(ClrKind::Geography);
                 let (srid, wkb) = crate::spatial::to_wkb(bytes, geography)?;
+                if let Some(w) = b.field_builder::<BinaryBuilder>(1) {
+                    check_array_room(plan, w.values_slice().len(), wkb.len())?;
+                }
                 append_spatial_parts(b, srid, &wkb);
                 b.append(true);
             }
@@ -959,6 +965,26 @@ fn append_spatial_parts(b: &mut StructBuilder, srid: i32, wkb: &[u8]) {
     if let Some(w) = b.field_builder::<BinaryBuilder>(1) {
         w.append_value(wkb);
     }
+}
+
+/// The most bytes one Arrow string or binary array holds: its offsets are 32-bit.
+const ARRAY_BYTES_LIMIT: usize = i32::MAX as usize;
+
+/// Refuses `adding` more bytes to a string or binary array that holds `held`, past
+/// [`ARRAY_BYTES_LIMIT`], where Arrow's builder would panic. SQL Server stores values of up to
+/// 2 GB - 1 bytes, and text can grow in UTF-8 (a CJK character: 2 bytes in UTF-16, 3 in UTF-8),
+/// so one value can pass it, or the values before it in the batch and it.
+fn check_array_room(plan: &ColumnPlan, held: usize, adding: usize) -> Result<()> {
+    if held.saturating_add(adding) <= ARRAY_BYTES_LIMIT {
+        return Ok(());
+    }
+    Err(Error::unsupported(format!(
+        "column {}: a {} value of {adding} bytes in Arrow, past the 2 GiB an Arrow string or \
+         binary array holds (with {held} bytes of the batch's values before it); CSV and JSON \
+         Lines spell values of any length",
+        plan.column.name,
+        plan.column.type_info.spelling()
+    )))
 }
 
 /// Sign byte (1 positive, 0 negative), then a little-endian magnitude of up to 16 bytes.
@@ -1112,6 +1138,25 @@ mod tests {
             DataType::Struct(offset_fields(TimeUnit::Microsecond))
         );
         assert_eq!(arrow_type(&t(SqlType::Time, 16, 7), us), DataType::Time64(TimeUnit::Nanosecond));
+    }
+
+    #[test]
+    fn refuses_values_past_what_an_arrow_array_addresses() {
+        let plan = ColumnPlan::declared(
+            1,
+            "body",
+            TypeInfo { sql_type: SqlType::NVarChar, max_length: -1, precision: 0, scale: 0 },
+            -1,
+            1,
+        );
+        let last_offset = i32::MAX as usize;
+        assert!(check_array_room(&plan, last_offset - 10, 10).is_ok());
+        let refused = check_array_room(&plan, last_offset - 10, 11).unwrap_err();
+        assert_eq!(refused.kind(), crate::error::ErrorKind::Unsupported);
+        assert!(refused.message().starts_with("column body: a nvarchar(max) value of 11 bytes"), "{refused}");
+        // The longest value SQL Server stores, 2 GB - 1 bytes of UTF-16, as CJK text in UTF-8.
+        let cjk = (i32::MAX as usize) / 2 * 3;
+        assert!(check_array_room(&plan, 0, cjk).is_err());
     }
 
     #[test]
