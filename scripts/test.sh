@@ -20,12 +20,13 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/mdfkit/target}"
 export MDFKIT_CORPUS="${MDFKIT_CORPUS:-$(pwd)/../shared/corpus}"
 cargo test --workspace --locked 2>&1 | grep -v "^\s*Compiling" || exit "${PIPESTATUS[0]}"
 cargo build --locked -q -p mdfkit-cli
-# The library's documentation: every public item documented (deny(missing_docs)), no broken link.
-RUSTDOCFLAGS="-D warnings" cargo doc --locked -q -p mdfkit --no-deps
+# Every crate's documentation without a broken link; the library's with every public item
+# documented (deny(missing_docs)).
+RUSTDOCFLAGS="-D warnings" cargo doc --locked -q --workspace --no-deps
 
 # Python: the wheel (scripts/wheel.sh installs the build tool and test runner), then the optional
-# extras (pandas, polars, DuckDB, deltalake to read Delta exports back). An extra PyPI has no build of for this machine is reported and its
-# tests skip loudly.
+# extras (pandas, polars, DuckDB, deltalake to read Delta exports back). An extra that PyPI has
+# no build of for this machine is reported, and its tests skip loudly.
 wheels="$CARGO_TARGET_DIR/wheels"
 scripts/wheel.sh "$wheels"
 pip_install() { python3 -m pip install -q --disable-pip-version-check "$@"; }

@@ -371,7 +371,7 @@ const PNGS_KEPT: usize = 16;
 
 /// The map's PNGs already drawn, by file, mode and whether `check` had finished (its findings
 /// paint the damage mode): drawing one costs a paint of every page and an encoding (238 ms for
-/// the 8 GB database's file), a request for one drawn costs a copy. At most [`PNGS_KEPT`].
+/// the 8 GB database's file), a request for one drawn costs a copy. At most 16 (`PNGS_KEPT`).
 #[derive(Default)]
 pub struct PngCache {
     drawn: Mutex<std::collections::VecDeque<(PngKey, Bytes)>>,

@@ -9,7 +9,7 @@ use super::backups::{backup_set_fields, write_backup_header};
 use super::{stdout, Outcome};
 use crate::output::{write_rows, Format};
 
-/// `mdfkit info`: [`Database::info`], as labelled lines and the files (a table), or one record.
+/// `mdfkit info`: [`mdfkit::Database::info`], as labelled lines and the files (a table), or one record.
 pub fn info(files: &[PathBuf], position: Option<u16>, format: Format) -> Outcome {
     let info = match crate::chain::open(files, position) {
         Ok(db) => db.info()?,
