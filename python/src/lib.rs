@@ -646,9 +646,13 @@ impl RecordBatchReader for BatchReader {
     }
 }
 
-/// Databases this process opened for splits, by their sources: a worker reading many splits of
+/// Databases this process opened for splits, by their sources, backup set and stop point (a
+/// chain read at STOPAT is another database than at its end): a worker reading many splits of
 /// one database opens it once. The last few are kept.
-static SPLIT_SOURCES: Mutex<Vec<(Vec<String>, Option<u16>, Arc<Database>)>> = Mutex::new(Vec::new());
+static SPLIT_SOURCES: Mutex<Vec<(SplitSource, Arc<Database>)>> = Mutex::new(Vec::new());
+
+/// What [`SPLIT_SOURCES`] knows a database by: a split's sources, position and stop point.
+type SplitSource = (Vec<String>, Option<u16>, StopPoint);
 
 /// Databases [`SPLIT_SOURCES`] keeps open.
 const SPLIT_SOURCES_KEPT: usize = 4;
@@ -656,12 +660,13 @@ const SPLIT_SOURCES_KEPT: usize = 4;
 /// The database of `split`, from [`SPLIT_SOURCES`] or opened now (and kept).
 fn split_database(split: &ScanSplit) -> mdfkit::Result<Arc<Database>> {
     let cache = || SPLIT_SOURCES.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, _, db)) = cache().iter().find(|(s, p, _)| *s == split.sources && *p == split.position) {
+    let source = (split.sources.clone(), split.position, split.stop.clone());
+    if let Some((_, db)) = cache().iter().find(|(kept, _)| *kept == source) {
         return Ok(Arc::clone(db));
     }
     let db = Arc::new(split.open()?);
     let mut kept = cache();
-    kept.push((split.sources.clone(), split.position, Arc::clone(&db)));
+    kept.push((source, Arc::clone(&db)));
     if kept.len() > SPLIT_SOURCES_KEPT {
         kept.remove(0);
     }

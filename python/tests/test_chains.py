@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 
+import pyarrow as pa
 import pytest
 
 import mdfkit
@@ -41,6 +42,20 @@ def test_restoretimeclean_at_its_end_and_at_stopat(corpus):
     for case in cases:
         db = mdfkit.open(files, stopat=case.get("stopat"))
         assert min_max_dt(db) == (case["min_dt"], case["max_dt"]), case["restore"]
+
+
+def test_splits_read_at_their_stop_point_in_a_process_that_read_another(corpus):
+    """A worker keeps the databases of the splits it has read open: splits planned at STOPAT,
+    read after splits of the same chain at its end (and the other way round), read their own
+    point's rows."""
+    files = sorted((corpus / "chains" / "restoretimeclean").iterdir())
+    cases = expected_cases(corpus, "restoretimeclean")
+    assert {"stopat" in case for case in cases} == {True, False}
+    for case in cases + cases:
+        splits = mdfkit.open(files, stopat=case.get("stopat")).table("dbo.steps").splits()
+        column = pa.concat_tables(mdfkit.read_split(s).read_all() for s in splits).column("dt").to_pylist()
+        got = min(column).strftime("%Y-%m-%d %H:%M:%S"), max(column).strftime("%Y-%m-%d %H:%M:%S")
+        assert got == (case["min_dt"], case["max_dt"]), case["restore"]
 
 
 def test_simplerecovery_full_and_differential(corpus):
