@@ -519,7 +519,7 @@ impl Stream {
             })?;
         let reader = BatchReader {
             schema: Arc::clone(&self.schema),
-            state: ReaderState::NotStarted(source),
+            state: ReaderState::NotStarted(Box::new(source)),
             error: Arc::clone(&self.error),
             skipped: Arc::clone(&self.skipped),
         };
@@ -533,7 +533,7 @@ impl Stream {
 
     /// What a salvage read skipped, once the stream ended: `(file_id, page_id, slot, reason)`
     /// each (ids and slot `None` where the damage had none).
-    fn skipped(&self) -> Vec<(Option<u16>, Option<u32>, Option<u16>, String)> {
+    fn skipped(&self) -> Vec<SkippedPlace> {
         let skipped = self.skipped.lock().unwrap_or_else(PoisonError::into_inner);
         skipped.iter().map(|s| (s.page.map(|p| p.file), s.page.map(|p| p.page), s.slot, s.reason.clone())).collect()
     }
@@ -545,8 +545,11 @@ impl Stream {
     }
 }
 
+/// One thing a salvage read skipped, as Python gets it: file id, page id, slot and reason.
+type SkippedPlace = (Option<u16>, Option<u32>, Option<u16>, String);
+
 enum ReaderState {
-    NotStarted(Source),
+    NotStarted(Box<Source>),
     Scanning { rx: Receiver<Result<RecordBatch, ArrowError>>, thread: Option<JoinHandle<()>> },
     Batches(std::vec::IntoIter<RecordBatch>),
     Done,
@@ -617,7 +620,7 @@ impl Iterator for BatchReader {
     fn next(&mut self) -> Option<Self::Item> {
         if matches!(self.state, ReaderState::NotStarted(_)) {
             if let ReaderState::NotStarted(source) = std::mem::replace(&mut self.state, ReaderState::Done) {
-                self.start(source);
+                self.start(*source);
             }
         }
         match &mut self.state {

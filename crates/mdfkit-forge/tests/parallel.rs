@@ -206,8 +206,9 @@ fn a_damaged_forged_database_checks_its_catalog_the_same_on_one_thread_and_on_fo
     assert_eq!(owners, want, "each damaged page named by its unit: {one:?}");
     // The leaf chain cannot be followed past its first damaged page: the clustered unit's last
     // problem.
-    let clustered = one.iter().filter(|p| p.object.as_deref().is_some_and(|o| o.starts_with("dbo.Clustered index")));
-    assert_eq!(clustered.last().and_then(|p| p.page).map(|id| id.page as usize), Some(scan_order[0].1[5]));
+    let mut clustered =
+        one.iter().filter(|p| p.object.as_deref().is_some_and(|o| o.starts_with("dbo.Clustered index")));
+    assert_eq!(clustered.next_back().and_then(|p| p.page).map(|id| id.page as usize), Some(scan_order[0].1[5]));
     for (table, pages) in &scan_order {
         let rows: Vec<_> = one.iter().filter(|p| p.object.as_deref() == Some(*table)).collect();
         assert_eq!(rows.len(), 1, "{table}: {rows:?}");

@@ -802,7 +802,7 @@ fn gam_and_pfs_agree_with_the_page_headers(s: &Arc<Studio>) -> Vec<(u32, mdfkit:
     let headers: Vec<(u32, mdfkit::page::PageHeader)> = (0..pages)
         .filter_map(|n| s.db.reader().read(mdfkit::page::PageId::new(1, n)).ok().map(|p| (n, *p.header())))
         .collect();
-    let gam = get(&s, "/page/1:2.json").json();
+    let gam = get(s, "/page/1:2.json").json();
     let bitmap = &gam["allocation"];
     assert_eq!((bitmap["kind"].as_str(), bitmap["start"].as_str()), (Some("GAM"), Some("1:0")));
     let free: Vec<_> = bitmap["set"].as_array().unwrap().iter().map(run_pages).collect();
@@ -815,7 +815,7 @@ fn gam_and_pfs_agree_with_the_page_headers(s: &Arc<Studio>) -> Vec<(u32, mdfkit:
             assert!(!free.iter().any(|r| r.contains(n)), "page 1:{n} ({}) lies in a free extent", h.page_type.name());
         }
     }
-    let pfs = get(&s, "/page/1:1.json").json();
+    let pfs = get(s, "/page/1:1.json").json();
     let runs = pfs["allocation"]["runs"].as_array().unwrap();
     // A PFS record covers its whole interval (8,092 bytes: header and 8,088 pages), runs each page once.
     assert_eq!(pfs["allocation"]["pages"], 8088);

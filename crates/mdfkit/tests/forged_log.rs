@@ -94,10 +94,13 @@ struct Workload {
     deleted_rows: Vec<Vec<String>>,
     inserted_rows: Vec<Vec<String>>,
     /// Each committed transaction: its commit's LSN and the rows it set (by Id; `None`: deleted).
-    commits: Vec<(mdfkit_forge::log::Lsn, Vec<(i32, Option<Vec<String>>)>)>,
+    commits: Vec<Commit>,
     /// Where a log backup taken half way through the page transactions ends.
     mid: mdfkit_forge::log::Lsn,
 }
+
+/// A committed transaction: its commit's LSN and the rows it set (by Id; `None`: deleted).
+type Commit = (mdfkit_forge::log::Lsn, Vec<(i32, Option<Vec<String>>)>);
 
 /// One transaction a page: Qty of slot 1 + 7; on every third page slot 0 deleted; a short
 /// row inserted where the page has room for it (into slot 0 where it was just emptied). Then

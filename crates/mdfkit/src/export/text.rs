@@ -239,7 +239,7 @@ fn push_array<const N: usize>(out: &mut Utf8Writer, array: &[u8; N]) {
 #[inline(always)]
 fn digit_count(v: u64) -> usize {
     let w = v | 1;
-    let guess = ((64 - w.leading_zeros()) * 1233 >> 12) as usize;
+    let guess = (((64 - w.leading_zeros()) * 1233) >> 12) as usize;
     // At most 64 * 1233 >> 12 = 19.
     guess + 1 - usize::from(POWERS_OF_TEN.get(guess).is_some_and(|&power| w < power))
 }
@@ -1058,7 +1058,7 @@ mod tests {
                 guid.map(|b| b ^ r as u8),
                 (r % 2) as u8,
             );
-            let nulls: Vec<usize> = (1..=usize::from(n)).filter(|c| (r as usize + c) % 6 == 0).collect();
+            let nulls: Vec<usize> = (1..=usize::from(n)).filter(|c| (r as usize + c).is_multiple_of(6)).collect();
             records.push(build_record(&fixed, n, &nulls, &[]));
         }
         // A ghost, a row written before the last three columns were added, a versioning tag.
