@@ -664,15 +664,8 @@ const SPLIT_SOURCES_KEPT: usize = 4;
 fn split_database(split: &ScanSplit) -> mdfkit::Result<Arc<Database>> {
     let cache = || SPLIT_SOURCES.lock().unwrap_or_else(PoisonError::into_inner);
     let source = (split.sources.clone(), split.position, split.stop.clone());
-    {
-        let mut kept = cache();
-        if let Some(at) = kept.iter().position(|(kept, _)| *kept == source) {
-            // A database kept from before its files were written over is opened anew.
-            if split.check_database(&kept[at].1).is_ok() {
-                return Ok(Arc::clone(&kept[at].1));
-            }
-            kept.remove(at);
-        }
+    if let Some((_, db)) = cache().iter().find(|(kept, _)| *kept == source) {
+        return Ok(Arc::clone(db));
     }
     let db = Arc::new(split.open()?);
     let mut kept = cache();

@@ -58,21 +58,6 @@ def test_splits_read_at_their_stop_point_in_a_process_that_read_another(corpus):
         assert got == (case["min_dt"], case["max_dt"]), case["restore"]
 
 
-def test_a_split_of_files_changed_since_a_database_was_kept_is_refused(corpus):
-    """A split planned on the files as they are after a later checkpoint (its boot page's
-    checkpoint LSN moved on) is refused by name, not read from the database a worker kept
-    open when it read the files before."""
-    files = sorted((corpus / "chains" / "restoretimeclean").iterdir())
-    (split,) = mdfkit.open(files).table("dbo.steps").splits()
-    rows = mdfkit.read_split(split).read_all().num_rows
-    assert rows > 0
-    later = json.loads(split.json)
-    later["checkpoint"]["slot"] += 1
-    with pytest.raises(mdfkit.Error, match='database "RestoreTimeClean" changed since the split was planned'):
-        list(mdfkit.iter_split(mdfkit.Split(json.dumps(later))))
-    assert mdfkit.read_split(split).read_all().num_rows == rows
-
-
 def test_simplerecovery_full_and_differential(corpus):
     (case,) = expected_cases(corpus, "simplerecovery")
     folder = corpus / "chains" / "simplerecovery"

@@ -112,14 +112,6 @@ fn every_corpus_backup_opens_without_a_restore() {
         }
         // The file list's size agrees with the file header page inside the backup.
         let pages = BackupPages::open(&path).unwrap();
-        // The boot page's last checkpoint is the one the backup took (its header's CheckpointLSN).
-        let set = pages.backup_set();
-        if (catalog.boot.checkpoint_lsn, catalog.boot.checkpoint_lsn.is_zero()) != (set.checkpoint_lsn, false) {
-            mismatches.push(format!(
-                "{}: boot page's checkpoint LSN {:?}, the backup set's {:?}",
-                row.file, catalog.boot.checkpoint_lsn, set.checkpoint_lsn
-            ));
-        }
         for header in db.file_headers() {
             let listed = pages.file_list().iter().find(|f| i32::from(f.file_id as i16) == i32::from(header.file_id));
             match listed {

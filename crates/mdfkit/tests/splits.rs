@@ -219,25 +219,6 @@ fn a_split_that_does_not_fit_its_database_is_refused_by_name() {
     gone.table = "dbo.NoSuchTable".into();
     assert_eq!(read(&gone).unwrap_err().to_string(), "no table dbo.NoSuchTable in AdventureWorksLT2012");
 
-    // The files as they were planned: a database checkpointed since (the boot page's last
-    // checkpoint LSN moved) is refused; a split without one (an older planner's) is not checked.
-    let checkpoint = db.catalog().boot.checkpoint_lsn;
-    assert!(!checkpoint.is_zero());
-    assert_eq!(split.checkpoint, Some(checkpoint));
-    assert_eq!(ScanSplit::from_json(&split.to_json()).unwrap().checkpoint, Some(checkpoint));
-    let mut changed = split.clone();
-    changed.checkpoint = Some(mdfkit::backup::Lsn { slot: checkpoint.slot.wrapping_add(1), ..checkpoint });
-    let e = changed.open().err().expect("a database checkpointed since is refused");
-    assert!(e.to_string().contains("database \"AdventureWorksLT2012\" changed since the split was planned"), "{e}");
-    let mut unpinned = split.clone();
-    unpinned.checkpoint = None;
-    let unpinned = ScanSplit::from_json(&unpinned.to_json()).unwrap();
-    assert!(!unpinned.to_json().contains("checkpoint"));
-    assert_eq!(
-        unpinned.read(&unpinned.open().unwrap(), 100, |_| Ok(Flow::Continue)).unwrap().rows,
-        table.rows() as u64
-    );
-
     let mut renamed = split;
     renamed.database = "Another".into();
     let e = renamed.open().err().expect("another database name is refused");

@@ -14,8 +14,6 @@
 //! | 308    | 4    | name length           | bytes of dbi_dbname in use (padding varies: U+2020, spaces, none) |
 //! | 312    | 2    | dbi_dbid              | database id on the instance that wrote it           |
 //! | 314    | 2    | dbi_cmptlevel         | compatibility level (80 ... 170)                    |
-//! | 336    | 10   | dbi_dbbackupLSN       | checkpoint LSN of the last full database backup     |
-//! | 348    | 10   | dbi_checkptLSN        | LSN of the last checkpoint: moves with every change written |
 //! | 392    | 4    | dbi_collation         | database default collation id                       |
 //! | 408    | 16   | dbi_familyGUID        |                                                     |
 //! | 516    | 6    | dbi_firstSysIndexes   | first page of `sys.sysallocunits` (1:16 up to 705, 1:20 from 706) |
@@ -25,18 +23,10 @@
 //! The record's fixed part grows with the version (1440 bytes in 655 to 1828 in 998) but these
 //! offsets stay put.
 //!
-//! An LSN is 10 bytes: VLF sequence number (u32), block (u32), slot (u16).
-//!
 //! Sources: OrcaMDF's boot page reader and `DBCC DBINFO` field order; every offset checked on all
 //! 31 corpus data files (versions, names and page-verify bits agree with `MANIFEST.tsv` and with
-//! the pages' own protection flags). The two LSNs: in each of the corpus's 28 full and
-//! differential backup sets whose boot page is stored uncompressed, they equal the backup
-//! header's `checkpoint_lsn` and `database_backup_lsn` (`RESTORE HEADERONLY`'s `CheckpointLSN`
-//! and `DatabaseBackupLSN`), found by hand; the corpus test
-//! `every_corpus_backup_opens_without_a_restore` holds the checkpoint LSN to the header in every
-//! backup that opens, compressed ones included.
+//! the pages' own protection flags).
 
-use crate::backup::Lsn;
 use crate::bytes::{read_i16, read_i32, read_u16, read_u32, utf16le};
 use crate::error::{Error, Result};
 use crate::page::{Page, PageId, PageType};
@@ -72,9 +62,6 @@ pub struct BootPage {
     /// dbi_firstSysIndexes (+516): the first page of sysallocunits, where the catalog bootstrap
     /// starts.
     pub first_sys_indexes: PageId,
-    /// dbi_checkptLSN (+348): the last checkpoint's LSN, which moves whenever changes are
-    /// written to the files (a scan split carries it to tell the database it was planned on).
-    pub checkpoint_lsn: Lsn,
 }
 
 /// The product name of an on-disk version number (`dbi_version`), e.g. `SQL Server 2012` for 706.
@@ -183,7 +170,6 @@ impl BootPage {
             collation_id: read_u32(field(392, 4)?, 0).unwrap_or(0),
             family_guid: field(408, 16)?.try_into().unwrap_or_default(),
             first_sys_indexes: PageId::from_bytes(field(516, 6)?).unwrap_or_default(),
-            checkpoint_lsn: Lsn::parse(field(348, 10)?, 0).unwrap_or_default(),
         })
     }
 }
@@ -233,7 +219,6 @@ mod tests {
         r[314..316].copy_from_slice(&150u16.to_le_bytes());
         r[392..396].copy_from_slice(&872468488u32.to_le_bytes());
         r[516..522].copy_from_slice(&[20, 0, 0, 0, 1, 0]);
-        r[348..358].copy_from_slice(&[0xec, 0, 0, 0, 0xfa, 0, 0, 0, 0xed, 0]);
         r
     }
 
@@ -247,7 +232,6 @@ mod tests {
         assert_eq!(boot.compatibility_level, 150);
         assert_eq!(boot.collation_id, 872468488);
         assert_eq!(boot.first_sys_indexes, PageId::new(1, 20));
-        assert_eq!(boot.checkpoint_lsn, Lsn { vlf: 236, block: 250, slot: 237 });
         assert_eq!(boot.recovery_model(), RecoveryModel::Simple);
         assert_eq!(boot.page_verify(), PageVerify::Checksum);
     }

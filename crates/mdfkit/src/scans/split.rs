@@ -23,10 +23,6 @@
 //!                                        the like, `StopPoint`); the worker opens to the same
 //!                                        point (absent: the end)
 //!   "database":  "prod"                  checked on open: the same database
-//!   "checkpoint": {"vlf": 236, "block": 250, "slot": 237}   the boot page's last checkpoint
-//!                                        LSN, checked on open: the files as they were planned
-//!                                        (a file replaced or changed since is refused; absent:
-//!                                        not checked)
 //!   "table":     "dbo.Orders", "object_id": 245575913,
 //!   "partition_id": 72057594043236352, "allocation_unit": 72057594049527808   (checked on read)
 //!   "pages":     [[1, 264, 8], [1, 280, 16]]   runs: file id, first page, page count
@@ -64,7 +60,7 @@ use std::path::Path;
 use arrow_array::RecordBatch;
 use serde::{Deserialize, Serialize};
 
-use crate::backup::{FromBackup, Lsn, PagePlacement};
+use crate::backup::{FromBackup, PagePlacement};
 use crate::catalog::model::{PartitionInfo, TableInfo};
 use crate::database::{check_has_storage, Database};
 use crate::error::{Error, ErrorKind, Result};
@@ -91,10 +87,6 @@ pub struct ScanSplit {
     pub stop: StopPoint,
     /// The database's name, as its boot page gives it.
     pub database: String,
-    /// The boot page's last checkpoint LSN as the planner read it: a worker refuses files that
-    /// say another (written over or changed since), whose pages are not those planned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checkpoint: Option<Lsn>,
     /// The table, `schema.name`.
     pub table: String,
     /// The table's `object_id` (`sys.objects`): a split of another table is refused.
@@ -159,7 +151,6 @@ impl TableScan<'_> {
             position,
             stop: db.stop_point().clone(),
             database: db.name().to_string(),
-            checkpoint: Some(db.catalog().boot.checkpoint_lsn),
             table: table.qualified_name(),
             object_id: table.object_id,
             partition_id: partition.partition_id,
@@ -235,35 +226,18 @@ impl ScanSplit {
             crate::backup::remember_placement(placement.clone());
         }
         let db = Database::open_until(&self.sources, self.position, self.stop.clone())?;
-        self.check_database(&db)?;
-        Ok(db)
-    }
-
-    /// Checks that `db` is the database the split was planned on, as it was then: its name, and
-    /// the boot page's checkpoint LSN where the split carries one (a worker keeping databases
-    /// open checks the one it holds).
-    pub fn check_database(&self, db: &Database) -> Result<()> {
-        let sources = self.sources.join(", ");
         if db.name() != self.database {
             return Err(Error::new(
                 ErrorKind::NotFound,
-                format!("{sources}: holds database {:?}, the split was planned on {:?}", db.name(), self.database),
+                format!(
+                    "{}: holds database {:?}, the split was planned on {:?}",
+                    self.sources.join(", "),
+                    db.name(),
+                    self.database
+                ),
             ));
         }
-        let checkpoint = db.catalog().boot.checkpoint_lsn;
-        match self.checkpoint {
-            Some(planned) if planned != checkpoint => Err(Error::new(
-                ErrorKind::NotFound,
-                format!(
-                    "{sources}: database {:?} changed since the split was planned (its last checkpoint is at LSN \
-                     {}, the split's at {}): plan the splits again",
-                    self.database,
-                    crate::log::lsn_text(checkpoint),
-                    crate::log::lsn_text(planned)
-                ),
-            )),
-            _ => Ok(()),
-        }
+        Ok(db)
     }
 
     /// The split's table in `db`, checked against what the planner saw.
